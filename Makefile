@@ -1,0 +1,42 @@
+# Two commands on a fresh machine: `make test` and `make demo`. Both create .venv when it is missing,
+# install torch==2.13.0 first (the local CPU build; any other request pulls CUDA wheels), then the project.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+export HF_HUB_OFFLINE := 1
+export HF_DATASETS_OFFLINE := 1
+export HF_EVALUATE_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+DATA_DIR ?=
+
+.PHONY: install test lint demo tour bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
+test: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(PY) -m pytest -n 2 --dist loadfile
+
+demo: $(STAMP)
+	$(PY) recipes/demo.py $(if $(DATA_DIR),--data_dir $(DATA_DIR),)
+
+tour: $(STAMP)
+	$(PY) examples/model_tour.py
+
+bench: $(STAMP)
+	bash benchmarks/run_all.sh
+
+clean:
+	rm -rf $(VENV) runs outputs .pytest_cache .ruff_cache
