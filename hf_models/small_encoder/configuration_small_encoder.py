@@ -1,0 +1,114 @@
+"""SmallEncoder configuration: one config for the ALTeGraD lab model and the CS224N minGPT."""
+
+import json
+from pathlib import Path
+
+from transformers import PreTrainedConfig
+
+PRESETS_DIR = Path(__file__).resolve().parent / "presets"
+
+ATTENTION_TYPES = ("vanilla", "synthesizer")
+POSITION_EMBEDDING_TYPES = ("sinusoidal", "learned")
+CLASSIFIER_POOLINGS = ("last", "mean", "first")
+
+
+class SmallEncoderConfig(PreTrainedConfig):
+    r"""
+    Configuration of a small Transformer language model: a stack of `nn.TransformerEncoderLayer`-style blocks that is
+    causal by default (a decoder-only LM), bidirectional for masked LM.
+
+    The two course models are presets:
+
+    ```python
+    >>> from hf_models import SmallEncoderConfig, SmallEncoderForCausalLM
+    >>> config = SmallEncoderConfig.from_preset("altegrad-lab")  # 4 post-norm layers, d=200, vocab 50,001
+    >>> config = SmallEncoderConfig.from_preset("cs224n-mingpt", vocab_size=256, attention_type="synthesizer")
+    >>> model = SmallEncoderForCausalLM(config)
+    ```
+
+    Args:
+        attention_type: `"vanilla"` (multi-head scaled dot-product) or `"synthesizer"` (CS224N dense synthesizer,
+            `softmax(ReLU(X·A_i + b1)·B_i + b2)·(X·V_i)`, whose B_i spans `max_position_embeddings` positions).
+        is_causal: apply the square causal mask. Masked LM turns it off.
+        position_embedding_type: `"sinusoidal"` (fixed, no parameters) or `"learned"`.
+        norm_first: `False` is post-norm exactly like `nn.TransformerEncoderLayer` (no final norm); `True` is the
+            pre-norm GPT block with a final LayerNorm.
+        scale_embeddings: multiply token embeddings by sqrt(hidden_size), as the lab does.
+        embedding_dropout, attention_dropout, hidden_dropout, activation_dropout: dropout after the embeddings, on
+            the attention weights, on each residual branch, and inside the feed-forward (`nn.TransformerEncoderLayer`
+            has one there, minGPT does not).
+        lm_head_bias: bias on the (masked) LM head: the lab's `nn.Linear` has one, minGPT's head has none.
+        classifier_pooling: which hidden state the classification head reads: `"last"` non-pad token (the lab's
+            choice), `"mean"` over non-pad tokens, or `"first"` non-pad token.
+        sep_token_id: the separator (CS224N's `⁇`) used by span corruption and birthplace QA.
+    """
+
+    model_type = "small-encoder"
+    keys_to_ignore_at_inference = ["past_key_values"]
+
+    vocab_size: int = 50001
+    hidden_size: int = 200
+    num_hidden_layers: int = 4
+    num_attention_heads: int = 2
+    intermediate_size: int = 200
+    max_position_embeddings: int = 512
+    attention_type: str = "vanilla"
+    is_causal: bool = True
+    position_embedding_type: str = "sinusoidal"
+    norm_first: bool = False
+    scale_embeddings: bool = True
+    hidden_act: str = "relu"
+    embedding_dropout: float = 0.1
+    attention_dropout: float = 0.1
+    hidden_dropout: float = 0.1
+    activation_dropout: float = 0.1
+    layer_norm_eps: float = 1e-5
+    initializer_range: float = 0.02
+    lm_head_bias: bool = True
+    tie_word_embeddings: bool = False
+    classifier_pooling: str = "last"
+    use_cache: bool = True
+    pad_token_id: int | None = None
+    bos_token_id: int | None = None
+    eos_token_id: int | None = None
+    sep_token_id: int | None = None
+    mask_token_id: int | None = None
+
+    def __post_init__(self, **kwargs):
+        super().__post_init__(**kwargs)
+        self.validate_architecture()
+
+    def validate_architecture(self):
+        """Fail early, at config time, with the name of the bad field."""
+        if self.hidden_size % self.num_attention_heads != 0:
+            raise ValueError(
+                f"hidden_size ({self.hidden_size}) must be a multiple of num_attention_heads ({self.num_attention_heads})."
+            )
+        for name, value, allowed in (
+            ("attention_type", self.attention_type, ATTENTION_TYPES),
+            ("position_embedding_type", self.position_embedding_type, POSITION_EMBEDDING_TYPES),
+            ("classifier_pooling", self.classifier_pooling, CLASSIFIER_POOLINGS),
+        ):
+            if value not in allowed:
+                raise ValueError(f"{name}={value!r} is not supported; choose one of {allowed}.")
+
+    @property
+    def head_dim(self) -> int:
+        return self.hidden_size // self.num_attention_heads
+
+    @classmethod
+    def available_presets(cls) -> list[str]:
+        return sorted(path.stem for path in PRESETS_DIR.glob("*.json"))
+
+    @classmethod
+    def from_preset(cls, name: str, **overrides) -> "SmallEncoderConfig":
+        """Build a config from a named preset shipped with the package, e.g. `from_preset("altegrad-lab")`."""
+        path = PRESETS_DIR / f"{name}.json"
+        if not path.is_file():
+            raise ValueError(f"Unknown preset {name!r}; available presets: {', '.join(cls.available_presets())}.")
+        values = json.loads(path.read_text(encoding="utf-8"))
+        values.update(overrides)
+        return cls(**values)
+
+
+__all__ = ["SmallEncoderConfig"]

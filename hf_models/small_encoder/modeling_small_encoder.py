@@ -1,0 +1,556 @@
+"""PyTorch SmallEncoder: the ALTeGraD lab's `nn.TransformerEncoder` LM and the CS224N minGPT as one model family.
+
+This file imports only torch, transformers and its own folder, so that it can be shipped with a checkpoint and
+loaded with `trust_remote_code=True`.
+"""
+
+import copy
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from transformers import initialization as init
+from transformers.activations import ACT2FN
+from transformers.cache_utils import Cache, DynamicCache
+from transformers.generation import GenerationMixin
+from transformers.modeling_layers import GradientCheckpointingLayer
+from transformers.modeling_outputs import (
+    BaseModelOutputWithPast,
+    CausalLMOutputWithPast,
+    MaskedLMOutput,
+    SequenceClassifierOutput,
+)
+from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS, PreTrainedModel
+from transformers.utils import can_return_tuple, logging
+
+from .configuration_small_encoder import SmallEncoderConfig
+
+logger = logging.get_logger(__name__)
+
+
+class SmallEncoderSinusoidalPositions(nn.Module):
+    """The fixed sin/cos table of "Attention is all you need" (the lab's `PositionalEncoding`): no parameters."""
+
+    def __init__(self, config: SmallEncoderConfig):
+        super().__init__()
+        self.max_positions = config.max_position_embeddings
+        self.hidden_size = config.hidden_size
+        # Not persistent: it is a function of the config, so checkpoints do not carry it.
+        self.register_buffer("table", self.compute_table(), persistent=False)
+
+    def compute_table(self) -> torch.Tensor:
+        position = torch.arange(self.max_positions, dtype=torch.float32).unsqueeze(1)
+        div_term = torch.exp(torch.arange(0, self.hidden_size, 2).float() * (-math.log(10000.0) / self.hidden_size))
+        table = torch.zeros(self.max_positions, self.hidden_size)
+        table[:, 0::2] = torch.sin(position * div_term)
+        table[:, 1::2] = torch.cos(position * div_term[: self.hidden_size // 2])
+        return table
+
+    def forward(self, position_ids: torch.LongTensor) -> torch.Tensor:
+        return F.embedding(position_ids, self.table)
+
+
+class SmallEncoderLearnedPositions(nn.Embedding):
+    """minGPT's learned absolute positions."""
+
+    def __init__(self, config: SmallEncoderConfig):
+        super().__init__(config.max_position_embeddings, config.hidden_size)
+
+
+POSITION_EMBEDDING_CLASSES = {"sinusoidal": SmallEncoderSinusoidalPositions, "learned": SmallEncoderLearnedPositions}
+
+
+def eager_attention_forward(
+    module: nn.Module,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attention_mask: torch.Tensor | None,
+    scaling: float,
+    dropout: float = 0.0,
+    is_causal: bool = False,
+    **kwargs,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Attention written out, for `output_attentions` and as the reference for SDPA. Inputs are [B, H, L, D]."""
+    attn_weights = torch.matmul(query, key.transpose(2, 3)) * scaling
+    query_length, key_length = query.shape[-2], key.shape[-2]
+    if attention_mask is None and is_causal and query_length > 1:
+        attention_mask = torch.ones(query_length, key_length, dtype=torch.bool, device=query.device).tril(
+            key_length - query_length
+        )
+    if attention_mask is not None:
+        if attention_mask.dtype == torch.bool:
+            attn_weights = attn_weights.masked_fill(~attention_mask, torch.finfo(attn_weights.dtype).min)
+        else:
+            attn_weights = attn_weights + attention_mask
+    attn_weights = F.softmax(attn_weights, dim=-1, dtype=torch.float32).to(query.dtype)
+    attn_weights = F.dropout(attn_weights, p=dropout, training=module.training)
+    attn_output = torch.matmul(attn_weights, value).transpose(1, 2).contiguous()
+    return attn_output, attn_weights
+
+
+class SmallEncoderAttention(nn.Module):
+    """Multi-head scaled dot-product attention with one fused q/k/v projection (the layout of `nn.MultiheadAttention`)."""
+
+    def __init__(self, config: SmallEncoderConfig, layer_idx: int):
+        super().__init__()
+        self.config = config
+        self.layer_idx = layer_idx
+        self.num_heads = config.num_attention_heads
+        self.head_dim = config.head_dim
+        self.scaling = self.head_dim**-0.5
+        self.attention_dropout = config.attention_dropout
+        self.is_causal = config.is_causal
+        self.qkv_proj = nn.Linear(config.hidden_size, 3 * config.hidden_size)
+        self.o_proj = nn.Linear(config.hidden_size, config.hidden_size)
+
+    def forward(
+        self,
+        hidden_states: torch.Tensor,
+        attention_mask: torch.Tensor | None = None,
+        position_ids: torch.LongTensor | None = None,
+        past_key_values: Cache | None = None,
+        output_attentions: bool = False,
+        **kwargs,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        input_shape = hidden_states.shape[:-1]
+        qkv = self.qkv_proj(hidden_states).view(*input_shape, 3, self.num_heads, self.head_dim)
+        query, key, value = qkv.permute(2, 0, 3, 1, 4).unbind(0)
+
+        if past_key_values is not None:
+            key, value = past_key_values.update(key, value, self.layer_idx)
+
+        attention_interface = eager_attention_forward
+        if not output_attentions:
+            attention_interface = ALL_ATTENTION_FUNCTIONS.get_interface(
+                self.config._attn_implementation, eager_attention_forward
+            )
+        attn_output, attn_weights = attention_interface(
+            self,
+            query,
+            key,
+            value,
+            attention_mask,
+            dropout=self.attention_dropout if self.training else 0.0,
+            scaling=self.scaling,
+            is_causal=self.is_causal,
+        )
+        attn_output = self.o_proj(attn_output.reshape(*input_shape, -1))
+        return attn_output, attn_weights
+
+
+class SmallEncoderSynthesizerAttention(nn.Module):
+    """CS224N's dense synthesizer: `Y_i = softmax(ReLU(X·A_i + b1)·B_i + b2)·(X·V_i)`.
+
+    A query's attention row is computed from the query alone, over absolute key positions: B_i (d/h × ℓ) has one
+    column per position up to ℓ = `max_position_embeddings`. The cache therefore keeps the keys' positions and values.
+    """
+
+    def __init__(self, config: SmallEncoderConfig, layer_idx: int):
+        super().__init__()
+        self.layer_idx = layer_idx
+        self.num_heads = config.num_attention_heads
+        self.head_dim = config.head_dim
+        self.attention_dropout = config.attention_dropout
+        self.is_causal = config.is_causal
+        self.synth_proj = nn.Linear(config.hidden_size, config.hidden_size)  # A_i and b1 of all heads
+        self.synth_weight = nn.Parameter(torch.empty(self.num_heads, self.head_dim, config.max_position_embeddings))
+        self.synth_bias = nn.Parameter(torch.zeros(self.num_heads, 1, config.max_position_embeddings))
+        self.v_proj = nn.Linear(config.hidden_size, config.hidden_size)
+        self.o_proj = nn.Linear(config.hidden_size, config.hidden_size)
+
+    def forward(
+        self,
+        hidden_states: torch.Tensor,
+        attention_mask: torch.Tensor | None = None,
+        position_ids: torch.LongTensor | None = None,
+        past_key_values: Cache | None = None,
+        output_attentions: bool = False,
+        **kwargs,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        batch_size, query_length = hidden_states.shape[:-1]
+        hidden_shape = (batch_size, query_length, self.num_heads, self.head_dim)
+        synth = F.relu(self.synth_proj(hidden_states)).view(hidden_shape).transpose(1, 2)
+        value = self.v_proj(hidden_states).view(hidden_shape).transpose(1, 2)
+        key_positions = position_ids.expand(batch_size, -1)[:, None, :, None]
+
+        if past_key_values is not None:
+            key_positions, value = past_key_values.update(key_positions, value, self.layer_idx)
+
+        key_length = value.shape[-2]
+        scores = torch.matmul(synth, self.synth_weight) + self.synth_bias  # [B, H, Lq, ℓ]
+        scores = scores.gather(-1, key_positions.reshape(batch_size, 1, 1, key_length).expand(-1, self.num_heads, query_length, -1))
+        if attention_mask is None and self.is_causal and query_length > 1:
+            attention_mask = torch.ones(query_length, key_length, dtype=torch.bool, device=scores.device).tril(
+                key_length - query_length
+            )
+        if attention_mask is not None:
+            scores = scores.masked_fill(~attention_mask, torch.finfo(scores.dtype).min)
+        attn_weights = F.softmax(scores, dim=-1, dtype=torch.float32).to(value.dtype)
+        attn_weights = F.dropout(attn_weights, p=self.attention_dropout, training=self.training)
+        attn_output = torch.matmul(attn_weights, value).transpose(1, 2).reshape(batch_size, query_length, -1)
+        return self.o_proj(attn_output), (attn_weights if output_attentions else None)
+
+
+ATTENTION_CLASSES = {"vanilla": SmallEncoderAttention, "synthesizer": SmallEncoderSynthesizerAttention}
+
+
+class SmallEncoderMLP(nn.Module):
+    """Position-wise feed-forward: `linear2(dropout(act(linear1(x))))`, as in `nn.TransformerEncoderLayer`."""
+
+    def __init__(self, config: SmallEncoderConfig):
+        super().__init__()
+        self.fc1 = nn.Linear(config.hidden_size, config.intermediate_size)
+        self.act = ACT2FN[config.hidden_act]
+        self.dropout = nn.Dropout(config.activation_dropout)
+        self.fc2 = nn.Linear(config.intermediate_size, config.hidden_size)
+
+    def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        return self.fc2(self.dropout(self.act(self.fc1(hidden_states))))
+
+
+class SmallEncoderBlock(GradientCheckpointingLayer):
+    """One Transformer block: post-norm exactly like `nn.TransformerEncoderLayer`, or the pre-norm GPT block."""
+
+    def __init__(self, config: SmallEncoderConfig, layer_idx: int):
+        super().__init__()
+        self.norm_first = config.norm_first
+        self.self_attn = ATTENTION_CLASSES[config.attention_type](config, layer_idx)
+        self.attn_norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.mlp = SmallEncoderMLP(config)
+        self.mlp_norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.dropout = nn.Dropout(config.hidden_dropout)
+
+    def forward(
+        self,
+        hidden_states: torch.Tensor,
+        attention_mask: torch.Tensor | None = None,
+        position_ids: torch.LongTensor | None = None,
+        past_key_values: Cache | None = None,
+        output_attentions: bool = False,
+        **kwargs,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        attn_kwargs = {
+            "attention_mask": attention_mask,
+            "position_ids": position_ids,
+            "past_key_values": past_key_values,
+            "output_attentions": output_attentions,
+        }
+        if self.norm_first:
+            attn_output, attn_weights = self.self_attn(self.attn_norm(hidden_states), **attn_kwargs)
+            hidden_states = hidden_states + self.dropout(attn_output)
+            hidden_states = hidden_states + self.dropout(self.mlp(self.mlp_norm(hidden_states)))
+        else:
+            attn_output, attn_weights = self.self_attn(hidden_states, **attn_kwargs)
+            hidden_states = self.attn_norm(hidden_states + self.dropout(attn_output))
+            hidden_states = self.mlp_norm(hidden_states + self.dropout(self.mlp(hidden_states)))
+        return hidden_states, attn_weights
+
+
+class SmallEncoderPreTrainedModel(PreTrainedModel):
+    config: SmallEncoderConfig
+    config_class = SmallEncoderConfig
+    base_model_prefix = "model"
+    supports_gradient_checkpointing = True
+    _no_split_modules = ["SmallEncoderBlock"]
+    _skip_keys_device_placement = ["past_key_values"]
+    _supports_sdpa = True
+
+    @torch.no_grad()
+    def _init_weights(self, module: nn.Module) -> None:
+        super()._init_weights(module)
+        if isinstance(module, SmallEncoderSinusoidalPositions):
+            init.copy_(module.table, module.compute_table())
+        elif isinstance(module, SmallEncoderSynthesizerAttention):
+            # CS224N's init for B; b2 starts at zero.
+            init.uniform_(module.synth_weight, -0.001, 0.001)
+            init.zeros_(module.synth_bias)
+
+    def freeze_backbone(self) -> None:
+        """Freeze the shared Transformer so that only the task head trains (the lab's "frozen" set-up)."""
+        self.base_model.requires_grad_(False)
+
+
+class SmallEncoderModel(SmallEncoderPreTrainedModel):
+    """The backbone: token and position embeddings, then the blocks (and a final norm when pre-norm)."""
+
+    def __init__(self, config: SmallEncoderConfig):
+        super().__init__(config)
+        self.embed_tokens = nn.Embedding(config.vocab_size, config.hidden_size)
+        self.embed_positions = POSITION_EMBEDDING_CLASSES[config.position_embedding_type](config)
+        self.embed_scale = math.sqrt(config.hidden_size) if config.scale_embeddings else 1.0
+        self.embed_dropout = nn.Dropout(config.embedding_dropout)
+        self.layers = nn.ModuleList(
+            [SmallEncoderBlock(config, layer_idx) for layer_idx in range(config.num_hidden_layers)]
+        )
+        # Post-norm blocks already end with a LayerNorm: nn.TransformerEncoder has no final norm.
+        self.norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps) if config.norm_first else nn.Identity()
+        self.gradient_checkpointing = False
+        self.post_init()
+
+    def _build_attention_mask(
+        self, attention_mask: torch.Tensor | None, query_length: int, past_length: int
+    ) -> torch.Tensor | None:
+        """A boolean [B, 1, Lq, Lkv] mask (True = attend), or None when SDPA's `is_causal` (or nothing) suffices."""
+        key_length = past_length + query_length
+        has_padding = attention_mask is not None and not bool(attention_mask.all())
+        needs_causal_mask = self.config.is_causal and query_length > 1 and past_length > 0
+        if not has_padding and not needs_causal_mask:
+            return None
+        device = self.embed_tokens.weight.device
+        query_index = torch.arange(past_length, key_length, device=device)[:, None]
+        key_index = torch.arange(key_length, device=device)[None, :]
+        mask = key_index <= query_index if self.config.is_causal else torch.ones_like(key_index == query_index)
+        mask = mask[None, None]
+        if has_padding:
+            mask = mask & attention_mask[:, None, None, -key_length:].bool()
+            # A padding query keeps its own key, so that no softmax row is empty (which would give NaN).
+            mask = mask | (key_index == query_index)
+        return mask
+
+    def forward(
+        self,
+        input_ids: torch.LongTensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        position_ids: torch.LongTensor | None = None,
+        past_key_values: Cache | None = None,
+        inputs_embeds: torch.Tensor | None = None,
+        use_cache: bool | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
+        **kwargs,
+    ) -> BaseModelOutputWithPast:
+        if (input_ids is None) == (inputs_embeds is None):
+            raise ValueError("You must specify exactly one of input_ids or inputs_embeds.")
+        output_attentions = output_attentions if output_attentions is not None else self.config.output_attentions
+        output_hidden_states = (
+            output_hidden_states if output_hidden_states is not None else self.config.output_hidden_states
+        )
+        if use_cache is None:
+            use_cache = self.config.use_cache and not self.training
+
+        if inputs_embeds is None:
+            inputs_embeds = self.embed_tokens(input_ids)
+        query_length = inputs_embeds.shape[1]
+
+        if use_cache and past_key_values is None:
+            past_key_values = DynamicCache(config=self.config)
+        past_length = past_key_values.get_seq_length() if past_key_values is not None else 0
+        if past_length + query_length > self.config.max_position_embeddings:
+            raise ValueError(
+                f"Input length {past_length + query_length} exceeds max_position_embeddings="
+                f"{self.config.max_position_embeddings} (the model's block size): truncate the input or build the "
+                "model with a larger max_position_embeddings."
+            )
+
+        if position_ids is None:
+            if attention_mask is not None:
+                # Count real tokens only, so that a left-padded sequence gets the positions it would have alone.
+                position_ids = (attention_mask.long().cumsum(-1) - 1).clamp(min=0)[:, -query_length:]
+            else:
+                position_ids = torch.arange(past_length, past_length + query_length, device=inputs_embeds.device)
+                position_ids = position_ids.unsqueeze(0)
+
+        hidden_states = inputs_embeds * self.embed_scale + self.embed_positions(position_ids)
+        hidden_states = self.embed_dropout(hidden_states)
+        mask = self._build_attention_mask(attention_mask, query_length, past_length)
+
+        all_hidden_states = () if output_hidden_states else None
+        all_attentions = () if output_attentions else None
+        for layer in self.layers:
+            if output_hidden_states:
+                all_hidden_states += (hidden_states,)
+            hidden_states, attn_weights = layer(
+                hidden_states,
+                attention_mask=mask,
+                position_ids=position_ids,
+                past_key_values=past_key_values,
+                output_attentions=output_attentions,
+            )
+            if output_attentions:
+                all_attentions += (attn_weights,)
+        hidden_states = self.norm(hidden_states)
+        if output_hidden_states:
+            all_hidden_states += (hidden_states,)
+
+        return BaseModelOutputWithPast(
+            last_hidden_state=hidden_states,
+            past_key_values=past_key_values if use_cache else None,
+            hidden_states=all_hidden_states,
+            attentions=all_attentions,
+        )
+
+
+class SmallEncoderForCausalLM(SmallEncoderPreTrainedModel, GenerationMixin):
+    _tied_weights_keys = {"lm_head.weight": "model.embed_tokens.weight"}
+
+    def __init__(self, config: SmallEncoderConfig):
+        super().__init__(config)
+        self.model = SmallEncoderModel(config)
+        self.lm_head = nn.Linear(config.hidden_size, config.vocab_size, bias=config.lm_head_bias)
+        self.post_init()
+
+    @can_return_tuple
+    def forward(
+        self,
+        input_ids: torch.LongTensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        position_ids: torch.LongTensor | None = None,
+        past_key_values: Cache | None = None,
+        inputs_embeds: torch.Tensor | None = None,
+        labels: torch.LongTensor | None = None,
+        use_cache: bool | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
+        logits_to_keep: int | torch.Tensor = 0,
+        **kwargs,
+    ) -> CausalLMOutputWithPast:
+        r"""
+        labels: the HF convention: equal to `input_ids` (the shift happens here), with -100 on ignored positions.
+        logits_to_keep: compute logits for the last N positions only (generation needs 1).
+        """
+        outputs: BaseModelOutputWithPast = self.model(
+            input_ids=input_ids,
+            attention_mask=attention_mask,
+            position_ids=position_ids,
+            past_key_values=past_key_values,
+            inputs_embeds=inputs_embeds,
+            use_cache=use_cache,
+            output_attentions=output_attentions,
+            output_hidden_states=output_hidden_states,
+        )
+        hidden_states = outputs.last_hidden_state
+        slice_indices = slice(-logits_to_keep, None) if isinstance(logits_to_keep, int) else logits_to_keep
+        logits = self.lm_head(hidden_states[:, slice_indices, :])
+
+        loss = None
+        if labels is not None:
+            loss = self.loss_function(logits=logits, labels=labels, vocab_size=self.config.vocab_size, **kwargs)
+
+        return CausalLMOutputWithPast(
+            loss=loss,
+            logits=logits,
+            past_key_values=outputs.past_key_values,
+            hidden_states=outputs.hidden_states,
+            attentions=outputs.attentions,
+        )
+
+
+class SmallEncoderForSequenceClassification(SmallEncoderPreTrainedModel):
+    def __init__(self, config: SmallEncoderConfig):
+        super().__init__(config)
+        self.num_labels = config.num_labels
+        self.model = SmallEncoderModel(config)
+        self.classifier = nn.Linear(config.hidden_size, config.num_labels)
+        self.post_init()
+
+    def pool(
+        self,
+        hidden_states: torch.Tensor,
+        attention_mask: torch.Tensor | None,
+        input_ids: torch.LongTensor | None,
+    ) -> torch.Tensor:
+        """Read one vector per sequence, ignoring padding on either side."""
+        if attention_mask is None and input_ids is not None and self.config.pad_token_id is not None:
+            attention_mask = input_ids != self.config.pad_token_id
+        if attention_mask is None:
+            attention_mask = torch.ones(hidden_states.shape[:2], dtype=torch.long, device=hidden_states.device)
+        attention_mask = attention_mask.to(hidden_states.device).long()
+        if self.config.classifier_pooling == "mean":
+            weights = attention_mask.unsqueeze(-1).to(hidden_states.dtype)
+            return (hidden_states * weights).sum(1) / weights.sum(1).clamp(min=1.0)
+        positions = torch.arange(attention_mask.shape[1], device=hidden_states.device)
+        if self.config.classifier_pooling == "last":
+            index = (attention_mask * positions).argmax(-1)
+        else:  # "first"
+            index = attention_mask.argmax(-1)
+        return hidden_states[torch.arange(hidden_states.shape[0], device=hidden_states.device), index]
+
+    @can_return_tuple
+    def forward(
+        self,
+        input_ids: torch.LongTensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        position_ids: torch.LongTensor | None = None,
+        inputs_embeds: torch.Tensor | None = None,
+        labels: torch.LongTensor | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
+        **kwargs,
+    ) -> SequenceClassifierOutput:
+        outputs: BaseModelOutputWithPast = self.model(
+            input_ids=input_ids,
+            attention_mask=attention_mask,
+            position_ids=position_ids,
+            inputs_embeds=inputs_embeds,
+            use_cache=False,
+            output_attentions=output_attentions,
+            output_hidden_states=output_hidden_states,
+        )
+        pooled = self.pool(outputs.last_hidden_state, attention_mask, input_ids)
+        logits = self.classifier(pooled)
+
+        loss = None
+        if labels is not None:
+            loss = self.loss_function(labels=labels, pooled_logits=logits, config=self.config)
+
+        return SequenceClassifierOutput(
+            loss=loss, logits=logits, hidden_states=outputs.hidden_states, attentions=outputs.attentions
+        )
+
+
+class SmallEncoderForMaskedLM(SmallEncoderPreTrainedModel):
+    """Bidirectional masked LM: the causal mask is always off for this head."""
+
+    _tied_weights_keys = {"lm_head.weight": "model.embed_tokens.weight"}
+
+    def __init__(self, config: SmallEncoderConfig):
+        if config.is_causal:
+            config = copy.deepcopy(config)
+            config.is_causal = False
+        super().__init__(config)
+        self.model = SmallEncoderModel(config)
+        self.lm_head = nn.Linear(config.hidden_size, config.vocab_size, bias=config.lm_head_bias)
+        self.post_init()
+
+    @can_return_tuple
+    def forward(
+        self,
+        input_ids: torch.LongTensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        position_ids: torch.LongTensor | None = None,
+        inputs_embeds: torch.Tensor | None = None,
+        labels: torch.LongTensor | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
+        **kwargs,
+    ) -> MaskedLMOutput:
+        r"""labels: the token ids at masked positions, -100 elsewhere (as `DataCollatorForLanguageModeling` makes)."""
+        outputs: BaseModelOutputWithPast = self.model(
+            input_ids=input_ids,
+            attention_mask=attention_mask,
+            position_ids=position_ids,
+            inputs_embeds=inputs_embeds,
+            use_cache=False,
+            output_attentions=output_attentions,
+            output_hidden_states=output_hidden_states,
+        )
+        logits = self.lm_head(outputs.last_hidden_state)
+
+        loss = None
+        if labels is not None:
+            loss = self.loss_function(logits=logits, labels=labels, vocab_size=self.config.vocab_size, **kwargs)
+
+        return MaskedLMOutput(
+            loss=loss, logits=logits, hidden_states=outputs.hidden_states, attentions=outputs.attentions
+        )
+
+
+__all__ = [
+    "SmallEncoderPreTrainedModel",
+    "SmallEncoderModel",
+    "SmallEncoderForCausalLM",
+    "SmallEncoderForSequenceClassification",
+    "SmallEncoderForMaskedLM",
+]
