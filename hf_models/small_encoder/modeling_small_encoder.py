@@ -445,15 +445,8 @@ class SmallEncoderForSequenceClassification(SmallEncoderPreTrainedModel):
         self.classifier = nn.Linear(config.hidden_size, config.num_labels)
         self.post_init()
 
-    def pool(
-        self,
-        hidden_states: torch.Tensor,
-        attention_mask: torch.Tensor | None,
-        input_ids: torch.LongTensor | None,
-    ) -> torch.Tensor:
+    def pool(self, hidden_states: torch.Tensor, attention_mask: torch.Tensor | None) -> torch.Tensor:
         """Read one vector per sequence, ignoring padding on either side."""
-        if attention_mask is None and input_ids is not None and self.config.pad_token_id is not None:
-            attention_mask = input_ids != self.config.pad_token_id
         if attention_mask is None:
             attention_mask = torch.ones(hidden_states.shape[:2], dtype=torch.long, device=hidden_states.device)
         attention_mask = attention_mask.to(hidden_states.device).long()
@@ -479,6 +472,9 @@ class SmallEncoderForSequenceClassification(SmallEncoderPreTrainedModel):
         output_hidden_states: bool | None = None,
         **kwargs,
     ) -> SequenceClassifierOutput:
+        if attention_mask is None and input_ids is not None and self.config.pad_token_id is not None:
+            # Batches padded without a mask still read and attend to real tokens only.
+            attention_mask = (input_ids != self.config.pad_token_id).long()
         outputs: BaseModelOutputWithPast = self.model(
             input_ids=input_ids,
             attention_mask=attention_mask,
@@ -488,7 +484,7 @@ class SmallEncoderForSequenceClassification(SmallEncoderPreTrainedModel):
             output_attentions=output_attentions,
             output_hidden_states=output_hidden_states,
         )
-        pooled = self.pool(outputs.last_hidden_state, attention_mask, input_ids)
+        pooled = self.pool(outputs.last_hidden_state, attention_mask)
         logits = self.classifier(pooled)
 
         loss = None

@@ -1,0 +1,425 @@
+"""The model family against the lab's plain-torch model, and the HF behaviours it promises."""
+
+import math
+
+import pytest
+import torch
+from torch import nn
+from transformers import (
+    AutoConfig,
+    AutoModel,
+    AutoModelForCausalLM,
+    AutoModelForMaskedLM,
+    AutoModelForSequenceClassification,
+)
+
+from hf_models import (
+    SmallEncoderConfig,
+    SmallEncoderForCausalLM,
+    SmallEncoderForMaskedLM,
+    SmallEncoderForSequenceClassification,
+    SmallEncoderModel,
+)
+
+ATTENTION_TYPES = ["vanilla", "synthesizer"]
+
+
+def count_trainable(model: nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+def tiny_config(attention_type: str = "vanilla", **overrides) -> SmallEncoderConfig:
+    values = dict(
+        vocab_size=61,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        max_position_embeddings=24,
+        attention_type=attention_type,
+        pad_token_id=0,
+        bos_token_id=1,
+        eos_token_id=2,
+    )
+    values.update(overrides)
+    return SmallEncoderConfig.from_preset("cs224n-mingpt", **values)
+
+
+# 1. The lab's parameter counts.
+def test_altegrad_lab_parameter_counts():
+    config = SmallEncoderConfig.from_preset("altegrad-lab")
+    assert count_trainable(SmallEncoderForCausalLM(config)) == 21_018_401
+    classifier = SmallEncoderForSequenceClassification(SmallEncoderConfig.from_preset("altegrad-lab", num_labels=2))
+    assert count_trainable(classifier) == 10_968_602
+    classifier.freeze_backbone()
+    assert count_trainable(classifier) == 402
+
+
+def test_cs224n_preset_matches_mingpt_shapes():
+    config = SmallEncoderConfig.from_preset("cs224n-mingpt")
+    assert (config.hidden_size, config.num_attention_heads, config.num_hidden_layers) == (256, 8, 4)
+    assert config.max_position_embeddings == 128 and config.norm_first and config.position_embedding_type == "learned"
+    model = SmallEncoderForCausalLM(config)
+    assert model.model.embed_positions.weight.shape == (128, 256)
+    assert isinstance(model.model.norm, nn.LayerNorm)
+
+
+def test_unknown_preset_and_bad_switch_raise_clear_errors():
+    with pytest.raises(ValueError, match="available presets"):
+        SmallEncoderConfig.from_preset("no-such-preset")
+    with pytest.raises(ValueError, match="attention_type"):
+        tiny_config(attention_type="linformer")
+
+
+# 2. Equivalence with the lab's model built from plain torch.nn.
+class LabPositionalEncoding(nn.Module):
+    def __init__(self, d_model: int, max_len: int = 5000):
+        super().__init__()
+        pe = torch.zeros(max_len, d_model)
+        position = torch.arange(0, max_len, dtype=torch.float).unsqueeze(1)
+        div_term = torch.exp(torch.arange(0, d_model, 2).float() * (-math.log(10000.0) / d_model))
+        pe[:, 0::2] = torch.sin(position * div_term)
+        pe[:, 1::2] = torch.cos(position * div_term)
+        self.register_buffer("pe", pe.unsqueeze(0).transpose(0, 1))  # [max_len, 1, d]
+
+    def forward(self, x):
+        return x + self.pe[: x.size(0), :]
+
+
+class LabTransformerModel(nn.Module):
+    """The lab's base: Embedding ×√d, sinusoidal PE, nn.TransformerEncoder with the square subsequent mask."""
+
+    def __init__(self, ntoken: int = 50001, nhead: int = 2, nhid: int = 200, nlayers: int = 4):
+        super().__init__()
+        self.ninp = nhid
+        self.encoder = nn.Embedding(ntoken, nhid)
+        self.pos_encoder = LabPositionalEncoding(nhid)
+        self.transformer_encoder = nn.TransformerEncoder(
+            nn.TransformerEncoderLayer(nhid, nhead, nhid), nlayers, enable_nested_tensor=False
+        )
+
+    def forward(self, src):  # src: [L, B]
+        mask = nn.Transformer.generate_square_subsequent_mask(src.size(0))
+        x = self.pos_encoder(self.encoder(src) * math.sqrt(self.ninp))
+        return self.transformer_encoder(x, mask)
+
+
+def copy_lab_weights(lab: LabTransformerModel, ours: SmallEncoderModel) -> None:
+    with torch.no_grad():
+        ours.embed_tokens.weight.copy_(lab.encoder.weight)
+        for lab_layer, layer in zip(lab.transformer_encoder.layers, ours.layers, strict=True):
+            layer.self_attn.qkv_proj.weight.copy_(lab_layer.self_attn.in_proj_weight)
+            layer.self_attn.qkv_proj.bias.copy_(lab_layer.self_attn.in_proj_bias)
+            layer.self_attn.o_proj.load_state_dict(lab_layer.self_attn.out_proj.state_dict())
+            layer.mlp.fc1.load_state_dict(lab_layer.linear1.state_dict())
+            layer.mlp.fc2.load_state_dict(lab_layer.linear2.state_dict())
+            layer.attn_norm.load_state_dict(lab_layer.norm1.state_dict())
+            layer.mlp_norm.load_state_dict(lab_layer.norm2.state_dict())
+
+
+@pytest.fixture(scope="module")
+def lab_models():
+    torch.manual_seed(0)
+    lab = LabTransformerModel().eval()
+    lm_head = nn.Linear(200, 50001)
+    classifier_head = nn.Linear(200, 2)
+    src = torch.randint(0, 50001, (12, 3))  # [L, B], the lab's layout
+    return lab, lm_head, classifier_head, src
+
+
+def test_lab_equivalence_language_model(lab_models):
+    lab, lm_head, _, src = lab_models
+    ours = SmallEncoderForCausalLM(SmallEncoderConfig.from_preset("altegrad-lab")).eval()
+    copy_lab_weights(lab, ours.model)
+    ours.lm_head.load_state_dict(lm_head.state_dict())
+    with torch.no_grad():
+        expected = lm_head(lab(src)).transpose(0, 1)
+        logits = ours(src.t().contiguous()).logits
+    assert (logits - expected).abs().max().item() <= 1e-5
+
+
+def test_lab_equivalence_classifier(lab_models):
+    lab, _, classifier_head, src = lab_models
+    ours = SmallEncoderForSequenceClassification(SmallEncoderConfig.from_preset("altegrad-lab", num_labels=2)).eval()
+    copy_lab_weights(lab, ours.model)
+    ours.classifier.load_state_dict(classifier_head.state_dict())
+    with torch.no_grad():
+        expected = classifier_head(lab(src)[-1])  # the lab reads the last position
+        logits = ours(src.t().contiguous()).logits
+    assert (logits - expected).abs().max().item() <= 1e-5
+
+
+# 3. Causality.
+@pytest.mark.parametrize("attention_type", ATTENTION_TYPES)
+def test_causality(attention_type):
+    torch.manual_seed(0)
+    model = SmallEncoderForCausalLM(tiny_config(attention_type)).eval()
+    input_ids = torch.randint(3, 61, (2, 16))
+    changed = input_ids.clone()
+    changed[:, 9:] = torch.randint(3, 61, (2, 7))
+    with torch.no_grad():
+        before, after = model(input_ids).logits, model(changed).logits
+    torch.testing.assert_close(before[:, :9], after[:, :9])
+    assert not torch.allclose(before[:, 9:], after[:, 9:])
+
+    bidirectional = SmallEncoderForCausalLM(tiny_config(attention_type, is_causal=False)).eval()
+    with torch.no_grad():
+        before, after = bidirectional(input_ids).logits, bidirectional(changed).logits
+    assert not torch.allclose(before[:, :9], after[:, :9])
+
+
+def test_masked_lm_is_bidirectional_even_from_a_causal_config():
+    torch.manual_seed(0)
+    model = SmallEncoderForMaskedLM(tiny_config()).eval()
+    assert model.config.is_causal is False
+    input_ids = torch.randint(3, 61, (1, 10))
+    changed = input_ids.clone()
+    changed[:, -1] = (changed[:, -1] + 1) % 61
+    with torch.no_grad():
+        assert not torch.allclose(model(input_ids).logits[:, 0], model(changed).logits[:, 0])
+
+
+# 4. Padding invariance.
+@pytest.mark.parametrize("attention_type", ATTENTION_TYPES)
+@pytest.mark.parametrize("is_causal", [True, False])
+@pytest.mark.parametrize("padding_side", ["right", "left"])
+def test_padding_invariance(attention_type, is_causal, padding_side):
+    torch.manual_seed(0)
+    model = SmallEncoderModel(tiny_config(attention_type, is_causal=is_causal)).eval()
+    short, long = torch.randint(3, 61, (1, 7)), torch.randint(3, 61, (1, 12))
+    pad = torch.zeros(1, 5, dtype=torch.long)
+    padded_short = torch.cat([short, pad] if padding_side == "right" else [pad, short], dim=1)
+    batch = torch.cat([padded_short, long])
+    mask = (batch != 0).long()
+    mask[1] = 1
+    with torch.no_grad():
+        batched = model(batch, attention_mask=mask).last_hidden_state
+        alone_short = model(short).last_hidden_state
+        alone_long = model(long).last_hidden_state
+    real = slice(0, 7) if padding_side == "right" else slice(5, 12)
+    torch.testing.assert_close(batched[0, real], alone_short[0], atol=1e-5, rtol=1e-4)
+    torch.testing.assert_close(batched[1], alone_long[0], atol=1e-5, rtol=1e-4)
+    assert torch.isfinite(batched).all()
+
+
+@pytest.mark.parametrize("pooling", ["last", "mean", "first"])
+@pytest.mark.parametrize("padding_side", ["right", "left"])
+def test_classifier_pooling_ignores_padding(pooling, padding_side):
+    torch.manual_seed(0)
+    model = SmallEncoderForSequenceClassification(tiny_config(classifier_pooling=pooling, num_labels=2)).eval()
+    short = torch.randint(3, 61, (1, 6))
+    pad = torch.zeros(1, 4, dtype=torch.long)
+    padded = torch.cat([short, pad] if padding_side == "right" else [pad, short], dim=1)
+    with torch.no_grad():
+        torch.testing.assert_close(
+            model(padded, attention_mask=(padded != 0).long()).logits, model(short).logits, atol=1e-5, rtol=1e-4
+        )
+        # Without a mask, the pad id in the config finds the padding.
+        torch.testing.assert_close(model(padded).logits, model(short).logits, atol=1e-5, rtol=1e-4)
+
+
+# 5. Generation: cache == no cache == manual argmax loop.
+@pytest.mark.parametrize("attention_type", ATTENTION_TYPES)
+def test_greedy_generation_with_and_without_cache(attention_type):
+    torch.manual_seed(0)
+    model = SmallEncoderForCausalLM(tiny_config(attention_type)).eval()
+    prompt = torch.randint(3, 61, (2, 5))
+    kwargs = dict(max_new_tokens=10, do_sample=False, pad_token_id=0, eos_token_id=None)
+    with torch.no_grad():
+        cached = model.generate(prompt, use_cache=True, **kwargs)
+        uncached = model.generate(prompt, use_cache=False, **kwargs)
+        manual = prompt
+        for _ in range(10):
+            next_token = model(manual, use_cache=False).logits[:, -1].argmax(-1, keepdim=True)
+            manual = torch.cat([manual, next_token], dim=1)
+    assert torch.equal(cached, uncached)
+    assert torch.equal(cached, manual)
+
+
+@pytest.mark.parametrize("attention_type", ATTENTION_TYPES)
+def test_incremental_decoding_matches_full_forward(attention_type):
+    torch.manual_seed(0)
+    model = SmallEncoderForCausalLM(tiny_config(attention_type)).eval()
+    input_ids = torch.randint(3, 61, (2, 12))
+    with torch.no_grad():
+        full = model(input_ids, use_cache=False).logits
+        prefix = model(input_ids[:, :8], use_cache=True)
+        chunk = model(input_ids[:, 8:], past_key_values=prefix.past_key_values, use_cache=True)
+    torch.testing.assert_close(chunk.logits, full[:, 8:], atol=1e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize("attention_type", ATTENTION_TYPES)
+def test_left_padded_batch_generation_matches_single(attention_type):
+    torch.manual_seed(0)
+    model = SmallEncoderForCausalLM(tiny_config(attention_type)).eval()
+    short, long = torch.randint(3, 61, (1, 4)), torch.randint(3, 61, (1, 7))
+    batch = torch.cat([torch.cat([torch.zeros(1, 3, dtype=torch.long), short], 1), long])
+    kwargs = dict(max_new_tokens=6, do_sample=False, pad_token_id=0, eos_token_id=None)
+    with torch.no_grad():
+        batched = model.generate(batch, attention_mask=(batch != 0).long(), **kwargs)
+        alone = model.generate(short, **kwargs)
+    assert torch.equal(batched[0, 3:], alone[0])
+
+
+def test_sampling_generates():
+    torch.manual_seed(0)
+    model = SmallEncoderForCausalLM(tiny_config()).eval()
+    out = model.generate(torch.randint(3, 61, (3, 4)), do_sample=True, top_k=10, max_new_tokens=5, pad_token_id=0)
+    assert out.shape == (3, 9)
+
+
+def test_generation_past_block_size_is_a_clear_error():
+    model = SmallEncoderForCausalLM(tiny_config()).eval()
+    with pytest.raises(ValueError, match="exceeds max_position_embeddings=24"):
+        model.generate(torch.randint(3, 61, (1, 20)), max_new_tokens=10, do_sample=False, pad_token_id=0)
+
+
+# 6. Round-trip through save_pretrained and the Auto classes.
+@pytest.mark.parametrize(
+    "model_class, auto_class",
+    [
+        (SmallEncoderModel, AutoModel),
+        (SmallEncoderForCausalLM, AutoModelForCausalLM),
+        (SmallEncoderForSequenceClassification, AutoModelForSequenceClassification),
+        (SmallEncoderForMaskedLM, AutoModelForMaskedLM),
+    ],
+)
+@pytest.mark.parametrize("attention_type", ATTENTION_TYPES)
+def test_save_and_reload_through_auto_classes(tmp_path, model_class, auto_class, attention_type):
+    torch.manual_seed(0)
+    config = tiny_config(attention_type, position_embedding_type="sinusoidal", num_labels=3)
+    model = model_class(config).eval()
+    model.save_pretrained(tmp_path)
+    assert (tmp_path / "model.safetensors").is_file()
+    assert AutoConfig.from_pretrained(tmp_path).model_type == "small-encoder"
+    reloaded = auto_class.from_pretrained(tmp_path).eval()
+    assert type(reloaded) is model_class
+    input_ids = torch.randint(3, 61, (2, 9))
+    with torch.no_grad():
+        expected, actual = model(input_ids), reloaded(input_ids)
+    key = "last_hidden_state" if model_class is SmallEncoderModel else "logits"
+    assert torch.equal(expected[key], actual[key])
+
+
+def test_backbone_loads_from_a_causal_lm_checkpoint(tmp_path):
+    torch.manual_seed(0)
+    lm = SmallEncoderForCausalLM(tiny_config()).eval()
+    lm.save_pretrained(tmp_path)
+    classifier = SmallEncoderForSequenceClassification.from_pretrained(tmp_path, num_labels=2)
+    for name, tensor in lm.model.state_dict().items():
+        assert torch.equal(classifier.model.state_dict()[name], tensor), name
+
+
+def test_tied_embeddings_share_storage_when_asked():
+    tied = SmallEncoderForCausalLM(tiny_config(tie_word_embeddings=True))
+    assert tied.lm_head.weight.data_ptr() == tied.model.embed_tokens.weight.data_ptr()
+    untied = SmallEncoderForCausalLM(tiny_config())
+    assert untied.lm_head.weight.data_ptr() != untied.model.embed_tokens.weight.data_ptr()
+
+
+# 7. Synthesizer shapes and the over-long input error.
+def test_synthesizer_parameter_shapes():
+    config = SmallEncoderConfig.from_preset("cs224n-mingpt", attention_type="synthesizer")
+    attention = SmallEncoderModel(config).layers[0].self_attn
+    d, h, block = 256, 8, 128
+    assert attention.synth_proj.weight.shape == (d, d)  # A_i (d × d/h) for the h heads, stacked
+    assert attention.synth_proj.bias.shape == (d,)  # b1
+    assert attention.synth_weight.shape == (h, d // h, block)  # B_i: d/h × ℓ
+    assert attention.synth_bias.shape == (h, 1, block)  # b2
+    assert attention.v_proj.weight.shape == (d, d)  # V_i (d × d/h), stacked
+    assert attention.o_proj.weight.shape == (d, d)
+
+
+def test_synthesizer_rejects_input_longer_than_block():
+    model = SmallEncoderForCausalLM(tiny_config("synthesizer")).eval()
+    with pytest.raises(ValueError, match=r"Input length 30 exceeds max_position_embeddings=24"):
+        model(torch.randint(3, 61, (1, 30)))
+
+
+# output_attentions / output_hidden_states
+@pytest.mark.parametrize("attention_type", ATTENTION_TYPES)
+def test_output_attentions_and_hidden_states(attention_type):
+    torch.manual_seed(0)
+    model = SmallEncoderForCausalLM(tiny_config(attention_type)).eval()
+    input_ids = torch.randint(3, 61, (2, 6))
+    with torch.no_grad():
+        out = model(input_ids, output_attentions=True, output_hidden_states=True)
+        plain = model(input_ids)
+    assert len(out.attentions) == 2 and out.attentions[0].shape == (2, 4, 6, 6)
+    torch.testing.assert_close(out.attentions[0].sum(-1), torch.ones(2, 4, 6))
+    assert torch.all(out.attentions[0].triu(1) == 0)  # causal
+    assert len(out.hidden_states) == 3
+    torch.testing.assert_close(out.logits, plain.logits, atol=1e-5, rtol=1e-4)  # eager path == SDPA path
+
+
+def test_eager_and_sdpa_agree():
+    torch.manual_seed(0)
+    config = tiny_config()
+    model = SmallEncoderForCausalLM(config).eval()
+    input_ids = torch.randint(3, 61, (2, 10))
+    mask = torch.ones_like(input_ids)
+    mask[0, 7:] = 0
+    with torch.no_grad():
+        model.set_attn_implementation("sdpa")
+        sdpa = model(input_ids, attention_mask=mask).logits
+        model.set_attn_implementation("eager")
+        eager = model(input_ids, attention_mask=mask).logits
+    torch.testing.assert_close(sdpa, eager, atol=1e-5, rtol=1e-4)
+
+
+# 8. Every head overfits one tiny batch.
+def head_and_batch(head: str, attention_type: str):
+    torch.manual_seed(0)
+    config = tiny_config(attention_type, num_labels=2, embedding_dropout=0.0, attention_dropout=0.0, hidden_dropout=0.0)
+    input_ids = torch.randint(3, 61, (4, 12))
+    if head == "causal":
+        return SmallEncoderForCausalLM(config), dict(input_ids=input_ids, labels=input_ids)
+    if head == "classification":
+        return SmallEncoderForSequenceClassification(config), dict(input_ids=input_ids, labels=torch.tensor([0, 1, 1, 0]))
+    labels = torch.full_like(input_ids, -100)
+    masked = input_ids.clone()
+    labels[:, ::3] = input_ids[:, ::3]
+    masked[:, ::3] = 60
+    return SmallEncoderForMaskedLM(config), dict(input_ids=masked, labels=labels)
+
+
+@pytest.mark.parametrize("head", ["causal", "classification", "masked"])
+@pytest.mark.parametrize("attention_type", ATTENTION_TYPES)
+def test_every_head_overfits_one_batch(head, attention_type):
+    model, batch = head_and_batch(head, attention_type)
+    model.train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    losses = []
+    for _ in range(80):
+        loss = model(**batch).loss
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    assert losses[-1] <= 0.1 * losses[0], (losses[0], losses[-1])
+
+
+def test_causal_lm_ignores_minus_100_labels():
+    torch.manual_seed(0)
+    model = SmallEncoderForCausalLM(tiny_config()).eval()
+    input_ids = torch.randint(3, 61, (2, 8))
+    labels = input_ids.clone()
+    labels[:, :4] = -100
+    with torch.no_grad():
+        logits = model(input_ids).logits
+        loss = model(input_ids, labels=labels).loss
+    expected = nn.functional.cross_entropy(logits[:, 3:-1].reshape(-1, 61), input_ids[:, 4:].reshape(-1))
+    torch.testing.assert_close(loss, expected)
+
+
+def test_gradient_checkpointing_gives_the_same_gradients():
+    model, batch = head_and_batch("causal", "vanilla")
+    model.train()
+    model(**batch).loss.backward()
+    expected = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    # transformers 5.x renamed gradient_checkpointing_enable; keep working on both names.
+    getattr(model, "activation_checkpointing_enable", model.gradient_checkpointing_enable)()
+    model(**batch).loss.backward()
+    for grad, p in zip(expected, model.parameters(), strict=True):
+        torch.testing.assert_close(p.grad, grad)
