@@ -370,12 +370,16 @@ def test_eager_and_sdpa_agree():
 # 8. Every head overfits one tiny batch.
 def head_and_batch(head: str, attention_type: str):
     torch.manual_seed(0)
-    config = tiny_config(attention_type, num_labels=2, embedding_dropout=0.0, attention_dropout=0.0, hidden_dropout=0.0)
+    config = tiny_config(
+        attention_type, num_labels=2, embedding_dropout=0.0, attention_dropout=0.0, hidden_dropout=0.0
+    )
     input_ids = torch.randint(3, 61, (4, 12))
     if head == "causal":
         return SmallEncoderForCausalLM(config), dict(input_ids=input_ids, labels=input_ids)
     if head == "classification":
-        return SmallEncoderForSequenceClassification(config), dict(input_ids=input_ids, labels=torch.tensor([0, 1, 1, 0]))
+        return SmallEncoderForSequenceClassification(config), dict(
+            input_ids=input_ids, labels=torch.tensor([0, 1, 1, 0])
+        )
     labels = torch.full_like(input_ids, -100)
     masked = input_ids.clone()
     labels[:, ::3] = input_ids[:, ::3]

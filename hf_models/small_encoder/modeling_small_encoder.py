@@ -180,7 +180,9 @@ class SmallEncoderSynthesizerAttention(nn.Module):
 
         key_length = value.shape[-2]
         scores = torch.matmul(synth, self.synth_weight) + self.synth_bias  # [B, H, Lq, ℓ]
-        scores = scores.gather(-1, key_positions.reshape(batch_size, 1, 1, key_length).expand(-1, self.num_heads, query_length, -1))
+        scores = scores.gather(
+            -1, key_positions.reshape(batch_size, 1, 1, key_length).expand(-1, self.num_heads, query_length, -1)
+        )
         if attention_mask is None and self.is_causal and query_length > 1:
             attention_mask = torch.ones(query_length, key_length, dtype=torch.bool, device=scores.device).tril(
                 key_length - query_length
