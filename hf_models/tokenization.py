@@ -1,0 +1,246 @@
+"""Byte-level BPE tokenizer shared by every task of the project.
+
+The tokenizer is trained with the `tokenizers` library and saved as a fast tokenizer that
+`AutoTokenizer.from_pretrained(dir)` loads offline.
+
+Design decisions (the recipes rely on them):
+
+- **Byte-level BPE, no normalizer**: every string round-trips, accents, `?`, `⁇`, runs of spaces and
+  leading spaces included: `decode(encode(x, add_special_tokens=False), skip_special_tokens=False) == x`.
+  `clean_up_tokenization_spaces` is forced to False, since it would rewrite `" ?"` into `"?"`.
+- **Encoding adds no special token** (no post-processor): `tokenizer(x)` and
+  `tokenizer(x, add_special_tokens=False)` give the same ids. Each objective inserts the special tokens
+  its format needs explicitly (span corruption and QA use the separator, LM blocks put `</s>` between
+  documents), so nothing is added twice or silently.
+- **Special tokens** get the first ids, in the order of `SPECIAL_TOKENS`: `<pad>`=0, `<s>`=1, `</s>`=2,
+  `<unk>`=3, `<mask>`=4, `⁇`=5. `⁇` (U+2047) is the tokenizer's `sep_token`: it plays the role of
+  CS224N's `MASK_CHAR` in span corruption and in the birthplace QA format.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from transformers import AutoTokenizer, PreTrainedTokenizerBase, PreTrainedTokenizerFast
+
+__all__ = [
+    "SPECIAL_TOKENS",
+    "TextDecodeError",
+    "chars_per_token",
+    "find_invalid_utf8",
+    "iter_text_files",
+    "iter_text_lines",
+    "load_tokenizer",
+    "open_binary",
+    "special_token_ids",
+    "train_bpe_tokenizer",
+]
+
+# Keys are the `PreTrainedTokenizerBase` special-token attributes (without `_token`).
+SPECIAL_TOKENS: dict[str, str] = {
+    "pad": "<pad>",
+    "bos": "<s>",
+    "eos": "</s>",
+    "unk": "<unk>",
+    "mask": "<mask>",
+    "sep": "\u2047",  # "⁇", CS224N's MASK_CHAR
+}
+
+DEFAULT_MODEL_MAX_LENGTH = 1024
+
+
+class TextDecodeError(ValueError):
+    """A text file is not valid UTF-8; the message names `file:line`."""
+
+
+# --------------------------------------------------------------------------------------------------
+# Reading text files (plain or .gz, or folders of them)
+# --------------------------------------------------------------------------------------------------
+def iter_text_files(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> list[Path]:
+    """Expand files and folders (recursively, sorted, hidden files skipped) into a list of files.
+
+    Raises `FileNotFoundError` naming the first path that does not exist, and `ValueError` when a
+    folder holds no file, so that a typo never yields an empty corpus.
+    """
+    if isinstance(paths, str | os.PathLike):
+        paths = [paths]
+    files: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            found = sorted(
+                f
+                for f in p.rglob("*")
+                if f.is_file() and not any(part.startswith(".") for part in f.relative_to(p).parts)
+            )
+            if not found:
+                raise ValueError(f"{p}: folder holds no text file")
+            files.extend(found)
+        elif p.is_file():
+            files.append(p)
+        else:
+            raise FileNotFoundError(f"{p}: no such file or folder")
+    return files
+
+
+def open_binary(path: str | os.PathLike):
+    """Open a plain or gzip file for binary reading."""
+    # Decide on the magic number rather than on the suffix, so that a mislabeled file still reads.
+    with open(path, "rb") as f:
+        magic = f.read(2)
+    return gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
+
+
+def iter_text_lines(paths: str | os.PathLike | Iterable[str | os.PathLike], skip_empty: bool = True) -> Iterator[str]:
+    """Yield the lines (without the line break) of plain or gzip text files, or folders of them.
+
+    Lines are decoded one by one so that invalid UTF-8 raises `TextDecodeError` naming `file:line`
+    instead of a bare `UnicodeDecodeError` from deep inside a reader.
+    """
+    for path in iter_text_files(paths):
+        with open_binary(path) as f:
+            for lineno, raw in enumerate(f, start=1):
+                try:
+                    # A line is complete UTF-8 on its own (0x0A never occurs inside a multi-byte character).
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as err:
+                    raise TextDecodeError(
+                        f"{path}:{lineno}: invalid UTF-8 (byte {err.object[err.start : err.start + 1]!r} "
+                        f"at column {err.start + 1})"
+                    ) from None
+                line = line.rstrip("\n").removesuffix("\r")
+                if skip_empty and not line.strip():
+                    continue
+                yield line
+
+
+def find_invalid_utf8(path: str | os.PathLike) -> tuple[int, int] | None:
+    """Return `(line, column)` (1-based) of the first invalid UTF-8 byte of a plain or gzip file, or None."""
+    with open_binary(Path(path)) as f:
+        for lineno, raw in enumerate(f, start=1):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                return lineno, err.start + 1
+    return None
+
+
+# --------------------------------------------------------------------------------------------------
+# Training, loading, inspecting
+# --------------------------------------------------------------------------------------------------
+def _batched(texts: Iterable[str], size: int = 1000) -> Iterator[list[str]]:
+    # `train_from_iterator` is much faster on batches than on single strings.
+    batch: list[str] = []
+    for text in texts:
+        batch.append(text)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def train_bpe_tokenizer(
+    texts: Iterable[str],
+    vocab_size: int,
+    output_dir: str | os.PathLike | None = None,
+    model_max_length: int = DEFAULT_MODEL_MAX_LENGTH,
+    min_frequency: int = 2,
+    show_progress: bool = True,
+    length: int | None = None,
+) -> PreTrainedTokenizerFast:
+    """Train a byte-level BPE tokenizer on `texts` and wrap it as a transformers fast tokenizer.
+
+    Args:
+        texts: the training strings (for example `iter_text_lines(files)`).
+        vocab_size: the final vocabulary size, special tokens and the 256 byte symbols included.
+        output_dir: where to `save_pretrained` it, if given.
+        model_max_length: recorded in `tokenizer_config.json` (the longest input the model takes).
+        min_frequency: a pair must occur this often to be merged.
+        show_progress: show the `tokenizers` progress bars.
+        length: number of batches of 1,000 texts, if known, for the progress bar.
+    """
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    specials = list(SPECIAL_TOKENS.values())
+    if vocab_size < 256 + len(specials):
+        raise ValueError(f"vocab_size={vocab_size} is too small: byte-level BPE needs at least {256 + len(specials)}")
+    tok = Tokenizer(models.BPE(unk_token=SPECIAL_TOKENS["unk"]))
+    # No normalizer and no prefix space: the byte-level alphabet covers every string, so the
+    # round trip is exact.
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        min_frequency=min_frequency,
+        special_tokens=specials,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=show_progress,
+    )
+    tok.train_from_iterator(_batched(texts), trainer=trainer, length=length)
+    hf_tok = PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        model_max_length=model_max_length,
+        clean_up_tokenization_spaces=False,
+        **{f"{name}_token": token for name, token in SPECIAL_TOKENS.items()},
+    )
+    if output_dir is not None:
+        hf_tok.save_pretrained(str(output_dir))
+    return hf_tok
+
+
+def load_tokenizer(path: str | os.PathLike) -> PreTrainedTokenizerBase:
+    """Load a saved tokenizer and check that it has every special token the project needs.
+
+    Raises `FileNotFoundError` when the folder does not exist and `ValueError` naming the folder and
+    the missing tokens when some of pad/bos/eos/unk/mask/sep are not set.
+    """
+    path = Path(path)
+    if not path.is_dir():
+        raise FileNotFoundError(f"{path}: tokenizer folder not found")
+    try:
+        tok = AutoTokenizer.from_pretrained(str(path))
+    except (OSError, ValueError) as err:
+        raise ValueError(f"{path}: cannot load a tokenizer from this folder ({err})") from None
+    missing = [
+        f"{name}_token"
+        for name in SPECIAL_TOKENS
+        if getattr(tok, f"{name}_token", None) is None or getattr(tok, f"{name}_token_id", None) is None
+    ]
+    if missing:
+        raise ValueError(
+            f"{path}: tokenizer lacks the special tokens {', '.join(missing)}; "
+            f"train it with tokenizer/train_tokenizer.py (expected {SPECIAL_TOKENS})"
+        )
+    # A tokenizer saved by older code may have the default cleanup on; it breaks the round trip.
+    tok.clean_up_tokenization_spaces = False
+    return tok
+
+
+def special_token_ids(tokenizer: PreTrainedTokenizerBase) -> dict[str, int]:
+    """The ids to copy into a model config: pad, bos, eos, sep and mask token ids."""
+    ids = {
+        f"{name}_token_id": getattr(tokenizer, f"{name}_token_id", None)
+        for name in ("pad", "bos", "eos", "sep", "mask")
+    }
+    missing = [k for k, v in ids.items() if v is None]
+    if missing:
+        raise ValueError(f"tokenizer lacks {', '.join(missing)}")
+    return ids
+
+
+def chars_per_token(tokenizer: PreTrainedTokenizerBase, texts: Iterable[str], batch_size: int = 1000) -> float:
+    """Compression of `tokenizer` on `texts`: characters divided by tokens (no special token added)."""
+    n_chars = n_tokens = 0
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    for batch in _batched(texts, batch_size):
+        n_chars += sum(len(t) for t in batch)
+        if backend is not None:  # the Rust batch encoder is parallel and skips Python overhead
+            n_tokens += sum(len(e.ids) for e in backend.encode_batch(batch, add_special_tokens=False))
+        else:
+            n_tokens += sum(len(ids) for ids in tokenizer(batch, add_special_tokens=False)["input_ids"])
+    if n_tokens == 0:
+        raise ValueError("no text to measure")
+    return n_chars / n_tokens

@@ -1,0 +1,53 @@
+"""Shared test setup: offline Hugging Face, the real data folder, and a tiny trained tokenizer."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+# Everything must work without the Hub: set before transformers/datasets are imported by any test.
+for _var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "HF_EVALUATE_OFFLINE", "TRANSFORMERS_OFFLINE"):
+    os.environ.setdefault(_var, "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SHARED_DATA_DIR = REPO_ROOT.parent / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def shared_data_dir() -> Path:
+    """`<repo>/../shared/data` (the real data sets); skips the test when it is absent."""
+    if not SHARED_DATA_DIR.is_dir():
+        pytest.skip(f"real data not found at {SHARED_DATA_DIR}")
+    return SHARED_DATA_DIR
+
+
+@pytest.fixture(scope="session")
+def synthetic_birthplace_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A synthetic birthplace data set (same formats as the real one), written once per session."""
+    from hf_models.data.synthetic import write_synthetic_birthplace
+
+    return write_synthetic_birthplace(tmp_path_factory.mktemp("synthetic_birthplace"), num_people=300, seed=0)
+
+
+@pytest.fixture(scope="session")
+def tiny_tokenizer_dir(tmp_path_factory: pytest.TempPathFactory, synthetic_birthplace_dir: Path) -> Path:
+    """A 600-token byte-level BPE tokenizer trained on the synthetic wiki.txt, saved to a folder."""
+    from hf_models.tokenization import iter_text_lines, train_bpe_tokenizer
+
+    out = tmp_path_factory.mktemp("tiny_tokenizer")
+    train_bpe_tokenizer(
+        iter_text_lines(synthetic_birthplace_dir / "wiki.txt"), vocab_size=600, output_dir=out, show_progress=False
+    )
+    return out
+
+
+@pytest.fixture(scope="session")
+def tiny_tokenizer(tiny_tokenizer_dir: Path):
+    """The tokenizer of `tiny_tokenizer_dir`, loaded with `hf_models.tokenization.load_tokenizer`."""
+    from hf_models.tokenization import load_tokenizer
+
+    return load_tokenizer(tiny_tokenizer_dir)
