@@ -1,0 +1,40 @@
+"""Data for the three tasks: `datasets` loaders, LM-block packing, and pretraining objectives.
+
+- Loaders (each returns a `datasets.DatasetDict`): `load_birthplace`, `load_birthplace_corpus`,
+  `load_cls_books`, `load_text_corpus`.
+- Packing: `tokenize_and_group` (run_clm-style blocks), `tokenize_documents` (one row per document).
+- Objectives: `span_corrupt` / `SpanCorruptionCollator` (CS224N), `encode_birthplace_qa`.
+- A synthetic birthplace task for demos: `write_synthetic_birthplace` (in `hf_models.data.synthetic`).
+"""
+
+from .errors import DataError, DataWarning
+from .loaders import (
+    detokenize_spm,
+    load_birthplace,
+    load_birthplace_corpus,
+    load_cls_books,
+    load_text_corpus,
+    read_lines,
+)
+from .objectives import IGNORE_INDEX, SpanCorruptionCollator, encode_birthplace_qa, span_corrupt
+from .processing import group_texts, tokenize_and_group, tokenize_documents
+from .synthetic import write_synthetic_birthplace
+
+__all__ = [
+    "IGNORE_INDEX",
+    "DataError",
+    "DataWarning",
+    "SpanCorruptionCollator",
+    "detokenize_spm",
+    "encode_birthplace_qa",
+    "group_texts",
+    "load_birthplace",
+    "load_birthplace_corpus",
+    "load_cls_books",
+    "load_text_corpus",
+    "read_lines",
+    "span_corrupt",
+    "tokenize_and_group",
+    "tokenize_documents",
+    "write_synthetic_birthplace",
+]

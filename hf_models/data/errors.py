@@ -1,0 +1,25 @@
+"""Errors and warnings raised by the data loaders."""
+
+from __future__ import annotations
+
+import warnings
+
+
+class DataError(ValueError):
+    """Bad input data. The message names the file, and the line (`file:line`) when there is one."""
+
+
+class DataWarning(UserWarning):
+    """Recovered or dropped input rows; one warning per file and kind, with a count and the line numbers."""
+
+
+def warn_rows(path: object, what: str, line_numbers: list[int], action: str) -> None:
+    """Emit one counted warning for several rows of one file, instead of one warning per row."""
+    if not line_numbers:
+        return
+    shown = ", ".join(map(str, line_numbers[:20])) + (", ..." if len(line_numbers) > 20 else "")
+    warnings.warn(
+        f"{path}: {len(line_numbers)} {what} ({action}); line(s) {shown}",
+        DataWarning,
+        stacklevel=3,
+    )

@@ -1,0 +1,273 @@
+"""`datasets` loaders for the three tasks: birthplace QA (CS224N a5), CLS-FR books, and raw text corpora.
+
+Every loader returns a `datasets.DatasetDict`. Bad input raises a short `DataError` (or
+`FileNotFoundError`) that names the file, and the line when there is one; rows that can be repaired are
+repaired and reported in one counted `DataWarning` per file. No row is dropped silently.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Iterable
+from pathlib import Path
+
+from datasets import ClassLabel, Dataset, DatasetDict, Features, Value
+
+from ..tokenization import find_invalid_utf8, iter_text_files, open_binary
+from .errors import DataError, DataWarning, warn_rows
+
+__all__ = [
+    "BIRTHPLACE_FILES",
+    "CLS_BOOKS_FILES",
+    "CLS_LABEL_NAMES",
+    "detokenize_spm",
+    "load_birthplace",
+    "load_birthplace_corpus",
+    "load_cls_books",
+    "load_text_corpus",
+    "read_lines",
+]
+
+BIRTHPLACE_FILES = {
+    "corpus": "wiki.txt",
+    "train": "birth_places_train.tsv",
+    "validation": "birth_dev.tsv",
+    "test": "birth_test_inputs.tsv",
+}
+# split -> (reviews, labels or None)
+CLS_BOOKS_FILES = {
+    "train": ("train.review.spm", "train.label"),
+    "validation": ("valid.review.spm", "valid.label"),
+    "test": ("test.review.spm", None),
+}
+CLS_LABEL_NAMES = ["negative", "positive"]
+_QUESTION_END = "born?"
+
+
+# --------------------------------------------------------------------------------------------------
+# Reading files
+# --------------------------------------------------------------------------------------------------
+def read_lines(path: str | os.PathLike) -> list[str]:
+    """Read a UTF-8 text file as a list of lines, without line breaks.
+
+    Raises `FileNotFoundError` when the file is missing, and `DataError` when it is empty or when a line
+    is not valid UTF-8 (the message names `file:line`).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: file not found")
+    data = path.read_bytes()
+    if not data.strip():
+        raise DataError(f"{path}: file is empty")
+    lines = data.split(b"\n")
+    if lines[-1] == b"":  # the final line break ends the last line; it does not start a new one
+        lines.pop()
+    out = []
+    for lineno, raw in enumerate(lines, start=1):
+        try:
+            out.append(raw.decode("utf-8").removesuffix("\r"))
+        except UnicodeDecodeError as err:
+            raise DataError(
+                f"{path}:{lineno}: invalid UTF-8 (byte {raw[err.start : err.start + 1]!r} at column {err.start + 1})"
+            ) from None
+    return out
+
+
+def _require_dir(data_dir: str | os.PathLike) -> Path:
+    data_dir = Path(data_dir)
+    if not data_dir.is_dir():
+        raise FileNotFoundError(f"{data_dir}: data folder not found")
+    return data_dir
+
+
+# --------------------------------------------------------------------------------------------------
+# Birthplace (CS224N a5)
+# --------------------------------------------------------------------------------------------------
+def _parse_birthplace_tsv(path: Path, with_answers: bool) -> dict[str, list[str]]:
+    questions: list[str] = []
+    answers: list[str] = []
+    recovered: list[int] = []
+    blank: list[int] = []
+    for lineno, line in enumerate(read_lines(path), start=1):
+        if not line.strip():
+            blank.append(lineno)
+            continue
+        fields = line.split("\t")
+        if not with_answers:
+            if len(fields) != 1:
+                raise DataError(
+                    f"{path}:{lineno}: expected a question only, found {len(fields)} tab-separated fields: {line!r}"
+                )
+            questions.append(line.strip())
+            continue
+        if len(fields) == 2:
+            question, answer = fields[0].strip(), fields[1].strip()
+        elif len(fields) == 1:
+            # Real-world noise (birth_dev.tsv lines 1, 2, 3, 6): spaces instead of the tab. The question
+            # always ends with "born?", so the answer is whatever follows it.
+            cut = line.rfind(_QUESTION_END)
+            if cut < 0 or not line[cut + len(_QUESTION_END) :].strip():
+                raise DataError(
+                    f"{path}:{lineno}: expected 'QUESTION<TAB>ANSWER', found no tab and no answer after "
+                    f"{_QUESTION_END!r}: {line!r}"
+                )
+            question, answer = line[: cut + len(_QUESTION_END)].strip(), line[cut + len(_QUESTION_END) :].strip()
+            recovered.append(lineno)
+        else:
+            raise DataError(
+                f"{path}:{lineno}: expected 2 tab-separated fields (question, answer), found {len(fields)}: {line!r}"
+            )
+        if not question or not answer:
+            raise DataError(f"{path}:{lineno}: empty question or answer: {line!r}")
+        questions.append(question)
+        answers.append(answer)
+    warn_rows(
+        path, "row(s) had spaces instead of the tab", recovered, f"recovered by splitting after {_QUESTION_END!r}"
+    )
+    warn_rows(path, "blank line(s)", blank, "skipped")
+    if not questions:
+        raise DataError(f"{path}: no rows")
+    return {"question": questions, "answer": answers} if with_answers else {"question": questions}
+
+
+def load_birthplace(data_dir: str | os.PathLike) -> DatasetDict:
+    """Load the CS224N birthplace QA splits: `train`, `validation` (birth_dev.tsv), `test`.
+
+    Columns: `question` ("Where was NAME born?") and `answer` (the place); the test split has no answer
+    column (the answers are not public). Rows with spaces instead of the tab are recovered and reported
+    in one counted `DataWarning`.
+    """
+    data_dir = _require_dir(data_dir)
+    features = Features({"question": Value("string"), "answer": Value("string")})
+    splits = {}
+    for split in ("train", "validation", "test"):
+        columns = _parse_birthplace_tsv(data_dir / BIRTHPLACE_FILES[split], with_answers=split != "test")
+        split_features = features if split != "test" else Features({"question": Value("string")})
+        splits[split] = Dataset.from_dict(columns, features=split_features)
+    return DatasetDict(splits)
+
+
+def load_birthplace_corpus(data_dir: str | os.PathLike) -> DatasetDict:
+    """Load `wiki.txt`, one paragraph (document) per row, as the `train` split with a `text` column.
+
+    Blank lines are dropped and counted in a `DataWarning`.
+    """
+    path = _require_dir(data_dir) / BIRTHPLACE_FILES["corpus"]
+    docs, blank = [], []
+    for lineno, line in enumerate(read_lines(path), start=1):
+        if line.strip():
+            docs.append(line)
+        else:
+            blank.append(lineno)
+    warn_rows(path, "blank line(s)", blank, "dropped")
+    return DatasetDict({"train": Dataset.from_dict({"text": docs}, features=Features({"text": Value("string")}))})
+
+
+# --------------------------------------------------------------------------------------------------
+# CLS-FR books (FLUE)
+# --------------------------------------------------------------------------------------------------
+def detokenize_spm(line: str) -> str:
+    """Undo SentencePiece splitting: join the space-separated pieces, then `▁` marks a space."""
+    return line.replace(" ", "").replace("\u2581", " ").strip()
+
+
+def load_cls_books(data_dir: str | os.PathLike) -> DatasetDict:
+    """Load CLS-FR books: `train`, `validation`, `test` with a `text` column and a `label` ClassLabel.
+
+    `text` is detokenized from the SentencePiece pieces. `label` has names negative (0) and positive (1);
+    the test split has no label column (the labels are held back).
+    """
+    data_dir = _require_dir(data_dir)
+    splits = {}
+    for split, (review_file, label_file) in CLS_BOOKS_FILES.items():
+        review_path = data_dir / review_file
+        texts = [detokenize_spm(line) for line in read_lines(review_path)]
+        # Empty reviews are kept (dropping them would shift the labels) but reported.
+        warn_rows(review_path, "empty review(s)", [i for i, t in enumerate(texts, start=1) if not t], "kept as ''")
+        columns: dict[str, list] = {"text": texts}
+        features = {"text": Value("string")}
+        if label_file is not None:
+            label_path = data_dir / label_file
+            label_lines = read_lines(label_path)
+            if len(label_lines) != len(texts):
+                raise DataError(
+                    f"{review_path} has {len(texts)} reviews but {label_path} has {len(label_lines)} labels"
+                )
+            labels = []
+            for lineno, value in enumerate(label_lines, start=1):
+                value = value.strip()
+                if value not in ("0", "1"):
+                    raise DataError(f"{label_path}:{lineno}: expected label 0 or 1, found {value!r}")
+                labels.append(int(value))
+            columns["label"] = labels
+            features["label"] = ClassLabel(names=CLS_LABEL_NAMES)
+        splits[split] = Dataset.from_dict(columns, features=Features(features))
+    return DatasetDict(splits)
+
+
+# --------------------------------------------------------------------------------------------------
+# Raw text corpora (plain or .gz) through the `datasets` text builder
+# --------------------------------------------------------------------------------------------------
+def _is_nonblank_batch(batch: dict[str, list[str]]) -> list[bool]:
+    return [bool(text.strip()) for text in batch["text"]]
+
+
+def _check_not_empty(path: Path) -> None:
+    with open_binary(path) as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            if chunk.strip():
+                return
+    raise DataError(f"{path}: file is empty")
+
+
+def load_text_corpus(
+    paths: str | os.PathLike | Iterable[str | os.PathLike],
+    validation_fraction: float = 0.0,
+    seed: int = 42,
+    cache_dir: str | None = None,
+    num_proc: int | None = None,
+) -> DatasetDict:
+    """Load plain or `.gz` text files (or folders of them) with the `datasets` text builder, one line per row.
+
+    Empty lines are dropped and counted in one `DataWarning`. With `validation_fraction > 0` a shuffled
+    `validation` split of that fraction of the lines is held out. The result is cached by `datasets`
+    (Arrow files and fingerprints), so a second call with the same files is fast.
+    """
+    import datasets
+
+    if not 0.0 <= validation_fraction < 1.0:
+        raise ValueError(f"validation_fraction must be in [0, 1), got {validation_fraction}")
+    files = iter_text_files(paths)
+    for f in files:
+        _check_not_empty(f)
+    try:
+        raw = datasets.load_dataset(
+            "text", data_files={"train": [str(f) for f in files]}, split="train", cache_dir=cache_dir
+        )
+    except Exception as err:
+        # The text builder reports invalid UTF-8 as a bare UnicodeDecodeError deep in a worker, without
+        # the file; locate it ourselves and say which file and line.
+        cause = err
+        while cause is not None and not isinstance(cause, UnicodeDecodeError):
+            cause = cause.__cause__ or cause.__context__
+        if cause is None:
+            raise
+        for f in files:
+            where = find_invalid_utf8(f)
+            if where is not None:
+                raise DataError(f"{f}:{where[0]}: invalid UTF-8 (column {where[1]})") from None
+        raise DataError(f"invalid UTF-8 in one of {', '.join(map(str, files))}") from None
+    total = len(raw)
+    corpus = raw.filter(_is_nonblank_batch, batched=True, num_proc=num_proc, desc="Dropping empty lines")
+    dropped = total - len(corpus)
+    if dropped:
+        warnings.warn(
+            f"{len(files)} file(s): dropped {dropped} empty line(s) out of {total}", DataWarning, stacklevel=2
+        )
+    if len(corpus) == 0:
+        raise DataError(f"no text in {', '.join(map(str, files))}")
+    if validation_fraction > 0:
+        split = corpus.train_test_split(test_size=validation_fraction, seed=seed, shuffle=True)
+        return DatasetDict({"train": split["train"], "validation": split["test"]})
+    return DatasetDict({"train": corpus})

@@ -1,0 +1,166 @@
+"""Pretraining and finetuning objectives on token ids: CS224N span corruption and birthplace QA.
+
+Causal LM and MLM use transformers' `DataCollatorForLanguageModeling` (`mlm=False` / `mlm=True`) on
+the blocks of `tokenize_and_group`; classification uses `DataCollatorWithPadding`. Only span corruption
+needs a collator of its own, because it draws a new random corruption of each document at every batch
+(as CS224N's `CharCorruptionDataset.__getitem__` does).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+from transformers import PreTrainedTokenizerBase
+
+__all__ = ["SpanCorruptionCollator", "encode_birthplace_qa", "span_corrupt", "span_corruption_max_length"]
+
+IGNORE_INDEX = -100  # label value that transformers' losses ignore
+
+
+def _randint(rng: random.Random | np.random.Generator | None, low: int, high: int) -> int:
+    """Uniform integer in [low, high], both ends included, from either kind of generator."""
+    if rng is None:
+        return random.randint(low, high)
+    if isinstance(rng, np.random.Generator):
+        return int(rng.integers(low, high + 1))
+    return rng.randint(low, high)
+
+
+def span_corruption_max_length(block_size: int) -> int:
+    """Longest truncated document: ⌊7/8·block⌋, and at most block - 3 so that the three separators fit."""
+    return min(7 * block_size // 8, block_size - 3)
+
+
+def span_corrupt(
+    ids: Sequence[int],
+    block_size: int,
+    sep_id: int,
+    pad_id: int,
+    rng: random.Random | np.random.Generator | None = None,
+) -> dict[str, list[int]]:
+    """CS224N span corruption on token ids.
+
+    1. Truncate the document to a random length in [4, ⌊7/8·block⌋] (or to the whole document when it
+       is shorter).
+    2. Cut out a span whose length is uniform in [1, m], with m ≈ length/2 - 1 (randomly rounded), so
+       that it averages a quarter of the truncated length; its start is uniform.
+    3. Emit `prefix SEP suffix SEP masked SEP`, then pad to `block_size`.
+
+    Returns `input_ids`, `attention_mask` (0 on pads) and `labels`: the input ids with -100 on pads.
+    The labels are not shifted, as transformers' causal-LM losses shift them.
+    """
+    max_len = span_corruption_max_length(block_size)
+    if max_len < 4:
+        raise ValueError(f"block_size={block_size} is too small for span corruption (needs at least 7)")
+    length = min(_randint(rng, 4, max_len), len(ids))
+    truncated = list(ids[:length])
+    if length > 0:
+        # Uniform in [1, m] has mean (m + 1) / 2; m = length/2 - 1 gives mean length/4. For odd lengths
+        # m is rounded down or up with probability 1/2 each, which keeps the mean at exactly length/4.
+        m = max(1, (length - 2 + _randint(rng, 0, 1)) // 2)
+        span = _randint(rng, 1, m)
+        start = _randint(rng, 0, length - span)
+    else:
+        span = start = 0
+    prefix, masked, suffix = truncated[:start], truncated[start : start + span], truncated[start + span :]
+    input_ids = prefix + [sep_id] + suffix + [sep_id] + masked + [sep_id]
+    n_pad = block_size - len(input_ids)
+    return {
+        "input_ids": input_ids + [pad_id] * n_pad,
+        "attention_mask": [1] * len(input_ids) + [0] * n_pad,
+        "labels": input_ids + [IGNORE_INDEX] * n_pad,
+    }
+
+
+@dataclass
+class SpanCorruptionCollator:
+    """Trainer data collator: each example is a tokenized document (`input_ids`); every call draws a new
+    span corruption of it (`span_corrupt`) and returns tensors of shape `(batch, block_size)`.
+
+    With `seed`, the sequence of corruptions is reproducible. In DataLoader worker processes, each worker
+    reseeds its own generator (seed + worker id, or fresh entropy without a seed), so that workers do not
+    repeat each other's draws.
+    """
+
+    tokenizer: PreTrainedTokenizerBase
+    block_size: int
+    seed: int | None = None
+    _rng: random.Random = field(init=False, repr=False)
+    _worker_id: int | None = field(init=False, repr=False, default=None)
+
+    def __post_init__(self) -> None:
+        missing = [name for name in ("sep_token_id", "pad_token_id") if getattr(self.tokenizer, name, None) is None]
+        if missing:
+            raise ValueError(f"span corruption needs a tokenizer with {' and '.join(missing)}")
+        if span_corruption_max_length(self.block_size) < 4:  # fail at construction, not at the first batch
+            raise ValueError(f"block_size={self.block_size} is too small for span corruption (needs at least 7)")
+        self._rng = random.Random(self.seed)
+
+    def _generator(self) -> random.Random:
+        info = torch.utils.data.get_worker_info()
+        if info is not None and info.id != self._worker_id:
+            self._worker_id = info.id
+            self._rng = random.Random(None if self.seed is None else self.seed + 1000003 * (info.id + 1))
+        return self._rng
+
+    def __call__(self, examples: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
+        rng = self._generator()
+        rows = [
+            span_corrupt(
+                ex["input_ids"], self.block_size, self.tokenizer.sep_token_id, self.tokenizer.pad_token_id, rng
+            )
+            for ex in examples
+        ]
+        return {key: torch.tensor([row[key] for row in rows], dtype=torch.long) for key in rows[0]}
+
+
+def encode_birthplace_qa(
+    examples: dict[str, list[str]],
+    tokenizer: PreTrainedTokenizerBase,
+    block_size: int,
+    answer_prefix: str = " ",
+    prompt_only: bool = False,
+) -> dict[str, list[list[int]]]:
+    """Batched `datasets.map` function: `question SEP answer SEP eos` for finetuning on birthplace QA.
+
+    `labels` are -100 on the question and the first SEP, so that the loss falls on the answer (and the
+    closing `SEP eos`, which teach the model to stop). Sequences are not padded: use
+    `DataCollatorForSeq2Seq(tokenizer, label_pad_token_id=-100)`, which pads labels with -100.
+
+    The answer is encoded with `answer_prefix` (a space by default) so that its tokens are the ones the
+    place name has inside a sentence of `wiki.txt` (" Berlin", not "Berlin"); strip the decoded answer.
+
+    Without an `answer` column (the test split), or with `prompt_only=True`, only the prompt
+    `question SEP` is emitted, with all labels -100: the input of `generate`.
+
+    Over-long examples lose the start of the question first, so that the answer is kept.
+    """
+    sep, eos = tokenizer.sep_token_id, tokenizer.eos_token_id
+    if sep is None or eos is None:
+        raise ValueError("birthplace QA needs a tokenizer with sep_token and eos_token")
+    questions = tokenizer(examples["question"], add_special_tokens=False, verbose=False)["input_ids"]
+    answers_text = examples.get("answer")
+    if prompt_only or answers_text is None:
+        answers = None
+    else:
+        answers = tokenizer([answer_prefix + a for a in answers_text], add_special_tokens=False, verbose=False)[
+            "input_ids"
+        ]
+    out: dict[str, list[list[int]]] = {"input_ids": [], "attention_mask": [], "labels": []}
+    for i, question in enumerate(questions):
+        target = [] if answers is None else answers[i] + [sep, eos]
+        overflow = len(question) + 1 + len(target) - block_size
+        if overflow > 0:
+            question = question[min(overflow, len(question)) :]
+        prompt = question + [sep]
+        input_ids = (prompt + target)[:block_size]
+        labels = ([IGNORE_INDEX] * len(prompt) + target)[:block_size]
+        out["input_ids"].append(input_ids)
+        out["attention_mask"].append([1] * len(input_ids))
+        out["labels"].append(labels)
+    return out
