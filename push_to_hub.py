@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from huggingface_hub import EvalResult, HfApi, ModelCard, ModelCardData, get_token
-from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
+from huggingface_hub.errors import HfHubHTTPError, HFValidationError, OfflineModeIsEnabled
+from huggingface_hub.utils import validate_repo_id
 
 PROG = "push_to_hub.py"
 CODE_PACKAGE = "hf_models"
@@ -1053,8 +1054,10 @@ def upload(
     language: str | None = None,
     license: str = DEFAULT_LICENSE,
     birthplace: bool | None = None,
-) -> str:
-    """Stage the export in a temporary folder and upload it; returns the commit URL. Raises PushError/network errors."""
+) -> tuple[str, int]:
+    """Stage the export in a temporary folder and upload it; returns (commit URL, number of files).
+
+    Raises PushError for what the user must fix, and the Hub client's errors for the network."""
     if _offline():
         raise PushError(
             "cannot upload: offline mode is on (HF_HUB_OFFLINE=1); unset it and check your network, "
@@ -1082,7 +1085,7 @@ def upload(
             commit_message=commit_message or f"Upload {run_dir.resolve().name} with push_to_hub.py",
             allow_patterns=staged.allow_patterns,
         )
-    return str(getattr(info, "commit_url", None) or f"{_endpoint()}/{repo_id}")
+    return str(getattr(info, "commit_url", None) or f"{_endpoint()}/{repo_id}"), len(staged.files)
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -1125,6 +1128,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     card_options = {"language": args.language, "license": args.license, "birthplace": args.birthplace}
     try:
+        if args.repo_id:
+            validate_repo_id(args.repo_id)  # before any staging or network call
         if args.dry_run:
             result = export_folder(
                 args.run_dir, args.local_dir, repo_id=args.repo_id, overwrite=args.overwrite, **card_options
@@ -1136,7 +1141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for rel in result.files:
                 print(f"  {rel.as_posix()}")
             return 0
-        url = upload(
+        url, n_files = upload(
             args.run_dir,
             args.repo_id,
             private=args.private,
@@ -1144,10 +1149,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             commit_message=args.commit_message,
             **card_options,
         )
-        print(f"{PROG}: uploaded {args.run_dir} to {_endpoint()}/{args.repo_id} ({url})")
+        print(f"{PROG}: uploaded {n_files} files from {args.run_dir} to {_endpoint()}/{args.repo_id} ({url})")
         return 0
     except PushError as error:
         print(f"{PROG}: {error}", file=sys.stderr)
+        return 1
+    except HFValidationError as error:
+        print(f"{PROG}: invalid --repo_id: {_one_line(error)}", file=sys.stderr)
         return 1
     except _network_errors() as error:
         print(f"{PROG}: {_explain(error)}", file=sys.stderr)

@@ -427,6 +427,12 @@ def test_upload_calls_hfapi_with_repo_folder_and_allowlist(
     assert not Path(upload["folder_path"]).exists()  # the staging folder is cleaned up
 
 
+def test_invalid_repo_id_is_one_line(runs: dict[str, Path], capsys: pytest.CaptureFixture) -> None:
+    assert push_to_hub.main([str(runs["lm_dir"]), "--repo_id", "a/b/c"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("push_to_hub.py: invalid --repo_id")
+
+
 @pytest.mark.parametrize(
     ("env", "expected"),
     [
