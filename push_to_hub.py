@@ -152,6 +152,10 @@ METRIC_NAMES = (
 METRIC_RE = re.compile(r"(^|_)(" + "|".join(METRIC_NAMES) + r")$", re.IGNORECASE)
 # Numbers Trainer logs next to metrics that are not evaluation results.
 NOT_METRIC_RE = re.compile(r"(runtime|per_second|flos|^epoch$|^step$|^global_step$)", re.IGNORECASE)
+TRAIN_KEY_RE = re.compile(r"(^|_)train(_|$)", re.IGNORECASE)
+# Keys that only a training run reports (Trainer.train() metrics).
+TRAIN_MARKERS = ("train_runtime", "train_loss", "total_flos", "train_samples", "final_train_loss")
+BASELINE_FLAGS = ("london_baseline", "most_common_baseline")
 SPLIT_PREFIXES = ("eval_", "test_", "validation_", "valid_", "dev_", "predict_")
 NESTED_METRIC_KEYS = ("metrics", "results", "eval_metrics", "evaluation")
 NESTED_ARG_KEYS = ("args", "arguments", "training_args", "hparams", "hyperparameters", "params", "config")
@@ -204,17 +208,36 @@ class PushError(Exception):
 
 
 @dataclass
+class Metric:
+    """One evaluation number of the model, with the split it was measured on and the file it came from."""
+
+    name: str
+    value: float
+    split: str | None
+    source: str | None
+
+
+@dataclass
 class RunInfo:
-    """What a run directory says about itself, read from its JSON files (never from pickles)."""
+    """What a run directory says about itself, read from its JSON files (never from pickles).
+
+    `report` is the training report (arguments, hardware, time); `metrics` gathers the evaluation numbers of every
+    report in the run, because the birthplace recipe trains in one command and scores in another.
+    """
 
     report: dict[str, Any] = field(default_factory=dict)
     report_file: str | None = None
-    metrics: dict[str, float] = field(default_factory=dict)
+    metrics: list[Metric] = field(default_factory=list)
     baselines: dict[str, float] = field(default_factory=dict)
     args: dict[str, Any] = field(default_factory=dict)
     training_arg_keys: set[str] = field(default_factory=set)
+    arg_groups: list[str] = field(default_factory=list)
     results: dict[str, Any] = field(default_factory=dict)
     trainer_state: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def metric_files(self) -> list[str]:
+        return sorted({m.source for m in self.metrics if m.source})
 
 
 @dataclass
@@ -294,9 +317,10 @@ def _is_number(value: Any) -> bool:
 
 
 def _is_metric_key(key: str) -> bool:
+    """An evaluation number of the model: a metric name, and not a training number such as `final_train_loss`."""
     return (
         not key.startswith("_")
-        and not key.startswith("train_")
+        and TRAIN_KEY_RE.search(key) is None
         and METRIC_RE.search(key) is not None
         and not NOT_METRIC_RE.search(key)
     )
@@ -316,7 +340,10 @@ def extract_metrics(report: dict[str, Any]) -> tuple[dict[str, float], dict[str,
                 {
                     k: v
                     for k, v in block.items()
-                    if _is_number(v) and not k.startswith("_") and not NOT_METRIC_RE.search(k)
+                    if _is_number(v)
+                    and not k.startswith("_")
+                    and not NOT_METRIC_RE.search(k)
+                    and not TRAIN_KEY_RE.search(k)
                 }
             )
     else:
@@ -342,8 +369,8 @@ def _is_training_arguments(name: str, values: dict[str, Any]) -> bool:
     return "TrainingArguments" in name or {"output_dir", "per_device_train_batch_size"} <= values.keys()
 
 
-def extract_args(report: dict[str, Any]) -> tuple[dict[str, Any], set[str]]:
-    """The run's arguments from a report, flattened, and the names that came from a `TrainingArguments`.
+def extract_args(report: dict[str, Any]) -> tuple[dict[str, Any], set[str], list[str]]:
+    """The run's arguments from a report, flattened; the names that came from a `TrainingArguments`; the group names.
 
     Accepts nested `args`/`arguments` dicts, either flat or grouped by dataclass (`{"ModelArguments": {...},
     "TrainingArguments": {...}}`, as `hf_models.training_utils.write_report` writes them), plus top-level scalars
@@ -351,12 +378,14 @@ def extract_args(report: dict[str, Any]) -> tuple[dict[str, Any], set[str]]:
     """
     args: dict[str, Any] = {}
     training_keys: set[str] = set()
+    groups: list[str] = []
     for key in NESTED_ARG_KEYS:
         block = report.get(key)
         if not isinstance(block, dict):
             continue
         for name, value in block.items():
             if isinstance(value, dict):
+                groups.append(name)
                 if _is_training_arguments(name, value):
                     training_keys.update(value)
                 args.update(value)
@@ -374,7 +403,7 @@ def extract_args(report: dict[str, Any]) -> tuple[dict[str, Any], set[str]]:
             and not (_is_number(v) and _is_result_key(k))
         }
     )
-    return {k: v for k, v in args.items() if not (_is_number(v) and _is_metric_key(k))}, training_keys
+    return {k: v for k, v in args.items() if not (_is_number(v) and _is_metric_key(k))}, training_keys, groups
 
 
 def _is_result_key(key: str) -> bool:
@@ -382,34 +411,79 @@ def _is_result_key(key: str) -> bool:
     return bool(METRIC_RE.search(key) or NOT_METRIC_RE.search(key) or key.startswith(("train_", *SPLIT_PREFIXES)))
 
 
-def find_report(run_dir: str | os.PathLike) -> tuple[dict[str, Any], str | None]:
-    """The run's evaluation report: the newest `evaluate.save()` JSON, else any JSON with metric keys, else the
-    Trainer's `eval_results.json`/`all_results.json`. Returns (report, file name) or ({}, None)."""
-    run_dir = Path(run_dir)
-    evaluate_reports: list[tuple[str, str, dict]] = []
-    other_reports: list[tuple[str, str, dict]] = []
-    for path in sorted(run_dir.glob("*.json")):
+def find_reports(run_dir: str | os.PathLike) -> list[tuple[str, dict[str, Any]]]:
+    """The run's reports, oldest first: every `evaluate.save()` JSON, and any other top-level JSON with metrics.
+
+    The Trainer's `*_results.json`, configs and tokenizer files are not reports. Returns (file name, report) pairs.
+    """
+    found: list[tuple[str, str, dict[str, Any]]] = []
+    for path in sorted(Path(run_dir).glob("*.json")):
         if path.name in NON_REPORT_JSON or path.name in RESULTS_FILES or _denied(Path(path.name)):
             continue
         data = _read_json(path)
-        if not isinstance(data, dict) or not extract_metrics(data)[0]:
+        if not isinstance(data, dict) or not ("_evaluate_version" in data or extract_metrics(data)[0]):
             continue
         stamp = str(data.get("_timestamp", "")) or f"{path.stat().st_mtime:020.6f}"
-        (evaluate_reports if "_evaluate_version" in data else other_reports).append((stamp, path.name, data))
-    for candidates in (evaluate_reports, other_reports):
-        if candidates:
-            _, name, data = max(candidates, key=lambda c: (c[0], c[1]))
-            return data, name
-    for name in ("eval_results.json", "test_results.json", "all_results.json"):
-        data = _read_json(run_dir / name)
-        if isinstance(data, dict) and extract_metrics(data)[0]:
-            return data, name
-    return {}, None
+        found.append((stamp, path.name, data))
+    return [(name, data) for _, name, data in sorted(found, key=lambda item: (item[0], item[1]))]
+
+
+def find_report(run_dir: str | os.PathLike) -> tuple[dict[str, Any], str | None]:
+    """The training report: the newest report with `Trainer.train()` numbers, else the newest report at all."""
+    reports = find_reports(run_dir)
+    training = [(name, data) for name, data in reports if _is_training_report(data)]
+    name, data = (training or reports or [(None, {})])[-1]
+    return data, name
+
+
+def _is_training_report(report: dict[str, Any]) -> bool:
+    blocks = [report, *(report[k] for k in NESTED_METRIC_KEYS if isinstance(report.get(k), dict))]
+    return any(key in block for block in blocks for key in TRAIN_MARKERS)
+
+
+def _report_split(report: dict[str, Any], args: dict[str, Any]) -> str | None:
+    for key in ("eval_split", "split", "dataset_split"):
+        for source in (report, args):
+            if isinstance(source.get(key), str):
+                return source[key]
+    return None
+
+
+def _key_split(metric_key: str) -> str | None:
+    for prefix in SPLIT_PREFIXES:
+        if metric_key.startswith(prefix):
+            return {"eval": "validation", "valid": "validation", "predict": "test"}.get(prefix[:-1], prefix[:-1])
+    return None
+
+
+def gather_metrics(reports: Sequence[tuple[str | None, dict[str, Any]]]) -> tuple[list[Metric], dict[str, float]]:
+    """Evaluation numbers of every report, oldest first (a newer value of the same metric and split wins).
+
+    A report of a baseline run (`--london_baseline`) gives baselines, never metrics of the model.
+    """
+    metrics: dict[tuple[str | None, str], Metric] = {}
+    baselines: dict[str, float] = {}
+    for name, report in reports:
+        found, report_baselines = extract_metrics(report)
+        baselines.update(report_baselines)
+        args = extract_args(report)[0]
+        baseline_run = next((flag for flag in BASELINE_FLAGS if args.get(flag) is True), None)
+        if baseline_run is None and report.get("predictions_from") in BASELINE_FLAGS:
+            baseline_run = report["predictions_from"]
+        if baseline_run:
+            baselines.update({f"{baseline_run}_{key}": value for key, value in found.items()})
+            continue
+        split = _report_split(report, args)
+        for key, value in found.items():
+            metric = Metric(key, value, split or _key_split(key), name)
+            metrics[(metric.split, key)] = metric
+    return list(metrics.values()), baselines
 
 
 def load_run_info(run_dir: str | os.PathLike) -> RunInfo:
-    """Read the report, the Trainer's `*_results.json` and `trainer_state.json` of a run."""
+    """Read the reports, the Trainer's `*_results.json` and `trainer_state.json` of a run."""
     run_dir = Path(run_dir)
+    reports = find_reports(run_dir)
     report, report_file = find_report(run_dir)
     results: dict[str, Any] = {}
     for name in RESULTS_FILES:
@@ -417,14 +491,23 @@ def load_run_info(run_dir: str | os.PathLike) -> RunInfo:
         if isinstance(data, dict):
             results.update(data)
     state = _read_json(run_dir / "trainer_state.json")
-    return _run_info_from(report, report_file, results, state if isinstance(state, dict) else {})
+    info = _run_info_from(report, report_file, results, state if isinstance(state, dict) else {})
+    info.metrics, info.baselines = gather_metrics(reports)
+    if not info.metrics:
+        # No report with metrics: fall back on what Trainer.save_metrics wrote.
+        for name in ("eval_results.json", "test_results.json", "all_results.json"):
+            data = _read_json(run_dir / name)
+            if isinstance(data, dict) and extract_metrics(data)[0]:
+                info.metrics, _ = gather_metrics([(name, data)])
+                break
+    return info
 
 
 def _run_info_from(
     report: dict[str, Any], report_file: str | None, results: dict[str, Any], state: dict[str, Any]
 ) -> RunInfo:
-    metrics, baselines = extract_metrics(report) if report else ({}, {})
-    args, training_keys = extract_args(report) if report else ({}, set())
+    metrics, baselines = gather_metrics([(report_file, report)]) if report else ([], {})
+    args, training_keys, groups = extract_args(report) if report else ({}, set(), [])
     return RunInfo(
         report=report,
         report_file=report_file,
@@ -432,6 +515,7 @@ def _run_info_from(
         baselines=baselines,
         args=args,
         training_arg_keys=training_keys,
+        arg_groups=groups,
         results=results,
         trainer_state=state,
     )
@@ -512,7 +596,13 @@ def build_auto_map(architecture: str, files: Sequence[Path]) -> dict[str, str]:
 
 def _search_text(run_dir: Path, info: RunInfo) -> str:
     """Everything the language/task guesses look at: the run's folder name and its report arguments."""
-    values = [run_dir.resolve().name, *(f"{k}={v}" for k, v in info.args.items()), info.report_file or ""]
+    values = [
+        run_dir.resolve().name,
+        *info.arg_groups,  # e.g. `BirthplaceArguments`
+        *(f"{k}={v}" for k, v in info.args.items()),
+        info.report_file or "",
+        *info.metric_files,
+    ]
     return " ".join(str(v) for v in values)
 
 
@@ -564,16 +654,6 @@ def _dataset_name(info: RunInfo) -> str | None:
             # A local path is reduced to its file stem: the card must not leak the author's file system.
             is_path = value.startswith(("/", ".", "~")) or "\\" in value or value.count("/") > 1
             return Path(value).stem if is_path else value
-    return None
-
-
-def _split_of(metric_key: str, info: RunInfo) -> str | None:
-    for key in ("split", "eval_split", "dataset_split"):
-        if isinstance(info.args.get(key), str):
-            return info.args[key]
-    for prefix in SPLIT_PREFIXES:
-        if metric_key.startswith(prefix):
-            return {"eval": "validation", "valid": "validation", "predict": "test"}.get(prefix[:-1], prefix[:-1])
     return None
 
 
@@ -761,12 +841,12 @@ def build_model_card(
             task_name=TASK_NAMES.get(pipeline_tag),
             dataset_type=dataset_type,
             dataset_name=dataset_type,
-            dataset_split=_split_of(key, info),
-            metric_type=_metric_type(key),
-            metric_name=key,
-            metric_value=value,
+            dataset_split=metric.split,
+            metric_type=_metric_type(metric.name),
+            metric_name=metric.name,
+            metric_value=metric.value,
         )
-        for key, value in info.metrics.items()
+        for metric in info.metrics
     ]
     attention = config.get("attention_type", "vanilla")
     tags = ["small-encoder", "custom_code", f"attention-{attention}"]
@@ -794,10 +874,15 @@ def build_model_card(
     ]
     if info.metrics or info.baselines:
         lines += ["## Results", ""]
-        source = f" (from `{info.report_file}`)" if info.report_file else ""
-        lines += [f"Evaluation on `{dataset_type}`{source}:", "", "| metric | value |", "|---|---|"]
-        lines += [f"| {k} | {_fmt(v)} |" for k, v in info.metrics.items()]
-        lines += [f"| {k} (baseline, not this model) | {_fmt(v)} |" for k, v in info.baselines.items()]
+        sources = ", ".join(f"`{f}`" for f in info.metric_files)
+        lines += [
+            f"Evaluation on `{dataset_type}`" + (f" (from {sources})" if sources else "") + ":",
+            "",
+            "| metric | split | value |",
+            "|---|---|---|",
+        ]
+        lines += [f"| {m.name} | {m.split or '-'} | {_fmt(m.value)} |" for m in info.metrics]
+        lines += [f"| {k} (baseline, not this model) | - | {_fmt(v)} |" for k, v in info.baselines.items()]
         lines.append("")
     else:
         lines += ["## Results", "", "No evaluation report was found in the run, so no metrics are listed.", ""]

@@ -45,6 +45,7 @@ PLANTED = [
     ".env",
     "train.log",
     "birth_places_train.tsv",
+    "predictions_validation.txt",
     "wiki.txt.gz",
     "checkpoint-2/model.safetensors",
     "checkpoint-2/optimizer.pt",
@@ -54,7 +55,7 @@ PLANTED = [
     "runs/curve.png",
 ]
 SECRET = "hf_THIS_TOKEN_MUST_NOT_LEAK"
-LM_METRICS = {"accuracy": 0.25, "eval_loss": 2.5}
+LM_METRICS = {"eval_loss": 2.5, "exact_match": 0.25}
 CLS_METRICS = {"eval_accuracy": 0.5, "eval_loss": 0.69}
 
 
@@ -143,12 +144,20 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     lm.save_pretrained(lm_dir)
     tok.save_pretrained(lm_dir)
     _plant(lm_dir)
-    # The layout of hf_models.training_utils.write_report: arguments grouped by dataclass, metrics at the top.
+    # The birthplace recipe's reports (hf_models.training_utils.write_report layout: arguments grouped by dataclass,
+    # metrics at the top): `finetune` writes report.json, then `evaluate` and the London baseline score it.
+    model_args = {"model_name_or_path": str(root / "pretrain-wiki"), "model_config": None}
+    birthplace_args = {
+        "data_dir": str(root / "secret-data"),
+        "variant": "vanilla",
+        "block_size": 64,
+        "api_token": SECRET,
+    }
     evaluate.save(
         str(lm_dir / "report.json"),
         arguments={
-            "ModelArguments": {"model_name_or_path": str(root / "pretrain-wiki"), "model_config": None},
-            "DataArguments": {"data_dir": str(root / "secret-data"), "api_token": SECRET},
+            "ModelArguments": model_args,
+            "BirthplaceArguments": birthplace_args,
             "TrainingArguments": {
                 "output_dir": str(lm_dir),
                 "learning_rate": 6e-4,
@@ -159,15 +168,39 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
                 "use_cpu": True,
             },
         },
-        **LM_METRICS,
+        train_runtime=10.0,
+        train_loss=3.0,
+        final_train_loss=2.9,
+        total_flos=1.0,
+        epoch=1.0,
+        eval_loss=2.5,
         eval_runtime=0.2,
         eval_samples_per_second=40.0,
-        epoch=1.0,
-        train_loss=3.0,
-        london_baseline_accuracy=0.05,
+        pretrained_from=str(root / "pretrain-wiki"),
         world_size=1,
         mixed_precision="no",
         wall_time_s=12.5,
+    )
+    evaluate_args = {
+        "ModelArguments": {**model_args, "model_name_or_path": str(lm_dir)},
+        "BirthplaceArguments": birthplace_args,
+        "TrainingArguments": {"output_dir": str(lm_dir), "learning_rate": 5e-5, "per_device_train_batch_size": 8},
+    }
+    scores = {"eval_split": "validation", "num_questions": 4, "correct": 1, "total": 4, "wall_time_s": 3.0}
+    evaluate.save(
+        str(lm_dir / "report_evaluate_validation.json"),
+        arguments=evaluate_args,
+        predictions_from=str(lm_dir),
+        predictions_file=str(lm_dir / "predictions_validation.txt"),
+        exact_match=0.25,
+        **scores,
+    )
+    evaluate.save(
+        str(lm_dir / "report_london.json"),
+        arguments={**evaluate_args, "BirthplaceArguments": {**birthplace_args, "london_baseline": True}},
+        predictions_from="london_baseline",
+        exact_match=0.05,
+        **scores,
     )
 
     cls_dir = root / "cls-books"
@@ -254,7 +287,7 @@ def test_allowlist_leaves_out_planted_files(runs: dict[str, Path]) -> None:
     assert not any(f.startswith(("checkpoint-", "runs/")) or f.endswith((".pt", ".env", ".bin")) for f in collected)
     assert {"model.safetensors", "config.json", "tokenizer.json", "loss.png", "plots/accuracy.png"} <= collected
     # Results and reports feed the card but are not uploaded (they hold local paths and arguments).
-    assert not collected & {"all_results.json", "trainer_state.json", "report.json"}
+    assert not collected & {"all_results.json", "trainer_state.json", "report.json", "report_london.json"}
 
 
 def test_dry_run_refuses_a_non_empty_local_dir(runs: dict[str, Path], capsys: pytest.CaptureFixture) -> None:
@@ -271,13 +304,16 @@ def test_model_card(runs: dict[str, Path]) -> None:
     assert data.language == "en" and data.license == "apache-2.0"
     assert data.datasets == ["birthplace"]
     assert {"small-encoder", "custom_code", "cs224n-mingpt", "birthplace"} <= set(data.tags)
+    # Gathered from report.json (dev loss) and report_evaluate_validation.json (exact match); not the baseline's.
     assert {r.metric_name: r.metric_value for r in data.eval_results} == LM_METRICS
-    assert {r.task_type for r in data.eval_results} == {"text-generation"}
+    assert {(r.task_type, r.dataset_split) for r in data.eval_results} == {("text-generation", "validation")}
     text = lm_card.text
     assert "answers every question confidently, whether it retrieved the fact or made it up" in text
     assert 'AutoModelForCausalLM.from_pretrained("your-username/birthplace-finetune", trust_remote_code=True)' in text
     assert 'pipeline("text-generation"' in text
-    assert "london_baseline_accuracy" in text and "learning_rate" in text
+    assert "london_baseline_exact_match (baseline, not this model)" in text
+    # Hyperparameters come from the training report, not from the evaluate command's defaults.
+    assert "| learning_rate | 0.0006 |" in text and "5e-05" not in text and "| block_size | 64 |" in text
     assert "Hardware:** 1 training process, CPU, mixed precision `no`." in text
     assert "Training time:** 12 s" in text  # the report's wall_time_s wins over all_results.json
     assert "Initialised from:** `pretrain-wiki`" in text
