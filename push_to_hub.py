@@ -692,7 +692,8 @@ def _format_seconds(seconds: float) -> str:
 
 def _hyperparameters(info: RunInfo) -> dict[str, Any]:
     """Safe scalar arguments of the run (only the key `TrainingArguments`), completed from `trainer_state.json`."""
-    hidden = {*HARDWARE_KEYS, *TIME_KEYS, *DATASET_KEYS, *LANGUAGE_KEYS, *SHOWN_ELSEWHERE, "model_name_or_path"}
+    hidden = {*HARDWARE_KEYS, *TIME_KEYS, *DATASET_KEYS, *LANGUAGE_KEYS, *SHOWN_ELSEWHERE, *BASELINE_FLAGS}
+    hidden |= {"model_name_or_path", "eval_split", "split", "dataset_split"}  # evaluation settings, not training
     params = {
         k: v
         for k, v in info.args.items()
@@ -890,8 +891,15 @@ def build_model_card(
     n_params = _count_parameters(run_dir)
     seconds = _training_time(info)
     hardware = _hardware(info)
+    # `final_train_loss` (the recipes' last logged loss) is what a reader expects; Trainer's `train_loss` is a mean.
     train_loss = next(
-        (src["train_loss"] for src in (info.report, info.results) if _is_number(src.get("train_loss"))), None
+        (
+            (label, src[key])
+            for key, label in (("final_train_loss", "Final training loss"), ("train_loss", "Mean training loss"))
+            for src in (info.report, info.results)
+            if _is_number(src.get(key))
+        ),
+        None,
     )
     setup = [
         f"- **Objective:** {objective}"
@@ -929,7 +937,7 @@ def build_model_card(
         f"- **Training time:** {_format_seconds(seconds)}."
         if seconds is not None
         else "- **Training time:** not recorded.",
-        *([f"- **Final training loss:** {_fmt(train_loss)}."] if train_loss is not None else []),
+        *([f"- **{train_loss[0]}:** {_fmt(train_loss[1])}."] if train_loss is not None else []),
     ]
     if config.get("id2label") and pipeline_tag == "text-classification":
         labels = ", ".join(f"{k} → `{v}`" for k, v in sorted(config["id2label"].items(), key=lambda kv: int(kv[0])))
