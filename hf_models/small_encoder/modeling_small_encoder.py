@@ -72,18 +72,32 @@ def eager_attention_forward(
     is_causal: bool = False,
     **kwargs,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Attention written out, for `output_attentions` and as the reference for SDPA. Inputs are [B, H, L, D]."""
-    attn_weights = torch.matmul(query, key.transpose(2, 3)) * scaling
-    query_length, key_length = query.shape[-2], key.shape[-2]
-    if attention_mask is None and is_causal and query_length > 1:
-        attention_mask = torch.ones(query_length, key_length, dtype=torch.bool, device=query.device).tril(
-            key_length - query_length
-        )
-    if attention_mask is not None:
-        if attention_mask.dtype == torch.bool:
-            attn_weights = attn_weights.masked_fill(~attention_mask, torch.finfo(attn_weights.dtype).min)
-        else:
-            attn_weights = attn_weights + attention_mask
+    """Attention written out, for `output_attentions` and dropout on the CPU. Inputs are [B, H, L, D]."""
+    batch_size, num_heads, query_length, head_dim = query.shape
+    key_length = key.shape[-2]
+    min_value = torch.finfo(query.dtype).min
+    bias = None
+    if attention_mask is not None and attention_mask.dtype == torch.bool:
+        bias = torch.zeros(attention_mask.shape, dtype=query.dtype, device=query.device)
+        bias = bias.masked_fill_(~attention_mask, min_value)
+    elif attention_mask is not None:
+        bias = attention_mask
+    elif is_causal and query_length > 1:
+        bias = torch.full((query_length, key_length), min_value, dtype=query.dtype, device=query.device)
+        bias = bias.triu_(key_length - query_length + 1)
+
+    if bias is None:
+        attn_weights = torch.matmul(query, key.transpose(2, 3)) * scaling
+    else:
+        if bias.dim() == 4:
+            bias = bias.expand(batch_size, num_heads, query_length, key_length).reshape(-1, query_length, key_length)
+        # One kernel for the scaling, QK^T and the mask.
+        attn_weights = torch.baddbmm(
+            bias,
+            query.reshape(-1, query_length, head_dim),
+            key.reshape(-1, key_length, head_dim).transpose(1, 2),
+            alpha=scaling,
+        ).view(batch_size, num_heads, query_length, key_length)
     attn_weights = F.softmax(attn_weights, dim=-1, dtype=torch.float32).to(query.dtype)
     attn_weights = F.dropout(attn_weights, p=dropout, training=module.training)
     attn_output = torch.matmul(attn_weights, value).transpose(1, 2).contiguous()
@@ -121,8 +135,11 @@ class SmallEncoderAttention(nn.Module):
         if past_key_values is not None:
             key, value = past_key_values.update(key, value, self.layer_idx)
 
+        dropout = self.attention_dropout if self.training else 0.0
+        # PyTorch's fused CPU kernels have no dropout: SDPA would fall back to its math path, slower than ours.
+        use_eager = output_attentions or (dropout > 0 and query.device.type == "cpu")
         attention_interface = eager_attention_forward
-        if not output_attentions:
+        if not use_eager:
             attention_interface = ALL_ATTENTION_FUNCTIONS.get_interface(
                 self.config._attn_implementation, eager_attention_forward
             )
@@ -132,7 +149,7 @@ class SmallEncoderAttention(nn.Module):
             key,
             value,
             attention_mask,
-            dropout=self.attention_dropout if self.training else 0.0,
+            dropout=dropout,
             scaling=self.scaling,
             is_causal=self.is_causal,
         )
