@@ -37,6 +37,9 @@ class SmallEncoderConfig(PreTrainedConfig):
         embedding_dropout, attention_dropout, hidden_dropout, activation_dropout: dropout after the embeddings, on
             the attention weights, on each residual branch, and inside the feed-forward (`nn.TransformerEncoderLayer`
             has one there, minGPT does not).
+        hidden_act: the feed-forward activation. The `cs224n-mingpt` preset uses GELU in its tanh form
+            (`gelu_pytorch_tanh`, GPT-2's GELU as one fused kernel): torch's exact-erf GELU is about 10x slower on
+            the CPU and opens a thread pool even on tiny decoding tensors.
         lm_head_bias: bias on the (masked) LM head: the lab's `nn.Linear` has one, minGPT's head has none.
         classifier_pooling: which hidden state the classification head reads: `"last"` non-pad token (the lab's
             choice), `"mean"` over non-pad tokens, or `"first"` non-pad token.
