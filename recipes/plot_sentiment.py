@@ -1,0 +1,67 @@
+#!/usr/bin/env python
+"""Draw the ALTeGraD lab's figure: validation accuracy per epoch of several sentiment runs on one plot.
+
+    python recipes/plot_sentiment.py --runs scratch=runs/sentiment/scratch \
+        pretrained=runs/sentiment/pretrained frozen=runs/sentiment/frozen --output sentiment_accuracy.png
+
+Each run folder is an `--output_dir` of `recipes/finetune_sentiment.py`; the curve is read from the
+`trainer_state.json` that `Trainer` saved there.
+"""
+
+import argparse
+import json
+from pathlib import Path
+
+
+def accuracy_per_epoch(run_dir: str | Path) -> tuple[list[float], list[float]]:
+    """(epochs, validation accuracies) from a run's trainer_state.json."""
+    state = json.loads((Path(run_dir) / "trainer_state.json").read_text(encoding="utf-8"))
+    # The final `trainer.evaluate()` repeats the last epoch's evaluation: keep one point per epoch.
+    points = {entry["epoch"]: entry["eval_accuracy"] for entry in state["log_history"] if "eval_accuracy" in entry}
+    epochs = sorted(points)
+    return epochs, [points[e] for e in epochs]
+
+
+def plot_runs(runs: dict[str, str | Path], output: str | Path, title: str = "CLS-FR books sentiment") -> Path:
+    """Plot validation accuracy per epoch for each `label -> run folder` and save the PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for label, run_dir in runs.items():
+        epochs, accuracies = accuracy_per_epoch(run_dir)
+        ax.plot(epochs, accuracies, marker="o", label=label)
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("validation accuracy")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    output = Path(output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(output, dpi=100)
+    plt.close(fig)
+    return output
+
+
+def main(args: list[str] | None = None) -> Path:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", nargs="+", required=True, metavar="LABEL=DIR", help="runs to draw, as label=folder")
+    parser.add_argument("--output", default="sentiment_accuracy.png", help="PNG file to write")
+    parser.add_argument("--title", default="CLS-FR books sentiment")
+    parsed = parser.parse_args(args)
+    runs = {}
+    for item in parsed.runs:
+        label, sep, run_dir = item.partition("=")
+        if not sep:
+            parser.error(f"expected LABEL=DIR, got {item!r}")
+        runs[label] = run_dir
+    path = plot_runs(runs, parsed.output, parsed.title)
+    print(f"Wrote {path}")
+    return path
+
+
+if __name__ == "__main__":
+    main()
