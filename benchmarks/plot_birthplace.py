@@ -1,0 +1,46 @@
+#!/usr/bin/env python
+"""Bar chart of the birthplace dev accuracies (the four runs of benchmarks/birthplace.sh), with the
+course's bars (10% vanilla, 5% synthesizer) and this issue's targets (50% / 25%) as reference lines."""
+
+import argparse
+import json
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+RUNS = [("London", "london"), ("vanilla\nno pretrain", "nopretrain_finetune"), ("vanilla\npretrained", "vanilla_finetune"),
+        ("synthesizer\npretrained", "synthesizer_finetune")]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--bench_dir", default="outputs/bench/birthplace")
+    parser.add_argument("--output", default="benchmarks/figures/birthplace_dev_accuracy.png")
+    parser.add_argument("--title", default="Birthplace dev accuracy (500 questions)")
+    args = parser.parse_args()
+    labels, values = [], []
+    for label, folder in RUNS:
+        report = Path(args.bench_dir) / folder / "report_evaluate_validation.json"
+        if report.exists():
+            labels.append(label)
+            values.append(100 * json.loads(report.read_text())["exact_match"])
+    fig, ax = plt.subplots(figsize=(5.5, 3.6), dpi=90)
+    bars = ax.bar(labels, values, color=["#999999", "#d98c5f", "#4c72b0", "#55a868"][: len(values)])
+    ax.bar_label(bars, fmt="%.1f%%")
+    for y, text, style in ((10, "course bar, vanilla", "--"), (5, "course bar, synthesizer", ":")):
+        ax.axhline(y, color="black", linestyle=style, linewidth=0.8)
+        ax.text(len(values) - 0.5, y + 0.5, text, ha="right", fontsize=7)
+    ax.set_ylabel("dev accuracy (%)")
+    ax.set_ylim(0, max([12.0, *values]) * 1.25)
+    ax.set_title(args.title, fontsize=10)
+    fig.tight_layout()
+    Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(args.output)
+    print(f"wrote {args.output}")
+
+
+if __name__ == "__main__":
+    main()
