@@ -1,0 +1,87 @@
+"""The recipes on the real data in ../shared/data (skipped when it is absent), at tiny scale."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_ROOT / "recipes"))
+
+import birthplace  # noqa: E402
+import finetune_sentiment  # noqa: E402
+
+TINY = "hidden_size=32,num_hidden_layers=2,num_attention_heads=2,intermediate_size=64,max_position_embeddings=128"
+
+
+@pytest.fixture(autouse=True)
+def one_torch_thread():
+    """One intra-op thread per test process: `pytest -n 2` already runs two workers on the (shared) cores,
+    and oversubscribed OpenMP threads spin and slow small-model training down several times."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def test_london_baseline_is_five_percent(shared_data_dir, capsys):
+    metrics = birthplace.main(["evaluate", "--data_dir", str(shared_data_dir / "birthplace"), "--london_baseline"])
+    assert "Correct: 25 out of 500: 5.0%" in capsys.readouterr().out
+    assert (metrics["correct"], metrics["total"]) == (25, 500)
+
+
+@pytest.mark.slow
+def test_birthplace_evaluate_counts_all_dev_questions(shared_data_dir, tmp_path, capsys):
+    """An (untrained) model answers all 500 dev questions, the four tab-less rows included, and the 437 test ones."""
+    from hf_models import SmallEncoderForCausalLM
+    from hf_models.tokenization import iter_text_lines, train_bpe_tokenizer
+    from hf_models.training_utils import build_config
+
+    data = shared_data_dir / "birthplace"
+    model_dir = tmp_path / "model"
+    tokenizer = train_bpe_tokenizer(iter_text_lines(data / "wiki.txt"), vocab_size=600, show_progress=False)
+    SmallEncoderForCausalLM(build_config("cs224n-mingpt", TINY, tokenizer)).save_pretrained(model_dir)
+    tokenizer.save_pretrained(model_dir)
+
+    with pytest.warns(Warning, match="4 row"):  # the loader reports the recovered rows
+        metrics = birthplace.main(
+            ["evaluate", "--data_dir", str(data), "--model_name_or_path", str(model_dir), "--output_dir", str(tmp_path)]
+            + ["--max_new_tokens", "4"]
+        )
+    assert "out of 500: " in capsys.readouterr().out
+    assert metrics["total"] == 500
+    assert len((tmp_path / "predictions_validation.txt").read_text(encoding="utf-8").splitlines()) == 500
+
+    birthplace.main(
+        ["evaluate", "--data_dir", str(data), "--model_name_or_path", str(model_dir), "--output_dir", str(tmp_path)]
+        + ["--max_new_tokens", "4", "--eval_split", "test"]
+    )
+    assert len((tmp_path / "predictions_test.txt").read_text(encoding="utf-8").splitlines()) == 437
+
+
+@pytest.mark.slow
+def test_sentiment_writes_2000_test_predictions(shared_data_dir, tmp_path):
+    from hf_models.data import load_cls_books
+    from hf_models.tokenization import train_bpe_tokenizer
+
+    data = shared_data_dir / "cls-books"
+    tokenizer_dir = tmp_path / "tokenizer"
+    train_bpe_tokenizer(load_cls_books(data)["train"]["text"][:400], vocab_size=600, output_dir=tokenizer_dir, show_progress=False)
+    out = tmp_path / "sentiment"
+    metrics = finetune_sentiment.main(
+        ["--data_dir", str(data), "--from_scratch", "--tokenizer_name_or_path", str(tokenizer_dir)]
+        + ["--config_overrides", TINY, "--max_seq_length", "64", "--max_train_samples", "64", "--max_eval_samples", "64"]
+        + ["--output_dir", str(out), "--num_train_epochs", "1", "--per_device_train_batch_size", "16"]
+        + ["--per_device_eval_batch_size", "128", "--use_cpu", "--report_to", "none", "--save_strategy", "no"]
+        + ["--disable_tqdm", "true", "--log_level", "warning"]
+    )
+    predictions = (out / "test_predictions.txt").read_text().splitlines()
+    assert len(predictions) == 2000 and set(predictions) <= {"0", "1"}
+    assert metrics["test_samples"] == 2000
+    report = json.loads((out / "report.json").read_text())
+    assert 0.0 <= report["eval_accuracy"] <= 1.0 and "eval_f1" in report

@@ -1,0 +1,311 @@
+"""Each `Trainer` recipe end to end on tiny data with a tiny model: it runs, its loss falls, and it
+writes its model, report and plots."""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_ROOT / "recipes"))
+
+import birthplace  # noqa: E402
+import finetune_sentiment  # noqa: E402
+import plot_sentiment  # noqa: E402
+import pretrain  # noqa: E402
+
+TINY = "hidden_size=32,num_hidden_layers=2,num_attention_heads=2,intermediate_size=64,max_position_embeddings=64"
+# Quiet, fast, checkpoint-free Trainer runs.
+COMMON = [
+    "--use_cpu", "--report_to", "none", "--save_strategy", "no", "--disable_tqdm", "true",
+    "--log_level", "warning", "--logging_steps", "2", "--seed", "0",
+]  # fmt: skip
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(autouse=True)
+def one_torch_thread():
+    """One intra-op thread per test process: `pytest -n 2` already runs two workers on the (shared) cores,
+    and oversubscribed OpenMP threads spin and slow small-model training down several times."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def read_report(output_dir: Path, name: str = "report.json") -> dict:
+    return json.loads((output_dir / name).read_text(encoding="utf-8"))
+
+
+def logged_losses(output_dir: Path) -> list[float]:
+    state = json.loads((output_dir / "trainer_state.json").read_text(encoding="utf-8"))
+    return [entry["loss"] for entry in state["log_history"] if "loss" in entry]
+
+
+def assert_loss_falls(output_dir: Path) -> None:
+    # Mean of the first and last three logged losses: single batches are noisy.
+    losses = logged_losses(output_dir)
+    assert len(losses) >= 4, losses
+    head, tail = losses[:3], losses[-3:]
+    assert sum(tail) / len(tail) < sum(head) / len(head), f"loss did not fall: {losses}"
+
+
+def assert_run_outputs(output_dir: Path, plots: tuple[str, ...] = ("loss.png",), loss_falls: bool = True) -> dict:
+    for name in ("config.json", "model.safetensors", "tokenizer.json", "report.json", *plots):
+        assert (output_dir / name).is_file(), f"{name} missing in {output_dir}"
+    report = read_report(output_dir)
+    assert report["world_size"] == 1
+    assert report["mixed_precision"] == "no"
+    assert report["wall_time_s"] > 0
+    assert "TrainingArguments" in report["arguments"]
+    if loss_falls:
+        assert_loss_falls(output_dir)
+    return report
+
+
+# --------------------------------------------------------------------------------------------------
+# pretrain.py
+# --------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("objective", "extra"),
+    [
+        ("clm", []),
+        ("span_corruption", ["--attention_type", "synthesizer"]),
+        ("mlm", ["--mlm_probability", "0.3"]),
+    ],
+)
+def test_pretrain_objectives(tmp_path, synthetic_birthplace_dir, tiny_tokenizer_dir, objective, extra):
+    out = tmp_path / objective
+    metrics = pretrain.main(
+        ["--objective", objective, "--train_files", str(synthetic_birthplace_dir / "wiki.txt")]
+        + ["--tokenizer_name_or_path", str(tiny_tokenizer_dir), "--config_overrides", TINY, "--block_size", "32"]
+        + ["--output_dir", str(out), "--max_steps", "16", "--per_device_train_batch_size", "16"]
+        + ["--learning_rate", "5e-3"]
+        + extra
+        + COMMON
+    )
+    report = assert_run_outputs(out)
+    assert report["objective"] == objective
+    assert report["eval_loss"] == pytest.approx(metrics["eval_loss"])
+    assert report["perplexity"] == pytest.approx(2.718281828 ** report["eval_loss"], rel=1e-6)
+
+    config = json.loads((out / "config.json").read_text())
+    assert config["is_causal"] == (objective != "mlm")
+    if objective == "span_corruption":
+        assert config["attention_type"] == "synthesizer"
+    from transformers import AutoModelForCausalLM, AutoModelForMaskedLM
+
+    import hf_models  # noqa: F401  (registers the Auto classes)
+
+    auto = AutoModelForMaskedLM if objective == "mlm" else AutoModelForCausalLM
+    model = auto.from_pretrained(out)
+    assert model.config.vocab_size == 600
+    assert model.config.use_cache is True  # Trainer turns it off for training; the saved config has it back
+
+
+def test_pretrain_from_json_file_and_gz(tmp_path, synthetic_birthplace_dir, tiny_tokenizer_dir):
+    """All the arguments in one JSON file; the corpus read from a .gz file."""
+    import gzip
+
+    corpus = tmp_path / "wiki.txt.gz"
+    with gzip.open(corpus, "wt", encoding="utf-8") as f:
+        f.write((synthetic_birthplace_dir / "wiki.txt").read_text(encoding="utf-8"))
+    out = tmp_path / "run"
+    args = {
+        "objective": "clm",
+        "train_files": [str(corpus)],
+        "tokenizer_name_or_path": str(tiny_tokenizer_dir),
+        "model_config": "cs224n-mingpt",
+        "config_overrides": TINY,
+        "block_size": 32,
+        "output_dir": str(out),
+        "max_steps": 12,
+        "per_device_train_batch_size": 16,
+        "learning_rate": 5e-3,
+        "use_cpu": True,
+        "report_to": "none",
+        "save_strategy": "no",
+        "disable_tqdm": True,
+        "logging_steps": 2,
+    }
+    args_file = tmp_path / "args.json"
+    args_file.write_text(json.dumps(args))
+    pretrain.main([str(args_file)])
+    report = assert_run_outputs(out)
+    assert report["arguments"]["DataTrainingArguments"]["train_files"] == [str(corpus)]
+    assert json.loads((out / "config.json").read_text())["norm_first"] is True  # the cs224n-mingpt preset
+
+
+# --------------------------------------------------------------------------------------------------
+# finetune_sentiment.py, on a tiny CLS-books look-alike with an easy signal
+# --------------------------------------------------------------------------------------------------
+POSITIVE = ["excellent", "magnifique", "passionnant", "superbe", "émouvant"]
+NEGATIVE = ["ennuyeux", "mauvais", "décevant", "médiocre", "lent"]
+FILLER = ["le", "livre", "est", "un", "roman", "de", "la", "histoire", "auteur", "personnages", "style", "fin"]
+
+
+def _spm(words: list[str]) -> str:
+    # The SentencePiece look of the real files: ▁ marks a word start, pieces separated by spaces.
+    return " ".join("\u2581" + w for w in words)
+
+
+@pytest.fixture(scope="module")
+def tiny_cls_books(tmp_path_factory) -> Path:
+    rng = random.Random(0)
+    out = tmp_path_factory.mktemp("cls_books")
+
+    def review(label: int) -> str:
+        words = rng.choices(FILLER, k=rng.randint(5, 15)) + rng.choices(POSITIVE if label else NEGATIVE, k=2)
+        rng.shuffle(words)
+        return _spm(words)
+
+    for split, n in (("train", 96), ("valid", 32), ("test", 40)):
+        labels = [i % 2 for i in range(n)]
+        (out / f"{split}.review.spm").write_text("".join(review(y) + "\n" for y in labels), encoding="utf-8")
+        if split != "test":
+            (out / f"{split}.label").write_text("".join(f"{y}\n" for y in labels), encoding="utf-8")
+    return out
+
+
+@pytest.fixture(scope="module")
+def sentiment_tokenizer_dir(tmp_path_factory, tiny_cls_books) -> Path:
+    from hf_models.data import detokenize_spm
+    from hf_models.tokenization import train_bpe_tokenizer
+
+    texts = [detokenize_spm(line) for line in (tiny_cls_books / "train.review.spm").read_text().splitlines()]
+    out = tmp_path_factory.mktemp("sentiment_tokenizer")
+    train_bpe_tokenizer(texts, vocab_size=300, output_dir=out, show_progress=False)
+    return out
+
+
+@pytest.fixture(scope="module")
+def pretrained_lm_dir(tmp_path_factory, tiny_cls_books, sentiment_tokenizer_dir) -> Path:
+    out = tmp_path_factory.mktemp("pretrained_lm")
+    pretrain.main(
+        ["--objective", "clm", "--train_files", str(tiny_cls_books / "train.review.spm")]
+        + ["--tokenizer_name_or_path", str(sentiment_tokenizer_dir), "--config_overrides", TINY]
+        + ["--block_size", "32", "--output_dir", str(out), "--max_steps", "8", "--per_device_train_batch_size", "8"]
+        + COMMON
+    )
+    return out
+
+
+def _finetune(tmp_path: Path, name: str, data_dir: Path, source: list[str], extra: list[str] = ()) -> Path:
+    out = tmp_path / name
+    finetune_sentiment.main(
+        ["--data_dir", str(data_dir), "--output_dir", str(out), "--num_train_epochs", "4"]
+        + ["--per_device_train_batch_size", "8", "--learning_rate", "1e-2", "--max_seq_length", "32"]
+        + source
+        + list(extra)
+        + COMMON
+    )
+    return out
+
+
+def test_finetune_sentiment_scratch_pretrained_frozen(
+    tmp_path, tiny_cls_books, sentiment_tokenizer_dir, pretrained_lm_dir
+):
+    scratch = _finetune(
+        tmp_path,
+        "scratch",
+        tiny_cls_books,
+        ["--from_scratch", "--tokenizer_name_or_path", str(sentiment_tokenizer_dir), "--config_overrides", TINY],
+        ["--causal_mask", "false"],
+    )
+    pretrained = _finetune(tmp_path, "pretrained", tiny_cls_books, ["--model_name_or_path", str(pretrained_lm_dir)])
+    frozen = _finetune(
+        tmp_path, "frozen", tiny_cls_books, ["--model_name_or_path", str(pretrained_lm_dir)], ["--freeze_backbone"]
+    )
+
+    for out in (scratch, pretrained, frozen):
+        # A linear head on a barely pretrained 32-dim LM learns too little to test its loss.
+        report = assert_run_outputs(out, plots=("loss.png", "accuracy.png"), loss_falls=out != frozen)
+        per_epoch = report["eval_accuracy_per_epoch"]
+        assert [round(e["epoch"]) for e in per_epoch][:4] == [1, 2, 3, 4]
+        assert all(0.0 <= e["accuracy"] <= 1.0 and 0.0 <= e["f1"] <= 1.0 for e in per_epoch)
+        predictions = (out / "test_predictions.txt").read_text().splitlines()
+        assert len(predictions) == 40 and set(predictions) <= {"0", "1"}
+    # The easy signal is learned from scratch in 4 epochs.
+    assert read_report(scratch)["eval_accuracy"] >= 0.75
+
+    assert json.loads((scratch / "config.json").read_text())["is_causal"] is False
+    assert json.loads((pretrained / "config.json").read_text())["is_causal"] is True  # kept from the LM
+    # Frozen: only the classifier (hidden 32 x 2 labels + 2 biases) trains, and the backbone is unchanged.
+    assert read_report(frozen)["trainable_parameters"] == 32 * 2 + 2
+    from safetensors.torch import load_file
+
+    lm, clf = load_file(pretrained_lm_dir / "model.safetensors"), load_file(frozen / "model.safetensors")
+    assert all((lm[k] == clf[k]).all() for k in clf if k.startswith("model."))
+    assert logged_losses(frozen)[0] != logged_losses(frozen)[-1]  # ... while the classifier trains
+
+    figure = plot_sentiment.main(
+        ["--runs", f"scratch={scratch}", f"pretrained={pretrained}", f"frozen={frozen}", "--output", str(tmp_path / "fig.png")]
+    )
+    assert figure.is_file() and figure.stat().st_size > 1000
+    epochs, accuracies = plot_sentiment.accuracy_per_epoch(scratch)
+    assert len(epochs) == 4 and len(accuracies) == 4
+
+
+# --------------------------------------------------------------------------------------------------
+# birthplace.py: pretrain | finetune | evaluate
+# --------------------------------------------------------------------------------------------------
+def test_birthplace_pretrain_finetune_evaluate(tmp_path, synthetic_birthplace_dir, capsys):
+    data = str(synthetic_birthplace_dir)
+    pre, ft = tmp_path / "pretrain", tmp_path / "finetune"
+    birthplace.main(
+        ["pretrain", "--data_dir", data, "--variant", "vanilla", "--output_dir", str(pre)]
+        + ["--tokenizer_vocab_size", "600", "--config_overrides", TINY, "--pretrain_with_qa"]
+        + ["--max_steps", "16", "--per_device_train_batch_size", "32", "--learning_rate", "5e-3"]
+        + COMMON
+    )
+    assert_run_outputs(pre)
+    assert read_report(pre)["train_samples"] == 330 + 240  # wiki paragraphs + training QA pairs
+
+    birthplace.main(
+        ["finetune", "--data_dir", data, "--model_name_or_path", str(pre), "--output_dir", str(ft)]
+        + ["--max_steps", "12", "--per_device_train_batch_size", "32", "--learning_rate", "3e-3"]
+        + ["--eval_strategy", "steps", "--eval_steps", "6"]
+        + COMMON
+    )
+    assert_run_outputs(ft)
+    assert any("eval_loss" in e for e in json.loads((ft / "trainer_state.json").read_text())["log_history"])
+
+    capsys.readouterr()
+    metrics = birthplace.main(["evaluate", "--data_dir", data, "--model_name_or_path", str(ft), "--output_dir", str(ft)])
+    assert f"Correct: {metrics['correct']} out of 60: " in capsys.readouterr().out
+    assert len((ft / "predictions_validation.txt").read_text(encoding="utf-8").splitlines()) == 60
+    assert read_report(ft, "report_evaluate_validation.json")["total"] == 60
+
+    birthplace.main(["evaluate", "--data_dir", data, "--model_name_or_path", str(ft), "--output_dir", str(ft), "--eval_split", "test"])
+    assert len((ft / "predictions_test.txt").read_text(encoding="utf-8").splitlines()) == 30
+    assert "not scored" in capsys.readouterr().out
+
+
+def test_birthplace_from_scratch_synthesizer_and_baselines(tmp_path, synthetic_birthplace_dir, tiny_tokenizer_dir, capsys):
+    data = str(synthetic_birthplace_dir)
+    out = tmp_path / "scratch"
+    birthplace.main(
+        ["finetune", "--data_dir", data, "--variant", "synthesizer", "--output_dir", str(out)]
+        + ["--tokenizer_name_or_path", str(tiny_tokenizer_dir), "--config_overrides", TINY]
+        + ["--max_steps", "12", "--per_device_train_batch_size", "32", "--learning_rate", "5e-3"]
+        + COMMON
+    )
+    assert_run_outputs(out)
+    assert json.loads((out / "config.json").read_text())["attention_type"] == "synthesizer"
+    # Greedy decoding works with the synthesizer too (no KV cache for it).
+    metrics = birthplace.main(["evaluate", "--data_dir", data, "--model_name_or_path", str(out)])
+    assert metrics["total"] == 60
+
+    capsys.readouterr()
+    london = birthplace.main(["evaluate", "--data_dir", data, "--london_baseline"])
+    common = birthplace.main(["evaluate", "--data_dir", data, "--most_common_baseline"])
+    printed = capsys.readouterr().out
+    assert f"Correct: {london['correct']} out of 60: " in printed
+    assert common["exact_match"] >= london["exact_match"]  # London is the synthetic task's most common place
