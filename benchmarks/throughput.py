@@ -9,10 +9,8 @@ machine hits every contender alike. Medians over the repeats are reported, with 
 
 import argparse
 import json
-import multiprocessing
 import os
 import platform
-import resource
 import statistics
 import sys
 import time
@@ -147,38 +145,41 @@ def measure_generation(args: argparse.Namespace, device: torch.device, dtype) ->
     return result
 
 
-def _peak_memory_child(name: str, args: argparse.Namespace, queue) -> None:
-    torch.set_num_threads(args.threads)
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    torch.manual_seed(0)
-    model = build_models(name, args, args.seq_len).train()
-    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4, fused=True)
-    batch = torch.randint(0, args.vocab_size, (args.batch_size, args.seq_len))
-    train_steps(model, optimizer, batch, 2, torch.device("cpu"), None)
-    queue.put((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024)  # KiB -> MiB
+def saved_activation_bytes(model, batch: torch.Tensor) -> int:
+    """Bytes of the tensors autograd keeps for the backward pass of one training forward (each storage once)."""
+    storages: dict[int, int] = {}
+
+    def pack(tensor: torch.Tensor) -> torch.Tensor:
+        storage = tensor.untyped_storage()
+        storages[storage.data_ptr()] = storage.nbytes()
+        return tensor
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+        model(input_ids=batch, labels=batch).loss.backward()
+    parameter_ptrs = {p.untyped_storage().data_ptr() for p in model.parameters()}
+    return sum(nbytes for ptr, nbytes in storages.items() if ptr not in parameter_ptrs)
 
 
 def measure_peak_memory(args: argparse.Namespace, device: torch.device, autocast_dtype) -> dict:
-    """Peak memory of two training steps: CUDA's allocator peak, or on the CPU the RSS growth of a fresh process."""
+    """Training memory: CUDA's allocator peak over two steps; on the CPU (no allocator statistics), the
+    activations saved for backward plus weights, gradients and AdamW's two moments."""
     result = {}
     for name in ["ours_sdpa", "gpt2", "ours_eager"]:
+        torch.manual_seed(0)
+        model = build_models(name, args, args.seq_len).to(device).train()
+        batch = torch.randint(0, args.vocab_size, (args.batch_size, args.seq_len), device=device)
         if device.type == "cuda":
-            torch.manual_seed(0)
-            model = build_models(name, args, args.seq_len).to(device).train()
             optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4, fused=True)
-            batch = torch.randint(0, args.vocab_size, (args.batch_size, args.seq_len), device=device)
             torch.cuda.reset_peak_memory_stats(device)
             train_steps(model, optimizer, batch, 2, device, autocast_dtype)
             result[name] = torch.cuda.max_memory_allocated(device) / 2**20
-            del model, optimizer
+            del optimizer
             torch.cuda.empty_cache()
         else:
-            context = multiprocessing.get_context("spawn")
-            queue = context.Queue()
-            process = context.Process(target=_peak_memory_child, args=(name, args, queue))
-            process.start()
-            result[name] = queue.get()
-            process.join()
+            state_bytes = 4 * sum(p.numel() * p.element_size() for p in model.parameters())
+            with torch.autocast("cpu", dtype=autocast_dtype, enabled=autocast_dtype is not None):
+                result[name] = (state_bytes + saved_activation_bytes(model, batch)) / 2**20
+        del model
     return {f"{name}_peak_mib": value for name, value in result.items()}
 
 
@@ -250,7 +251,14 @@ def main(argv=None) -> dict:
     if "memory" not in args.skip:
         memory = measure_peak_memory(args, device, autocast_dtype)
         report["memory"] = memory
-        print("\npeak memory of two training steps (MiB)")
+        print(
+            "\ntraining memory (MiB): "
+            + (
+                "CUDA allocator peak"
+                if device.type == "cuda"
+                else "activations saved for backward + weights, gradients, AdamW moments"
+            )
+        )
         for key, value in memory.items():
             print(f"  {key:<20} {value:>8.1f}")
 
