@@ -1,0 +1,44 @@
+"""The shortened `make demo`: on the synthetic knowledge task, pretraining beats both baselines."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_ROOT / "recipes"))
+
+import demo  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def one_torch_thread():
+    """One intra-op thread per test process: `pytest -n 2` already runs two workers on the (shared) cores,
+    and oversubscribed OpenMP threads spin and slow small-model training down several times."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.mark.slow
+def test_quick_demo_pretraining_beats_both_baselines(tmp_path, capsys):
+    scores = demo.run_demo(output_dir=str(tmp_path / "demo"), quick=True, seed=0)
+    printed = capsys.readouterr().out
+    assert "| pretrained (span corruption) + finetuned |" in printed
+    assert "Wall time:" in printed
+
+    pretrained = scores["with pretraining"]["exact_match"]
+    scratch = scores["without pretraining"]["exact_match"]
+    most_common = scores["most common place"]["exact_match"]
+    assert scores["with pretraining"]["total"] == scores["most common place"]["total"] > 0
+    assert pretrained > scratch and pretrained > most_common, scores
+    # Not by a hair: the point of the demo is a clear gap.
+    assert pretrained >= most_common + 0.05, scores
+    for name in ("pretrain", "finetune", "finetune_scratch"):
+        assert (tmp_path / "demo" / name / "model.safetensors").is_file()
+        assert (tmp_path / "demo" / name / "report.json").is_file()
