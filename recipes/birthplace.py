@@ -168,13 +168,14 @@ def pretrain(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
     )
     result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
     metrics = {**result.metrics, "train_samples": len(train_dataset), "block_size": block_size}
-    metrics["final_train_loss"] = _last_logged(trainer, "loss")
+    # A short run may log no step at all: fall back to the average loss Trainer returns.
+    metrics["final_train_loss"] = _last_logged(trainer, "loss", default=result.training_loss)
     trainer.log_metrics("train", metrics)
     return finish_run(trainer, (model_args, bp_args, training_args), metrics, timer)
 
 
-def _last_logged(trainer: Trainer, key: str) -> float | None:
-    return next((entry[key] for entry in reversed(trainer.state.log_history) if key in entry), None)
+def _last_logged(trainer: Trainer, key: str, default: float) -> float:
+    return next((entry[key] for entry in reversed(trainer.state.log_history) if key in entry), default)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -215,7 +216,8 @@ def finetune(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
     )
     result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
     metrics = {**result.metrics, "train_samples": len(encoded["train"]), "block_size": block_size}
-    metrics["final_train_loss"] = _last_logged(trainer, "loss")
+    # A short run may log no step at all: fall back to the average loss Trainer returns.
+    metrics["final_train_loss"] = _last_logged(trainer, "loss", default=result.training_loss)
     trainer.log_metrics("train", metrics)
     metrics["pretrained_from"] = model_args.model_name_or_path
     return finish_run(trainer, (model_args, bp_args, training_args), metrics, timer)
