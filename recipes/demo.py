@@ -20,10 +20,12 @@ CS224N data at a CPU-sized budget. `--quick` is the shortened version the test s
 """
 
 import argparse
+import contextlib
 import os
 import sys
 import time
 import warnings
+from collections import Counter
 from pathlib import Path
 
 # Quiet, offline, and one tokenizer thread pool per process (the demo runs everything in-process).
@@ -72,6 +74,11 @@ def _flags(options: dict) -> list[str]:
     return [item for key, value in options.items() for item in (f"--{key}", str(value))]
 
 
+def _correct(score: dict) -> str:
+    # The line birthplace.py prints (CS224N's format).
+    return f"Correct: {score['correct']} out of {score['total']}: {100.0 * score['correct'] / score['total']}%"
+
+
 def _minutes(seconds: float) -> str:
     return f"{int(seconds // 60)}m{seconds % 60:04.1f}s"
 
@@ -107,17 +114,26 @@ def run_demo(
         steps = -(-num_examples // options["per_device_train_batch_size"]) * options["num_train_epochs"]
         return ["--logging_steps", str(max(5, steps // 15))]
 
+    logs = out / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+
+    def run(step: str, args: list[str]) -> dict:
+        # Each recipe's printed metrics go to logs/STEP.log; Trainer's progress bars (stderr) stay on screen.
+        with open(logs / f"{step}.log", "w", encoding="utf-8") as log, contextlib.redirect_stdout(log):
+            return birthplace.main(args)
+
     num_paragraphs = sum(1 for _ in iter_text_lines(Path(data_dir) / "wiki.txt"))
     print(f"[demo] pretraining corpus: {num_paragraphs} wiki.txt paragraphs")
 
     # 2. Pretraining with span corruption.
     pretrained = str(out / "pretrain")
-    metrics = birthplace.main(
+    metrics = run(
+        "pretrain",
         ["pretrain", "--output_dir", pretrained, "--tokenizer_name_or_path", str(tokenizer_dir)]
         + ["--config_overrides", setting["model"]]
         + _flags(setting["pretrain"])
         + logging_steps(num_paragraphs, setting["pretrain"])
-        + common
+        + common,
     )
     print(
         f"[demo] 2. pretrained on wiki.txt with span corruption: final loss {metrics['final_train_loss']:.3f} "
@@ -131,27 +147,30 @@ def run_demo(
     }
     scores = {}
     for label, source in runs.items():
-        run_dir = str(out / ("finetune" if label == "with pretraining" else "finetune_scratch"))
-        metrics = birthplace.main(
+        name = "finetune" if label == "with pretraining" else "finetune_scratch"
+        run_dir = str(out / name)
+        metrics = run(
+            name,
             ["finetune", "--output_dir", run_dir]
             + source
             + _flags(setting["finetune"])
             + logging_steps(len(qa["train"]), setting["finetune"])
-            + common
+            + common,
         )
         print(f"[demo] 3. finetuned {label}: final loss {metrics['final_train_loss']:.3f}")
-        # 4. Held-out people.
-        print(f"[demo] 4. {label}: ", end="", flush=True)
-        scores[label] = birthplace.main(
+        # 4. Held-out people: greedy decoding, exact match.
+        scores[label] = run(
+            f"evaluate_{name}",
             ["evaluate", "--model_name_or_path", run_dir, "--data_dir", data_dir, "--output_dir", run_dir]
-            + ["--log_level", "warning"]
+            + ["--log_level", "warning"],
         )
-    print("[demo] most common training birthplace: ", end="", flush=True)
-    scores["most common place"] = birthplace.main(["evaluate", "--data_dir", data_dir, "--most_common_baseline"])
+        print(f"[demo] 4. held-out people, {label}: {_correct(scores[label])}")
+    scores["most common place"] = run("most_common", ["evaluate", "--data_dir", data_dir, "--most_common_baseline"])
+    place = Counter(qa["train"]["answer"]).most_common(1)[0][0]
+    print(f"[demo] always {place!r}: {_correct(scores['most common place'])}")
     elapsed = time.perf_counter() - start
 
     # 5. The table.
-    place = qa["train"].to_pandas()["answer"].value_counts().index[0]
     rows = [
         ("pretrained (span corruption) + finetuned", scores["with pretraining"]),
         ("finetuned only, no pretraining", scores["without pretraining"]),
