@@ -6,11 +6,14 @@ DATA_ROOT=${DATA_ROOT:-../shared/data}
 OUT=${OUT:-outputs/bench}
 PY=${PY:-.venv/bin/python}
 NICE=${NICE:-nice -n 5}
+PROFILE=${PROFILE:-cpu}   # cpu: the 60-minute 2-core profile (BENCHMARKS.md); gpu: the larger one
+# bf16 on a GPU; on the CPU everything stays fp32 on the CPU.
+if [ "$PROFILE" = gpu ]; then DEVICE_ARGS=(--bf16 true); else DEVICE_ARGS=(--use_cpu true); fi
 # Torch threads per process; run_all.sh runs the birthplace and sentiment pipelines side by side.
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 mkdir -p "$OUT"
 TIMINGS="$OUT/timings.tsv"
-COMMON_ARGS=(--report_to none --save_strategy no --dataloader_num_workers 0 --disable_tqdm true --seed 42)
+COMMON_ARGS=(--report_to none --save_strategy no --dataloader_num_workers 0 --disable_tqdm true --seed 42 "${DEVICE_ARGS[@]}")
 
 # step NAME CMD...: run CMD, log it, append "NAME<TAB>seconds<TAB>command" to $TIMINGS.
 step() {

@@ -11,7 +11,8 @@ set is never used to choose anything; wiki.txt and the test questions are symlin
 
 sentiment-corpus: the documented CPU-sized pretraining subsample: the first N lines (articles) of
 orangesum_news.txt.gz, the first M lines (paragraphs) of eltec_novels.txt.gz, and the 1,600 unlabeled
-training reviews (detokenized; no labels, no validation or test review), one document per line.
+training reviews (detokenized; no labels, no validation or test review), one document per line, in
+pretrain.txt; the training reviews alone in reviews.txt, for the target-domain LM stage (ULMFiT).
 """
 
 import argparse
@@ -58,14 +59,12 @@ def sentiment_corpus(data_root: Path, out: Path, news_lines: int, novel_lines: i
                         n += 1
                         chars += len(line)
             counts[name] = n
-        n = 0
-        for line in (data_root / "cls-books" / "train.review.spm").read_text(encoding="utf-8").splitlines():
-            text = detokenize_spm(line)
-            if text:
-                f.write(text + "\n")
-                n += 1
-                chars += len(text)
-        counts["cls-books/train.review.spm (unlabeled)"] = n
+        lines = (data_root / "cls-books" / "train.review.spm").read_text(encoding="utf-8").splitlines()
+        reviews = [text for text in map(detokenize_spm, lines) if text]
+        f.writelines(text + "\n" for text in reviews)
+        chars += sum(map(len, reviews))
+        counts["cls-books/train.review.spm (unlabeled)"] = len(reviews)
+    (dst / "reviews.txt").write_text("".join(text + "\n" for text in reviews), encoding="utf-8")
     print(f"{dst / 'pretrain.txt'}: {chars:,} characters; lines per source: {counts}")
 
 

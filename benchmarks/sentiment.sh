@@ -1,23 +1,33 @@
 #!/usr/bin/env bash
-# Sentiment (CLS-FR books) on the real data, ALTeGraD-lab style: BPE tokenizer and a causal LM pretrained
-# on a documented subsample of the French corpus + the unlabeled training reviews, then finetuned three
-# ways (scratch / pretrained / frozen backbone), validation accuracy per epoch, the lab figure, test
-# predictions. Run from the repo root:  DATA_ROOT=../shared/data bash benchmarks/sentiment.sh
-# CPU-sized by default (see BENCHMARKS.md); a GPU run would raise SENT_PRE_STEPS and the corpus size.
+# Sentiment (CLS-FR books) on the real data, ALTeGraD-lab style: a BPE tokenizer and a causal LM pretrained on
+# French news and novels (+ the unlabeled training reviews), a second LM stage on the training reviews alone
+# (ULMFiT's target-domain stage; never a validation or test review), then finetuned three ways (scratch /
+# pretrained / frozen backbone), each with 3 seeds: validation accuracy per epoch, the lab's figure, test
+# predictions. Run from the repo root:  DATA_ROOT=../shared/data bash benchmarks/sentiment.sh   (PROFILE=cpu | gpu)
 cd "$(dirname "$0")/.."
 source benchmarks/common.sh
 SE=$OUT/sentiment
 CLS=$DATA_ROOT/cls-books
-SENT_NEWS_LINES=${SENT_NEWS_LINES:-3000}      # first articles of orangesum_news.txt.gz
-SENT_NOVEL_LINES=${SENT_NOVEL_LINES:-15000}   # first paragraphs of eltec_novels.txt.gz
+case $PROFILE in
+    cpu)  # about 55 min on one core of the 2-core CPU; the LM sees about 4.5M tokens
+        SENT_NEWS_LINES=${SENT_NEWS_LINES:-5000}; SENT_NOVEL_LINES=${SENT_NOVEL_LINES:-55000}
+        SENT_PRE_STEPS=${SENT_PRE_STEPS:-1100}; SENT_BATCH=${SENT_BATCH:-32} ;;
+    gpu)  # the whole French corpus
+        SENT_NEWS_LINES=${SENT_NEWS_LINES:-1000000}; SENT_NOVEL_LINES=${SENT_NOVEL_LINES:-1000000}
+        SENT_PRE_STEPS=${SENT_PRE_STEPS:-30000}; SENT_BATCH=${SENT_BATCH:-128} ;;
+    *) echo "PROFILE must be cpu or gpu, not $PROFILE"; exit 2 ;;
+esac
 SENT_VOCAB=${SENT_VOCAB:-8000}
-SENT_PRE_STEPS=${SENT_PRE_STEPS:-250}
+SENT_DOMAIN_EPOCHS=${SENT_DOMAIN_EPOCHS:-2}
 SENT_EPOCHS=${SENT_EPOCHS:-4}
+SENT_SEEDS=${SENT_SEEDS:-"42 43 44"}
+SENT_POOLING=${SENT_POOLING:-mean}
 mkdir -p "$SE"
 
 $PY benchmarks/prepare_data.py sentiment-corpus --data_root "$DATA_ROOT" --out "$OUT/data" \
     --news_lines "$SENT_NEWS_LINES" --novel_lines "$SENT_NOVEL_LINES"
 CORPUS=$OUT/data/sentiment-corpus/pretrain.txt
+REVIEWS=$OUT/data/sentiment-corpus/reviews.txt
 
 # Reference line: TF-IDF + logistic regression (skipped when scikit-learn is not installed).
 step se_tfidf $PY benchmarks/tfidf_baseline.py --data_dir "$CLS" --output_dir "$SE/tfidf" || true
@@ -25,21 +35,28 @@ step se_tfidf $PY benchmarks/tfidf_baseline.py --data_dir "$CLS" --output_dir "$
 step se_tokenizer $PY tokenizer/train_tokenizer.py --files "$CORPUS" --vocab_size "$SENT_VOCAB" \
     --output_dir "$SE/tokenizer" --no_progress
 
-step se_pretrain $PY recipes/pretrain.py --objective clm --train_files "$CORPUS" --validation_split_percentage 1 \
-    --tokenizer_name_or_path "$SE/tokenizer" --model_config altegrad-lab --block_size 128 \
-    --output_dir "$SE/pretrain" --max_steps "$SENT_PRE_STEPS" --per_device_train_batch_size 32 \
-    --per_device_eval_batch_size 64 --max_eval_samples 200 --learning_rate 1e-3 --lr_scheduler_type cosine \
-    --warmup_steps 25 --weight_decay 0.01 --logging_steps 25 "${COMMON_ARGS[@]}"
+LM_ARGS=(--objective clm --block_size 128 --per_device_train_batch_size "$SENT_BATCH" --per_device_eval_batch_size 64
+         --weight_decay 0.01 --logging_steps 50 "${COMMON_ARGS[@]}")
+step se_pretrain $PY recipes/pretrain.py --train_files "$CORPUS" --validation_split_percentage 1 --max_eval_samples 200 \
+    --tokenizer_name_or_path "$SE/tokenizer" --model_config altegrad-lab --output_dir "$SE/pretrain" \
+    --max_steps "$SENT_PRE_STEPS" --learning_rate 1e-3 --lr_scheduler_type cosine --warmup_steps 100 "${LM_ARGS[@]}"
+step se_domain $PY recipes/pretrain.py --train_files "$REVIEWS" --validation_split_percentage 5 \
+    --model_name_or_path "$SE/pretrain" --output_dir "$SE/domain" --num_train_epochs "$SENT_DOMAIN_EPOCHS" \
+    --learning_rate 3e-4 --lr_scheduler_type linear --warmup_steps 20 "${LM_ARGS[@]}"
 
 FT_ARGS=(--data_dir "$CLS" --num_train_epochs "$SENT_EPOCHS" --per_device_train_batch_size 16 --max_seq_length 256
          --per_device_eval_batch_size 64 --lr_scheduler_type linear --warmup_steps 20 --weight_decay 0.01
-         --logging_steps 25 "${COMMON_ARGS[@]}")
-step se_scratch $PY recipes/finetune_sentiment.py --from_scratch --tokenizer_name_or_path "$SE/tokenizer" \
-    --model_config altegrad-lab --learning_rate 5e-4 --output_dir "$SE/scratch" "${FT_ARGS[@]}"
-step se_pretrained $PY recipes/finetune_sentiment.py --model_name_or_path "$SE/pretrain" \
-    --learning_rate 3e-4 --output_dir "$SE/pretrained" "${FT_ARGS[@]}"
-step se_frozen $PY recipes/finetune_sentiment.py --model_name_or_path "$SE/pretrain" --freeze_backbone \
-    --learning_rate 3e-3 --output_dir "$SE/frozen" "${FT_ARGS[@]}"
+         --classifier_pooling "$SENT_POOLING" --logging_steps 25 "${COMMON_ARGS[@]}")
+for seed in $SENT_SEEDS; do
+    step "se_scratch_seed$seed" $PY recipes/finetune_sentiment.py --from_scratch --tokenizer_name_or_path "$SE/tokenizer" \
+        --model_config altegrad-lab --learning_rate 5e-4 --output_dir "$SE/scratch_seed$seed" "${FT_ARGS[@]}" --seed "$seed"
+    step "se_pretrained_seed$seed" $PY recipes/finetune_sentiment.py --model_name_or_path "$SE/domain" \
+        --learning_rate 1e-3 --backbone_learning_rate 1e-4 --output_dir "$SE/pretrained_seed$seed" "${FT_ARGS[@]}" --seed "$seed"
+    step "se_frozen_seed$seed" $PY recipes/finetune_sentiment.py --model_name_or_path "$SE/domain" --freeze_backbone \
+        --learning_rate 3e-3 --output_dir "$SE/frozen_seed$seed" "${FT_ARGS[@]}" --seed "$seed"
+done
 
-$PY recipes/plot_sentiment.py --runs scratch="$SE/scratch" pretrained="$SE/pretrained" frozen="$SE/frozen" \
-    --output benchmarks/figures/sentiment_valid_accuracy.png --title "CLS-FR books: validation accuracy per epoch (CPU-sized)"
+runs() { local name=$1 dirs=(); for seed in $SENT_SEEDS; do dirs+=("$SE/${name}_seed$seed"); done; (IFS=,; echo "${dirs[*]}"); }
+$PY recipes/plot_sentiment.py --runs scratch="$(runs scratch)" pretrained="$(runs pretrained)" frozen="$(runs frozen)" \
+    --output benchmarks/figures/sentiment_valid_accuracy.png \
+    --title "CLS-FR books: validation accuracy per epoch ($PROFILE profile, mean ± std)"

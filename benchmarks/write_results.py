@@ -4,29 +4,45 @@
     python benchmarks/write_results.py --bench_dir outputs/bench
 
 Reads the recipes' reports under BENCH_DIR (birthplace/*/report_evaluate_validation.json,
-sentiment/*/report.json) and the step timings (timings.tsv written by benchmarks/common.sh). Only the
+sentiment/*_seed*/report.json) and the step timings (timings.tsv written by benchmarks/common.sh). Only the
 `birthplace_dev_acc` and `sentiment_valid_acc` sections are touched; every other key (for example
 `throughput`, written by benchmarks/throughput.py) is kept as it is. Entries whose run is missing are left
-unchanged. Values are fractions in 0-1; each entry carries hardware, date, command and wall time.
+unchanged. Values are fractions in 0-1; each entry carries a standard deviation, hardware, date, command and
+wall time. The headline runs' test predictions are copied to benchmarks/predictions/.
 """
 
 import argparse
 import datetime
 import json
+import math
 import os
 import platform
+import shutil
+import statistics
 from pathlib import Path
 
 BIRTHPLACE = {  # results key -> (run folder, steps whose wall time counts)
     "london": ("london", ["bp_london"]),
     "vanilla_nopretrain": ("nopretrain_finetune", ["bp_nopretrain_finetune", "bp_nopretrain_eval_dev"]),
     "vanilla": ("vanilla_finetune", ["bp_vanilla_pretrain", "bp_vanilla_finetune", "bp_vanilla_eval_dev"]),
-    "synthesizer": ("synthesizer_finetune", ["bp_synthesizer_pretrain", "bp_synthesizer_finetune", "bp_synthesizer_eval_dev"]),
+    "synthesizer": (
+        "synthesizer_finetune",
+        ["bp_synthesizer_pretrain", "bp_synthesizer_finetune", "bp_synthesizer_eval_dev"],
+    ),
+    "vanilla_pretrain_only": ("vanilla_pretrain", ["bp_vanilla_pretrain", "bp_vanilla_pretrain_eval_dev"]),
+    "synthesizer_pretrain_only": (
+        "synthesizer_pretrain",
+        ["bp_synthesizer_pretrain", "bp_synthesizer_pretrain_eval_dev"],
+    ),
 }
-SENTIMENT = {
-    "scratch": ("scratch", ["se_tokenizer", "se_scratch"]),
-    "pretrained": ("pretrained", ["se_tokenizer", "se_pretrain", "se_pretrained"]),
-    "frozen": ("frozen", ["se_tokenizer", "se_pretrain", "se_frozen"]),
+SENTIMENT = {  # results key -> (run folder prefix, shared steps; each seed's own step is added)
+    "scratch": ("scratch", ["se_tokenizer"]),
+    "pretrained": ("pretrained", ["se_tokenizer", "se_pretrain", "se_domain"]),
+    "frozen": ("frozen", ["se_tokenizer", "se_pretrain", "se_domain"]),
+}
+HEADLINE = {  # file in benchmarks/predictions -> (results section, row)
+    "birthplace_test_predictions.txt": ("birthplace_dev_acc", "vanilla"),
+    "sentiment_test_predictions.txt": ("sentiment_valid_acc", None),  # the row with the best validation mean
 }
 
 
@@ -53,10 +69,11 @@ def read_timings(path: Path) -> dict[str, tuple[int, str]]:
     return timings
 
 
-def entry(value: float, steps: list[str], timings: dict, hardware: str, date: str, extra: dict) -> dict:
+def entry(value: float, std: float, steps: list[str], timings: dict, hardware: str, date: str, extra: dict) -> dict:
     known = [s for s in steps if s in timings]
     return {
         "value": round(float(value), 4),
+        "std": round(float(std), 4),
         "hardware": hardware,
         "date": date,
         "command": " && ".join(timings[s][1] for s in known) or None,
@@ -65,10 +82,89 @@ def entry(value: float, steps: list[str], timings: dict, hardware: str, date: st
     }
 
 
+def read_json(path: Path) -> dict | None:
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+
+
+def birthplace_rows(bench: Path, timings: dict, hardware: str, date: str) -> dict:
+    """One run per row: `std` is the binomial standard error of the accuracy over the dev questions."""
+    rows = {}
+    for key, (folder, steps) in BIRTHPLACE.items():
+        r = read_json(bench / "birthplace" / folder / "report_evaluate_validation.json")
+        if r is None:
+            continue
+        accuracy = r["exact_match"]
+        extra = {"std_kind": "binomial standard error", "correct": r["correct"], "total": r["total"]}
+        tune = read_json(bench / "birthplace" / folder / "eval_tune" / "report_evaluate_validation.json")
+        if tune is not None:
+            extra["tune_split_acc"] = tune["exact_match"]
+        probe = read_json(bench / "birthplace" / folder / "fact_probe.json")
+        if probe is not None:
+            extra["fact_probe"] = probe
+        extra["predictions_test"] = str(bench / "birthplace" / folder / "predictions_test.txt")
+        std = math.sqrt(accuracy * (1 - accuracy) / r["total"])
+        rows[key] = entry(accuracy, std, steps, timings, hardware, date, extra)
+    return rows
+
+
+def sentiment_rows(bench: Path, timings: dict, hardware: str, date: str) -> dict:
+    """One row per set-up, over its finetuning seeds: mean ± sample standard deviation of the final accuracy."""
+    rows = {}
+    for key, (prefix, shared_steps) in SENTIMENT.items():
+        runs = sorted((bench / "sentiment").glob(f"{prefix}_seed*"))
+        reports = {run: read_json(run / "report.json") for run in runs}
+        reports = {run: r for run, r in reports.items() if r is not None}
+        if not reports:
+            continue
+        finals = [r["eval_accuracy"] for r in reports.values()]
+        # The recipe's list also holds the final trainer.evaluate() (a repeat of the last epoch): one per epoch.
+        curves = [
+            list({e["epoch"]: e["accuracy"] for e in r.get("eval_accuracy_per_epoch", [])}.values())
+            for r in reports.values()
+        ]
+        per_epoch = [round(statistics.mean(c[i] for c in curves), 4) for i in range(min(map(len, curves)))]
+        steps = shared_steps + [f"se_{run.name}" for run in reports]
+        extra = {
+            "std_kind": f"sample standard deviation over {len(finals)} finetuning seeds",
+            "per_seed": {run.name: round(acc, 4) for run, acc in zip(reports, finals, strict=True)},
+            "per_epoch": per_epoch,
+            "predictions_test": str(next(iter(reports)) / "test_predictions.txt"),
+        }
+        std = statistics.stdev(finals) if len(finals) > 1 else 0.0
+        rows[key] = entry(statistics.mean(finals), std, steps, timings, hardware, date, extra)
+    return rows
+
+
+def copy_headline_predictions(results: dict, predictions_dir: Path) -> None:
+    """Copy the headline runs' test predictions and say in a README which run made each file."""
+    predictions_dir.mkdir(parents=True, exist_ok=True)
+    lines = [
+        "# Test predictions of the headline benchmark runs",
+        "",
+        "Written by `benchmarks/write_results.py` after `benchmarks/run_all.sh`; one line per test input.",
+        "",
+    ]
+    for name, (section, row) in HEADLINE.items():
+        rows = results.get(section, {})
+        if row is None and rows:
+            row = max(rows, key=lambda key: rows[key]["value"])
+        source = rows.get(row, {}).get("predictions_test")
+        if not source or not Path(source).exists():
+            continue
+        shutil.copyfile(source, predictions_dir / name)
+        n = len(Path(source).read_text(encoding="utf-8").splitlines())
+        lines.append(
+            f"- `{name}` ({n} lines): `{section}.{row}` row, {rows[row]['date']}, from `{source}`; "
+            f"command: `{rows[row]['command']}`"
+        )
+    (predictions_dir / "README.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bench_dir", default="outputs/bench")
     parser.add_argument("--results", default="benchmarks/results.json")
+    parser.add_argument("--predictions_dir", default="benchmarks/predictions")
     parser.add_argument("--hardware", default=None, help="default: $BENCH_HARDWARE or detected")
     parser.add_argument("--date", default=None, help="default: today (UTC)")
     args = parser.parse_args()
@@ -79,26 +175,15 @@ def main() -> None:
     results_path = Path(args.results)
     results = json.loads(results_path.read_text(encoding="utf-8")) if results_path.exists() else {}
 
-    section = results.setdefault("birthplace_dev_acc", {})
-    for key, (folder, steps) in BIRTHPLACE.items():
-        report = bench / "birthplace" / folder / "report_evaluate_validation.json"
-        if report.exists():
-            r = json.loads(report.read_text(encoding="utf-8"))
-            extra = {"correct": r["correct"], "total": r["total"]}
-            tune = bench / "birthplace" / folder / "eval_tune" / "report_evaluate_validation.json"
-            if tune.exists():
-                extra["tune_split_acc"] = json.loads(tune.read_text(encoding="utf-8"))["exact_match"]
-            section[key] = entry(r["exact_match"], steps, timings, hardware, date, extra)
-
-    section = results.setdefault("sentiment_valid_acc", {})
-    for key, (folder, steps) in SENTIMENT.items():
-        report = bench / "sentiment" / folder / "report.json"
-        if report.exists():
-            r = json.loads(report.read_text(encoding="utf-8"))
-            # The recipe's list also holds the final trainer.evaluate() (a repeat of the last epoch): one per epoch.
-            per_epoch = list({e["epoch"]: round(e["accuracy"], 4) for e in r.get("eval_accuracy_per_epoch", [])}.values())
-            section[key] = entry(r["eval_accuracy"], steps, timings, hardware, date, {"per_epoch": per_epoch})
-
+    results["birthplace_dev_acc"] = {
+        **results.get("birthplace_dev_acc", {}),
+        **birthplace_rows(bench, timings, hardware, date),
+    }
+    results["sentiment_valid_acc"] = {
+        **results.get("sentiment_valid_acc", {}),
+        **sentiment_rows(bench, timings, hardware, date),
+    }
+    copy_headline_predictions(results, Path(args.predictions_dir))
     results_path.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     print(json.dumps({k: {kk: vv.get("value") for kk, vv in v.items()} for k, v in results.items()}, indent=1))
 

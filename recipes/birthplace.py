@@ -40,6 +40,7 @@ from hf_models import SmallEncoderForCausalLM
 from hf_models.data import (
     SpanCorruptionCollator,
     encode_birthplace_qa,
+    encode_openings,
     load_birthplace,
     load_birthplace_corpus,
     tokenize_documents,
@@ -51,9 +52,11 @@ from hf_models.training_utils import (
     RunTimer,
     TrimPaddingCollator,
     build_config,
+    check_plateau,
     finish_run,
     load_metric,
     parse_args,
+    unigram_entropy,
     write_report,
 )
 
@@ -79,9 +82,21 @@ class BirthplaceArguments:
     tokenizer_vocab_size: int = field(
         default=2000, metadata={"help": "pretrain without --tokenizer_name_or_path: size of the BPE trained on wiki.txt."}
     )
+    pretraining_objective: str = field(
+        default="span_corruption",
+        metadata={
+            "help": "pretrain: 'span_corruption' (the course's), or 'openings': causal LM on the first "
+            "--opening_tokens tokens of each wiki.txt paragraph, where the birth facts are.",
+            "choices": ["span_corruption", "openings"],
+        },
+    )
+    opening_tokens: int = field(default=40, metadata={"help": "pretrain with 'openings': tokens kept per paragraph."})
     pretrain_with_qa: bool = field(
         default=False,
-        metadata={"help": "pretrain: add the training QA pairs ('question answer' lines) to the corpus."},
+        metadata={
+            "help": "pretrain: mix the training QA pairs into the corpus (mixed training): 'question answer' "
+            "lines with span corruption, `question ⁇ answer ⁇ </s>` examples with 'openings'."
+        },
     )
     eval_split: str = field(
         default="validation",
@@ -137,8 +152,9 @@ def qa_texts(dataset: datasets.Dataset) -> list[str]:
 def pretrain(model_args: ModelArguments, bp_args: BirthplaceArguments, training_args: TrainingArguments) -> dict:
     timer = RunTimer()
     corpus = load_birthplace_corpus(bp_args.data_dir)["train"]
-    if bp_args.pretrain_with_qa:
-        qa = datasets.Dataset.from_dict({"text": qa_texts(load_birthplace(bp_args.data_dir)["train"])})
+    qa_train = load_birthplace(bp_args.data_dir)["train"] if bp_args.pretrain_with_qa else None
+    if qa_train is not None and bp_args.pretraining_objective == "span_corruption":
+        qa = datasets.Dataset.from_dict({"text": qa_texts(qa_train)})
         corpus = concatenate_datasets([corpus, qa.cast(corpus.features)])
 
     tokenizer_path = model_args.tokenizer_name_or_path or model_args.model_name_or_path
@@ -155,23 +171,51 @@ def pretrain(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
     block_size = _block_size(bp_args, model)
 
     with training_args.main_process_first(desc="tokenization"):
-        train_dataset = tokenize_documents(corpus, tokenizer)
+        if bp_args.pretraining_objective == "openings":
+            train_dataset, collator = _openings_dataset(corpus, qa_train, tokenizer, bp_args, block_size)
+        else:
+            train_dataset = tokenize_documents(corpus, tokenizer)
+            # A fresh span corruption of every paragraph at every batch (CS224N's CharCorruptionDataset); the
+            # columns that are padding in the whole batch are cut (paragraphs are often much shorter than a block).
+            collator = TrimPaddingCollator(SpanCorruptionCollator(tokenizer, block_size, seed=training_args.seed))
     trainer = Trainer(
         model=model,
         args=training_args,
         train_dataset=train_dataset,
         processing_class=tokenizer,
-        # A fresh span corruption of every paragraph at every batch (CS224N's CharCorruptionDataset); the
-        # columns that are padding in the whole batch are cut (paragraphs are often much shorter than a block).
-        data_collator=TrimPaddingCollator(SpanCorruptionCollator(tokenizer, block_size, seed=training_args.seed)),
+        data_collator=collator,
         callbacks=[PlotCallback()],
     )
     result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
     metrics = {**result.metrics, "train_samples": len(train_dataset), "block_size": block_size}
     # A short run may log no step at all: fall back to the average loss Trainer returns.
     metrics["final_train_loss"] = _last_logged(trainer, "loss", default=result.training_loss)
+    metrics["pretraining_objective"] = bp_args.pretraining_objective
+    metrics.update(check_plateau(metrics["final_train_loss"], unigram_entropy(train_dataset, len(tokenizer))))
     trainer.log_metrics("train", metrics)
     return finish_run(trainer, (model_args, bp_args, training_args), metrics, timer)
+
+
+def _openings_dataset(corpus, qa_train, tokenizer, bp_args: BirthplaceArguments, block_size: int):
+    """Paragraph openings (plus, for mixed training, the QA pairs with the loss on every token) and their
+    collator, which pads inputs with <pad> and labels with -100."""
+    openings = corpus.map(
+        encode_openings,
+        batched=True,
+        remove_columns=corpus.column_names,
+        fn_kwargs={"tokenizer": tokenizer, "max_tokens": min(bp_args.opening_tokens, block_size - 1)},
+        desc="Paragraph openings",
+    )
+    if qa_train is not None:
+        qa = qa_train.map(
+            encode_birthplace_qa,
+            batched=True,
+            remove_columns=qa_train.column_names,
+            fn_kwargs={"tokenizer": tokenizer, "block_size": block_size},
+        )
+        qa = qa.map(lambda example: {"labels": example["input_ids"]}).cast(openings.features)
+        openings = concatenate_datasets([openings, qa])
+    return openings, DataCollatorForSeq2Seq(tokenizer, label_pad_token_id=-100)
 
 
 def _last_logged(trainer: Trainer, key: str, default: float) -> float:

@@ -61,6 +61,21 @@ class SentimentArguments:
         default=None,
         metadata={"help": "true: causal attention (the lab's LM backbone); false: bidirectional. Default: keep the model's."},
     )
+    classifier_pooling: str | None = field(
+        default=None,
+        metadata={
+            "help": "How the classifier reads the sequence: 'last' non-pad token (the lab's), 'mean' of the "
+            "tokens, or 'first'. Default: keep the model's.",
+            "choices": ["last", "mean", "first"],
+        },
+    )
+    backbone_learning_rate: float | None = field(
+        default=None,
+        metadata={
+            "help": "Discriminative learning rate (ULMFiT): the backbone trains at this rate and the new "
+            "classification head at --learning_rate. Default: one rate for all."
+        },
+    )
     max_seq_length: int = field(default=256, metadata={"help": "Reviews are truncated to this many tokens."})
     max_train_samples: int | None = field(default=None, metadata={"help": "Truncate the training set (debugging)."})
     max_eval_samples: int | None = field(default=None, metadata={"help": "Truncate the validation set (debugging)."})
@@ -105,13 +120,15 @@ def main(args: list[str] | None = None) -> dict:
             tokenizer,
             attention_type=model_args.attention_type,
             is_causal=data_args.causal_mask,
+            classifier_pooling=data_args.classifier_pooling,
             id2label=id2label,
             label2id=label2id,
         )
         model = SmallEncoderForSequenceClassification(config)
     else:
         # The LM head of a pretrained checkpoint is dropped and a fresh classifier is initialized.
-        overrides = {} if data_args.causal_mask is None else {"is_causal": data_args.causal_mask}
+        overrides = {"is_causal": data_args.causal_mask, "classifier_pooling": data_args.classifier_pooling}
+        overrides = {key: value for key, value in overrides.items() if value is not None}
         model = SmallEncoderForSequenceClassification.from_pretrained(
             model_args.model_name_or_path, id2label=id2label, label2id=label2id, **overrides
         )
@@ -150,6 +167,7 @@ def main(args: list[str] | None = None) -> dict:
         data_collator=DataCollatorWithPadding(tokenizer),
         compute_metrics=compute_metrics,
         callbacks=[PlotCallback()],
+        optimizer_cls_and_kwargs=_discriminative_optimizer(model, training_args, data_args.backbone_learning_rate),
     )
     result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
     metrics = {**result.metrics, "train_samples": len(encoded["train"]), "trainable_parameters": trainable}
@@ -176,6 +194,30 @@ def main(args: list[str] | None = None) -> dict:
         metrics["test_predictions_file"] = path
     metrics["test_samples"] = len(test_predictions)
     return finish_run(trainer, (model_args, data_args, training_args), metrics, timer)
+
+
+def _discriminative_optimizer(
+    model: SmallEncoderForSequenceClassification, training_args: TrainingArguments, backbone_lr: float | None
+) -> tuple[type, dict] | None:
+    """Trainer's AdamW with two parameter groups: the backbone at `backbone_lr`, the head at the main rate.
+
+    Weight decay follows Trainer's rule (none on biases and LayerNorm weights). None: Trainer's default."""
+    if backbone_lr is None:
+        return None
+    decay = set(Trainer.get_decay_parameter_names(None, model))
+    groups = []
+    for in_backbone, lr in ((True, backbone_lr), (False, training_args.learning_rate)):
+        for with_decay in (True, False):
+            params = [
+                p
+                for name, p in model.named_parameters()
+                if p.requires_grad and name.startswith(f"{model.base_model_prefix}.") == in_backbone
+                and (name in decay) == with_decay
+            ]
+            if params:
+                groups.append({"params": params, "lr": lr, "weight_decay": training_args.weight_decay * with_decay})
+    optimizer_cls, optimizer_kwargs = Trainer.get_optimizer_cls_and_kwargs(training_args, model)
+    return optimizer_cls, {**optimizer_kwargs, "params": groups}
 
 
 if __name__ == "__main__":

@@ -5,12 +5,15 @@
         pretrained=runs/sentiment/pretrained frozen=runs/sentiment/frozen --output sentiment_accuracy.png
 
 Each run folder is an `--output_dir` of `recipes/finetune_sentiment.py`; the curve is read from the
-`trainer_state.json` that `Trainer` saved there.
+`trainer_state.json` that `Trainer` saved there. Several folders for one label (`label=DIR1,DIR2,DIR3`, e.g.
+one per finetuning seed) draw their mean, with a band of ± one standard deviation.
 """
 
 import argparse
 import json
 from pathlib import Path
+
+import numpy as np
 
 
 def accuracy_per_epoch(run_dir: str | Path) -> tuple[list[float], list[float]]:
@@ -22,17 +25,25 @@ def accuracy_per_epoch(run_dir: str | Path) -> tuple[list[float], list[float]]:
     return epochs, [points[e] for e in epochs]
 
 
-def plot_runs(runs: dict[str, str | Path], output: str | Path, title: str = "CLS-FR books sentiment") -> Path:
-    """Plot validation accuracy per epoch for each `label -> run folder` and save the PNG."""
+def plot_runs(
+    runs: dict[str, str | Path | list[str | Path]], output: str | Path, title: str = "CLS-FR books sentiment"
+) -> Path:
+    """Plot validation accuracy per epoch for each `label -> run folder(s)` and save the PNG."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 4))
-    for label, run_dir in runs.items():
-        epochs, accuracies = accuracy_per_epoch(run_dir)
-        ax.plot(epochs, accuracies, marker="o", label=label)
+    for label, run_dirs in runs.items():
+        curves = [accuracy_per_epoch(d) for d in ([run_dirs] if isinstance(run_dirs, str | Path) else run_dirs)]
+        epochs = curves[0][0]
+        accuracies = np.array([acc[: len(epochs)] for _, acc in curves])
+        mean = accuracies.mean(axis=0)
+        ax.plot(epochs, mean, marker="o", label=label if len(curves) == 1 else f"{label} (mean of {len(curves)})")
+        if len(curves) > 1:
+            std = accuracies.std(axis=0, ddof=1)
+            ax.fill_between(epochs, mean - std, mean + std, alpha=0.2)
     ax.set_xlabel("epoch")
     ax.set_ylabel("validation accuracy")
     ax.set_title(title)
@@ -48,7 +59,9 @@ def plot_runs(runs: dict[str, str | Path], output: str | Path, title: str = "CLS
 
 def main(args: list[str] | None = None) -> Path:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs", nargs="+", required=True, metavar="LABEL=DIR", help="runs to draw, as label=folder")
+    parser.add_argument(
+        "--runs", nargs="+", required=True, metavar="LABEL=DIR[,DIR...]", help="runs to draw, as label=folder(s)"
+    )
     parser.add_argument("--output", default="sentiment_accuracy.png", help="PNG file to write")
     parser.add_argument("--title", default="CLS-FR books sentiment")
     parsed = parser.parse_args(args)
@@ -57,7 +70,7 @@ def main(args: list[str] | None = None) -> Path:
         label, sep, run_dir = item.partition("=")
         if not sep:
             parser.error(f"expected LABEL=DIR, got {item!r}")
-        runs[label] = run_dir
+        runs[label] = run_dir.split(",")
     path = plot_runs(runs, parsed.output, parsed.title)
     print(f"Wrote {path}")
     return path

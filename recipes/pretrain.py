@@ -31,9 +31,11 @@ from hf_models.training_utils import (
     RunTimer,
     TrimPaddingCollator,
     build_config,
+    check_plateau,
     finish_run,
     load_metric,
     parse_args,
+    unigram_entropy,
 )
 
 logger = logging.getLogger(__name__)
@@ -150,6 +152,9 @@ def main(args: list[str] | None = None) -> dict:
         ]
         trainer.log_metrics("eval", eval_metrics)
         metrics.update(eval_metrics)
+    # No silent plateau: a run that ends near the unigram entropy of its data says so (log and report).
+    final_loss = metrics.get("eval_loss", metrics["final_train_loss"])
+    metrics.update(check_plateau(final_loss, unigram_entropy(train_dataset, len(tokenizer))))
     metrics["objective"] = data_args.objective
     metrics["num_parameters"] = n_params
     trainer.log_metrics("train", {k: v for k, v in metrics.items() if k.startswith("train")})

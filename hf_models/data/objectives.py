@@ -17,7 +17,13 @@ import numpy as np
 import torch
 from transformers import PreTrainedTokenizerBase
 
-__all__ = ["SpanCorruptionCollator", "encode_birthplace_qa", "span_corrupt", "span_corruption_max_length"]
+__all__ = [
+    "SpanCorruptionCollator",
+    "encode_birthplace_qa",
+    "encode_openings",
+    "span_corrupt",
+    "span_corruption_max_length",
+]
 
 IGNORE_INDEX = -100  # label value that transformers' losses ignore
 
@@ -164,3 +170,24 @@ def encode_birthplace_qa(
         out["attention_mask"].append([1] * len(input_ids))
         out["labels"].append(labels)
     return out
+
+
+def encode_openings(
+    examples: dict[str, list[str]], tokenizer: PreTrainedTokenizerBase, max_tokens: int
+) -> dict[str, list[list[int]]]:
+    """Batched `datasets.map` function: each document cut to its first `max_tokens` tokens, then `eos`, as a
+    causal-LM example with the loss on every token.
+
+    CS224N's span corruption only ever sees a random prefix of at most ⌊7/8·block⌋ characters of each
+    `wiki.txt` paragraph, which is where the birth fact is. Training on the openings alone spends every token
+    on that part (see BENCHMARKS.md). Sequences are not padded: use
+    `DataCollatorForSeq2Seq(tokenizer, label_pad_token_id=-100)`.
+    """
+    if max_tokens < 1:
+        raise ValueError(f"max_tokens must be positive, got {max_tokens}")
+    eos = tokenizer.eos_token_id
+    if eos is None:
+        raise ValueError("paragraph openings need a tokenizer with an eos_token")
+    ids = tokenizer(examples["text"], add_special_tokens=False, verbose=False)["input_ids"]
+    input_ids = [seq[:max_tokens] + [eos] for seq in ids]
+    return {"input_ids": input_ids, "attention_mask": [[1] * len(x) for x in input_ids], "labels": input_ids}

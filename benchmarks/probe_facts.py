@@ -1,0 +1,80 @@
+#!/usr/bin/env python
+"""How many dev people's birth facts a pretrained model completes from the opening words of their paragraph.
+
+    python benchmarks/probe_facts.py --data_dir ../shared/data/birthplace --model_name_or_path RUN_DIR
+
+For each dev question whose answer appears in the person's `wiki.txt` paragraph, the model is given the
+paragraph up to the answer's first occurrence and greedy-decodes a few tokens; the fact is completed when the
+continuation starts with the answer. This measures what pretraining stored, before any QA finetuning.
+Prints the counts and writes them to RUN_DIR/fact_probe.json.
+"""
+
+import argparse
+import json
+from pathlib import Path
+
+import torch
+
+from hf_models import SmallEncoderForCausalLM
+from hf_models.data import load_birthplace, load_birthplace_corpus
+from hf_models.tokenization import load_tokenizer
+
+COURSE_PREFIX_CHARS = 112  # the longest truncation CS224N's span corruption ever shows of a paragraph
+
+
+def fact_prompts(data_dir: str) -> list[tuple[str, str, int]]:
+    """(paragraph text before the answer, answer, answer offset) for each dev person whose answer is in
+    their paragraph."""
+    paragraphs = list(load_birthplace_corpus(data_dir)["train"]["text"])
+    dev = load_birthplace(data_dir)["validation"]
+    prompts = []
+    for question, answer in zip(dev["question"], dev["answer"], strict=True):
+        name = question.removeprefix("Where was ").removesuffix(" born?")
+        paragraph = next((p for p in paragraphs if p.startswith(name)), None)
+        offset = -1 if paragraph is None else paragraph.find(answer)
+        if offset > 0:
+            prompts.append((paragraph[:offset].rstrip(" "), answer, offset))
+    return prompts
+
+
+@torch.no_grad()
+def complete(model, tokenizer, texts: list[str], max_new_tokens: int = 8, batch_size: int = 64) -> list[str]:
+    room = model.config.max_position_embeddings - max_new_tokens
+    tokenizer.padding_side = "left"
+    outputs = []
+    for start in range(0, len(texts), batch_size):
+        ids = [x[-room:] for x in tokenizer(texts[start : start + batch_size], add_special_tokens=False)["input_ids"]]
+        batch = tokenizer.pad({"input_ids": ids}, return_tensors="pt")
+        generated = model.generate(
+            **batch, do_sample=False, max_new_tokens=max_new_tokens, pad_token_id=tokenizer.pad_token_id
+        )
+        outputs += tokenizer.batch_decode(generated[:, batch["input_ids"].shape[1] :], skip_special_tokens=True)
+    return outputs
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data_dir", required=True)
+    parser.add_argument("--model_name_or_path", required=True)
+    args = parser.parse_args()
+    model = SmallEncoderForCausalLM.from_pretrained(args.model_name_or_path, dtype=torch.float32).eval()
+    tokenizer = load_tokenizer(args.model_name_or_path)
+    prompts = fact_prompts(args.data_dir)
+    continuations = complete(model, tokenizer, [p for p, _, _ in prompts])
+    hits = [c.strip().startswith(answer) for c, (_, answer, _) in zip(continuations, prompts, strict=True)]
+    early = [hit for hit, (_, _, offset) in zip(hits, prompts, strict=True) if offset <= COURSE_PREFIX_CHARS]
+    result = {
+        "facts_in_paragraph": len(prompts),
+        "completed": sum(hits),
+        f"facts_in_first_{COURSE_PREFIX_CHARS}_chars": len(early),
+        f"completed_in_first_{COURSE_PREFIX_CHARS}_chars": sum(early),
+    }
+    print(
+        f"Completed {sum(hits)} of {len(prompts)} dev birth facts from their paragraph's opening words "
+        f"({sum(early)} of {len(early)} within the first {COURSE_PREFIX_CHARS} characters)"
+    )
+    Path(args.model_name_or_path, "fact_probe.json").write_text(json.dumps(result, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
