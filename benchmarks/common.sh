@@ -23,6 +23,6 @@ step() {
     $NICE "$@" > "$OUT/log_$name.txt" 2>&1 || { echo "FAILED: $name (see $OUT/log_$name.txt)"; tail -20 "$OUT/log_$name.txt"; return 1; }
     local took=$((SECONDS - start))
     printf '%s\t%s\t%s\n' "$name" "$took" "$*" >> "$TIMINGS"
-    grep -h "Correct:" "$OUT/log_$name.txt" || true
+    grep -h "Correct:\|^Completed\|PLATEAU" "$OUT/log_$name.txt" || true
     echo "    done in ${took}s"
 }

@@ -9,9 +9,9 @@ source benchmarks/common.sh
 SE=$OUT/sentiment
 CLS=$DATA_ROOT/cls-books
 case $PROFILE in
-    cpu)  # about 55 min on one core of the 2-core CPU; the LM sees about 4.5M tokens
+    cpu)  # about 55 min on one core of the 2-core CPU; the LM sees 4.1M tokens
         SENT_NEWS_LINES=${SENT_NEWS_LINES:-5000}; SENT_NOVEL_LINES=${SENT_NOVEL_LINES:-55000}
-        SENT_PRE_STEPS=${SENT_PRE_STEPS:-1100}; SENT_BATCH=${SENT_BATCH:-32} ;;
+        SENT_PRE_STEPS=${SENT_PRE_STEPS:-1000}; SENT_BATCH=${SENT_BATCH:-32} ;;
     gpu)  # the whole French corpus
         SENT_NEWS_LINES=${SENT_NEWS_LINES:-1000000}; SENT_NOVEL_LINES=${SENT_NOVEL_LINES:-1000000}
         SENT_PRE_STEPS=${SENT_PRE_STEPS:-30000}; SENT_BATCH=${SENT_BATCH:-128} ;;
@@ -22,6 +22,8 @@ SENT_DOMAIN_EPOCHS=${SENT_DOMAIN_EPOCHS:-2}
 SENT_EPOCHS=${SENT_EPOCHS:-4}
 SENT_SEEDS=${SENT_SEEDS:-"42 43 44"}
 SENT_POOLING=${SENT_POOLING:-mean}
+SENT_MODEL=${SENT_MODEL:-}   # config overrides of the altegrad-lab preset, e.g. hidden_size=384 on a GPU
+MODEL_ARGS=(--model_config altegrad-lab); [ -n "$SENT_MODEL" ] && MODEL_ARGS+=(--config_overrides "$SENT_MODEL")
 mkdir -p "$SE"
 
 $PY benchmarks/prepare_data.py sentiment-corpus --data_root "$DATA_ROOT" --out "$OUT/data" \
@@ -38,7 +40,7 @@ step se_tokenizer $PY tokenizer/train_tokenizer.py --files "$CORPUS" --vocab_siz
 LM_ARGS=(--objective clm --block_size 128 --per_device_train_batch_size "$SENT_BATCH" --per_device_eval_batch_size 64
          --weight_decay 0.01 --logging_steps 50 "${COMMON_ARGS[@]}")
 step se_pretrain $PY recipes/pretrain.py --train_files "$CORPUS" --validation_split_percentage 1 --max_eval_samples 200 \
-    --tokenizer_name_or_path "$SE/tokenizer" --model_config altegrad-lab --output_dir "$SE/pretrain" \
+    --tokenizer_name_or_path "$SE/tokenizer" "${MODEL_ARGS[@]}" --output_dir "$SE/pretrain" \
     --max_steps "$SENT_PRE_STEPS" --learning_rate 1e-3 --lr_scheduler_type cosine --warmup_steps 100 "${LM_ARGS[@]}"
 step se_domain $PY recipes/pretrain.py --train_files "$REVIEWS" --validation_split_percentage 5 \
     --model_name_or_path "$SE/pretrain" --output_dir "$SE/domain" --num_train_epochs "$SENT_DOMAIN_EPOCHS" \
@@ -46,10 +48,10 @@ step se_domain $PY recipes/pretrain.py --train_files "$REVIEWS" --validation_spl
 
 FT_ARGS=(--data_dir "$CLS" --num_train_epochs "$SENT_EPOCHS" --per_device_train_batch_size 16 --max_seq_length 256
          --per_device_eval_batch_size 64 --lr_scheduler_type linear --warmup_steps 20 --weight_decay 0.01
-         --classifier_pooling "$SENT_POOLING" --logging_steps 25 "${COMMON_ARGS[@]}")
+         --classifier_pooling "$SENT_POOLING" --logging_steps 25 ${SENT_FT_EXTRA:-} "${COMMON_ARGS[@]}")
 for seed in $SENT_SEEDS; do
     step "se_scratch_seed$seed" $PY recipes/finetune_sentiment.py --from_scratch --tokenizer_name_or_path "$SE/tokenizer" \
-        --model_config altegrad-lab --learning_rate 5e-4 --output_dir "$SE/scratch_seed$seed" "${FT_ARGS[@]}" --seed "$seed"
+        "${MODEL_ARGS[@]}" --learning_rate 5e-4 --output_dir "$SE/scratch_seed$seed" "${FT_ARGS[@]}" --seed "$seed"
     step "se_pretrained_seed$seed" $PY recipes/finetune_sentiment.py --model_name_or_path "$SE/domain" \
         --learning_rate 1e-3 --backbone_learning_rate 1e-4 --output_dir "$SE/pretrained_seed$seed" "${FT_ARGS[@]}" --seed "$seed"
     step "se_frozen_seed$seed" $PY recipes/finetune_sentiment.py --model_name_or_path "$SE/domain" --freeze_backbone \
