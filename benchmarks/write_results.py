@@ -185,7 +185,9 @@ def main() -> None:
     }
     copy_headline_predictions(results, Path(args.predictions_dir))
     results_path.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(json.dumps({k: {kk: vv.get("value") for kk, vv in v.items()} for k, v in results.items()}, indent=1))
+    sections = ("birthplace_dev_acc", "sentiment_valid_acc")
+    summary = {k: {row: (v["value"], v["std"]) for row, v in results[k].items() if "std" in v} for k in sections}
+    print(json.dumps(summary, indent=1))
 
 
 if __name__ == "__main__":
