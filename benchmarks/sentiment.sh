@@ -53,7 +53,7 @@ for seed in $SENT_SEEDS; do
     step "se_scratch_seed$seed" $PY recipes/finetune_sentiment.py --from_scratch --tokenizer_name_or_path "$SE/tokenizer" \
         "${MODEL_ARGS[@]}" --learning_rate 5e-4 --output_dir "$SE/scratch_seed$seed" "${FT_ARGS[@]}" --seed "$seed"
     step "se_pretrained_seed$seed" $PY recipes/finetune_sentiment.py --model_name_or_path "$SE/domain" \
-        --learning_rate 1e-3 --backbone_learning_rate 1e-4 --output_dir "$SE/pretrained_seed$seed" "${FT_ARGS[@]}" --seed "$seed"
+        --learning_rate 3e-4 --output_dir "$SE/pretrained_seed$seed" "${FT_ARGS[@]}" --seed "$seed"
     step "se_frozen_seed$seed" $PY recipes/finetune_sentiment.py --model_name_or_path "$SE/domain" --freeze_backbone \
         --learning_rate 3e-3 --output_dir "$SE/frozen_seed$seed" "${FT_ARGS[@]}" --seed "$seed"
 done

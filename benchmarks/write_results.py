@@ -39,6 +39,8 @@ SENTIMENT = {  # results key -> (run folder prefix, shared steps; each seed's ow
     "scratch": ("scratch", ["se_tokenizer"]),
     "pretrained": ("pretrained", ["se_tokenizer", "se_pretrain", "se_domain"]),
     "frozen": ("frozen", ["se_tokenizer", "se_pretrain", "se_domain"]),
+    # Not in the profile any more: the discriminative learning rate (1e-3 head, 1e-4 backbone), see BENCHMARKS.md.
+    "pretrained_discriminative_lr": ("pretrained_disc", ["se_tokenizer", "se_pretrain", "se_domain"]),
 }
 HEADLINE = {  # file in benchmarks/predictions -> (results section, row)
     "birthplace_test_predictions.txt": ("birthplace_dev_acc", "vanilla"),
