@@ -1,5 +1,6 @@
-"""Pieces shared by the `Trainer` recipes in `recipes/`: argument dataclasses, config building, local
-`evaluate` metrics, plots and the JSON run report.
+"""The training set-up shared by the tasks in `hf_models.tasks` (and so by the recipes in `recipes/`): argument
+dataclasses, logging and seed, the tokenizer and the model to start from, config building, the block-size check,
+local `evaluate` metrics, plots, and the end of every run (model, plots, `report.json` and the run record).
 
 Everything here works offline: metrics are loaded by absolute path from `hf_models/metrics/`, plots use
 matplotlib's Agg backend, and reports are written with `evaluate.save`.
@@ -19,9 +20,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import datasets
 import evaluate
 import numpy as np
-from transformers import HfArgumentParser, PreTrainedTokenizerBase, Trainer, TrainerCallback, TrainingArguments
+import torch
+import transformers
+from transformers import (
+    HfArgumentParser,
+    PreTrainedModel,
+    PreTrainedTokenizerBase,
+    Trainer,
+    TrainerCallback,
+    TrainingArguments,
+    set_seed,
+)
+
+from .run_record import Evaluation, RunRecord, model_reference, read_record
 
 __all__ = [
     "METRICS_DIR",
@@ -30,11 +44,17 @@ __all__ = [
     "RunTimer",
     "TrimPaddingCollator",
     "build_config",
+    "check_block_size",
     "check_plateau",
     "finish_run",
+    "last_logged",
     "load_metric",
+    "load_or_build_model",
+    "load_run_tokenizer",
+    "model_source",
     "parse_args",
     "plot_curves",
+    "setup_run",
     "str2bool",
     "unigram_entropy",
     "write_report",
@@ -132,6 +152,78 @@ def build_config(
     # Overrides bypass the dataclass __post_init__ checks: run them again.
     config.validate_architecture()
     return config
+
+
+def setup_run(training_args: TrainingArguments) -> None:
+    """Logging (to stdout, at the process's level, for datasets and transformers too) and the seed, as run_clm.py."""
+    logging.basicConfig(
+        format="%(asctime)s - %(levelname)s - %(name)s - %(message)s", handlers=[logging.StreamHandler(sys.stdout)]
+    )
+    log_level = training_args.get_process_log_level()
+    logging.getLogger("hf_models").setLevel(log_level)
+    datasets.utils.logging.set_verbosity(log_level)
+    transformers.utils.logging.set_verbosity(log_level)
+    set_seed(training_args.seed)
+
+
+def load_run_tokenizer(model_args: ModelArguments, missing: str) -> PreTrainedTokenizerBase:
+    """The tokenizer of `--tokenizer_name_or_path`, else the one saved with `--model_name_or_path`.
+
+    `missing` is the error message when neither is given."""
+    from hf_models.tokenization import load_tokenizer
+
+    path = model_args.tokenizer_name_or_path or model_args.model_name_or_path
+    if path is None:
+        raise ValueError(missing)
+    return load_tokenizer(path)
+
+
+def load_or_build_model(
+    model_class: type[PreTrainedModel],
+    model_args: ModelArguments,
+    tokenizer: PreTrainedTokenizerBase,
+    default_preset: str,
+    from_pretrained: dict[str, Any] | None = None,
+    **config_fields: Any,
+) -> PreTrainedModel:
+    """`--model_name_or_path` loaded as `model_class` (with the `from_pretrained` overrides), or a new model built
+    from `--model_config` (default: `default_preset`), the overrides, `config_fields` and the tokenizer's ids."""
+    if model_args.model_name_or_path:
+        overrides = {key: value for key, value in (from_pretrained or {}).items() if value is not None}
+        return model_class.from_pretrained(model_args.model_name_or_path, **overrides)
+    config = build_config(
+        model_args.model_config or default_preset,
+        model_args.config_overrides,
+        tokenizer,
+        attention_type=model_args.attention_type or config_fields.pop("attention_type", None),
+        **config_fields,
+    )
+    return model_class(config)
+
+
+def model_source(model_args: ModelArguments, default_preset: str) -> tuple[str | None, str | None]:
+    """(preset, finetuned from) for the run record: a new model's preset name (None for a config file); a
+    pretrained model's name, and the preset its own record names."""
+    if model_args.model_name_or_path:
+        parent = read_record(model_args.model_name_or_path) if os.path.isdir(model_args.model_name_or_path) else None
+        return (parent.preset if parent else None), model_reference(model_args.model_name_or_path)
+    from hf_models import SmallEncoderConfig
+
+    preset = model_args.model_config or default_preset
+    return (preset if preset in SmallEncoderConfig.available_presets() else None), None
+
+
+def check_block_size(block_size: int | None, model: PreTrainedModel) -> int:
+    """`--block_size`, or the model's `max_position_embeddings` when not given; never more than that."""
+    max_positions = model.config.max_position_embeddings
+    if block_size is not None and block_size > max_positions:
+        raise ValueError(f"--block_size {block_size} exceeds max_position_embeddings={max_positions}")
+    return block_size or max_positions
+
+
+def last_logged(trainer: Trainer, key: str = "loss", default: float | None = None) -> float | None:
+    """The last value of `key` in the trainer's log history (the final training loss), else `default`."""
+    return next((entry[key] for entry in reversed(trainer.state.log_history) if key in entry), default)
 
 
 def load_metric(name: str, **kwargs: Any) -> evaluate.EvaluationModule:
@@ -326,14 +418,100 @@ def write_report(
     )
 
 
+# Of the ~100 TrainingArguments fields, the ones a reader needs to reproduce the run.
+TRAINING_HYPERPARAMETERS = (
+    "learning_rate",
+    "num_train_epochs",
+    "max_steps",
+    "per_device_train_batch_size",
+    "gradient_accumulation_steps",
+    "warmup_steps",
+    "weight_decay",
+    "lr_scheduler_type",
+    "optim",
+    "max_grad_norm",
+    "seed",
+    "bf16",
+    "fp16",
+)
+# Config fields that give a model's size in the record.
+SIZE_FIELDS = (
+    "num_hidden_layers",
+    "hidden_size",
+    "num_attention_heads",
+    "intermediate_size",
+    "max_position_embeddings",
+    "vocab_size",
+)
+
+
+def hyperparameters(training_args: TrainingArguments, task_args: Any) -> dict[str, Any]:
+    """The curated `TrainingArguments` plus the task's own scalar arguments, without local paths and unset values."""
+    values = {key: getattr(training_args, key) for key in TRAINING_HYPERPARAMETERS}
+    for task_field in dataclasses.fields(task_args):
+        key, value = task_field.name, getattr(task_args, task_field.name)
+        if task_field.metadata.get("help", "").startswith("evaluate:"):
+            continue  # options of the evaluation step, not of the training
+        if not any(word in key for word in ("dir", "file", "path")) and isinstance(value, bool | int | float | str):
+            values[key] = value
+    return {key: _jsonable(value) for key, value in values.items() if value is not None}
+
+
+def hardware(training_args: TrainingArguments) -> dict[str, Any]:
+    """Processes, mixed precision and device of a run."""
+    device = training_args.device
+    name = torch.cuda.get_device_name(device) if device.type == "cuda" else device.type
+    return {
+        "world_size": training_args.world_size,
+        "mixed_precision": str(getattr(training_args, "mixed_precision", "no")),
+        "device": name,
+    }
+
+
+def complete_record(
+    record: RunRecord, trainer: Trainer, task_args: Any, metrics: dict[str, Any], wall_time_s: float
+) -> RunRecord:
+    """Fill in what every run knows the same way: size, outcome, evaluations, hyperparameters, hardware, time."""
+    model = trainer.accelerator.unwrap_model(trainer.model)
+    record.model_size = {
+        "num_parameters": sum(p.numel() for p in model.parameters()),
+        "trainable_parameters": sum(p.numel() for p in model.parameters() if p.requires_grad),
+        **{key: getattr(model.config, key) for key in SIZE_FIELDS},
+    }
+    record.train_metrics = {
+        key: value
+        for key, value in metrics.items()
+        if key.startswith(("train_", "final_train_", "total_flos")) and isinstance(value, int | float)
+    }
+    history = [entry for entry in trainer.state.log_history if "eval_loss" in entry and "epoch" in entry]
+    # The final evaluation, else the last one during training (the birthplace finetuning evaluates only then).
+    evaluation = Evaluation.from_trainer_metrics(metrics if "eval_loss" in metrics else (history or [{}])[-1])
+    if evaluation.metrics:
+        if "perplexity" in metrics:
+            evaluation.metrics["perplexity"] = metrics["perplexity"]
+        evaluation.per_epoch = [
+            {"epoch": entry["epoch"], **Evaluation.from_trainer_metrics(entry).metrics} for entry in history
+        ]
+        record.add_evaluation(evaluation)
+    # The task's own values win; a None drops an argument that did not apply to this run.
+    merged = {**hyperparameters(trainer.args, task_args), **record.hyperparameters}
+    record.hyperparameters = {key: value for key, value in merged.items() if value is not None}
+    record.hardware = hardware(trainer.args)
+    record.wall_time_s = wall_time_s
+    return record
+
+
 def finish_run(
     trainer: Trainer,
     arguments: Sequence[Any],
     metrics: dict[str, Any],
     timer: RunTimer,
+    record: RunRecord,
 ) -> dict[str, Any]:
-    """End of every recipe: save the model and tokenizer, the trainer state, the plots and the report.
+    """End of every recipe: save the model and tokenizer, the trainer state, the plots, the report and the record.
 
+    `arguments` are the run's argument dataclasses, the task's own second (model, task, training); `record` holds
+    what the task knows (task, data, language, preset, starting model) and is completed here.
     `Trainer.save_model` already writes on the main process only (`args.should_save`); the model's
     `use_cache` is restored first because `Trainer` turns it off for training.
     """
@@ -344,6 +522,7 @@ def finish_run(
     if trainer.is_world_process_zero():
         trainer.save_state()
         plot_curves(trainer.state.log_history, trainer.args.output_dir)
+        complete_record(record, trainer, arguments[1], metrics, timer.seconds).save(trainer.args.output_dir)
     # The report holds the wall time up to here; the barrier keeps ranks from exiting before it is written.
     write_report(trainer.args, arguments, metrics, timer.seconds)
     trainer.accelerator.wait_for_everyone()

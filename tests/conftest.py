@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,8 @@ os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA_DIR = REPO_ROOT.parent / "shared" / "data"
+# The scripts `recipes/demo.py` and `recipes/plot_sentiment.py` are imported by the tests as modules.
+sys.path.insert(0, str(REPO_ROOT / "recipes"))
 
 
 @pytest.fixture(scope="session")

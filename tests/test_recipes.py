@@ -5,18 +5,17 @@ from __future__ import annotations
 
 import json
 import random
-import sys
 from pathlib import Path
 
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO_ROOT / "recipes"))
 
-import birthplace  # noqa: E402
-import finetune_sentiment  # noqa: E402
 import plot_sentiment  # noqa: E402
-import pretrain  # noqa: E402
+
+from hf_models.tasks import birthplace  # noqa: E402
+from hf_models.tasks import pretraining as pretrain  # noqa: E402
+from hf_models.tasks import sentiment as finetune_sentiment  # noqa: E402
 
 TINY = "hidden_size=32,num_hidden_layers=2,num_attention_heads=2,intermediate_size=64,max_position_embeddings=64"
 # Quiet, fast, checkpoint-free Trainer runs.

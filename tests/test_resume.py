@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO_ROOT / "recipes"))
 
-import pretrain  # noqa: E402
+from hf_models.tasks import pretraining as pretrain  # noqa: E402
 
 # Dropout on, so that the test also covers the RNG states saved in the checkpoint.
 TINY = (

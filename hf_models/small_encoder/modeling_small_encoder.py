@@ -290,6 +290,14 @@ class SmallEncoderPreTrainedModel(PreTrainedModel):
         """Freeze the shared Transformer so that only the task head trains (the lab's "frozen" set-up)."""
         self.base_model.requires_grad_(False)
 
+    def save_pretrained(self, save_directory, *args, **kwargs):
+        # With the classes registered for the Auto classes (`register_for_auto_class`), `save_pretrained` copies this
+        # file and the configuration file, but maps only the saved head in `auto_map`: map every head, so that any
+        # `AutoModelFor*` loads the folder with `trust_remote_code=True`.
+        if self._auto_class is not None:
+            self.config.auto_map = {**(getattr(self.config, "auto_map", None) or {}), **AUTO_MAP}
+        return super().save_pretrained(save_directory, *args, **kwargs)
+
 
 class SmallEncoderModel(SmallEncoderPreTrainedModel):
     """The backbone: token and position embeddings, then the blocks (and a final norm when pre-norm)."""
@@ -561,6 +569,14 @@ class SmallEncoderForMaskedLM(SmallEncoderPreTrainedModel):
             loss=loss, logits=logits, hidden_states=outputs.hidden_states, attentions=outputs.attentions
         )
 
+
+AUTO_MAP = {
+    "AutoConfig": "configuration_small_encoder.SmallEncoderConfig",
+    "AutoModel": "modeling_small_encoder.SmallEncoderModel",
+    "AutoModelForCausalLM": "modeling_small_encoder.SmallEncoderForCausalLM",
+    "AutoModelForSequenceClassification": "modeling_small_encoder.SmallEncoderForSequenceClassification",
+    "AutoModelForMaskedLM": "modeling_small_encoder.SmallEncoderForMaskedLM",
+}
 
 __all__ = [
     "SmallEncoderPreTrainedModel",
