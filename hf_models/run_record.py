@@ -91,6 +91,19 @@ class RunRecord:
     def evaluation(self, split: str = "validation", baseline: str | None = None) -> Evaluation | None:
         return next((e for e in self.evaluations if (e.split, e.baseline) == (split, baseline)), None)
 
+    def scored(self, split: str = "validation", metric: str = "exact_match") -> Evaluation | None:
+        """The model's evaluation on `split` that has `metric`, else a baseline's (in a baseline's own folder)."""
+        candidates = sorted((e for e in self.evaluations if e.split == split), key=lambda e: e.baseline is not None)
+        return next((e for e in candidates if metric in e.metrics), None)
+
+    def accuracy_per_epoch(self, split: str = "validation") -> tuple[list[float], list[float]]:
+        """(epochs, accuracies) of the validation passes during training, one per epoch (the final evaluation
+        repeats the last epoch's)."""
+        evaluation = self.evaluation(split)
+        points = {p["epoch"]: p["accuracy"] for p in (evaluation.per_epoch if evaluation else []) if "accuracy" in p}
+        epochs = sorted(points)
+        return epochs, [points[e] for e in epochs]
+
     def save(self, folder: str | os.PathLike) -> Path:
         path = Path(folder) / RECORD_FILE
         path.parent.mkdir(parents=True, exist_ok=True)
