@@ -52,10 +52,13 @@ __all__ = [
     "load_or_build_model",
     "load_run_tokenizer",
     "model_source",
+    "new_record",
     "parse_args",
+    "run_task",
     "plot_curves",
     "setup_run",
     "str2bool",
+    "train_model",
     "unigram_entropy",
     "write_report",
 ]
@@ -213,12 +216,57 @@ def model_source(model_args: ModelArguments, default_preset: str) -> tuple[str |
     return (preset if preset in SmallEncoderConfig.available_presets() else None), None
 
 
+def new_record(task: str, objective: str, model_args: ModelArguments, default_preset: str, **fields: Any) -> RunRecord:
+    """A run record with what the task knows: task, objective, and (through `fields`) data, language and its own
+    hyperparameters; the preset and the starting model come from the model arguments."""
+    preset, finetuned_from = model_source(model_args, default_preset)
+    return RunRecord(task=task, objective=objective, preset=preset, finetuned_from=finetuned_from, **fields)
+
+
+def run_task(step: Callable[..., dict], task_arguments: type, args: Sequence[str] | None = None) -> dict:
+    """A task's command line: parse (`ModelArguments`, `task_arguments`, `TrainingArguments`) from flags or one
+    JSON file, set up logging and the seed, and run `step(model_args, task_args, training_args)`."""
+    model_args, task_args, training_args = parse_args((ModelArguments, task_arguments, TrainingArguments), args)
+    setup_run(training_args)
+    return step(model_args, task_args, training_args)
+
+
 def check_block_size(block_size: int | None, model: PreTrainedModel) -> int:
     """`--block_size`, or the model's `max_position_embeddings` when not given; never more than that."""
     max_positions = model.config.max_position_embeddings
     if block_size is not None and block_size > max_positions:
         raise ValueError(f"--block_size {block_size} exceeds max_position_embeddings={max_positions}")
     return block_size or max_positions
+
+
+def train_model(
+    model: PreTrainedModel,
+    training_args: TrainingArguments,
+    tokenizer: PreTrainedTokenizerBase,
+    train_dataset,
+    data_collator: Callable,
+    eval_dataset=None,
+    trainer_class: type[Trainer] = Trainer,
+    **trainer_kwargs: Any,
+) -> tuple[Trainer, dict[str, Any]]:
+    """Build the `Trainer` (with the plot callback), train, resuming from `--resume_from_checkpoint` if given.
+
+    Returns the trainer and the training metrics, with `train_samples` and `final_train_loss`: the last logged
+    loss, or Trainer's mean loss for a run too short to log a step."""
+    trainer = trainer_class(
+        model=model,
+        args=training_args,
+        train_dataset=train_dataset,
+        eval_dataset=eval_dataset,
+        processing_class=tokenizer,
+        data_collator=data_collator,
+        callbacks=[PlotCallback()],
+        **trainer_kwargs,
+    )
+    result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
+    metrics = {**result.metrics, "train_samples": len(train_dataset)}
+    metrics["final_train_loss"] = last_logged(trainer, "loss", default=result.training_loss)
+    return trainer, metrics
 
 
 def last_logged(trainer: Trainer, key: str = "loss", default: float | None = None) -> float | None:

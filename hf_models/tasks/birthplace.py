@@ -20,7 +20,7 @@ from pathlib import Path
 import datasets
 import torch
 from datasets import concatenate_datasets
-from transformers import DataCollatorForSeq2Seq, PreTrainedTokenizerBase, Trainer, TrainingArguments
+from transformers import DataCollatorForSeq2Seq, PreTrainedTokenizerBase, TrainingArguments
 
 from hf_models import SmallEncoderForCausalLM
 from hf_models.data import (
@@ -35,19 +35,17 @@ from hf_models.run_record import Evaluation, RunRecord, model_reference, read_re
 from hf_models.tokenization import load_tokenizer, train_bpe_tokenizer
 from hf_models.training_utils import (
     ModelArguments,
-    PlotCallback,
     RunTimer,
     TrimPaddingCollator,
     check_block_size,
     check_plateau,
     finish_run,
-    last_logged,
     load_metric,
     load_or_build_model,
     load_run_tokenizer,
-    model_source,
-    parse_args,
-    setup_run,
+    new_record,
+    run_task,
+    train_model,
     unigram_entropy,
     write_report,
 )
@@ -117,20 +115,19 @@ PRETRAINING_ONLY = dict.fromkeys(("tokenizer_vocab_size", "pretraining_objective
 
 
 def _record(task: str, objective: str, model_args: ModelArguments, split_sizes: dict, block_size: int) -> RunRecord:
-    preset, finetuned_from = model_source(model_args, DEFAULT_PRESET)
     dropped = {**(PRETRAINING_ONLY if task == "birthplace-qa" else {})}
     if model_args.model_name_or_path:
         dropped["variant"] = None  # the attention of a new model only
-    return RunRecord(
-        task=task,
-        objective=objective,
-        dataset=DATASET,
-        split_sizes=split_sizes,
-        language=LANGUAGE,
-        preset=preset,
-        finetuned_from=finetuned_from,
-        hyperparameters={**dropped, "block_size": block_size},
-    )
+    hyperparameters = {**dropped, "block_size": block_size}
+    return new_record(
+        task, objective, model_args, DEFAULT_PRESET, dataset=DATASET, split_sizes=split_sizes, language=LANGUAGE,
+        hyperparameters=hyperparameters,
+    )  # fmt: skip
+
+
+def _require_data_dir(bp_args: BirthplaceArguments) -> None:
+    if bp_args.data_dir is None:
+        raise ValueError("--data_dir is required")
 
 
 def qa_texts(dataset: datasets.Dataset) -> list[str]:
@@ -151,6 +148,7 @@ def _pretraining_tokenizer(model_args: ModelArguments, bp_args: BirthplaceArgume
 
 def pretrain(model_args: ModelArguments, bp_args: BirthplaceArguments, training_args: TrainingArguments) -> dict:
     timer = RunTimer()
+    _require_data_dir(bp_args)
     corpus = load_birthplace_corpus(bp_args.data_dir)["train"]
     qa_train = load_birthplace(bp_args.data_dir)["train"] if bp_args.pretrain_with_qa else None
     if qa_train is not None and bp_args.pretraining_objective == "span_corruption":
@@ -168,18 +166,8 @@ def pretrain(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
             # A fresh span corruption of every paragraph at every batch (CS224N's CharCorruptionDataset); the
             # columns that are padding in the whole batch are cut (paragraphs are often much shorter than a block).
             collator = TrimPaddingCollator(SpanCorruptionCollator(tokenizer, block_size, seed=training_args.seed))
-    trainer = Trainer(
-        model=model,
-        args=training_args,
-        train_dataset=train_dataset,
-        processing_class=tokenizer,
-        data_collator=collator,
-        callbacks=[PlotCallback()],
-    )
-    result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
-    metrics = {**result.metrics, "train_samples": len(train_dataset), "block_size": block_size}
-    # A short run may log no step at all: fall back to the average loss Trainer returns.
-    metrics["final_train_loss"] = last_logged(trainer, "loss", default=result.training_loss)
+    trainer, metrics = train_model(model, training_args, tokenizer, train_dataset, collator)
+    metrics["block_size"] = block_size
     metrics["pretraining_objective"] = bp_args.pretraining_objective
     metrics.update(check_plateau(metrics["final_train_loss"], unigram_entropy(train_dataset, len(tokenizer))))
     trainer.log_metrics("train", metrics)
@@ -216,6 +204,7 @@ def _openings_dataset(corpus, qa_train, tokenizer, bp_args: BirthplaceArguments,
 # --------------------------------------------------------------------------------------------------
 def finetune(model_args: ModelArguments, bp_args: BirthplaceArguments, training_args: TrainingArguments) -> dict:
     timer = RunTimer()
+    _require_data_dir(bp_args)
     tokenizer = load_run_tokenizer(
         model_args, "finetune needs --model_name_or_path (pretrained) or --tokenizer_name_or_path (from scratch)"
     )
@@ -233,21 +222,17 @@ def finetune(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
             remove_columns=["question", "answer"],
             fn_kwargs={"tokenizer": tokenizer, "block_size": block_size},
         )
-    trainer = Trainer(
-        model=model,
-        args=training_args,
-        train_dataset=encoded["train"],
-        # Dev loss on the answer tokens, for the curves; accuracy comes from `evaluate`.
-        eval_dataset=encoded["validation"] if training_args.eval_strategy != "no" else None,
-        processing_class=tokenizer,
+    trainer, metrics = train_model(
+        model,
+        training_args,
+        tokenizer,
+        encoded["train"],
         # Pads inputs with <pad> and labels with -100, so that padding never enters the loss.
-        data_collator=DataCollatorForSeq2Seq(tokenizer, label_pad_token_id=-100),
-        callbacks=[PlotCallback()],
+        DataCollatorForSeq2Seq(tokenizer, label_pad_token_id=-100),
+        # Dev loss on the answer tokens, for the curves; accuracy comes from `evaluate`.
+        encoded["validation"] if training_args.eval_strategy != "no" else None,
     )
-    result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
-    metrics = {**result.metrics, "train_samples": len(encoded["train"]), "block_size": block_size}
-    # A short run may log no step at all: fall back to the average loss Trainer returns.
-    metrics["final_train_loss"] = last_logged(trainer, "loss", default=result.training_loss)
+    metrics["block_size"] = block_size
     trainer.log_metrics("train", metrics)
     metrics["pretrained_from"] = model_args.model_name_or_path
     record = _record("birthplace-qa", "qa", model_args, {s: len(encoded[s]) for s in encoded}, block_size)
@@ -341,6 +326,7 @@ def evaluate_answers(
     model_args: ModelArguments, bp_args: BirthplaceArguments, training_args: TrainingArguments
 ) -> dict:
     timer = RunTimer()
+    _require_data_dir(bp_args)
     qa = load_birthplace(bp_args.data_dir)
     split = qa[bp_args.eval_split]
     predictions, source = _predictions(model_args, bp_args, training_args, qa)
@@ -380,10 +366,5 @@ def main(args: Sequence[str] | None = None) -> dict:
     args = list(sys.argv[1:] if args is None else args)
     if not args or args[0] not in SUBCOMMANDS:
         raise SystemExit(f"usage: birthplace.py {{{'|'.join(SUBCOMMANDS)}}} --data_dir DIR [options]; -h for help")
-    command, rest = args[0], args[1:]
-    model_args, bp_args, training_args = parse_args((ModelArguments, BirthplaceArguments, TrainingArguments), rest)
-    if bp_args.data_dir is None:
-        raise ValueError("--data_dir is required")
-    setup_run(training_args)
-    step = {"pretrain": pretrain, "finetune": finetune, "evaluate": evaluate_answers}[command]
-    return step(model_args, bp_args, training_args)
+    step = {"pretrain": pretrain, "finetune": finetune, "evaluate": evaluate_answers}[args[0]]
+    return run_task(step, BirthplaceArguments, args[1:])

@@ -11,25 +11,23 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from transformers import DataCollatorForLanguageModeling, Trainer, TrainingArguments
+from transformers import DataCollatorForLanguageModeling, TrainingArguments
 
 from hf_models import SmallEncoderForCausalLM, SmallEncoderForMaskedLM
 from hf_models.data import SpanCorruptionCollator, load_text_corpus, tokenize_and_group, tokenize_documents
-from hf_models.run_record import RunRecord
 from hf_models.training_utils import (
     ModelArguments,
-    PlotCallback,
     RunTimer,
     TrimPaddingCollator,
+    check_block_size,
     check_plateau,
     finish_run,
-    last_logged,
     load_metric,
     load_or_build_model,
     load_run_tokenizer,
-    model_source,
-    parse_args,
-    setup_run,
+    new_record,
+    run_task,
+    train_model,
     unigram_entropy,
 )
 
@@ -110,22 +108,9 @@ def pretrain(
     model = load_or_build_model(model_class, model_args, tokenizer, DEFAULT_PRESET, is_causal=not mlm)
     n_params = sum(p.numel() for p in model.parameters())
     logger.info(f"Training a {model_class.__name__} with {n_params / 1e6:.2f}M parameters")
-    block_size = data_args.block_size or min(128, model.config.max_position_embeddings)
-    if block_size > model.config.max_position_embeddings:
-        raise ValueError(f"--block_size {block_size} exceeds max_position_embeddings={model.config.max_position_embeddings}")
+    block_size = check_block_size(data_args.block_size or min(128, model.config.max_position_embeddings), model)
     train_dataset, eval_dataset, collator = _datasets(data_args, training_args, tokenizer, block_size)
-
-    trainer = Trainer(
-        model=model,
-        args=training_args,
-        train_dataset=train_dataset,
-        eval_dataset=eval_dataset,
-        processing_class=tokenizer,
-        data_collator=collator,
-        callbacks=[PlotCallback()],
-    )
-    train_result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
-    metrics = {**train_result.metrics, "train_samples": len(train_dataset), "final_train_loss": last_logged(trainer)}
+    trainer, metrics = train_model(model, training_args, tokenizer, train_dataset, collator, eval_dataset)
     if eval_dataset is not None:
         eval_metrics = trainer.evaluate()
         eval_metrics["eval_samples"] = len(eval_dataset)
@@ -138,15 +123,14 @@ def pretrain(
     metrics["objective"] = data_args.objective
     metrics["num_parameters"] = n_params
     trainer.log_metrics("train", {k: v for k, v in metrics.items() if k.startswith("train")})
-    preset, finetuned_from = model_source(model_args, DEFAULT_PRESET)
-    record = RunRecord(
-        task="pretraining",
-        objective=data_args.objective,
+    record = new_record(
+        "pretraining",
+        data_args.objective,
+        model_args,
+        DEFAULT_PRESET,
         dataset=", ".join(Path(f).name for f in data_args.train_files),
         split_sizes={"train": len(train_dataset), **({"validation": len(eval_dataset)} if eval_dataset else {})},
         language=data_args.language,
-        preset=preset,
-        finetuned_from=finetuned_from,
         hyperparameters={"block_size": block_size},
     )
     return finish_run(trainer, (model_args, data_args, training_args), metrics, timer, record)
@@ -154,6 +138,4 @@ def pretrain(
 
 def main(args: Sequence[str] | None = None) -> dict:
     """`recipes/pretrain.py`: parse the flags (or one JSON file) and pretrain."""
-    model_args, data_args, training_args = parse_args((ModelArguments, DataTrainingArguments, TrainingArguments), args)
-    setup_run(training_args)
-    return pretrain(model_args, data_args, training_args)
+    return run_task(pretrain, DataTrainingArguments, args)

@@ -17,19 +17,16 @@ from transformers.trainer_utils import IntervalStrategy
 
 from hf_models import SmallEncoderForSequenceClassification
 from hf_models.data import load_cls_books
-from hf_models.run_record import RunRecord
 from hf_models.training_utils import (
     ModelArguments,
-    PlotCallback,
     RunTimer,
     finish_run,
-    last_logged,
     load_metric,
     load_or_build_model,
     load_run_tokenizer,
-    model_source,
-    parse_args,
-    setup_run,
+    new_record,
+    run_task,
+    train_model,
 )
 
 logger = logging.getLogger(__name__)
@@ -177,20 +174,17 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
     max_length = min(data_args.max_seq_length, model.config.max_position_embeddings)
     encoded = _encoded_reviews(raw, data_args, training_args, tokenizer, max_length)
 
-    trainer = Trainer(
-        model=model,
-        args=training_args,
-        train_dataset=encoded["train"],
-        eval_dataset=encoded["validation"],
-        processing_class=tokenizer,
-        data_collator=DataCollatorWithPadding(tokenizer),
+    trainer, metrics = train_model(
+        model,
+        training_args,
+        tokenizer,
+        encoded["train"],
+        DataCollatorWithPadding(tokenizer),
+        encoded["validation"],
         compute_metrics=_compute_metrics(),
-        callbacks=[PlotCallback()],
         optimizer_cls_and_kwargs=discriminative_optimizer(model, training_args, data_args.backbone_learning_rate),
     )
-    result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
-    metrics = {**result.metrics, "train_samples": len(encoded["train"]), "trainable_parameters": trainable}
-    metrics["final_train_loss"] = last_logged(trainer)
+    metrics["trainable_parameters"] = trainable
     eval_metrics = trainer.evaluate()
     trainer.log_metrics("eval", eval_metrics)
     metrics.update(eval_metrics)
@@ -200,15 +194,14 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
         if "eval_accuracy" in entry
     ]
     _write_test_predictions(trainer, encoded["test"], data_args, metrics)
-    preset, finetuned_from = model_source(model_args, DEFAULT_PRESET)
-    record = RunRecord(
-        task="sentiment",
-        objective="classification",
+    record = new_record(
+        "sentiment",
+        "classification",
+        model_args,
+        DEFAULT_PRESET,
         dataset=DATASET,
         split_sizes={split: len(encoded[split]) for split in encoded},
         language=LANGUAGE,
-        preset=preset,
-        finetuned_from=finetuned_from,
         hyperparameters={"max_length": max_length},
     )
     return finish_run(trainer, (model_args, data_args, training_args), metrics, timer, record)
@@ -216,6 +209,4 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
 
 def main(args: Sequence[str] | None = None) -> dict:
     """`recipes/finetune_sentiment.py`: parse the flags (or one JSON file) and finetune."""
-    model_args, data_args, training_args = parse_args((ModelArguments, SentimentArguments, TrainingArguments), args)
-    setup_run(training_args)
-    return finetune(model_args, data_args, training_args)
+    return run_task(finetune, SentimentArguments, args)
