@@ -13,6 +13,7 @@ import os
 import shutil
 import sys
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatch
 from pathlib import Path
@@ -379,7 +380,11 @@ def _limitations(record: RunRecord, config: dict[str, Any], language: str | None
 
 
 def build_model_card(
-    run_dir: str | os.PathLike, config: dict[str, Any], record: RunRecord | None, options: CardOptions, plots=()
+    run_dir: str | os.PathLike,
+    config: dict[str, Any],
+    record: RunRecord | None,
+    options: CardOptions,
+    plots: Sequence[Path] = (),
 ) -> ModelCard:
     """The README.md of the shared model, from the run record and the exported config: metadata with a
     `model-index`, results, training set-up, plots, usage and limitations."""

@@ -68,6 +68,8 @@ class RunRecord:
     # Size: num_parameters, trainable_parameters and the config's shape (layers, hidden size, heads, ...).
     model_size: dict[str, int] = field(default_factory=dict)
     finetuned_from: str | None = None
+    # In a record that only holds evaluations (the birthplace `evaluate` step into a new folder): the model scored.
+    evaluated_model: str | None = None
     # Training outcome: final_train_loss (the last logged loss), train_loss (Trainer's mean), train_runtime, ...
     train_metrics: dict[str, Any] = field(default_factory=dict)
     evaluations: list[Evaluation] = field(default_factory=list)

@@ -67,6 +67,7 @@ METRICS_DIR = Path(__file__).resolve().parent / "metrics"
 # A pretraining loss above this share of the data's unigram entropy means the model learned little more than
 # token frequencies: a backbone that finetuning cannot profit from.
 PLATEAU_RATIO = 0.9
+PLATEAU_KEYS = ("unigram_entropy", "loss_over_unigram_entropy", "plateau")
 
 logger = logging.getLogger(__name__)
 
@@ -194,13 +195,9 @@ def load_or_build_model(
     if model_args.model_name_or_path:
         overrides = {key: value for key, value in (from_pretrained or {}).items() if value is not None}
         return model_class.from_pretrained(model_args.model_name_or_path, **overrides)
-    config = build_config(
-        model_args.model_config or default_preset,
-        model_args.config_overrides,
-        tokenizer,
-        attention_type=model_args.attention_type or config_fields.pop("attention_type", None),
-        **config_fields,
-    )
+    # --attention_type wins over a task's default (the birthplace --variant).
+    config_fields["attention_type"] = model_args.attention_type or config_fields.get("attention_type")
+    config = build_config(model_args.model_config or default_preset, model_args.config_overrides, tokenizer, **config_fields)
     return model_class(config)
 
 
@@ -334,7 +331,8 @@ def plot_curves(log_history: list[dict], output_dir: str | os.PathLike) -> list[
             ax.plot(xs, ys, marker="o" if len(xs) < 30 else None, label=label)
     ax.set_xlabel("step")
     ax.set_ylabel("cross-entropy loss")
-    ax.legend()
+    if ax.lines:
+        ax.legend()
     ax.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(output_dir / "loss.png", dpi=100)
@@ -349,7 +347,8 @@ def plot_curves(log_history: list[dict], output_dir: str | os.PathLike) -> list[
                 ax.plot(xs, ys, marker="o", label=label)
         ax.set_xlabel("epoch")
         ax.set_ylim(0, 1)
-        ax.legend()
+        if ax.lines:
+            ax.legend()
         ax.grid(alpha=0.3)
         fig.tight_layout()
         fig.savefig(output_dir / "accuracy.png", dpi=100)
@@ -529,7 +528,8 @@ def complete_record(
     record.train_metrics = {
         key: value
         for key, value in metrics.items()
-        if key.startswith(("train_", "final_train_", "total_flos")) and isinstance(value, int | float)
+        if (key.startswith(("train_", "final_train_", "total_flos")) or key in PLATEAU_KEYS)
+        and isinstance(value, int | float)
     }
     history = [entry for entry in trainer.state.log_history if "eval_loss" in entry and "epoch" in entry]
     # The final evaluation, else the last one during training (the birthplace finetuning evaluates only then).

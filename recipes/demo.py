@@ -26,6 +26,7 @@ import sys
 import time
 import warnings
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 # Quiet, offline, and one tokenizer thread pool per process (the demo runs everything in-process).
@@ -85,7 +86,7 @@ def _logging_steps(num_examples: int, options: dict) -> int:
     return max(5, steps // 15)
 
 
-def _run(logs: Path, name: str, step, model_args: ModelArguments, bp_args: BirthplaceArguments, **training) -> dict:
+def _run(logs: Path, name: str, step: Callable[..., dict], model_args: ModelArguments, bp_args: BirthplaceArguments, **training) -> dict:
     """One step of `hf_models.tasks.birthplace`; its printed metrics go to logs/NAME.log, while Trainer's progress
     bars (stderr) stay on screen and its per-step logs go to the run's trainer_state.json and loss.png."""
     training_args = TrainingArguments(**training)

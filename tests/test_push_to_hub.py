@@ -81,8 +81,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory, synthetic_birthplace_dir: Pat
     birthplace.main(["finetune", "--data_dir", data, "--model_name_or_path", str(pre), "--output_dir", str(lm_dir)]
                     + ["--eval_strategy", "steps", "--eval_steps", "4", *steps])  # fmt: skip
     evaluate = ["evaluate", "--data_dir", data, "--output_dir", str(lm_dir), "--max_new_tokens", "4"]
-    birthplace.main([*evaluate, "--model_name_or_path", str(lm_dir)])
-    birthplace.main([*evaluate, "--london_baseline"])
+    scores = birthplace.main([*evaluate, "--model_name_or_path", str(lm_dir)])
+    london = birthplace.main([*evaluate, "--london_baseline"])
     sentiment.main(["--data_dir", str(_cls_books(root)), "--from_scratch", "--output_dir", str(cls_dir), *model, *steps])
     pretraining.main(["--objective", "mlm", "--train_files", f"{data}/wiki.txt", "--block_size", "32"]
                      + ["--output_dir", str(mlm_dir), *model, *steps])  # fmt: skip
@@ -103,7 +103,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory, synthetic_birthplace_dir: Pat
     for name, run_dir in (("lm", lm_dir), ("cls", cls_dir)):
         exports[name] = root / f"export-{name}"
         assert push_to_hub.main([str(run_dir), "--dry_run", "--local_dir", str(exports[name])]) == 0
-    return {"root": root, "pre_dir": pre, "lm_dir": lm_dir, "cls_dir": cls_dir, "mlm_dir": mlm_dir,
+    return {"root": root, "scores": scores, "london": london, "pre_dir": pre, "lm_dir": lm_dir, "cls_dir": cls_dir, "mlm_dir": mlm_dir,
             "lm_out": exports["lm"], "cls_out": exports["cls"]}  # fmt: skip
 
 
@@ -128,6 +128,37 @@ def test_every_recipe_saves_its_remote_code_and_a_full_auto_map(runs: dict[str, 
         for code in ("configuration_small_encoder.py", "modeling_small_encoder.py"):
             assert (run_dir / code).read_bytes() == (code_dir / code).read_bytes()
         assert read_record(run_dir) is not None
+
+
+def test_records_hold_what_the_recipes_knew(runs: dict[str, Path]) -> None:
+    import dataclasses
+    import math
+
+    from hf_models.run_record import RunRecord
+
+    pre, lm, cls, mlm = (read_record(runs[name]) for name in ("pre_dir", "lm_dir", "cls_dir", "mlm_dir"))
+    assert (pre.task, pre.objective, pre.dataset, pre.language) == ("birthplace-pretraining", "span_corruption", "birthplace", "en")
+    assert pre.split_sizes == {"train": 330} and pre.preset == "cs224n-mingpt" and pre.finetuned_from is None
+    assert (lm.task, lm.objective, lm.finetuned_from, lm.preset) == ("birthplace-qa", "qa", "pretrain-wiki", "cs224n-mingpt")
+    assert lm.split_sizes == {"train": 240, "validation": 60}
+    # The evaluate step's exact match, and the London baseline's kept apart (same folder, same split).
+    assert lm.evaluation("validation").metrics["exact_match"] == runs["scores"]["exact_match"]
+    london = lm.evaluation("validation", baseline="london_baseline")
+    assert london.metrics == {"exact_match": runs["london"]["exact_match"]} and london.num_examples == 60
+    assert (cls.task, cls.dataset, cls.language, cls.split_sizes) == (
+        "sentiment", "cls-books", "fr", {"train": 32, "validation": 16, "test": 8}
+    )  # fmt: skip
+    assert cls.model_size["trainable_parameters"] == cls.model_size["num_parameters"] > 0
+    assert cls.evaluation("validation").per_epoch[0]["epoch"] == 1.0 and "accuracy" in cls.evaluation("validation").per_epoch[0]
+    assert (mlm.task, mlm.objective, mlm.dataset, mlm.language) == ("pretraining", "mlm", "wiki.txt", None)
+    validation = mlm.evaluation("validation").metrics
+    assert validation["perplexity"] == pytest.approx(math.exp(validation["loss"]), rel=1e-6)
+    assert {"final_train_loss", "unigram_entropy", "plateau"} <= set(mlm.train_metrics)
+    for record in (pre, lm, cls, mlm):
+        assert record.hardware == {"world_size": 1, "mixed_precision": "no", "device": "cpu"}
+        assert record.wall_time_s > 0 and record.hyperparameters["seed"] == 42
+        assert RunRecord.from_dict(dataclasses.asdict(record)) == record
+        assert str(runs["root"]) not in json.dumps(dataclasses.asdict(record))  # no local paths
 
 
 def test_dry_run_writes_allowlisted_folder(runs: dict[str, Path]) -> None:

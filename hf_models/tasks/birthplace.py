@@ -308,15 +308,15 @@ def _predictions(model_args: ModelArguments, bp_args: BirthplaceArguments, train
 
 def _record_evaluation(output_dir: str, bp_args: BirthplaceArguments, source: str, metrics: dict, timer) -> None:
     """Add the scores to the run record of `output_dir` (the model's own folder, usually), or start one there."""
+    baseline = source if source.endswith("_baseline") else None
     record = read_record(output_dir) or RunRecord(
-        task="birthplace-qa",
+        task="birthplace-evaluation",
         objective="qa",
         dataset=DATASET,
         language=LANGUAGE,
-        finetuned_from=None if source.endswith("_baseline") else model_reference(source),
+        evaluated_model=None if baseline else model_reference(source),
         wall_time_s=timer.seconds,
     )
-    baseline = source if source.endswith("_baseline") else None
     scores = {"exact_match": metrics["exact_match"]}
     record.add_evaluation(Evaluation(bp_args.eval_split, scores, metrics["total"], baseline=baseline))
     record.save(output_dir)
