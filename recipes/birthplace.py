@@ -48,6 +48,7 @@ from hf_models.tokenization import load_tokenizer, train_bpe_tokenizer
 from hf_models.training_utils import (
     ModelArguments,
     PlotCallback,
+    ReproducibleTrainer,
     RunTimer,
     TrimPaddingCollator,
     build_config,
@@ -203,7 +204,7 @@ def finetune(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
             remove_columns=["question", "answer"],
             fn_kwargs={"tokenizer": tokenizer, "block_size": block_size},
         )
-    trainer = Trainer(
+    trainer = ReproducibleTrainer(  # dev-loss evaluations do not shift the training's random stream
         model=model,
         args=training_args,
         train_dataset=encoded["train"],

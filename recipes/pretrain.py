@@ -20,14 +20,21 @@ from dataclasses import dataclass, field
 
 import datasets
 import transformers
-from transformers import DataCollatorForLanguageModeling, Trainer, TrainingArguments, set_seed
+from transformers import DataCollatorForLanguageModeling, TrainingArguments, set_seed
 
 from hf_models import SmallEncoderForCausalLM, SmallEncoderForMaskedLM
-from hf_models.data import SpanCorruptionCollator, load_text_corpus, tokenize_and_group, tokenize_documents
+from hf_models.data import (
+    SpanCorruptionCollator,
+    corrupt_for_evaluation,
+    load_text_corpus,
+    tokenize_and_group,
+    tokenize_documents,
+)
 from hf_models.tokenization import load_tokenizer
 from hf_models.training_utils import (
     ModelArguments,
     PlotCallback,
+    ReproducibleTrainer,
     RunTimer,
     TrimPaddingCollator,
     build_config,
@@ -125,8 +132,11 @@ def main(args: list[str] | None = None) -> dict:
     eval_dataset = lm_datasets.get("validation")
     if eval_dataset is not None and data_args.max_eval_samples is not None:
         eval_dataset = eval_dataset.select(range(min(len(eval_dataset), data_args.max_eval_samples)))
+    if eval_dataset is not None and data_args.objective == "span_corruption":
+        # One fixed corruption per document: the eval loss is comparable across evaluations.
+        eval_dataset = corrupt_for_evaluation(eval_dataset, tokenizer, block_size, seed=training_args.seed)
 
-    trainer = Trainer(
+    trainer = ReproducibleTrainer(  # evaluations do not shift the training's random stream
         model=model,
         args=training_args,
         train_dataset=train_dataset,
