@@ -202,6 +202,23 @@ def test_padding_invariance(attention_type, is_causal, padding_side):
     assert torch.isfinite(batched).all()
 
 
+@pytest.mark.parametrize("is_causal", [True, False])
+def test_attention_mask_is_exact_and_never_leaves_a_query_without_keys(is_causal):
+    """Real queries see the real keys (up to themselves when causal); a padding query keeps its own key, so that
+    no softmax row is empty (an empty row is NaN in some attention kernels)."""
+    model = SmallEncoderModel(tiny_config(is_causal=is_causal)).eval()
+    attention_mask = torch.tensor([[0, 0, 1, 1, 1], [1, 1, 1, 0, 0]])
+    real_key = attention_mask[:, None, None, :].bool()
+    diagonal = torch.eye(5, dtype=torch.bool)
+    allowed = torch.ones(5, 5, dtype=torch.bool).tril() if is_causal else torch.ones(5, 5, dtype=torch.bool)
+    mask = model._build_attention_mask(attention_mask, query_length=5, past_length=0)
+    assert torch.equal(mask, (allowed & real_key) | diagonal)
+    assert mask.any(-1).all()
+    # One new token after a cache of 5: it sees the real past keys and itself.
+    step = model._build_attention_mask(torch.cat([attention_mask, torch.ones(2, 1, dtype=torch.long)], 1), 1, 5)
+    assert step.tolist() == [[[[False, False, True, True, True, True]]], [[[True, True, True, False, False, True]]]]
+
+
 @pytest.mark.parametrize("pooling", ["last", "mean", "first"])
 @pytest.mark.parametrize("padding_side", ["right", "left"])
 def test_classifier_pooling_ignores_padding(pooling, padding_side):

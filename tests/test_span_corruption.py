@@ -209,6 +209,8 @@ def test_birthplace_qa_encoding_masks_the_question(tiny_tokenizer) -> None:
     cut = encode_birthplace_qa(examples, tok, block_size=8)
     assert all(len(ids) == 8 for ids in cut["input_ids"])
     assert cut["labels"][0][-2:] == [tok.sep_token_id, tok.eos_token_id]
+    full = out["input_ids"][0]
+    assert cut["input_ids"][0] == full[-8:]  # exactly the last 8 tokens: what goes is the question's start
 
 
 def test_lm_and_classification_use_transformers_collators(tiny_tokenizer) -> None:
