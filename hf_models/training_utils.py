@@ -41,6 +41,7 @@ __all__ = [
     "METRICS_DIR",
     "ModelArguments",
     "PlotCallback",
+    "ReproducibleTrainer",
     "RunTimer",
     "TrimPaddingCollator",
     "build_config",
@@ -281,6 +282,19 @@ def load_metric(name: str, **kwargs: Any) -> evaluate.EvaluationModule:
         available = sorted(p.name for p in METRICS_DIR.iterdir() if (p / f"{p.name}.py").is_file())
         raise ValueError(f"unknown metric {name!r}; available: {available}")
     return evaluate.load(str(path), **kwargs)
+
+
+class ReproducibleTrainer(Trainer):
+    """`Trainer` whose evaluations leave torch's random state as they found it.
+
+    Building an evaluation DataLoader draws its base seed from torch's global generator, which also drives
+    dropout and the training sampler: without this, the training losses would depend on `eval_steps`.
+    """
+
+    def evaluate(self, *args: Any, **kwargs: Any) -> dict[str, float]:
+        devices = [torch.cuda.current_device()] if torch.cuda.is_available() else []
+        with torch.random.fork_rng(devices=devices):
+            return super().evaluate(*args, **kwargs)
 
 
 class TrimPaddingCollator:

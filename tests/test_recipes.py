@@ -308,3 +308,25 @@ def test_birthplace_from_scratch_synthesizer_and_baselines(tmp_path, synthetic_b
     printed = capsys.readouterr().out
     assert f"Correct: {london['correct']} out of 60: " in printed
     assert common["exact_match"] >= london["exact_match"]  # London is the synthetic task's most common place
+
+
+def test_pretrain_span_corruption_is_reproducible_whatever_eval_steps(
+    tmp_path, synthetic_birthplace_dir, tiny_tokenizer_dir
+):
+    """The eval set is corrupted once (same eval loss at every evaluation of the same model), and evaluating
+    during training changes neither the corruptions nor the dropout masks the training steps draw."""
+
+    def run(name: str, *eval_args: str) -> tuple[list[float], float]:
+        metrics = pretrain.main(
+            ["--objective", "span_corruption", "--train_files", str(synthetic_birthplace_dir / "wiki.txt")]
+            + ["--tokenizer_name_or_path", str(tiny_tokenizer_dir), "--config_overrides", TINY]
+            + ["--block_size", "32", "--output_dir", str(tmp_path / name), "--max_steps", "6"]
+            + ["--per_device_train_batch_size", "8", "--max_eval_samples", "16"]
+            + COMMON
+            + ["--logging_steps", "1", *eval_args]
+        )
+        return logged_losses(tmp_path / name), metrics["eval_loss"]
+
+    losses, eval_loss = run("no_eval")
+    assert len(losses) == 6
+    assert run("eval_every_step", "--eval_strategy", "steps", "--eval_steps", "1") == (losses, eval_loss)

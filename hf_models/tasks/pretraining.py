@@ -14,9 +14,16 @@ from pathlib import Path
 from transformers import DataCollatorForLanguageModeling, TrainingArguments
 
 from hf_models import SmallEncoderForCausalLM, SmallEncoderForMaskedLM
-from hf_models.data import SpanCorruptionCollator, load_text_corpus, tokenize_and_group, tokenize_documents
+from hf_models.data import (
+    SpanCorruptionCollator,
+    corrupt_for_evaluation,
+    load_text_corpus,
+    tokenize_and_group,
+    tokenize_documents,
+)
 from hf_models.training_utils import (
     ModelArguments,
+    ReproducibleTrainer,
     RunTimer,
     TrimPaddingCollator,
     check_block_size,
@@ -89,6 +96,9 @@ def _datasets(data_args: DataTrainingArguments, training_args: TrainingArguments
     eval_dataset = lm_datasets.get("validation")
     if eval_dataset is not None and data_args.max_eval_samples is not None:
         eval_dataset = eval_dataset.select(range(min(len(eval_dataset), data_args.max_eval_samples)))
+    if eval_dataset is not None and data_args.objective == "span_corruption":
+        # One fixed corruption per document: the eval loss is comparable across evaluations.
+        eval_dataset = corrupt_for_evaluation(eval_dataset, tokenizer, block_size, seed=training_args.seed)
     return train_dataset, eval_dataset, collator
 
 
@@ -110,7 +120,10 @@ def pretrain(
     logger.info(f"Training a {model_class.__name__} with {n_params / 1e6:.2f}M parameters")
     block_size = check_block_size(data_args.block_size or min(128, model.config.max_position_embeddings), model)
     train_dataset, eval_dataset, collator = _datasets(data_args, training_args, tokenizer, block_size)
-    trainer, metrics = train_model(model, training_args, tokenizer, train_dataset, collator, eval_dataset)
+    # Evaluations do not shift the training's random stream.
+    trainer, metrics = train_model(
+        model, training_args, tokenizer, train_dataset, collator, eval_dataset, trainer_class=ReproducibleTrainer
+    )
     if eval_dataset is not None:
         eval_metrics = trainer.evaluate()
         eval_metrics["eval_samples"] = len(eval_dataset)
