@@ -279,3 +279,19 @@ def test_command_line(tmp_path):
     bad = subprocess.run([*command, "--output_dir", str(tmp_path / "x"), "--variant", "synthesizer"],
                          capture_output=True, text=True)  # fmt: skip
     assert bad.returncode != 0 and "error:" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_tokenizer_is_saved_and_its_special_ids_copied(tmp_path):
+    from hf_models.course_tokenizers import build_cs224n_char_tokenizer
+
+    (tmp_path / "wiki.txt").write_text("".join(chr(ord("A") + i) for i in range(51)), encoding="utf-8")
+    build_cs224n_char_tokenizer(tmp_path / "wiki.txt", tmp_path / "tok")  # 2 + 51 = 53 characters
+    torch.save(course_gpt(synthesizer=True).state_dict(), tmp_path / "model.pt")
+    convert_checkpoint("cs224n-mingpt", tmp_path / "model.pt", tmp_path / "hf", tokenizer_dir=tmp_path / "tok")
+    config = AutoModelForCausalLM.from_pretrained(tmp_path / "hf").config
+    assert (config.pad_token_id, config.sep_token_id, config.mask_token_id) == (0, 1, 1)
+    assert (tmp_path / "hf" / "tokenizer.json").is_file()
+    (tmp_path / "wiki.txt").write_text("ABC", encoding="utf-8")
+    build_cs224n_char_tokenizer(tmp_path / "wiki.txt", tmp_path / "small")
+    with pytest.raises(ValueError, match="the tokenizer has 5 tokens but the checkpoint's vocabulary has 53"):
+        convert_checkpoint("cs224n-mingpt", tmp_path / "model.pt", tmp_path / "x", tokenizer_dir=tmp_path / "small")
