@@ -347,7 +347,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             num_heads=args.num_heads,
             share_synthesizer_heads=args.share_synthesizer_heads,
         )
-    except (CheckpointError, FileNotFoundError) as error:
+    except (ValueError, FileNotFoundError) as error:  # CheckpointError, a tokenizer that does not fit
         raise SystemExit(f"error: {error}") from None
     parameters = sum(p.numel() for p in model.parameters())
     print(f"Saved {type(model).__name__} ({parameters:,} parameters) to {args.output_dir}")

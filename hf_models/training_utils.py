@@ -63,7 +63,7 @@ class ModelArguments:
     )
     attention_type: str | None = field(
         default=None,
-        metadata={"help": "Override the attention type.", "choices": ["vanilla", "synthesizer"]},
+        metadata={"help": "Override the attention type.", "choices": ["vanilla", "synthesizer", "random", "factorized"]},
     )
     tokenizer_name_or_path: str | None = field(
         default=None,
