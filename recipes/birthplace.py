@@ -18,6 +18,9 @@ Three subcommands, as in the course's `run.py`:
     # the always-"London" baseline (5.0% on the real dev set)
     python recipes/birthplace.py evaluate --data_dir ../shared/data/birthplace --london_baseline
 
+`--course_vocabulary` (on every subcommand) runs the course's own setting: its character vocabulary, built from
+wiki.txt, with character span corruption, block 128 and 32-character answers (`hf_models/course_settings.py`).
+
 QA examples are `question ⁇ answer ⁇ </s>` with the loss on the answer only; `evaluate` generates after
 `question ⁇` until the next `⁇` (or `</s>`), writes one prediction per line and prints
 `Correct: X out of Y: Z%`.
@@ -37,6 +40,8 @@ from datasets import concatenate_datasets
 from transformers import DataCollatorForSeq2Seq, PreTrainedTokenizerBase, Trainer, TrainingArguments, set_seed
 
 from hf_models import SmallEncoderForCausalLM
+from hf_models.course_settings import cs224n_char_tokenizer, encode_char_qa, predict_char_answers
+from hf_models.course_tokenizers import load_course_tokenizer
 from hf_models.data import (
     SpanCorruptionCollator,
     encode_birthplace_qa,
@@ -95,6 +100,14 @@ class BirthplaceArguments:
         default=False, metadata={"help": "evaluate: answer the most common training birthplace to every question."}
     )
     max_new_tokens: int = field(default=16, metadata={"help": "evaluate: longest generated answer, in tokens."})
+    course_vocabulary: bool = field(
+        default=False,
+        metadata={
+            "help": "CS224N's own setting: its character vocabulary (built from wiki.txt: □ pad = 0, ⁇ mask = 1, "
+            "then the sorted characters), character span corruption, QA rows 'question⁇answer⁇', and answers read "
+            "from 32 greedily generated characters, between the first and second ⁇. Give it to every subcommand."
+        },
+    )
 
 
 def _setup(training_args: TrainingArguments) -> None:
@@ -142,7 +155,9 @@ def pretrain(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
         corpus = concatenate_datasets([corpus, qa.cast(corpus.features)])
 
     tokenizer_path = model_args.tokenizer_name_or_path or model_args.model_name_or_path
-    if tokenizer_path is not None:
+    if bp_args.course_vocabulary:
+        tokenizer = cs224n_char_tokenizer(bp_args.data_dir, tokenizer_path)
+    elif tokenizer_path is not None:
         tokenizer = load_tokenizer(tokenizer_path)
     else:
         # Trained on the pretraining corpus only (never on dev/test); saved with the model at the end.
@@ -186,7 +201,7 @@ def finetune(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
     tokenizer_path = model_args.tokenizer_name_or_path or model_args.model_name_or_path
     if tokenizer_path is None:
         raise ValueError("finetune needs --model_name_or_path (pretrained) or --tokenizer_name_or_path (from scratch)")
-    tokenizer = load_tokenizer(tokenizer_path)
+    tokenizer = load_course_tokenizer(tokenizer_path) if bp_args.course_vocabulary else load_tokenizer(tokenizer_path)
     if model_args.model_name_or_path:
         model = SmallEncoderForCausalLM.from_pretrained(model_args.model_name_or_path)
     else:
@@ -198,7 +213,7 @@ def finetune(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
     qa.pop("test")  # questions only: nothing to learn from
     with training_args.main_process_first(desc="tokenization"):
         encoded = qa.map(
-            encode_birthplace_qa,
+            encode_char_qa if bp_args.course_vocabulary else encode_birthplace_qa,
             batched=True,
             remove_columns=["question", "answer"],
             fn_kwargs={"tokenizer": tokenizer, "block_size": block_size},
@@ -283,17 +298,18 @@ def evaluate_answers(
     else:
         if model_args.model_name_or_path is None:
             raise ValueError("evaluate needs --model_name_or_path, or --london_baseline / --most_common_baseline")
-        tokenizer = load_tokenizer(model_args.tokenizer_name_or_path or model_args.model_name_or_path)
+        tokenizer_path = model_args.tokenizer_name_or_path or model_args.model_name_or_path
+        tokenizer = load_course_tokenizer(tokenizer_path) if bp_args.course_vocabulary else load_tokenizer(tokenizer_path)
         model = SmallEncoderForCausalLM.from_pretrained(model_args.model_name_or_path, dtype=torch.float32)
         device = "cpu" if training_args.use_cpu or not torch.cuda.is_available() else "cuda"
         model.to(device)
-        predictions = predict_answers(
+        predictions = (predict_char_answers if bp_args.course_vocabulary else predict_answers)(
             model,
             tokenizer,
             questions,
             block_size=bp_args.block_size,
             batch_size=training_args.per_device_eval_batch_size,
-            max_new_tokens=bp_args.max_new_tokens,
+            **({} if bp_args.course_vocabulary else {"max_new_tokens": bp_args.max_new_tokens}),
         )
         source = model_args.model_name_or_path
 

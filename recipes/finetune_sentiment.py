@@ -9,6 +9,9 @@
     # from scratch, with a tokenizer and a config
     python recipes/finetune_sentiment.py --data_dir ../shared/data/cls-books --from_scratch \
         --tokenizer_name_or_path outputs/tok-fr --model_config altegrad-lab --output_dir runs/sentiment/scratch
+    # the lab's exact setting: the .spm pieces and the lab's 50,001 ids (dict.txt), altegrad-lab preset
+    python recipes/finetune_sentiment.py --data_dir ../shared/data/cls-books --from_scratch --lab_vocabulary \
+        --model_config altegrad-lab --output_dir runs/sentiment/lab-scratch
 
 Validation accuracy and F1 are reported every epoch (and drawn in accuracy.png); the held-back test
 reviews get one predicted label per line in OUTPUT_DIR/test_predictions.txt. `--causal_mask false`
@@ -31,6 +34,7 @@ from transformers import DataCollatorWithPadding, EvalPrediction, Trainer, Train
 from transformers.trainer_utils import IntervalStrategy
 
 from hf_models import SmallEncoderForSequenceClassification
+from hf_models.course_settings import altegrad_lab_tokenizer
 from hf_models.data import load_cls_books
 from hf_models.tokenization import load_tokenizer
 from hf_models.training_utils import (
@@ -64,6 +68,14 @@ class SentimentArguments:
     max_seq_length: int = field(default=256, metadata={"help": "Reviews are truncated to this many tokens."})
     max_train_samples: int | None = field(default=None, metadata={"help": "Truncate the training set (debugging)."})
     max_eval_samples: int | None = field(default=None, metadata={"help": "Truncate the validation set (debugging)."})
+    lab_vocabulary: bool = field(
+        default=False,
+        metadata={
+            "help": "The lab's exact setting: reviews stay SentencePiece pieces and map to the lab's 50,001 ids "
+            "(<s> <pad> </s> <unk>, then DATA_DIR/dict.txt), the vocabulary of the altegrad-lab preset. The "
+            "tokenizer is built from DATA_DIR unless --tokenizer_name_or_path or the model folder has one."
+        },
+    )
     test_predictions_file: str = field(
         default="test_predictions.txt", metadata={"help": "File name (in --output_dir) of the test predictions."}
     )
@@ -89,15 +101,18 @@ def main(args: list[str] | None = None) -> dict:
     transformers.utils.logging.set_verbosity(log_level)
     set_seed(training_args.seed)
 
-    raw = load_cls_books(data_args.data_dir)
+    raw = load_cls_books(data_args.data_dir, detokenize=not data_args.lab_vocabulary)
     label_names = raw["train"].features["label"].names
     id2label = dict(enumerate(label_names))
     label2id = {name: i for i, name in id2label.items()}
 
     tokenizer_path = model_args.tokenizer_name_or_path or model_args.model_name_or_path
-    if tokenizer_path is None:
+    if data_args.lab_vocabulary:
+        tokenizer = altegrad_lab_tokenizer(data_args.data_dir, tokenizer_path)
+    elif tokenizer_path is None:
         raise ValueError("--from_scratch needs --tokenizer_name_or_path (train one with tokenizer/train_tokenizer.py)")
-    tokenizer = load_tokenizer(tokenizer_path)
+    else:
+        tokenizer = load_tokenizer(tokenizer_path)
     if data_args.from_scratch:
         config = build_config(
             model_args.model_config or DEFAULT_PRESET,
