@@ -85,7 +85,10 @@ def predict_char_answers(
 ) -> list[str]:
     """Greedy-decode `max_new_chars` characters after `question⁇` (left-padded batches, no early stop), then keep
     the text between the first and second `⁇` of question + completion."""
-    block_size = block_size or model.config.max_position_embeddings
+    config = model.config
+    # A converted course synthesizer spans ℓ = block - 1 positions only.
+    usable = config.max_position_embeddings if config.attention_type == "vanilla" else config.synthesizer_length
+    block_size = min(block_size or usable, usable)
     check_characters(questions, tokenizer, "questions")
     prompts = [ids[-(block_size - 1) :] for ids in tokenizer([q + CS224N_MASK_CHAR for q in questions])["input_ids"]]
     model.eval()

@@ -162,3 +162,14 @@ def test_sentiment_lab_vocabulary(tmp_path, recipes_on_path):
 
     tokenizer = AutoTokenizer.from_pretrained(out)
     assert tokenizer("▁un ▁livre ▁nul ▁!")["input_ids"] == [0, 4, 5, 8, 3]  # '▁!' is not in dict.txt: <unk>
+
+
+def test_predictions_fit_a_converted_synthesizer_width(char_tokenizer):
+    config = SmallEncoderConfig.from_preset(
+        "cs224n-mingpt", vocab_size=len(char_tokenizer), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+        intermediate_size=64, max_position_embeddings=32, attention_type="synthesizer", synthesizer_width=31,
+    )  # fmt: skip
+    model = SmallEncoderForCausalLM(config).eval()
+    # 20 + 1 prompt characters, then 10 generated, not 11: position 31 is past ℓ = 31.
+    predictions = predict_char_answers(model, char_tokenizer, ["Where was Ada born? "])
+    assert len(predictions) == 1
