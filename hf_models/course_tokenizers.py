@@ -83,6 +83,10 @@ def read_fairseq_dictionary(path: str | os.PathLike) -> list[str]:
 
 def read_sentencepiece_pieces(path: str | os.PathLike) -> list[str]:
     """The pieces of a SentencePiece `.model`, parsed with transformers' copy of its protobuf schema."""
+    try:
+        import google.protobuf  # noqa: F401  (transformers' schema needs it)
+    except ImportError:
+        raise VocabularyError(f"{path}: reading a SentencePiece model needs the protobuf package") from None
     from transformers.convert_slow_tokenizer import import_protobuf
 
     model = import_protobuf().ModelProto()

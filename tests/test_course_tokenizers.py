@@ -96,3 +96,21 @@ def test_lab_tokenizer_on_the_real_files(shared_data_dir, tmp_path):
         for review, ids in zip(reviews, encoded, strict=True):
             expected = [piece if piece in known else "<unk>" for piece in review.split()]
             assert tokenizer.convert_ids_to_tokens(ids) == ["<s>", *expected]  # pieces -> ids -> pieces
+
+
+def test_dictionary_is_checked_against_the_sentencepiece_model(tmp_path):
+    from transformers.convert_slow_tokenizer import import_protobuf
+
+    model = import_protobuf().ModelProto()
+    for piece in ["<unk>", "<s>", "</s>", "▁d", "es", "▁l", "▁livre"]:
+        model.pieces.add(piece=piece, score=0.0)
+    (tmp_path / "spm.model").write_bytes(model.SerializeToString())
+    dict_path = write_lab_files(tmp_path)  # also lists ',' which this model lacks
+    with pytest.raises(VocabularyError, match=r"dict.txt: 1 pieces are not in .*spm.model \(first: \[','\]\)"):
+        build_altegrad_lab_tokenizer(dict_path, tmp_path / "spm.model")
+    model.pieces.add(piece=",", score=0.0)
+    (tmp_path / "spm.model").write_bytes(model.SerializeToString())
+    assert len(build_altegrad_lab_tokenizer(dict_path, tmp_path / "spm.model")) == 9
+    (tmp_path / "broken.model").write_bytes(b"\xff\x00not a model")
+    with pytest.raises(VocabularyError, match="broken.model: not a SentencePiece model"):
+        build_altegrad_lab_tokenizer(dict_path, tmp_path / "broken.model")
