@@ -97,7 +97,7 @@ class ModelArguments:
     )
     attention_type: str | None = field(
         default=None,
-        metadata={"help": "Override the attention type.", "choices": ["vanilla", "synthesizer"]},
+        metadata={"help": "Override the attention type.", "choices": ["vanilla", "synthesizer", "random", "factorized"]},
     )
     tokenizer_name_or_path: str | None = field(
         default=None,
@@ -139,7 +139,6 @@ def build_config(
     model's embedding table and its pad/bos/eos/sep/mask ids always match the tokenizer.
     """
     from hf_models import SmallEncoderConfig
-    from hf_models.tokenization import special_token_ids
 
     if os.path.isfile(model_config):
         config = SmallEncoderConfig.from_json_file(model_config)
@@ -152,11 +151,19 @@ def build_config(
             setattr(config, key, value)
     if tokenizer is not None:
         config.vocab_size = len(tokenizer)
-        for key, value in special_token_ids(tokenizer).items():
+        # The courses' own vocabularies lack some special tokens (CS224N's characters have no bos/eos, the lab's
+        # no sep/mask): copy those the tokenizer has (`load_tokenizer` already insists on all of them for ours).
+        for key, value in _present_token_ids(tokenizer).items():
             setattr(config, key, value)
     # Overrides bypass the dataclass __post_init__ checks: run them again.
     config.validate_architecture()
     return config
+
+
+def _present_token_ids(tokenizer: PreTrainedTokenizerBase) -> dict[str, int]:
+    names = ("pad", "bos", "eos", "sep", "mask")
+    ids = {f"{name}_token_id": getattr(tokenizer, f"{name}_token_id", None) for name in names}
+    return {key: value for key, value in ids.items() if value is not None}
 
 
 def setup_run(training_args: TrainingArguments) -> None:

@@ -9,6 +9,9 @@
     # from scratch, with a tokenizer and a config
     python recipes/finetune_sentiment.py --data_dir ../shared/data/cls-books --from_scratch \
         --tokenizer_name_or_path outputs/tok-fr --model_config altegrad-lab --output_dir runs/sentiment/scratch
+    # the lab's exact setting: the .spm pieces and the lab's 50,001 ids (dict.txt), altegrad-lab preset
+    python recipes/finetune_sentiment.py --data_dir ../shared/data/cls-books --from_scratch --lab_vocabulary \
+        --model_config altegrad-lab --output_dir runs/sentiment/lab-scratch
 
 Validation accuracy and F1 are reported every epoch (and drawn in accuracy.png); the held-back test
 reviews get one predicted label per line in OUTPUT_DIR/test_predictions.txt. `--causal_mask false`

@@ -146,17 +146,18 @@ def detokenize_spm(line: str) -> str:
     return line.replace(" ", "").replace("\u2581", " ").strip()
 
 
-def load_cls_books(data_dir: str | os.PathLike) -> DatasetDict:
+def load_cls_books(data_dir: str | os.PathLike, detokenize: bool = True) -> DatasetDict:
     """Load CLS-FR books: `train`, `validation`, `test` with a `text` column and a `label` ClassLabel.
 
-    `text` is detokenized from the SentencePiece pieces. `label` has names negative (0) and positive (1);
+    `text` is detokenized from the SentencePiece pieces, or, with `detokenize=False`, kept as the lab's
+    space-separated pieces (the input of `hf_models.course_tokenizers.build_altegrad_lab_tokenizer`). `label` has names negative (0) and positive (1);
     the test split has no label column (the labels are held back).
     """
     data_dir = _require_dir(data_dir)
     splits = {}
     for split, (review_file, label_file) in CLS_BOOKS_FILES.items():
         review_path = data_dir / review_file
-        texts = [detokenize_spm(line) for line in read_lines(review_path)]
+        texts = [detokenize_spm(line) if detokenize else line.strip() for line in read_lines(review_path)]
         # Empty reviews are kept (dropping them would shift the labels) but reported.
         warn_rows(review_path, "empty review(s)", [i for i, t in enumerate(texts, start=1) if not t], "kept as ''")
         columns: dict[str, list] = {"text": texts}

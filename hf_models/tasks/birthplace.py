@@ -5,6 +5,9 @@ Three steps, as in the course's `run.py`: `pretrain` on wiki.txt (span corruptio
 openings), `finetune` on the training questions, and `evaluate` (greedy-decode the answers and score them, or the
 London / most-common baselines). QA examples are `question ⁇ answer ⁇ </s>` with the loss on the answer only;
 `predict_answers` generates after `question ⁇` until the next `⁇` (or `</s>`).
+
+`--course_vocabulary` (on every step) runs the course's own setting: its character vocabulary, built from
+wiki.txt, with character span corruption, block 128 and 32-character answers (`hf_models/course_settings.py`).
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from datasets import concatenate_datasets
 from transformers import DataCollatorForSeq2Seq, PreTrainedTokenizerBase, TrainingArguments
 
 from hf_models import SmallEncoderForCausalLM
+from hf_models.course_settings import cs224n_char_tokenizer, encode_char_qa, predict_char_answers
+from hf_models.course_tokenizers import load_course_tokenizer
 from hf_models.data import (
     SpanCorruptionCollator,
     encode_birthplace_qa,
@@ -103,6 +108,14 @@ class BirthplaceArguments:
         default=False, metadata={"help": "evaluate: answer the most common training birthplace to every question."}
     )
     max_new_tokens: int = field(default=16, metadata={"help": "evaluate: longest generated answer, in tokens."})
+    course_vocabulary: bool = field(
+        default=False,
+        metadata={
+            "help": "CS224N's own setting: its character vocabulary (built from wiki.txt: □ pad = 0, ⁇ mask = 1, "
+            "then the sorted characters), character span corruption, QA rows 'question⁇answer⁇', and answers read "
+            "from 32 greedily generated characters, between the first and second ⁇. Give it to every subcommand."
+        },
+    )
 
 
 def _model(model_args: ModelArguments, bp_args: BirthplaceArguments, tokenizer) -> SmallEncoderForCausalLM:
@@ -139,9 +152,23 @@ def qa_texts(dataset: datasets.Dataset) -> list[str]:
 # --------------------------------------------------------------------------------------------------
 # pretrain
 # --------------------------------------------------------------------------------------------------
+def _tokenizer(model_args: ModelArguments, bp_args: BirthplaceArguments, missing: str) -> PreTrainedTokenizerBase:
+    """The run's tokenizer (`--tokenizer_name_or_path`, else the model's): the course's character vocabulary with
+    `--course_vocabulary`, else our BPE."""
+    if bp_args.course_vocabulary:
+        path = model_args.tokenizer_name_or_path or model_args.model_name_or_path
+        if path is None:
+            raise ValueError(missing)
+        return load_course_tokenizer(path)
+    return load_run_tokenizer(model_args, missing)
+
+
 def _pretraining_tokenizer(model_args: ModelArguments, bp_args: BirthplaceArguments, corpus) -> PreTrainedTokenizerBase:
-    if model_args.tokenizer_name_or_path or model_args.model_name_or_path:
-        return load_tokenizer(model_args.tokenizer_name_or_path or model_args.model_name_or_path)
+    tokenizer_path = model_args.tokenizer_name_or_path or model_args.model_name_or_path
+    if bp_args.course_vocabulary:
+        return cs224n_char_tokenizer(bp_args.data_dir, tokenizer_path)
+    if tokenizer_path:
+        return load_tokenizer(tokenizer_path)
     # Trained on the pretraining corpus only (never on dev/test); saved with the model at the end.
     logger.info(f"Training a {bp_args.tokenizer_vocab_size}-token BPE tokenizer on the pretraining corpus")
     return train_bpe_tokenizer(corpus["text"], bp_args.tokenizer_vocab_size, show_progress=False)
@@ -206,8 +233,8 @@ def _openings_dataset(corpus, qa_train, tokenizer, bp_args: BirthplaceArguments,
 def finetune(model_args: ModelArguments, bp_args: BirthplaceArguments, training_args: TrainingArguments) -> dict:
     timer = RunTimer()
     _require_data_dir(bp_args)
-    tokenizer = load_run_tokenizer(
-        model_args, "finetune needs --model_name_or_path (pretrained) or --tokenizer_name_or_path (from scratch)"
+    tokenizer = _tokenizer(
+        model_args, bp_args, "finetune needs --model_name_or_path (pretrained) or --tokenizer_name_or_path (from scratch)"
     )
     if not model_args.model_name_or_path:
         logger.info("No --model_name_or_path: finetuning a model trained from scratch (no pretraining)")
@@ -218,7 +245,7 @@ def finetune(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
     qa.pop("test")  # questions only: nothing to learn from
     with training_args.main_process_first(desc="tokenization"):
         encoded = qa.map(
-            encode_birthplace_qa,
+            encode_char_qa if bp_args.course_vocabulary else encode_birthplace_qa,
             batched=True,
             remove_columns=["question", "answer"],
             fn_kwargs={"tokenizer": tokenizer, "block_size": block_size},
@@ -292,18 +319,19 @@ def _predictions(model_args: ModelArguments, bp_args: BirthplaceArguments, train
     if bp_args.most_common_baseline:
         constant, _ = Counter(list(qa["train"]["answer"])).most_common(1)[0]
         return [constant] * len(questions), "most_common_baseline"
+    missing = "evaluate needs --model_name_or_path, or --london_baseline / --most_common_baseline"
     if model_args.model_name_or_path is None:
-        raise ValueError("evaluate needs --model_name_or_path, or --london_baseline / --most_common_baseline")
-    tokenizer = load_tokenizer(model_args.tokenizer_name_or_path or model_args.model_name_or_path)
+        raise ValueError(missing)
+    tokenizer = _tokenizer(model_args, bp_args, missing)
     model = SmallEncoderForCausalLM.from_pretrained(model_args.model_name_or_path, dtype=torch.float32)
     model.to("cpu" if training_args.use_cpu or not torch.cuda.is_available() else "cuda")
-    predictions = predict_answers(
+    predictions = (predict_char_answers if bp_args.course_vocabulary else predict_answers)(
         model,
         tokenizer,
         questions,
         block_size=bp_args.block_size,
         batch_size=training_args.per_device_eval_batch_size,
-        max_new_tokens=bp_args.max_new_tokens,
+        **({} if bp_args.course_vocabulary else {"max_new_tokens": bp_args.max_new_tokens}),
     )
     return predictions, model_args.model_name_or_path
 

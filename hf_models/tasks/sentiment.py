@@ -16,6 +16,7 @@ from transformers import DataCollatorWithPadding, EvalPrediction, Trainer, Train
 from transformers.trainer_utils import IntervalStrategy
 
 from hf_models import SmallEncoderForSequenceClassification
+from hf_models.course_settings import altegrad_lab_tokenizer
 from hf_models.data import load_cls_books
 from hf_models.training_utils import (
     ModelArguments,
@@ -67,6 +68,14 @@ class SentimentArguments:
     max_seq_length: int = field(default=256, metadata={"help": "Reviews are truncated to this many tokens."})
     max_train_samples: int | None = field(default=None, metadata={"help": "Truncate the training set (debugging)."})
     max_eval_samples: int | None = field(default=None, metadata={"help": "Truncate the validation set (debugging)."})
+    lab_vocabulary: bool = field(
+        default=False,
+        metadata={
+            "help": "The lab's exact setting: reviews stay SentencePiece pieces and map to the lab's 50,001 ids "
+            "(<s> <pad> </s> <unk>, then DATA_DIR/dict.txt), the vocabulary of the altegrad-lab preset. The "
+            "tokenizer is built from DATA_DIR unless --tokenizer_name_or_path or the model folder has one."
+        },
+    )
     test_predictions_file: str = field(
         default="test_predictions.txt", metadata={"help": "File name (in --output_dir) of the test predictions."}
     )
@@ -163,10 +172,14 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
     if training_args.eval_strategy == IntervalStrategy.NO:
         # The recipe's point is the per-epoch validation curve.
         training_args.eval_strategy = IntervalStrategy.EPOCH
-    tokenizer = load_run_tokenizer(
-        model_args, "--from_scratch needs --tokenizer_name_or_path (train one with tokenizer/train_tokenizer.py)"
-    )
-    raw = load_cls_books(data_args.data_dir)
+    if data_args.lab_vocabulary:
+        tokenizer_path = model_args.tokenizer_name_or_path or model_args.model_name_or_path
+        tokenizer = altegrad_lab_tokenizer(data_args.data_dir, tokenizer_path)
+    else:
+        tokenizer = load_run_tokenizer(
+            model_args, "--from_scratch needs --tokenizer_name_or_path (train one with tokenizer/train_tokenizer.py)"
+        )
+    raw = load_cls_books(data_args.data_dir, detokenize=not data_args.lab_vocabulary)
     label_names = raw["train"].features["label"].names
     model = _classifier(model_args, data_args, tokenizer, dict(enumerate(label_names)))
     trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
