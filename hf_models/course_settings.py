@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from .course_tokenizers import (
@@ -23,6 +22,7 @@ from .course_tokenizers import (
     build_cs224n_char_tokenizer,
     load_course_tokenizer,
 )
+from .generation import greedy_completions
 
 IGNORE_INDEX = -100
 CS224N_ANSWER_CHARS = 32  # the course's evaluation samples 32 characters
@@ -74,7 +74,6 @@ def answer_between_masks(completion: str) -> str:
     return parts[1] if len(parts) > 1 else ""
 
 
-@torch.no_grad()
 def predict_char_answers(
     model: PreTrainedModel,
     tokenizer: PreTrainedTokenizerBase,
@@ -91,27 +90,11 @@ def predict_char_answers(
     block_size = min(block_size or usable, usable)
     check_characters(questions, tokenizer, "questions")
     prompts = [ids[-(block_size - 1) :] for ids in tokenizer([q + CS224N_MASK_CHAR for q in questions])["input_ids"]]
-    model.eval()
-    padding_side, tokenizer.padding_side = tokenizer.padding_side, "left"
-    answers = []
-    try:
-        for start in range(0, len(prompts), batch_size):
-            batch = tokenizer.pad({"input_ids": prompts[start : start + batch_size]}, return_tensors="pt")
-            batch = batch.to(model.device)
-            width = batch["input_ids"].shape[1]
-            generated = model.generate(
-                **batch,
-                do_sample=False,
-                max_new_tokens=max(1, min(max_new_chars, block_size - width)),
-                min_new_tokens=max(1, min(max_new_chars, block_size - width)),  # never stop early
-                pad_token_id=tokenizer.pad_token_id,
-            )
-            for prompt, row in zip(prompts[start : start + batch_size], generated.tolist(), strict=True):
-                completion = tokenizer.decode(prompt + row[width:])
-                answers.append(answer_between_masks(completion))
-    finally:
-        tokenizer.padding_side = padding_side
-    return answers
+    # min_new_tokens: never stop early, as the course samples a fixed number of characters.
+    completions = greedy_completions(
+        model, tokenizer, prompts, block_size, max_new_chars, batch_size, min_new_tokens=max_new_chars
+    )
+    return [answer_between_masks(tokenizer.decode(p + c)) for p, c in zip(prompts, completions, strict=True)]
 
 
 def altegrad_lab_tokenizer(data_dir: str | os.PathLike, tokenizer_path: str | os.PathLike | None = None):

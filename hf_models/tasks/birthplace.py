@@ -36,6 +36,7 @@ from hf_models.data import (
     load_birthplace_corpus,
     tokenize_documents,
 )
+from hf_models.generation import greedy_completions
 from hf_models.run_record import Evaluation, RunRecord, model_reference, read_record
 from hf_models.tokenization import load_tokenizer, train_bpe_tokenizer
 from hf_models.training_utils import (
@@ -271,7 +272,6 @@ def finetune(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
 # --------------------------------------------------------------------------------------------------
 # evaluate
 # --------------------------------------------------------------------------------------------------
-@torch.no_grad()
 def predict_answers(
     model: SmallEncoderForCausalLM,
     tokenizer: PreTrainedTokenizerBase,
@@ -280,34 +280,16 @@ def predict_answers(
     batch_size: int = 64,
     max_new_tokens: int = 16,
 ) -> list[str]:
-    """Greedy-decode the answer to each question: generate after `question ⁇` until `⁇` or `</s>`.
-
-    Batches are left-padded (the model derives positions from the attention mask), as the text-generation
-    pipeline does, so that every prompt ends right where generation starts.
-    """
+    """Greedy-decode the answer to each question: generate after `question ⁇` until `⁇` or `</s>`."""
     block_size = block_size or model.config.max_position_embeddings
     stop_ids = [tokenizer.sep_token_id, tokenizer.eos_token_id]
     prompts = encode_birthplace_qa({"question": questions}, tokenizer, block_size, prompt_only=True)["input_ids"]
-    model.eval()
-    padding_side, tokenizer.padding_side = tokenizer.padding_side, "left"
     answers = []
-    try:
-        for start in range(0, len(prompts), batch_size):
-            batch = tokenizer.pad({"input_ids": prompts[start : start + batch_size]}, return_tensors="pt")
-            batch = batch.to(model.device)
-            room = block_size - batch["input_ids"].shape[1]
-            generated = model.generate(
-                **batch,
-                do_sample=False,
-                max_new_tokens=max(1, min(max_new_tokens, room)),
-                eos_token_id=stop_ids,
-                pad_token_id=tokenizer.pad_token_id,
-            )
-            for row in generated[:, batch["input_ids"].shape[1] :].tolist():
-                stop = next((i for i, token in enumerate(row) if token in stop_ids), len(row))
-                answers.append(tokenizer.decode(row[:stop], skip_special_tokens=True).strip())
-    finally:
-        tokenizer.padding_side = padding_side
+    for row in greedy_completions(
+        model, tokenizer, prompts, block_size, max_new_tokens, batch_size, eos_token_id=stop_ids
+    ):
+        stop = next((i for i, token in enumerate(row) if token in stop_ids), len(row))
+        answers.append(tokenizer.decode(row[:stop], skip_special_tokens=True).strip())
     return answers
 
 
