@@ -155,8 +155,8 @@ def build_config(
         # no sep/mask): copy those the tokenizer has (`load_tokenizer` already insists on all of them for ours).
         for key, value in _present_token_ids(tokenizer).items():
             setattr(config, key, value)
-    # Overrides bypass the dataclass __post_init__ checks: run them again.
-    config.validate_architecture()
+    # `@strict` checked each field as it was set; the constraints between fields are checked once all are set.
+    config.validate()
     return config
 
 

@@ -4,6 +4,7 @@ import math
 
 import pytest
 import torch
+from huggingface_hub.errors import StrictDataclassClassValidationError, StrictDataclassFieldValidationError
 from torch import nn
 from transformers import (
     AutoConfig,
@@ -67,8 +68,20 @@ def test_cs224n_preset_matches_mingpt_shapes():
 def test_unknown_preset_and_bad_switch_raise_clear_errors():
     with pytest.raises(ValueError, match="available presets"):
         SmallEncoderConfig.from_preset("no-such-preset")
-    with pytest.raises(ValueError, match="attention_type"):
+    # `@strict` checks each field as it is set (types, choices, ranges), then the constraints between fields.
+    with pytest.raises(StrictDataclassFieldValidationError, match="attention_type"):
         tiny_config(attention_type="linformer")
+    with pytest.raises(StrictDataclassFieldValidationError, match="classifier_pooling"):
+        tiny_config(classifier_pooling="max")
+    with pytest.raises(StrictDataclassFieldValidationError, match="between 0 and 1, got 1.5"):
+        tiny_config(hidden_dropout=1.5)
+    with pytest.raises(StrictDataclassFieldValidationError, match="num_hidden_layers"):
+        tiny_config(num_hidden_layers="2")
+    with pytest.raises(StrictDataclassClassValidationError, match=r"hidden_size \(30\) must be a multiple"):
+        tiny_config(hidden_size=30, num_attention_heads=4)
+    config = tiny_config()
+    with pytest.raises(StrictDataclassFieldValidationError, match="position_embedding_type"):
+        config.position_embedding_type = "rotary"  # also on assignment
 
 
 # 2. Equivalence with the lab's model built from plain torch.nn.

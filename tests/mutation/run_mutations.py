@@ -63,39 +63,43 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "synthesizer-uniform-causal-average",
         MODELING,
-        "scores = torch.matmul(synth, self.synth_weight) + self.synth_bias  # [B, H, Lq, ℓ]",
-        "scores = torch.zeros_like(torch.matmul(synth, self.synth_weight))",
+        "return torch.matmul(synth.transpose(1, 2), self.synth_weight) + self.synth_bias",
+        "return torch.zeros_like(torch.matmul(synth.transpose(1, 2), self.synth_weight))",
         MODEL_TESTS,
         "ignores A_i, b1, B_i and b2: uniform causal averaging of the values",
     ),
     Mutant(
         "synthesizer-ignores-b2",
         MODELING,
-        "scores = torch.matmul(synth, self.synth_weight) + self.synth_bias  # [B, H, Lq, ℓ]",
-        "scores = torch.matmul(synth, self.synth_weight)",
+        "return torch.matmul(synth.transpose(1, 2), self.synth_weight) + self.synth_bias",
+        "return torch.matmul(synth.transpose(1, 2), self.synth_weight)",
         MODEL_TESTS,
         "drops the bias b2",
     ),
     Mutant(
         "synthesizer-ignores-A-b1",
         MODELING,
-        "synth = F.relu(self.synth_proj(hidden_states))",
-        "synth = F.relu(hidden_states)",
+        "synth = F.relu(self.synth_proj(hidden_states)).view(batch_size, query_length, self.num_heads, self.head_dim)\n"
+        "        return torch.matmul(synth.transpose(1, 2)",
+        "synth = F.relu(hidden_states).view(batch_size, query_length, self.num_heads, self.head_dim)\n"
+        "        return torch.matmul(synth.transpose(1, 2)",
         MODEL_TESTS,
         "skips the projection X·A_i + b1",
     ),
     Mutant(
         "synthesizer-no-relu",
         MODELING,
-        "synth = F.relu(self.synth_proj(hidden_states))",
-        "synth = self.synth_proj(hidden_states)",
+        "synth = F.relu(self.synth_proj(hidden_states)).view(batch_size, query_length, self.num_heads, self.head_dim)\n"
+        "        return torch.matmul(synth.transpose(1, 2)",
+        "synth = self.synth_proj(hidden_states).view(batch_size, query_length, self.num_heads, self.head_dim)\n"
+        "        return torch.matmul(synth.transpose(1, 2)",
         MODEL_TESTS,
         "forgets the ReLU",
     ),
     Mutant(
         "synthesizer-chunk-relative-key-positions",
         MODELING,
-        "key_positions = position_ids.expand(batch_size, -1)[:, None, :, None]",
+        "key_positions = position_ids[:, None, :, None]",
         "key_positions = torch.arange(query_length, device=hidden_states.device).expand(batch_size, -1)"
         "[:, None, :, None]",
         MODEL_TESTS,
