@@ -34,6 +34,7 @@ from pathlib import Path
 import torch
 from transformers import AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
+from .run_record import RunRecord, model_size
 from .small_encoder import SmallEncoderConfig, SmallEncoderForCausalLM, SmallEncoderForSequenceClassification
 
 COURSES = ("altegrad-lab", "cs224n-mingpt")
@@ -315,7 +316,27 @@ def convert_checkpoint(
     model.save_pretrained(output_dir)
     if tokenizer is not None:
         tokenizer.save_pretrained(output_dir)
+    conversion_record(course, model, checkpoint_path).save(output_dir)
     return model
+
+
+def conversion_record(course: str, model: PreTrainedModel, checkpoint_path: str | os.PathLike) -> RunRecord:
+    """The run record of a converted checkpoint (what `push_to_hub.py` builds the model card from): the course's
+    task, data and language, the preset the config follows, and the model's size; no training outcome."""
+    classifier = isinstance(model, SmallEncoderForSequenceClassification)
+    task, dataset, language = {
+        "altegrad-lab": ("sentiment" if classifier else "pretraining", "cls-books" if classifier else None, "fr"),
+        "cs224n-mingpt": ("birthplace-qa", "birthplace", "en"),
+    }[course]
+    return RunRecord(
+        task=task,
+        objective="course-checkpoint",
+        dataset=dataset,
+        language=language,
+        preset=course,
+        model_size=model_size(model),
+        hyperparameters={"converted_from": Path(checkpoint_path).name},
+    )
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:

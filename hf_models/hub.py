@@ -79,6 +79,7 @@ OBJECTIVES = {  # the run record's `objective`, in words
     "openings": "causal language modelling on the opening tokens of each wiki.txt paragraph",
     "classification": "sequence classification (cross-entropy on the label)",
     "qa": "birthplace question answering as generation (`question ⁇ answer ⁇`, loss on the answer)",
+    "course-checkpoint": "trained by the course's own code, converted with `python -m hf_models.convert`",
 }
 PRESET_DESCRIPTIONS = {
     "cs224n-mingpt": "the minGPT-style model of Stanford CS224N assignment 5 (pre-norm GPT blocks, learned positions)",

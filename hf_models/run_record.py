@@ -19,12 +19,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["RECORD_FILE", "Evaluation", "RunRecord", "model_reference", "read_record"]
+__all__ = ["RECORD_FILE", "Evaluation", "RunRecord", "model_reference", "model_size", "read_record"]
 
 RECORD_FILE = "run_record.json"
 RECORD_VERSION = 1
 # Trainer logs these next to evaluation metrics; they describe the evaluation loop, not the model.
 LOOP_KEYS = ("runtime", "samples_per_second", "steps_per_second", "epoch", "samples")
+# Config fields that give a model's size in the record.
+SIZE_FIELDS = (
+    "num_hidden_layers",
+    "hidden_size",
+    "num_attention_heads",
+    "intermediate_size",
+    "max_position_embeddings",
+    "vocab_size",
+)
 
 
 @dataclass
@@ -129,6 +138,15 @@ def read_record(folder: str | os.PathLike) -> RunRecord | None:
         return RunRecord.from_dict(json.loads(path.read_text(encoding="utf-8")))
     except (ValueError, TypeError) as err:
         raise ValueError(f"{path}: not a run record ({err})") from None
+
+
+def model_size(model: Any) -> dict[str, int]:
+    """A model's parameters (all, and those that train) and the config fields that give its shape."""
+    return {
+        "num_parameters": sum(p.numel() for p in model.parameters()),
+        "trainable_parameters": sum(p.numel() for p in model.parameters() if p.requires_grad),
+        **{key: getattr(model.config, key) for key in SIZE_FIELDS},
+    }
 
 
 def model_reference(name_or_path: str | os.PathLike | None) -> str | None:

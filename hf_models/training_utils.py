@@ -35,7 +35,7 @@ from transformers import (
     set_seed,
 )
 
-from .run_record import Evaluation, RunRecord, model_reference, read_record
+from .run_record import Evaluation, RunRecord, model_reference, model_size, read_record
 
 __all__ = [
     "METRICS_DIR",
@@ -502,15 +502,6 @@ TRAINING_HYPERPARAMETERS = (
     "bf16",
     "fp16",
 )
-# Config fields that give a model's size in the record.
-SIZE_FIELDS = (
-    "num_hidden_layers",
-    "hidden_size",
-    "num_attention_heads",
-    "intermediate_size",
-    "max_position_embeddings",
-    "vocab_size",
-)
 
 
 def hyperparameters(training_args: TrainingArguments, task_args: Any) -> dict[str, Any]:
@@ -540,12 +531,7 @@ def complete_record(
     record: RunRecord, trainer: Trainer, task_args: Any, metrics: dict[str, Any], wall_time_s: float
 ) -> RunRecord:
     """Fill in what every run knows the same way: size, outcome, evaluations, hyperparameters, hardware, time."""
-    model = trainer.accelerator.unwrap_model(trainer.model)
-    record.model_size = {
-        "num_parameters": sum(p.numel() for p in model.parameters()),
-        "trainable_parameters": sum(p.numel() for p in model.parameters() if p.requires_grad),
-        **{key: getattr(model.config, key) for key in SIZE_FIELDS},
-    }
+    record.model_size = model_size(trainer.accelerator.unwrap_model(trainer.model))
     record.train_metrics = {
         key: value
         for key, value in metrics.items()

@@ -295,3 +295,26 @@ def test_tokenizer_is_saved_and_its_special_ids_copied(tmp_path):
     build_cs224n_char_tokenizer(tmp_path / "wiki.txt", tmp_path / "small")
     with pytest.raises(ValueError, match="the tokenizer has 5 tokens but the checkpoint's vocabulary has 53"):
         convert_checkpoint("cs224n-mingpt", tmp_path / "model.pt", tmp_path / "x", tokenizer_dir=tmp_path / "small")
+
+
+def test_converted_folder_has_a_record_and_exports_with_its_card(tmp_path):
+    """The converted folder ships its remote code and a run record, so push_to_hub.py describes it without guessing."""
+    from huggingface_hub import ModelCard
+
+    from hf_models.course_tokenizers import build_cs224n_char_tokenizer
+    from hf_models.hub import export_folder
+    from hf_models.run_record import read_record
+
+    (tmp_path / "wiki.txt").write_text("".join(chr(ord("A") + i) for i in range(51)), encoding="utf-8")
+    build_cs224n_char_tokenizer(tmp_path / "wiki.txt", tmp_path / "tok")
+    torch.save(course_gpt(synthesizer=True).state_dict(), tmp_path / "model.pt")
+    model = convert_checkpoint("cs224n-mingpt", tmp_path / "model.pt", tmp_path / "hf", tokenizer_dir=tmp_path / "tok")
+    record = read_record(tmp_path / "hf")
+    assert (record.task, record.preset, record.language, record.dataset) == ("birthplace-qa", "cs224n-mingpt", "en", "birthplace")
+    assert record.model_size["num_parameters"] == sum(p.numel() for p in model.parameters())
+    assert record.hyperparameters == {"converted_from": "model.pt"}
+    assert (tmp_path / "hf" / "modeling_small_encoder.py").is_file()
+    card = export_folder(tmp_path / "hf", tmp_path / "export").card
+    assert card.data.language == "en" and "cs224n-mingpt" in card.data.tags
+    assert "converted with `python -m hf_models.convert`" in card.text and "Preset:** `cs224n-mingpt`." in card.text
+    assert str(tmp_path) not in str(ModelCard.load(tmp_path / "export" / "README.md"))
