@@ -54,3 +54,15 @@ def tiny_tokenizer(tiny_tokenizer_dir: Path):
     from hf_models.tokenization import load_tokenizer
 
     return load_tokenizer(tiny_tokenizer_dir)
+
+
+@pytest.fixture(autouse=True)
+def one_torch_thread():
+    """One intra-op thread per test: `make test` runs two pytest workers on two (shared) cores, and oversubscribed
+    OpenMP threads spin: the tiny-model tests ran ten times slower with torch's default thread count."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
