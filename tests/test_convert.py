@@ -295,3 +295,17 @@ def test_tokenizer_is_saved_and_its_special_ids_copied(tmp_path):
     build_cs224n_char_tokenizer(tmp_path / "wiki.txt", tmp_path / "small")
     with pytest.raises(ValueError, match="the tokenizer has 5 tokens but the checkpoint's vocabulary has 53"):
         convert_checkpoint("cs224n-mingpt", tmp_path / "model.pt", tmp_path / "x", tokenizer_dir=tmp_path / "small")
+
+
+def test_bad_lab_checkpoint_lists_every_problem(lab_checkpoints, tmp_path):
+    out, _ = lab_checkpoints
+    state_dict = torch.load(out / "lm.pt", weights_only=True)["model_state_dict"]
+    del state_dict["base.transformer_encoder.layers.1.norm2.bias"]
+    state_dict["base.transformer_encoder.layers.0.linear1.weight"] = torch.zeros(24, 7)
+    torch.save(state_dict, tmp_path / "bad.pt")
+    with pytest.raises(CheckpointError) as error:
+        convert_checkpoint("altegrad-lab", tmp_path / "bad.pt", tmp_path / "hf")
+    message = str(error.value)
+    assert "1 missing keys" in message and "base.transformer_encoder.layers.1.norm2.bias" in message
+    assert "base.transformer_encoder.layers.0.linear1.weight: (24, 7), expected (24, 24)" in message
+    assert "unknown keys" not in message
