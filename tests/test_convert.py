@@ -318,3 +318,17 @@ def test_converted_folder_has_a_record_and_exports_with_its_card(tmp_path):
     assert card.data.language == "en" and "cs224n-mingpt" in card.data.tags
     assert "converted with `python -m hf_models.convert`" in card.text and "Preset:** `cs224n-mingpt`." in card.text
     assert str(tmp_path) not in str(ModelCard.load(tmp_path / "export" / "README.md"))
+
+
+def test_bad_lab_checkpoint_lists_every_problem(lab_checkpoints, tmp_path):
+    out, _ = lab_checkpoints
+    state_dict = torch.load(out / "lm.pt", weights_only=True)["model_state_dict"]
+    del state_dict["base.transformer_encoder.layers.1.norm2.bias"]
+    state_dict["base.transformer_encoder.layers.0.linear1.weight"] = torch.zeros(24, 7)
+    torch.save(state_dict, tmp_path / "bad.pt")
+    with pytest.raises(CheckpointError) as error:
+        convert_checkpoint("altegrad-lab", tmp_path / "bad.pt", tmp_path / "hf")
+    message = str(error.value)
+    assert "1 missing keys" in message and "base.transformer_encoder.layers.1.norm2.bias" in message
+    assert "base.transformer_encoder.layers.0.linear1.weight: (24, 7), expected (24, 24)" in message
+    assert "unknown keys" not in message
