@@ -11,18 +11,6 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 import demo  # noqa: E402
 
 
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    """One intra-op thread per test process: `pytest -n 2` already runs two workers on the (shared) cores,
-    and oversubscribed OpenMP threads spin and slow small-model training down several times."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 @pytest.mark.slow
 def test_quick_demo_pretraining_beats_both_baselines(tmp_path, capsys):
     scores = demo.run_demo(output_dir=str(tmp_path / "demo"), quick=True, seed=0)

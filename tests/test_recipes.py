@@ -27,18 +27,6 @@ COMMON = [
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    """One intra-op thread per test process: `pytest -n 2` already runs two workers on the (shared) cores,
-    and oversubscribed OpenMP threads spin and slow small-model training down several times."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 def read_report(output_dir: Path, name: str = "report.json") -> dict:
     return json.loads((output_dir / name).read_text(encoding="utf-8"))
 

@@ -23,18 +23,6 @@ TINY = (
 )
 
 
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    """One intra-op thread per test process: `pytest -n 2` already runs two workers on the (shared) cores,
-    and oversubscribed OpenMP threads spin and slow small-model training down several times."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 def _args(data: Path, tokenizer: Path, out: Path, *extra: str) -> list[str]:
     return [
         "--objective", "clm", "--train_files", str(data / "wiki.txt"), "--tokenizer_name_or_path", str(tokenizer),
