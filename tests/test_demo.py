@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
+import demo  # recipes/demo.py (tests/conftest.py puts recipes/ on the path)
 import pytest
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
-
-import demo  # noqa: E402
 
 
 @pytest.mark.slow

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-
-from hf_models.tasks import birthplace  # noqa: E402
-from hf_models.tasks import sentiment as finetune_sentiment  # noqa: E402
+from hf_models.tasks import birthplace
+from hf_models.tasks import sentiment as finetune_sentiment
 
 TINY = "hidden_size=32,num_hidden_layers=2,num_attention_heads=2,intermediate_size=64,max_position_embeddings=128"
 

@@ -7,15 +7,12 @@ import json
 import random
 from pathlib import Path
 
+import plot_sentiment  # recipes/plot_sentiment.py (tests/conftest.py puts recipes/ on the path)
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-
-import plot_sentiment  # noqa: E402
-
-from hf_models.tasks import birthplace  # noqa: E402
-from hf_models.tasks import pretraining as pretrain  # noqa: E402
-from hf_models.tasks import sentiment as finetune_sentiment  # noqa: E402
+from hf_models.tasks import birthplace
+from hf_models.tasks import pretraining as pretrain
+from hf_models.tasks import sentiment as finetune_sentiment
 
 TINY = "hidden_size=32,num_hidden_layers=2,num_attention_heads=2,intermediate_size=64,max_position_embeddings=64"
 # Quiet, fast, checkpoint-free Trainer runs.

@@ -12,9 +12,7 @@ from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-
-from hf_models.tasks import pretraining as pretrain  # noqa: E402
+from hf_models.tasks import pretraining as pretrain
 
 # Dropout on, so that the test also covers the RNG states saved in the checkpoint.
 TINY = (
