@@ -3,7 +3,8 @@
 
     python benchmarks/write_results.py --bench_dir outputs/bench
 
-Reads the recipes' run records under BENCH_DIR (birthplace/*/run_record.json, sentiment/*_seed*/run_record.json) and the step timings (timings.tsv written by benchmarks/common.sh). Only the
+Reads the recipes' run records under BENCH_DIR (birthplace/*/run_record.json,
+sentiment/*_seed*/run_record.json) and the step timings (timings.tsv written by benchmarks/common.sh). Only the
 `birthplace_dev_acc` and `sentiment_valid_acc` sections are touched; every other key (for example
 `throughput`, written by benchmarks/throughput.py) is kept as it is. Entries whose run is missing are left
 unchanged. Values are fractions in 0-1; each entry carries a standard deviation, hardware, date, command and
