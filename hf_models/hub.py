@@ -255,7 +255,8 @@ def _results_section(record: RunRecord) -> list[str]:
     ]
     if not rows:
         return ["## Results", "", "The run recorded no evaluation, so no metrics are listed.", ""]
-    counts = ", ".join(f"{e.split}: {e.num_examples}" for e in record.evaluations if e.num_examples)
+    sizes = {e.split: e.num_examples for e in record.evaluations if e.num_examples}
+    counts = ", ".join(f"{split}: {n}" for split, n in sizes.items())
     intro = f"Evaluation on `{record.dataset or 'custom'}`" + (f" (examples: {counts})" if counts else "") + ":"
     return ["## Results", "", intro, "", "| metric | split | value |", "|---|---|---|", *rows, ""]
 

@@ -221,6 +221,7 @@ def test_birthplace_model_card(runs: dict[str, Path]) -> None:
     london = record.evaluation("validation", baseline="london_baseline").metrics["exact_match"]
     text = card.text
     assert f"| london_baseline_exact_match (baseline, not this model) | validation | {london:.4g} |" in text
+    assert "Evaluation on `birthplace` (examples: validation: 60):" in text
     assert "answers every question confidently, whether it retrieved the fact or made it up" in text
     assert 'AutoModelForCausalLM.from_pretrained("your-username/birthplace-finetune", trust_remote_code=True)' in text
     assert 'pipeline("text-generation"' in text
