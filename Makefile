@@ -11,7 +11,7 @@ export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 DATA_DIR ?=
 
-.PHONY: install test lint demo tour bench clean
+.PHONY: install test lint mutation demo tour bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,10 @@ lint: $(STAMP)
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest -n 2 --dist loadfile
+
+# Plants ~50 bugs one at a time in a temporary copy of the tree and expects the tests to catch each (TESTING.md).
+mutation: $(STAMP)
+	nice -n 5 $(PY) tests/mutation/run_mutations.py
 
 demo: $(STAMP)
 	$(PY) recipes/demo.py $(if $(DATA_DIR),--data_dir $(DATA_DIR),)

@@ -3,13 +3,14 @@
 course's bars (10% vanilla, 5% synthesizer) and this issue's targets (50% / 25%) as reference lines."""
 
 import argparse
-import json
 from pathlib import Path
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+
+from hf_models.run_record import read_record  # noqa: E402
 
 RUNS = [("London", "london"), ("vanilla\nno pretrain", "nopretrain_finetune"), ("vanilla\npretrained", "vanilla_finetune"),
         ("synthesizer\npretrained", "synthesizer_finetune")]
@@ -23,10 +24,11 @@ def main() -> None:
     args = parser.parse_args()
     labels, values = [], []
     for label, folder in RUNS:
-        report = Path(args.bench_dir) / folder / "report_evaluate_validation.json"
-        if report.exists():
+        record = read_record(Path(args.bench_dir) / folder)
+        scores = record.scored("validation") if record else None
+        if scores is not None:
             labels.append(label)
-            values.append(100 * json.loads(report.read_text())["exact_match"])
+            values.append(100 * scores.metrics["exact_match"])
     fig, ax = plt.subplots(figsize=(5.5, 3.6), dpi=90)
     bars = ax.bar(labels, values, color=["#999999", "#d98c5f", "#4c72b0", "#55a868"][: len(values)])
     ax.bar_label(bars, fmt="%.1f%%")

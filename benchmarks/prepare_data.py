@@ -18,12 +18,9 @@ pretrain.txt; the training reviews alone in reviews.txt, for the target-domain L
 import argparse
 import gzip
 import random
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from hf_models.data.loaders import detokenize_spm  # noqa: E402
+from hf_models.data.loaders import detokenize_spm
 
 
 def birthplace_tune(data_root: Path, out: Path, fraction: float, seed: int) -> None:

@@ -8,15 +8,12 @@ Exits 0 with a message when scikit-learn is not installed (it is not a project d
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from hf_models.data import load_cls_books  # noqa: E402
+from hf_models.data import load_cls_books
 
 
 def main() -> None:

@@ -20,8 +20,7 @@ from pathlib import Path
 import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from hf_models import SmallEncoderConfig, SmallEncoderForCausalLM  # noqa: E402
+from hf_models import SmallEncoderConfig, SmallEncoderForCausalLM
 
 # Dense bf16 peak of the accelerators we may be lent, for model FLOP utilisation.
 PEAK_BF16_FLOPS = {"H100": 989e12, "H200": 989e12, "A100": 312e12}

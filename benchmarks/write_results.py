@@ -3,8 +3,8 @@
 
     python benchmarks/write_results.py --bench_dir outputs/bench
 
-Reads the recipes' reports under BENCH_DIR (birthplace/*/report_evaluate_validation.json,
-sentiment/*_seed*/report.json) and the step timings (timings.tsv written by benchmarks/common.sh). Only the
+Reads the recipes' run records under BENCH_DIR (birthplace/*/run_record.json,
+sentiment/*_seed*/run_record.json) and the step timings (timings.tsv written by benchmarks/common.sh). Only the
 `birthplace_dev_acc` and `sentiment_valid_acc` sections are touched; every other key (for example
 `throughput`, written by benchmarks/throughput.py) is kept as it is. Entries whose run is missing are left
 unchanged. Values are fractions in 0-1; each entry carries a standard deviation, hardware, date, command and
@@ -20,6 +20,8 @@ import platform
 import shutil
 import statistics
 from pathlib import Path
+
+from hf_models.run_record import Evaluation, read_record
 
 BIRTHPLACE = {  # results key -> (run folder, steps whose wall time counts)
     "london": ("london", ["bp_london"]),
@@ -88,23 +90,29 @@ def read_json(path: Path) -> dict | None:
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
 
 
+def dev_scores(folder: Path) -> Evaluation | None:
+    """The exact-match scores on the dev questions recorded in a run folder (a model's, or a baseline's)."""
+    record = read_record(folder)
+    return record.scored("validation") if record else None
+
+
 def birthplace_rows(bench: Path, timings: dict, hardware: str, date: str) -> dict:
     """One run per row: `std` is the binomial standard error of the accuracy over the dev questions."""
     rows = {}
     for key, (folder, steps) in BIRTHPLACE.items():
-        r = read_json(bench / "birthplace" / folder / "report_evaluate_validation.json")
-        if r is None:
+        scores = dev_scores(bench / "birthplace" / folder)
+        if scores is None:
             continue
-        accuracy = r["exact_match"]
-        extra = {"std_kind": "binomial standard error", "correct": r["correct"], "total": r["total"]}
-        tune = read_json(bench / "birthplace" / folder / "eval_tune" / "report_evaluate_validation.json")
+        accuracy, total = scores.metrics["exact_match"], scores.num_examples
+        extra = {"std_kind": "binomial standard error", "correct": round(accuracy * total), "total": total}
+        tune = dev_scores(bench / "birthplace" / folder / "eval_tune")
         if tune is not None:
-            extra["tune_split_acc"] = tune["exact_match"]
+            extra["tune_split_acc"] = tune.metrics["exact_match"]
         probe = read_json(bench / "birthplace" / folder / "fact_probe.json")
         if probe is not None:
             extra["fact_probe"] = probe
         extra["predictions_test"] = str(bench / "birthplace" / folder / "predictions_test.txt")
-        std = math.sqrt(accuracy * (1 - accuracy) / r["total"])
+        std = math.sqrt(accuracy * (1 - accuracy) / total)
         rows[key] = entry(accuracy, std, steps, timings, hardware, date, extra)
     return rows
 
@@ -113,24 +121,19 @@ def sentiment_rows(bench: Path, timings: dict, hardware: str, date: str) -> dict
     """One row per set-up, over its finetuning seeds: mean ± sample standard deviation of the final accuracy."""
     rows = {}
     for key, (prefix, shared_steps) in SENTIMENT.items():
-        runs = sorted((bench / "sentiment").glob(f"{prefix}_seed*"))
-        reports = {run: read_json(run / "report.json") for run in runs}
-        reports = {run: r for run, r in reports.items() if r is not None}
-        if not reports:
+        records = {run: read_record(run) for run in sorted((bench / "sentiment").glob(f"{prefix}_seed*"))}
+        records = {run: r for run, r in records.items() if r is not None and r.evaluation("validation")}
+        if not records:
             continue
-        finals = [r["eval_accuracy"] for r in reports.values()]
-        # The recipe's list also holds the final trainer.evaluate() (a repeat of the last epoch): one per epoch.
-        curves = [
-            list({e["epoch"]: e["accuracy"] for e in r.get("eval_accuracy_per_epoch", [])}.values())
-            for r in reports.values()
-        ]
+        finals = [r.evaluation("validation").metrics["accuracy"] for r in records.values()]
+        curves = [r.accuracy_per_epoch()[1] for r in records.values()]
         per_epoch = [round(statistics.mean(c[i] for c in curves), 4) for i in range(min(map(len, curves)))]
-        steps = shared_steps + [f"se_{run.name}" for run in reports]
+        steps = shared_steps + [f"se_{run.name}" for run in records]
         extra = {
             "std_kind": f"sample standard deviation over {len(finals)} finetuning seeds",
-            "per_seed": {run.name: round(acc, 4) for run, acc in zip(reports, finals, strict=True)},
+            "per_seed": {run.name: round(acc, 4) for run, acc in zip(records, finals, strict=True)},
             "per_epoch": per_epoch,
-            "predictions_test": str(next(iter(reports)) / "test_predictions.txt"),
+            "predictions_test": str(next(iter(records)) / "test_predictions.txt"),
         }
         std = statistics.stdev(finals) if len(finals) > 1 else 0.0
         rows[key] = entry(statistics.mean(finals), std, steps, timings, hardware, date, extra)

@@ -19,12 +19,14 @@ Design decisions (the recipes rely on them):
 
 from __future__ import annotations
 
-import gzip
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from transformers import AutoTokenizer, PreTrainedTokenizerBase, PreTrainedTokenizerFast
+
+# Re-exported: the text-file readers live in `hf_models.textio`.
+from .textio import TextDecodeError, find_invalid_utf8, iter_text_files, iter_text_lines, open_binary
 
 __all__ = [
     "SPECIAL_TOKENS",
@@ -50,81 +52,6 @@ SPECIAL_TOKENS: dict[str, str] = {
 }
 
 DEFAULT_MODEL_MAX_LENGTH = 1024
-
-
-class TextDecodeError(ValueError):
-    """A text file is not valid UTF-8; the message names `file:line`."""
-
-
-# --------------------------------------------------------------------------------------------------
-# Reading text files (plain or .gz, or folders of them)
-# --------------------------------------------------------------------------------------------------
-def iter_text_files(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> list[Path]:
-    """Expand files and folders (recursively, sorted, hidden files skipped) into a list of files.
-
-    Raises `FileNotFoundError` naming the first path that does not exist, and `ValueError` when a
-    folder holds no file, so that a typo never yields an empty corpus.
-    """
-    if isinstance(paths, str | os.PathLike):
-        paths = [paths]
-    files: list[Path] = []
-    for p in map(Path, paths):
-        if p.is_dir():
-            found = sorted(
-                f
-                for f in p.rglob("*")
-                if f.is_file() and not any(part.startswith(".") for part in f.relative_to(p).parts)
-            )
-            if not found:
-                raise ValueError(f"{p}: folder holds no text file")
-            files.extend(found)
-        elif p.is_file():
-            files.append(p)
-        else:
-            raise FileNotFoundError(f"{p}: no such file or folder")
-    return files
-
-
-def open_binary(path: str | os.PathLike):
-    """Open a plain or gzip file for binary reading."""
-    # Decide on the magic number rather than on the suffix, so that a mislabeled file still reads.
-    with open(path, "rb") as f:
-        magic = f.read(2)
-    return gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
-
-
-def iter_text_lines(paths: str | os.PathLike | Iterable[str | os.PathLike], skip_empty: bool = True) -> Iterator[str]:
-    """Yield the lines (without the line break) of plain or gzip text files, or folders of them.
-
-    Lines are decoded one by one so that invalid UTF-8 raises `TextDecodeError` naming `file:line`
-    instead of a bare `UnicodeDecodeError` from deep inside a reader.
-    """
-    for path in iter_text_files(paths):
-        with open_binary(path) as f:
-            for lineno, raw in enumerate(f, start=1):
-                try:
-                    # A line is complete UTF-8 on its own (0x0A never occurs inside a multi-byte character).
-                    line = raw.decode("utf-8")
-                except UnicodeDecodeError as err:
-                    raise TextDecodeError(
-                        f"{path}:{lineno}: invalid UTF-8 (byte {err.object[err.start : err.start + 1]!r} "
-                        f"at column {err.start + 1})"
-                    ) from None
-                line = line.rstrip("\n").removesuffix("\r")
-                if skip_empty and not line.strip():
-                    continue
-                yield line
-
-
-def find_invalid_utf8(path: str | os.PathLike) -> tuple[int, int] | None:
-    """Return `(line, column)` (1-based) of the first invalid UTF-8 byte of a plain or gzip file, or None."""
-    with open_binary(Path(path)) as f:
-        for lineno, raw in enumerate(f, start=1):
-            try:
-                raw.decode("utf-8")
-            except UnicodeDecodeError as err:
-                return lineno, err.start + 1
-    return None
 
 
 # --------------------------------------------------------------------------------------------------

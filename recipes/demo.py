@@ -26,6 +26,7 @@ import sys
 import time
 import warnings
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 # Quiet, offline, and one tokenizer thread pool per process (the demo runs everything in-process).
@@ -33,15 +34,15 @@ for _var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "HF_EVALUATE_OFFLINE", "TR
     os.environ.setdefault(_var, "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling recipe modules
-
-import birthplace  # noqa: E402
 import datasets  # noqa: E402
 import transformers  # noqa: E402
+from transformers import TrainingArguments  # noqa: E402
 
 from hf_models.data import DataWarning, load_birthplace  # noqa: E402
 from hf_models.data.synthetic import write_synthetic_birthplace  # noqa: E402
+from hf_models.tasks.birthplace import BirthplaceArguments, evaluate_answers, finetune, pretrain  # noqa: E402
 from hf_models.tokenization import iter_text_lines, train_bpe_tokenizer  # noqa: E402
+from hf_models.training_utils import ModelArguments, setup_run  # noqa: E402
 
 # Budgets, for about 5 minutes (synthetic), 2.5 minutes (quick) and 10 minutes (real data) on one CPU core.
 # Held-out accuracy on the synthetic task is bound by how many times pretraining repeats each person's one
@@ -70,10 +71,6 @@ SETTINGS = {
 }
 
 
-def _flags(options: dict) -> list[str]:
-    return [item for key, value in options.items() for item in (f"--{key}", str(value))]
-
-
 def _correct(score: dict) -> str:
     # The line birthplace.py prints (CS224N's format).
     return f"Correct: {score['correct']} out of {score['total']}: {100.0 * score['correct'] / score['total']}%"
@@ -81,6 +78,69 @@ def _correct(score: dict) -> str:
 
 def _minutes(seconds: float) -> str:
     return f"{int(seconds // 60)}m{seconds % 60:04.1f}s"
+
+
+def _logging_steps(num_examples: int, options: dict) -> int:
+    # About 15 loss lines per run: enough for the curves, few enough to read.
+    steps = -(-num_examples // options["per_device_train_batch_size"]) * options["num_train_epochs"]
+    return max(5, steps // 15)
+
+
+def _run(logs: Path, name: str, step: Callable[..., dict], model_args: ModelArguments, bp_args: BirthplaceArguments, **training) -> dict:
+    """One step of `hf_models.tasks.birthplace`; its printed metrics go to logs/NAME.log, while Trainer's progress
+    bars (stderr) stay on screen and its per-step logs go to the run's trainer_state.json and loss.png."""
+    training_args = TrainingArguments(**training)
+    with open(logs / f"{name}.log", "w", encoding="utf-8") as log, contextlib.redirect_stdout(log):
+        setup_run(training_args)
+        return step(model_args, bp_args, training_args)
+
+
+def _print_table(scores: dict[str, dict], place: str, elapsed: float) -> None:
+    rows = [
+        ("pretrained (span corruption) + finetuned", scores["with pretraining"]),
+        ("finetuned only, no pretraining", scores["without pretraining"]),
+        (f'always "{place}" (most common place)', scores["most common place"]),
+    ]
+    width = max(len(name) for name, _ in rows)
+    print()
+    print(f"Birthplace accuracy on {rows[0][1]['total']} held-out people (never seen in finetuning)")
+    print(f"| {'model'.ljust(width)} | correct | accuracy |")
+    print(f"|{'-' * (width + 2)}|---------|----------|")
+    for name, score in rows:
+        correct = f"{score['correct']}/{score['total']}"
+        print(f"| {name.ljust(width)} | {correct:>7} | {100 * score['exact_match']:7.1f}% |")
+    print(f"Wall time: {_minutes(elapsed)}")
+
+
+def _finetune_and_score(out: Path, setting: dict, bp_args: BirthplaceArguments, num_questions: int, common: dict):
+    """3. Finetuning, with and without pretraining (same tokenizer, architecture and budget), then 4. greedy
+    decoding of the held-out people's answers, scored by exact match."""
+    runs = {
+        "with pretraining": ("finetune", ModelArguments(model_name_or_path=str(out / "pretrain"))),
+        "without pretraining": (
+            "finetune_scratch",
+            ModelArguments(tokenizer_name_or_path=str(out / "tokenizer"), config_overrides=setting["model"]),
+        ),
+    }
+    scores, options = {}, setting["finetune"]
+    for label, (name, model_args) in runs.items():
+        run_dir = str(out / name)
+        steps = _logging_steps(num_questions, options)
+        metrics = _run(
+            out / "logs", name, finetune, model_args, bp_args, output_dir=run_dir, logging_steps=steps, **options, **common
+        )
+        print(f"[demo] 3. finetuned {label}: final loss {metrics['final_train_loss']:.3f}")
+        scores[label] = _run(
+            out / "logs",
+            f"evaluate_{name}",
+            evaluate_answers,
+            ModelArguments(model_name_or_path=run_dir),
+            bp_args,
+            output_dir=run_dir,
+            log_level="warning",
+        )
+        print(f"[demo] 4. held-out people, {label}: {_correct(scores[label])}")
+    return scores
 
 
 def run_demo(
@@ -98,93 +158,33 @@ def run_demo(
     print(f"[demo] {len(qa['train'])} training people, {len(qa['validation'])} held-out people")
 
     # 1. Tokenizer: the pretraining corpus and the training questions (never the held-out ones).
-    tokenizer_dir = out / "tokenizer"
-    texts = list(iter_text_lines(Path(data_dir) / "wiki.txt")) + list(qa["train"]["question"])
-    tokenizer = train_bpe_tokenizer(texts, setting["vocab_size"], output_dir=tokenizer_dir, show_progress=False)
+    paragraphs = list(iter_text_lines(Path(data_dir) / "wiki.txt"))
+    texts = paragraphs + list(qa["train"]["question"])
+    tokenizer = train_bpe_tokenizer(texts, setting["vocab_size"], output_dir=out / "tokenizer", show_progress=False)
     print(f"[demo] 1. tokenizer: {len(tokenizer)} tokens ({_minutes(time.perf_counter() - start)})")
-
-    # Trainer's progress bars show the training; its per-step logs go to each run's trainer_state.json and loss.png.
-    common = [
-        "--data_dir", data_dir, "--seed", str(seed), "--use_cpu", "--report_to", "none",
-        "--save_strategy", "no", "--log_level", "warning", "--warmup_steps", "0.05",
-    ]  # fmt: skip
-
-    def logging_steps(num_examples: int, options: dict) -> list[str]:
-        # About 15 loss lines per run: enough for the curves, few enough to read.
-        steps = -(-num_examples // options["per_device_train_batch_size"]) * options["num_train_epochs"]
-        return ["--logging_steps", str(max(5, steps // 15))]
-
-    logs = out / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
-
-    def run(step: str, args: list[str]) -> dict:
-        # Each recipe's printed metrics go to logs/STEP.log; Trainer's progress bars (stderr) stay on screen.
-        with open(logs / f"{step}.log", "w", encoding="utf-8") as log, contextlib.redirect_stdout(log):
-            return birthplace.main(args)
-
-    num_paragraphs = sum(1 for _ in iter_text_lines(Path(data_dir) / "wiki.txt"))
-    print(f"[demo] pretraining corpus: {num_paragraphs} wiki.txt paragraphs")
+    print(f"[demo] pretraining corpus: {len(paragraphs)} wiki.txt paragraphs")
+    (out / "logs").mkdir(parents=True, exist_ok=True)
+    common = {"seed": seed, "use_cpu": True, "report_to": "none", "save_strategy": "no", "log_level": "warning"}
+    common["warmup_steps"] = 0.05
+    bp_args = BirthplaceArguments(data_dir=data_dir)
 
     # 2. Pretraining with span corruption.
-    pretrained = str(out / "pretrain")
-    metrics = run(
-        "pretrain",
-        ["pretrain", "--output_dir", pretrained, "--tokenizer_name_or_path", str(tokenizer_dir)]
-        + ["--config_overrides", setting["model"]]
-        + _flags(setting["pretrain"])
-        + logging_steps(num_paragraphs, setting["pretrain"])
-        + common,
-    )
+    model_args = ModelArguments(tokenizer_name_or_path=str(out / "tokenizer"), config_overrides=setting["model"])
+    steps = _logging_steps(len(paragraphs), setting["pretrain"])
+    metrics = _run(
+        out / "logs", "pretrain", pretrain, model_args, bp_args,
+        output_dir=str(out / "pretrain"), logging_steps=steps, **setting["pretrain"], **common,
+    )  # fmt: skip
     print(
         f"[demo] 2. pretrained on wiki.txt with span corruption: final loss {metrics['final_train_loss']:.3f} "
         f"({_minutes(time.perf_counter() - start)})"
     )
-
-    # 3. Finetuning, with and without pretraining (same tokenizer, same architecture, same budget).
-    runs = {
-        "with pretraining": ["--model_name_or_path", pretrained],
-        "without pretraining": ["--tokenizer_name_or_path", str(tokenizer_dir), "--config_overrides", setting["model"]],
-    }
-    scores = {}
-    for label, source in runs.items():
-        name = "finetune" if label == "with pretraining" else "finetune_scratch"
-        run_dir = str(out / name)
-        metrics = run(
-            name,
-            ["finetune", "--output_dir", run_dir]
-            + source
-            + _flags(setting["finetune"])
-            + logging_steps(len(qa["train"]), setting["finetune"])
-            + common,
-        )
-        print(f"[demo] 3. finetuned {label}: final loss {metrics['final_train_loss']:.3f}")
-        # 4. Held-out people: greedy decoding, exact match.
-        scores[label] = run(
-            f"evaluate_{name}",
-            ["evaluate", "--model_name_or_path", run_dir, "--data_dir", data_dir, "--output_dir", run_dir]
-            + ["--log_level", "warning"],
-        )
-        print(f"[demo] 4. held-out people, {label}: {_correct(scores[label])}")
-    scores["most common place"] = run("most_common", ["evaluate", "--data_dir", data_dir, "--most_common_baseline"])
+    scores = _finetune_and_score(out, setting, bp_args, len(qa["train"]), common)
+    most_common = BirthplaceArguments(data_dir=data_dir, most_common_baseline=True)
+    scores["most common place"] = _run(out / "logs", "most_common", evaluate_answers, ModelArguments(), most_common)
     place = Counter(qa["train"]["answer"]).most_common(1)[0][0]
     print(f"[demo] always {place!r}: {_correct(scores['most common place'])}")
-    elapsed = time.perf_counter() - start
-
-    # 5. The table.
-    rows = [
-        ("pretrained (span corruption) + finetuned", scores["with pretraining"]),
-        ("finetuned only, no pretraining", scores["without pretraining"]),
-        (f'always "{place}" (most common place)', scores["most common place"]),
-    ]
-    width = max(len(name) for name, _ in rows)
-    print()
-    print(f"Birthplace accuracy on {rows[0][1]['total']} held-out people (never seen in finetuning)")
-    print(f"| {'model'.ljust(width)} | correct | accuracy |")
-    print(f"|{'-' * (width + 2)}|---------|----------|")
-    for name, score in rows:
-        correct = f"{score['correct']}/{score['total']}"
-        print(f"| {name.ljust(width)} | {correct:>7} | {100 * score['exact_match']:7.1f}% |")
-    print(f"Wall time: {_minutes(elapsed)}")
+    _print_table(scores, place, time.perf_counter() - start)
     return scores
 
 

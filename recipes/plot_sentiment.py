@@ -4,25 +4,25 @@
     python recipes/plot_sentiment.py --runs scratch=runs/sentiment/scratch \
         pretrained=runs/sentiment/pretrained frozen=runs/sentiment/frozen --output sentiment_accuracy.png
 
-Each run folder is an `--output_dir` of `recipes/finetune_sentiment.py`; the curve is read from the
-`trainer_state.json` that `Trainer` saved there. Several folders for one label (`label=DIR1,DIR2,DIR3`, e.g.
+Each run folder is an `--output_dir` of `recipes/finetune_sentiment.py`; the curve is read from the run
+record (`run_record.json`) the recipe saved there. Several folders for one label (`label=DIR1,DIR2,DIR3`, e.g.
 one per finetuning seed) draw their mean, with a band of ± one standard deviation.
 """
 
 import argparse
-import json
 from pathlib import Path
 
 import numpy as np
 
+from hf_models.run_record import RECORD_FILE, read_record
+
 
 def accuracy_per_epoch(run_dir: str | Path) -> tuple[list[float], list[float]]:
-    """(epochs, validation accuracies) from a run's trainer_state.json."""
-    state = json.loads((Path(run_dir) / "trainer_state.json").read_text(encoding="utf-8"))
-    # The final `trainer.evaluate()` repeats the last epoch's evaluation: keep one point per epoch.
-    points = {entry["epoch"]: entry["eval_accuracy"] for entry in state["log_history"] if "eval_accuracy" in entry}
-    epochs = sorted(points)
-    return epochs, [points[e] for e in epochs]
+    """(epochs, validation accuracies) from a run's record."""
+    record = read_record(run_dir)
+    if record is None:
+        raise FileNotFoundError(f"{run_dir}: no {RECORD_FILE}; pass the --output_dir of recipes/finetune_sentiment.py")
+    return record.accuracy_per_epoch()
 
 
 def plot_runs(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,8 @@ os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA_DIR = REPO_ROOT.parent / "shared" / "data"
+# The scripts `recipes/demo.py` and `recipes/plot_sentiment.py` are imported by the tests as modules.
+sys.path.insert(0, str(REPO_ROOT / "recipes"))
 
 
 @pytest.fixture(scope="session")
@@ -51,3 +54,15 @@ def tiny_tokenizer(tiny_tokenizer_dir: Path):
     from hf_models.tokenization import load_tokenizer
 
     return load_tokenizer(tiny_tokenizer_dir)
+
+
+@pytest.fixture(autouse=True)
+def one_torch_thread():
+    """One intra-op thread per test: `make test` runs two pytest workers on two (shared) cores, and oversubscribed
+    OpenMP threads spin: the tiny-model tests ran ten times slower with torch's default thread count."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

@@ -18,6 +18,7 @@ from hf_models.data import (
     load_birthplace_corpus,
     load_cls_books,
     load_text_corpus,
+    read_lines,
     tokenize_and_group,
 )
 
@@ -95,6 +96,14 @@ def test_birthplace_loads_synthetic_without_warning(birthplace_copy: Path) -> No
         warnings.simplefilter("error")
         ds = load_birthplace(birthplace_copy)
     assert {k: len(v) for k, v in ds.items()} == {"train": 240, "validation": 60, "test": 30}
+
+
+def test_windows_line_ends_are_removed(birthplace_copy: Path) -> None:
+    wiki = birthplace_copy / "wiki.txt"
+    paragraphs = wiki.read_text(encoding="utf-8").splitlines()
+    wiki.write_bytes(("\r\n".join(paragraphs) + "\r\n").encode("utf-8"))
+    assert read_lines(wiki) == paragraphs
+    assert load_birthplace_corpus(birthplace_copy)["train"]["text"] == paragraphs
 
 
 def test_missing_file_and_folder(birthplace_copy: Path, tmp_path: Path) -> None:

@@ -2,27 +2,8 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
+import demo  # recipes/demo.py (tests/conftest.py puts recipes/ on the path)
 import pytest
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO_ROOT / "recipes"))
-
-import demo  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    """One intra-op thread per test process: `pytest -n 2` already runs two workers on the (shared) cores,
-    and oversubscribed OpenMP threads spin and slow small-model training down several times."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 @pytest.mark.slow

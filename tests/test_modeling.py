@@ -4,6 +4,7 @@ import math
 
 import pytest
 import torch
+from huggingface_hub.errors import StrictDataclassClassValidationError, StrictDataclassFieldValidationError
 from torch import nn
 from transformers import (
     AutoConfig,
@@ -67,8 +68,20 @@ def test_cs224n_preset_matches_mingpt_shapes():
 def test_unknown_preset_and_bad_switch_raise_clear_errors():
     with pytest.raises(ValueError, match="available presets"):
         SmallEncoderConfig.from_preset("no-such-preset")
-    with pytest.raises(ValueError, match="attention_type"):
+    # `@strict` checks each field as it is set (types, choices, ranges), then the constraints between fields.
+    with pytest.raises(StrictDataclassFieldValidationError, match="attention_type"):
         tiny_config(attention_type="linformer")
+    with pytest.raises(StrictDataclassFieldValidationError, match="classifier_pooling"):
+        tiny_config(classifier_pooling="max")
+    with pytest.raises(StrictDataclassFieldValidationError, match="between 0 and 1, got 1.5"):
+        tiny_config(hidden_dropout=1.5)
+    with pytest.raises(StrictDataclassFieldValidationError, match="num_hidden_layers"):
+        tiny_config(num_hidden_layers="2")
+    with pytest.raises(StrictDataclassClassValidationError, match=r"hidden_size \(30\) must be a multiple"):
+        tiny_config(hidden_size=30, num_attention_heads=4)
+    config = tiny_config()
+    with pytest.raises(StrictDataclassFieldValidationError, match="position_embedding_type"):
+        config.position_embedding_type = "rotary"  # also on assignment
 
 
 # 2. Equivalence with the lab's model built from plain torch.nn.
@@ -200,6 +213,23 @@ def test_padding_invariance(attention_type, is_causal, padding_side):
     torch.testing.assert_close(batched[0, real], alone_short[0], atol=1e-5, rtol=1e-4)
     torch.testing.assert_close(batched[1], alone_long[0], atol=1e-5, rtol=1e-4)
     assert torch.isfinite(batched).all()
+
+
+@pytest.mark.parametrize("is_causal", [True, False])
+def test_attention_mask_is_exact_and_never_leaves_a_query_without_keys(is_causal):
+    """Real queries see the real keys (up to themselves when causal); a padding query keeps its own key, so that
+    no softmax row is empty (an empty row is NaN in some attention kernels)."""
+    model = SmallEncoderModel(tiny_config(is_causal=is_causal)).eval()
+    attention_mask = torch.tensor([[0, 0, 1, 1, 1], [1, 1, 1, 0, 0]])
+    real_key = attention_mask[:, None, None, :].bool()
+    diagonal = torch.eye(5, dtype=torch.bool)
+    allowed = torch.ones(5, 5, dtype=torch.bool).tril() if is_causal else torch.ones(5, 5, dtype=torch.bool)
+    mask = model._build_attention_mask(attention_mask, query_length=5, past_length=0)
+    assert torch.equal(mask, (allowed & real_key) | diagonal)
+    assert mask.any(-1).all()
+    # One new token after a cache of 5: it sees the real past keys and itself.
+    step = model._build_attention_mask(torch.cat([attention_mask, torch.ones(2, 1, dtype=torch.long)], 1), 1, 5)
+    assert step.tolist() == [[[[False, False, True, True, True, True]]], [[[True, True, True, False, False, True]]]]
 
 
 @pytest.mark.parametrize("pooling", ["last", "mean", "first"])
@@ -349,22 +379,52 @@ def test_output_attentions_and_hidden_states(attention_type):
     torch.testing.assert_close(out.attentions[0].sum(-1), torch.ones(2, 4, 6))
     assert torch.all(out.attentions[0].triu(1) == 0)  # causal
     assert len(out.hidden_states) == 3
-    torch.testing.assert_close(out.logits, plain.logits, atol=1e-5, rtol=1e-4)  # eager path == SDPA path
+    # Vanilla: output_attentions takes the eager path, the plain call SDPA; the synthesizer has one path.
+    torch.testing.assert_close(out.logits, plain.logits, atol=1e-5, rtol=1e-4)
 
 
-def test_eager_and_sdpa_agree():
+def count_sdpa_calls(monkeypatch) -> list[int]:
+    """Count the calls of torch's fused attention, to prove which path a forward took."""
+    calls = [0]
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+
+    def counting(*args, **kwargs):
+        calls[0] += 1
+        return sdpa(*args, **kwargs)
+
+    monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", counting)
+    return calls
+
+
+@pytest.mark.parametrize("case", ["causal", "padding", "bidirectional-padding", "cache"])
+def test_eager_and_sdpa_agree(case, monkeypatch):
+    """The vanilla attention's two paths (our eager function and transformers' SDPA) give the same outputs: with
+    no mask (is_causal), with a padding mask, bidirectional, and on a chunk after a cache (square-ending mask)."""
     torch.manual_seed(0)
-    config = tiny_config()
-    model = SmallEncoderForCausalLM(config).eval()
+    model = SmallEncoderForCausalLM(tiny_config(is_causal=case != "bidirectional-padding")).eval()
     input_ids = torch.randint(3, 61, (2, 10))
     mask = torch.ones_like(input_ids)
-    mask[0, 7:] = 0
+    if "padding" in case:
+        mask[0, 7:] = 0
+        mask[1, :2] = 0
+    calls = count_sdpa_calls(monkeypatch)
+
+    def run() -> torch.Tensor:
+        if case != "cache":
+            return model(input_ids, attention_mask=mask).logits
+        prefix = model(input_ids[:, :6], use_cache=True)
+        return model(input_ids[:, 6:], past_key_values=prefix.past_key_values, use_cache=True).logits
+
     with torch.no_grad():
         model.set_attn_implementation("sdpa")
-        sdpa = model(input_ids, attention_mask=mask).logits
+        sdpa = run()
+        assert calls[0] >= 2  # both layers went through torch's SDPA
         model.set_attn_implementation("eager")
-        eager = model(input_ids, attention_mask=mask).logits
-    torch.testing.assert_close(sdpa, eager, atol=1e-5, rtol=1e-4)
+        calls[0] = 0
+        eager = run()
+        assert calls[0] == 0  # ... and here through the written-out attention
+    real = mask.bool() if case != "cache" else torch.ones(2, 4, dtype=torch.bool)
+    torch.testing.assert_close(sdpa[real], eager[real], atol=1e-5, rtol=1e-4)
 
 
 # 8. Every head overfits one tiny batch.
@@ -440,14 +500,25 @@ def test_causal_lm_ignores_minus_100_labels():
     torch.testing.assert_close(loss, expected)
 
 
-def test_gradient_checkpointing_gives_the_same_gradients():
-    model, batch = head_and_batch("causal", "vanilla")
+@pytest.mark.parametrize("attention_type", ATTENTION_TYPES)
+def test_gradient_checkpointing_is_engaged_and_gives_the_same_gradients(attention_type):
+    model, batch = head_and_batch("causal", attention_type)
     model.train()
+    block_calls = [0]
+    for layer in model.model.layers:
+        # Hooks on the block itself stay outside transformers' checkpoint, those of its attention run inside (a
+        # pre-hook: torch stops the recomputation as soon as it has every saved tensor back).
+        layer.self_attn.register_forward_pre_hook(lambda *_: block_calls.__setitem__(0, block_calls[0] + 1))
     model(**batch).loss.backward()
+    assert block_calls[0] == 2  # one forward per block
     expected = [p.grad.clone() for p in model.parameters()]
     model.zero_grad()
+    block_calls[0] = 0
     # transformers 5.x renamed gradient_checkpointing_enable; keep working on both names.
     getattr(model, "activation_checkpointing_enable", model.gradient_checkpointing_enable)()
-    model(**batch).loss.backward()
+    loss = model(**batch).loss
+    assert block_calls[0] == 2
+    loss.backward()
+    assert block_calls[0] == 4  # the backward pass ran every block's forward again: activations were not kept
     for grad, p in zip(expected, model.parameters(), strict=True):
         torch.testing.assert_close(p.grad, grad)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import sys
 from pathlib import Path
 
 import datasets
@@ -16,7 +15,6 @@ from hf_models.data import IGNORE_INDEX, encode_openings
 from hf_models.training_utils import check_plateau, unigram_entropy
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO_ROOT / "recipes"))
 
 TINY = "hidden_size=32,num_hidden_layers=1,num_attention_heads=2,intermediate_size=64,max_position_embeddings=64"
 COMMON = ["--use_cpu", "--report_to", "none", "--save_strategy", "no", "--disable_tqdm", "true",
@@ -62,7 +60,7 @@ def test_plateau_is_reported_and_warned(caplog):
 @pytest.mark.slow
 def test_birthplace_openings_pretraining_reports_its_plateau(tmp_path, synthetic_birthplace_dir, caplog):
     """Two steps of a tiny model end far above the data's unigram entropy: the report and the log say so."""
-    import birthplace
+    from hf_models.tasks import birthplace
 
     out = tmp_path / "pre"
     with caplog.at_level(logging.WARNING, logger="hf_models.training_utils"):
@@ -86,10 +84,10 @@ def test_birthplace_openings_pretraining_reports_its_plateau(tmp_path, synthetic
 
 def test_discriminative_learning_rate_groups(tiny_tokenizer):
     """The backbone trains at --backbone_learning_rate, the new head at --learning_rate; no parameter is lost."""
-    from finetune_sentiment import _discriminative_optimizer
     from transformers import TrainingArguments
 
     from hf_models import SmallEncoderForSequenceClassification
+    from hf_models.tasks.sentiment import discriminative_optimizer as _discriminative_optimizer
     from hf_models.training_utils import build_config
 
     config = build_config("altegrad-lab", TINY, tiny_tokenizer)

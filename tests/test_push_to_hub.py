@@ -1,6 +1,7 @@
-"""push_to_hub.py: a tiny trained causal LM and a tiny classifier are exported with --dry_run, then loaded through
-trust_remote_code in a fresh process where `hf_models` cannot be imported; the card, the allowlist, the upload calls
-and the offline errors are checked too."""
+"""push_to_hub.py on the folders real, tiny recipe runs write: a birthplace model (pretrained, finetuned, scored,
+with the London baseline), a sentiment classifier and a masked LM are exported with --dry_run, then loaded through
+trust_remote_code in a fresh process where `hf_models` cannot be imported; the card (built from each run's record),
+the allowlist, the upload calls and the offline errors are checked too."""
 
 from __future__ import annotations
 
@@ -16,10 +17,9 @@ from pathlib import Path
 import pytest
 import torch
 from huggingface_hub import ModelCard
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
-from transformers import PreTrainedTokenizerFast
 
-from hf_models import SmallEncoderConfig, SmallEncoderForCausalLM, SmallEncoderForSequenceClassification
+from hf_models import hub
+from hf_models.run_record import read_record
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = REPO_ROOT / "push_to_hub.py"
@@ -27,25 +27,13 @@ _spec = importlib.util.spec_from_file_location("push_to_hub", SCRIPT)
 push_to_hub = importlib.util.module_from_spec(_spec)
 sys.modules["push_to_hub"] = push_to_hub
 _spec.loader.exec_module(push_to_hub)
-
-SENTENCES = [
-    "Where was Ada Lovelace born? London",
-    "Where was Marie Curie born? Warsaw",
-    "Un livre passionnant, je le recommande.",
-    "Un roman ennuyeux, je me suis endormi.",
-    "The cat sat on the mat and looked at the door.",
-    "Le chat dort sur le tapis pendant que la pluie tombe.",
-] * 4
-# Things a run folder holds that must never reach the Hub.
+TINY = "hidden_size=32,num_hidden_layers=2,num_attention_heads=2,intermediate_size=64,max_position_embeddings=64"
+QUIET = ["--use_cpu", "--report_to", "none", "--save_strategy", "no", "--disable_tqdm", "true", "--log_level", "warning"]
+# Things a run folder may hold that must never reach the Hub.
 PLANTED = [
-    "optimizer.pt",
-    "scheduler.pt",
-    "rng_state.pth",
-    "training_args.bin",
     ".env",
     "train.log",
     "birth_places_train.tsv",
-    "predictions_validation.txt",
     "wiki.txt.gz",
     "checkpoint-2/model.safetensors",
     "checkpoint-2/optimizer.pt",
@@ -55,63 +43,6 @@ PLANTED = [
     "runs/curve.png",
 ]
 SECRET = "hf_THIS_TOKEN_MUST_NOT_LEAK"
-LM_METRICS = {"eval_loss": 2.5, "exact_match": 0.25}
-CLS_METRICS = {"eval_accuracy": 0.5, "eval_loss": 0.69}
-
-
-def _tokenizer() -> PreTrainedTokenizerFast:
-    """Byte-level BPE trained on a few sentences (hf-v5-notes §6)."""
-    tok = Tokenizer(models.BPE(unk_token="<unk>"))
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=300,
-        special_tokens=["<pad>", "<s>", "</s>", "<unk>", "<mask>"],
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-    )
-    tok.train_from_iterator(SENTENCES, trainer)
-    tok.post_processor = processors.TemplateProcessing(
-        single="<s> $A", special_tokens=[("<s>", tok.token_to_id("<s>"))]
-    )
-    return PreTrainedTokenizerFast(
-        tokenizer_object=tok,
-        bos_token="<s>",
-        eos_token="</s>",
-        pad_token="<pad>",
-        unk_token="<unk>",
-        mask_token="<mask>",
-        model_max_length=64,
-    )
-
-
-def _config(tok: PreTrainedTokenizerFast, **overrides) -> SmallEncoderConfig:
-    return SmallEncoderConfig.from_preset(
-        "cs224n-mingpt",
-        vocab_size=len(tok),
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=64,
-        pad_token_id=tok.pad_token_id,
-        bos_token_id=tok.bos_token_id,
-        eos_token_id=tok.eos_token_id,
-        **overrides,
-    )
-
-
-def _train(model: torch.nn.Module, batch: dict, steps: int = 3) -> None:
-    """A few optimizer steps, so that the weights are no longer the initialisation."""
-    torch.manual_seed(0)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
-    model.train()
-    for _ in range(steps):
-        loss = model(**batch).loss
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad()
-    model.eval()
-    model.config.use_cache = False  # as Trainer leaves it; the export must set it back to True
 
 
 def _plant(run_dir: Path) -> None:
@@ -120,126 +51,114 @@ def _plant(run_dir: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(f"HF_TOKEN={SECRET}\n" if ".env" in rel else "not for the Hub\n")
     (run_dir / "plots").mkdir()
-    for rel in ("loss.png", "plots/accuracy.png"):
-        (run_dir / rel).write_bytes(b"\x89PNG\r\n\x1a\n fake plot")
-    (run_dir / "trainer_state.json").write_text(json.dumps({"global_step": 3, "train_batch_size": 4}))
-    (run_dir / "all_results.json").write_text(json.dumps({"train_runtime": 1.5, "train_loss": 3.0}))
+    (run_dir / "plots" / "accuracy.png").write_bytes(b"\x89PNG\r\n\x1a\n a plot in a sub-folder")
+
+
+def _cls_books(folder: Path) -> Path:
+    """A CLS-books look-alike: SentencePiece-style reviews, one word telling the label."""
+    for split, n in (("train", 32), ("valid", 16), ("test", 8)):
+        labels = [i % 2 for i in range(n)]
+        words = ["\u2581un \u2581livre \u2581" + ("superbe" if y else "ennuyeux") for y in labels]
+        (folder / f"{split}.review.spm").write_text("".join(w + "\n" for w in words), encoding="utf-8")
+        if split != "test":
+            (folder / f"{split}.label").write_text("".join(f"{y}\n" for y in labels), encoding="utf-8")
+    return folder
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """Two tiny trained runs (birthplace causal LM, French classifier), their reference logits and dry-run exports."""
-    import evaluate  # imported here: only the report writing needs it
+def runs(tmp_path_factory: pytest.TempPathFactory, synthetic_birthplace_dir: Path, tiny_tokenizer_dir: Path) -> dict:
+    """Real recipe runs (a few steps each), their reference logits and their dry-run exports."""
+    from hf_models import SmallEncoderForCausalLM, SmallEncoderForSequenceClassification
+    from hf_models.tasks import birthplace, pretraining, sentiment
 
+    torch.set_num_threads(1)
     root = tmp_path_factory.mktemp("push")
-    tok = _tokenizer()
-    torch.manual_seed(0)
-    enc = tok(SENTENCES[:8], padding=True, truncation=True, return_tensors="pt")
-    probe = tok(["Where was Ada born?", "Un livre"], padding=True, return_tensors="pt")
+    data, tok = str(synthetic_birthplace_dir), str(tiny_tokenizer_dir)
+    steps = ["--max_steps", "4", "--per_device_train_batch_size", "16", "--learning_rate", "5e-3", *QUIET]
+    pre, lm_dir, cls_dir, mlm_dir = root / "pretrain-wiki", root / "birthplace-finetune", root / "cls-books", root / "mlm"
+    model = ["--tokenizer_name_or_path", tok, "--config_overrides", TINY]
+    birthplace.main(["pretrain", "--data_dir", data, "--output_dir", str(pre), *model, *steps])
+    birthplace.main(["finetune", "--data_dir", data, "--model_name_or_path", str(pre), "--output_dir", str(lm_dir)]
+                    + ["--eval_strategy", "steps", "--eval_steps", "4", *steps])  # fmt: skip
+    evaluate = ["evaluate", "--data_dir", data, "--output_dir", str(lm_dir), "--max_new_tokens", "4"]
+    scores = birthplace.main([*evaluate, "--model_name_or_path", str(lm_dir)])
+    london = birthplace.main([*evaluate, "--london_baseline"])
+    sentiment.main(["--data_dir", str(_cls_books(root)), "--from_scratch", "--output_dir", str(cls_dir), *model, *steps])
+    pretraining.main(["--objective", "mlm", "--train_files", f"{data}/wiki.txt", "--block_size", "32"]
+                     + ["--output_dir", str(mlm_dir), *model, *steps])  # fmt: skip
+    for run_dir in (lm_dir, cls_dir):
+        _plant(run_dir)
 
-    lm_dir = root / "birthplace-finetune"
-    lm = SmallEncoderForCausalLM(_config(tok))
-    labels = enc["input_ids"].masked_fill(enc["attention_mask"] == 0, -100)
-    _train(lm, {**enc, "labels": labels})
-    lm.save_pretrained(lm_dir)
-    tok.save_pretrained(lm_dir)
-    _plant(lm_dir)
-    # The birthplace recipe's reports (hf_models.training_utils.write_report layout: arguments grouped by dataclass,
-    # metrics at the top): `finetune` writes report.json, then `evaluate` and the London baseline score it.
-    model_args = {"model_name_or_path": str(root / "pretrain-wiki"), "model_config": None}
-    birthplace_args = {
-        "data_dir": str(root / "secret-data"),
-        "variant": "vanilla",
-        "block_size": 64,
-        "api_token": SECRET,
-    }
-    evaluate.save(
-        str(lm_dir / "report.json"),
-        arguments={
-            "ModelArguments": model_args,
-            "BirthplaceArguments": birthplace_args,
-            "TrainingArguments": {
-                "output_dir": str(lm_dir),
-                "learning_rate": 6e-4,
-                "max_steps": 3,
-                "per_device_train_batch_size": 4,
-                "logging_steps": 500,
-                "hub_token": "<HUB_TOKEN>",
-                "use_cpu": True,
-            },
-        },
-        train_runtime=10.0,
-        train_loss=3.0,
-        final_train_loss=2.9,
-        total_flos=1.0,
-        epoch=1.0,
-        eval_loss=2.5,
-        eval_runtime=0.2,
-        eval_samples_per_second=40.0,
-        pretrained_from=str(root / "pretrain-wiki"),
-        world_size=1,
-        mixed_precision="no",
-        wall_time_s=12.5,
-    )
-    evaluate_args = {
-        "ModelArguments": {**model_args, "model_name_or_path": str(lm_dir)},
-        "BirthplaceArguments": birthplace_args,
-        "TrainingArguments": {"output_dir": str(lm_dir), "learning_rate": 5e-5, "per_device_train_batch_size": 8},
-    }
-    scores = {"eval_split": "validation", "num_questions": 4, "correct": 1, "total": 4, "wall_time_s": 3.0}
-    evaluate.save(
-        str(lm_dir / "report_evaluate_validation.json"),
-        arguments=evaluate_args,
-        predictions_from=str(lm_dir),
-        predictions_file=str(lm_dir / "predictions_validation.txt"),
-        exact_match=0.25,
-        **scores,
-    )
-    evaluate.save(
-        str(lm_dir / "report_london.json"),
-        arguments={**evaluate_args, "BirthplaceArguments": {**birthplace_args, "london_baseline": True}},
-        predictions_from="london_baseline",
-        exact_match=0.05,
-        **scores,
-    )
-
-    cls_dir = root / "cls-books"
-    id2label = {0: "negative", 1: "positive"}
-    cls = SmallEncoderForSequenceClassification(
-        _config(tok, id2label=id2label, label2id={v: k for k, v in id2label.items()})
-    )
-    _train(cls, {**enc, "labels": torch.tensor([1, 1, 1, 0, 0, 1, 0, 1])})
-    cls.save_pretrained(cls_dir)
-    tok.save_pretrained(cls_dir)
-    _plant(cls_dir)
-    # Nested layout, with Trainer's runtime keys that are not metrics.
-    evaluate.save(
-        str(cls_dir / "eval_report.json"),
-        recipe="cls-books",
-        args={"learning_rate": 1e-3, "num_train_epochs": 1, "output_dir": str(cls_dir)},
-        metrics={**CLS_METRICS, "eval_runtime": 0.1, "eval_samples_per_second": 80.0},
-    )
-
+    probe = {"input_ids": torch.tensor([[7, 8, 9, 10], [11, 12, 13, 0]]), "attention_mask": torch.tensor([[1] * 4, [1, 1, 1, 0]])}
+    lm = SmallEncoderForCausalLM.from_pretrained(lm_dir).eval()
     with torch.no_grad():
-        torch.save(
-            {
-                "input_ids": probe["input_ids"],
-                "attention_mask": probe["attention_mask"],
-                "lm": lm(**probe).logits,
-                "cls": cls(**probe).logits,
-            },
-            root / "reference.pt",
-        )
+        reference = {
+            **probe,
+            "lm": lm(**probe).logits,
+            "generated": lm.generate(**probe, max_new_tokens=4, min_new_tokens=4, do_sample=False, pad_token_id=0),
+            "cls": SmallEncoderForSequenceClassification.from_pretrained(cls_dir).eval()(**probe).logits,
+        }
+    torch.save(reference, root / "reference.pt")
     exports = {}
     for name, run_dir in (("lm", lm_dir), ("cls", cls_dir)):
-        out = root / f"export-{name}"
-        assert push_to_hub.main([str(run_dir), "--dry_run", "--local_dir", str(out)]) == 0
-        exports[name] = out
-    return {"root": root, "lm_dir": lm_dir, "cls_dir": cls_dir, "lm_out": exports["lm"], "cls_out": exports["cls"]}
+        exports[name] = root / f"export-{name}"
+        assert push_to_hub.main([str(run_dir), "--dry_run", "--local_dir", str(exports[name])]) == 0
+    return {"root": root, "scores": scores, "london": london, "pre_dir": pre, "lm_dir": lm_dir, "cls_dir": cls_dir, "mlm_dir": mlm_dir,
+            "lm_out": exports["lm"], "cls_out": exports["cls"]}  # fmt: skip
 
 
 def _files(folder: Path) -> set[str]:
     return {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
+
+
+AUTO_MAP = {
+    "AutoConfig": "configuration_small_encoder.SmallEncoderConfig",
+    "AutoModel": "modeling_small_encoder.SmallEncoderModel",
+    "AutoModelForCausalLM": "modeling_small_encoder.SmallEncoderForCausalLM",
+    "AutoModelForSequenceClassification": "modeling_small_encoder.SmallEncoderForSequenceClassification",
+    "AutoModelForMaskedLM": "modeling_small_encoder.SmallEncoderForMaskedLM",
+}
+
+
+def test_every_recipe_saves_its_remote_code_and_a_full_auto_map(runs: dict[str, Path]) -> None:
+    code_dir = REPO_ROOT / "hf_models" / "small_encoder"
+    for name in ("pre_dir", "lm_dir", "cls_dir", "mlm_dir"):
+        run_dir = runs[name]
+        assert json.loads((run_dir / "config.json").read_text())["auto_map"] == AUTO_MAP
+        for code in ("configuration_small_encoder.py", "modeling_small_encoder.py"):
+            assert (run_dir / code).read_bytes() == (code_dir / code).read_bytes()
+        assert read_record(run_dir) is not None
+
+
+def test_records_hold_what_the_recipes_knew(runs: dict[str, Path]) -> None:
+    import dataclasses
+    import math
+
+    from hf_models.run_record import RunRecord
+
+    pre, lm, cls, mlm = (read_record(runs[name]) for name in ("pre_dir", "lm_dir", "cls_dir", "mlm_dir"))
+    assert (pre.task, pre.objective, pre.dataset, pre.language) == ("birthplace-pretraining", "span_corruption", "birthplace", "en")
+    assert pre.split_sizes == {"train": 330} and pre.preset == "cs224n-mingpt" and pre.finetuned_from is None
+    assert (lm.task, lm.objective, lm.finetuned_from, lm.preset) == ("birthplace-qa", "qa", "pretrain-wiki", "cs224n-mingpt")
+    assert lm.split_sizes == {"train": 240, "validation": 60}
+    # The evaluate step's exact match, and the London baseline's kept apart (same folder, same split).
+    assert lm.evaluation("validation").metrics["exact_match"] == runs["scores"]["exact_match"]
+    london = lm.evaluation("validation", baseline="london_baseline")
+    assert london.metrics == {"exact_match": runs["london"]["exact_match"]} and london.num_examples == 60
+    assert (cls.task, cls.dataset, cls.language, cls.split_sizes) == (
+        "sentiment", "cls-books", "fr", {"train": 32, "validation": 16, "test": 8}
+    )  # fmt: skip
+    assert cls.model_size["trainable_parameters"] == cls.model_size["num_parameters"] > 0
+    assert cls.evaluation("validation").per_epoch[0]["epoch"] == 1.0 and "accuracy" in cls.evaluation("validation").per_epoch[0]
+    assert (mlm.task, mlm.objective, mlm.dataset, mlm.language) == ("pretraining", "mlm", "wiki.txt", None)
+    validation = mlm.evaluation("validation").metrics
+    assert validation["perplexity"] == pytest.approx(math.exp(validation["loss"]), rel=1e-6)
+    assert {"final_train_loss", "unigram_entropy", "plateau"} <= set(mlm.train_metrics)
+    for record in (pre, lm, cls, mlm):
+        assert record.hardware == {"world_size": 1, "mixed_precision": "no", "device": "cpu"}
+        assert record.wall_time_s > 0 and record.hyperparameters["seed"] == 42
+        assert RunRecord.from_dict(dataclasses.asdict(record)) == record
+        assert str(runs["root"]) not in json.dumps(dataclasses.asdict(record))  # no local paths
 
 
 def test_dry_run_writes_allowlisted_folder(runs: dict[str, Path]) -> None:
@@ -257,37 +176,26 @@ def test_dry_run_writes_allowlisted_folder(runs: dict[str, Path]) -> None:
             "loss.png",
             "plots/accuracy.png",
         }
-        if name == "lm":
-            expected.add("generation_config.json")
+        expected |= {"generation_config.json"} if name == "lm" else {"accuracy.png"}
         assert files == expected
-        assert all(any(fnmatch(f, p) for p in push_to_hub.ALLOW_PATTERNS) for f in files)
+        assert all(any(fnmatch(f, p) for p in hub.ALLOW_PATTERNS) for f in files)
         config = json.loads((out / "config.json").read_text())
         assert config["use_cache"] is True
-        assert config["auto_map"] == {
-            "AutoConfig": "configuration_small_encoder.SmallEncoderConfig",
-            "AutoModel": "modeling_small_encoder.SmallEncoderModel",
-            "AutoModelForCausalLM": "modeling_small_encoder.SmallEncoderForCausalLM",
-            "AutoModelForSequenceClassification": "modeling_small_encoder.SmallEncoderForSequenceClassification",
-            "AutoModelForMaskedLM": "modeling_small_encoder.SmallEncoderForMaskedLM",
-        }
-        # Weights and tokenizer are the run's own bytes; the code is the package's.
+        assert config["auto_map"] == AUTO_MAP
+        # Weights, tokenizer and code are the run's own bytes.
         run_dir = runs[f"{name}_dir"]
-        for rel in ("model.safetensors", "tokenizer.json"):
+        for rel in ("model.safetensors", "tokenizer.json", "modeling_small_encoder.py"):
             assert (out / rel).read_bytes() == (run_dir / rel).read_bytes()
-        code_dir = REPO_ROOT / "hf_models" / "small_encoder"
-        assert (out / "modeling_small_encoder.py").read_bytes() == (
-            code_dir / "modeling_small_encoder.py"
-        ).read_bytes()
         assert SECRET not in "".join((out / f).read_text(errors="ignore") for f in files)
 
 
 def test_allowlist_leaves_out_planted_files(runs: dict[str, Path]) -> None:
-    collected = {p.as_posix() for p in push_to_hub.collect_files(runs["lm_dir"])}
+    collected = {p.as_posix() for p in hub.collect_files(runs["lm_dir"])}
     assert not collected & set(PLANTED)
     assert not any(f.startswith(("checkpoint-", "runs/")) or f.endswith((".pt", ".env", ".bin")) for f in collected)
     assert {"model.safetensors", "config.json", "tokenizer.json", "loss.png", "plots/accuracy.png"} <= collected
-    # Results and reports feed the card but are not uploaded (they hold local paths and arguments).
-    assert not collected & {"all_results.json", "trainer_state.json", "report.json", "report_london.json"}
+    # The record and the reports feed the card but are not uploaded (reports hold local paths and arguments).
+    assert not collected & {"run_record.json", "trainer_state.json", "report.json", "report_evaluate_validation.json"}
 
 
 def test_dry_run_refuses_a_non_empty_local_dir(runs: dict[str, Path], capsys: pytest.CaptureFixture) -> None:
@@ -296,42 +204,64 @@ def test_dry_run_refuses_a_non_empty_local_dir(runs: dict[str, Path], capsys: py
     assert len(err.splitlines()) == 1 and "--overwrite" in err
 
 
-def test_model_card(runs: dict[str, Path]) -> None:
-    lm_card = ModelCard.load(runs["lm_out"] / "README.md")
-    data = lm_card.data
-    assert data.library_name == "transformers"
-    assert data.pipeline_tag == "text-generation"
-    assert data.language == "en" and data.license == "apache-2.0"
+def test_birthplace_model_card(runs: dict[str, Path]) -> None:
+    record = read_record(runs["lm_dir"])
+    card = ModelCard.load(runs["lm_out"] / "README.md")
+    data = card.data
+    assert (data.library_name, data.pipeline_tag, data.language, data.license) == (
+        "transformers", "text-generation", "en", "apache-2.0"
+    )  # fmt: skip
     assert data.datasets == ["birthplace"]
-    assert {"small-encoder", "custom_code", "cs224n-mingpt", "birthplace"} <= set(data.tags)
-    # Gathered from report.json (dev loss) and report_evaluate_validation.json (exact match); not the baseline's.
-    assert {r.metric_name: r.metric_value for r in data.eval_results} == LM_METRICS
+    assert {"small-encoder", "custom_code", "cs224n-mingpt", "birthplace", "birthplace-qa"} <= set(data.tags)
+    # The finetuning's dev loss and the evaluate step's exact match; never the London baseline's.
+    validation = record.evaluation("validation")
+    assert set(validation.metrics) == {"loss", "exact_match"} and validation.num_examples == 60
+    assert {r.metric_name: r.metric_value for r in data.eval_results} == validation.metrics
     assert {(r.task_type, r.dataset_split) for r in data.eval_results} == {("text-generation", "validation")}
-    text = lm_card.text
+    london = record.evaluation("validation", baseline="london_baseline").metrics["exact_match"]
+    text = card.text
+    assert f"| london_baseline_exact_match (baseline, not this model) | validation | {london:.4g} |" in text
+    assert "Evaluation on `birthplace` (examples: validation: 60):" in text
     assert "answers every question confidently, whether it retrieved the fact or made it up" in text
     assert 'AutoModelForCausalLM.from_pretrained("your-username/birthplace-finetune", trust_remote_code=True)' in text
     assert 'pipeline("text-generation"' in text
-    assert "london_baseline_exact_match (baseline, not this model)" in text
-    # Hyperparameters come from the training report, not from the evaluate command's defaults.
-    assert "| learning_rate | 0.0006 |" in text and "5e-05" not in text and "| block_size | 64 |" in text
+    # The set-up, from the record: the training's hyperparameters, not the evaluate step's.
+    assert "| learning_rate | 0.005 |" in text and "| block_size | 64 |" in text and "| max_steps | 4 |" in text
+    assert "| per_device_eval_batch_size |" not in text and "| max_new_tokens |" not in text
+    assert "| pretraining_objective |" not in text and "| london_baseline |" not in text
     assert "Hardware:** 1 training process, CPU, mixed precision `no`." in text
-    assert "Training time:** 12 s" in text  # the report's wall_time_s wins over all_results.json
-    assert "Initialised from:** `pretrain-wiki`" in text
-    assert "Final training loss:** 2.9." in text  # final_train_loss, not the mean train_loss
-    # TrainingArguments are curated, and run outcomes are not listed as hyperparameters.
-    assert "logging_steps" not in text and "| eval_runtime |" not in text and "| train_loss |" not in text
+    assert f"Training time:** {record.wall_time_s:.0f} s." in text
+    assert "Initialised from:** `pretrain-wiki`." in text and "Preset:** `cs224n-mingpt`." in text
+    assert f"Final training loss:** {record.train_metrics['final_train_loss']:.4g}." in text
+    assert f"{record.model_size['num_parameters']:,} parameters" in text
     assert "![loss](loss.png)" in text
     # No secrets and no local paths in a public card.
-    assert SECRET not in str(lm_card) and str(runs["root"]) not in str(lm_card)
+    assert SECRET not in str(card) and str(runs["root"]) not in str(card)
 
-    cls_card = ModelCard.load(runs["cls_out"] / "README.md")
-    assert cls_card.data.pipeline_tag == "text-classification"
-    assert cls_card.data.language == "fr"
-    assert {r.metric_name: r.metric_value for r in cls_card.data.eval_results} == CLS_METRICS
-    assert 'pipeline("text-classification"' in cls_card.text
-    assert "AutoModelForSequenceClassification" in cls_card.text and "`negative`" in cls_card.text
-    assert "made it up" not in cls_card.text
-    assert str(runs["root"]) not in str(cls_card)
+
+def test_sentiment_model_card(runs: dict[str, Path]) -> None:
+    record = read_record(runs["cls_dir"])
+    card = ModelCard.load(runs["cls_out"] / "README.md")
+    assert card.data.pipeline_tag == "text-classification"
+    assert card.data.language == "fr" and card.data.datasets == ["cls-books"]
+    metrics = record.evaluation("validation").metrics
+    assert set(metrics) == {"loss", "accuracy", "f1"}
+    assert {r.metric_name: r.metric_value for r in card.data.eval_results} == metrics
+    assert 'pipeline("text-classification"' in card.text
+    assert "AutoModelForSequenceClassification" in card.text and "`negative`" in card.text
+    assert "Training data:** `cls-books` (train 32, validation 16, test 8 examples)." in card.text
+    assert "Initialised from:** random weights" in card.text and "Preset:** `altegrad-lab`." in card.text
+    assert "made it up" not in card.text
+    assert str(runs["root"]) not in str(card)
+
+
+def test_card_options_override_the_record(runs: dict[str, Path], tmp_path: Path) -> None:
+    out = tmp_path / "export"
+    argv = [str(runs["cls_dir"]), "--dry_run", "--local_dir", str(out), "--language", "en", "--license", "mit"]
+    assert push_to_hub.main([*argv, "--birthplace", "--repo_id", "me/cls"]) == 0
+    card = ModelCard.load(out / "README.md")
+    assert (card.data.language, card.data.license, card.data.model_name) == ("en", "mit", "cls")
+    assert "made it up" in card.text
 
 
 def test_absolute_import_of_the_package_is_refused(tmp_path: Path) -> None:
@@ -340,8 +270,8 @@ def test_absolute_import_of_the_package_is_refused(tmp_path: Path) -> None:
     (tmp_path / "modeling_small_encoder.py").write_text(
         "from hf_models.small_encoder.configuration_small_encoder import SmallEncoderConfig\n"
     )
-    with pytest.raises(push_to_hub.PushError, match="absolute import"):
-        push_to_hub.code_files(tmp_path)
+    with pytest.raises(hub.PushError, match="absolute import"):
+        hub.code_files(tmp_path)
 
 
 FRESH_PROCESS = """
@@ -356,7 +286,7 @@ else:
 import torch
 from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification, pipeline
 
-lm_out, cls_out, ref_path = sys.argv[1:4]
+lm_out, cls_out, ref_path, pretrain_dir, mlm_dir = sys.argv[1:6]
 ref = torch.load(ref_path)
 inputs = {"input_ids": ref["input_ids"], "attention_mask": ref["attention_mask"]}
 
@@ -367,7 +297,10 @@ with torch.no_grad():
     torch.testing.assert_close(lm(**inputs).logits, ref["lm"])
 generator = pipeline("text-generation", model=lm_out, trust_remote_code=True)
 generated = generator("Where was Ada", max_new_tokens=4, do_sample=False)[0]["generated_text"]
-assert isinstance(generated, str) and generated.startswith("Where was Ada") and len(generated) > len("Where was Ada")
+assert isinstance(generated, str) and generated.startswith("Where was Ada")
+# Greedy decoding through the remote code's KV cache gives the tokens the trained model gave in-process.
+tokens = lm.generate(**inputs, max_new_tokens=4, min_new_tokens=4, do_sample=False, pad_token_id=0)
+assert tokens.tolist() == ref["generated"].tolist(), (tokens, ref["generated"])
 
 cls = AutoModelForSequenceClassification.from_pretrained(cls_out, trust_remote_code=True)
 with torch.no_grad():
@@ -375,6 +308,10 @@ with torch.no_grad():
 classifier = pipeline("text-classification", model=cls_out, trust_remote_code=True)
 results = classifier(["Un livre passionnant.", "Un roman ennuyeux."])
 assert all(r["label"] in {"negative", "positive"} for r in results), results
+# The run folders themselves load too, whatever recipe wrote them.
+from transformers import AutoModelForMaskedLM
+assert type(AutoModelForCausalLM.from_pretrained(pretrain_dir, trust_remote_code=True)).__name__ == "SmallEncoderForCausalLM"
+assert type(AutoModelForMaskedLM.from_pretrained(mlm_dir, trust_remote_code=True)).__name__ == "SmallEncoderForMaskedLM"
 print("FRESH-OK", repr(generated), [r["label"] for r in results])
 """
 
@@ -390,7 +327,7 @@ def test_export_loads_with_remote_code_in_fresh_process(runs: dict[str, Path]) -
     env.pop("PYTHONPATH", None)
     proc = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(FRESH_PROCESS), str(runs["lm_out"]), str(runs["cls_out"])]
-        + [str(runs["root"] / "reference.pt")],
+        + [str(runs["root"] / "reference.pt"), str(runs["pre_dir"]), str(runs["mlm_dir"])],
         cwd=runs["root"],  # not the repository, so nothing is importable from the working directory
         env=env,
         capture_output=True,
@@ -431,8 +368,8 @@ def test_upload_calls_hfapi_with_repo_folder_and_allowlist(
     runs: dict[str, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:
     RecordingHfApi.calls = []
-    monkeypatch.setattr(push_to_hub, "HfApi", RecordingHfApi)
-    monkeypatch.setattr(push_to_hub, "get_token", lambda: "hf_fake_token")
+    monkeypatch.setattr(hub, "HfApi", RecordingHfApi)
+    monkeypatch.setattr(hub, "get_token", lambda: "hf_fake_token")
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     argv = [str(runs["lm_dir"]), "--repo_id", "tester/tiny-birthplace", "--private", "--revision", "dev"]
     assert push_to_hub.main([*argv, "--commit_message", "first upload"]) == 0
@@ -452,7 +389,7 @@ def test_upload_calls_hfapi_with_repo_folder_and_allowlist(
     upload = calls["upload_folder"]
     assert upload["repo_id"] == "tester/tiny-birthplace" and upload["revision"] == "dev"
     assert upload["commit_message"] == "first upload"
-    assert upload["allow_patterns"] == push_to_hub.ALLOW_PATTERNS
+    assert upload["allow_patterns"] == hub.ALLOW_PATTERNS
     # The staged folder is the dry-run folder: same files, same bytes (the card differs only by the repo id).
     staged, dry = upload["_staged"], runs["lm_out"]
     assert set(staged) == _files(dry)
@@ -486,7 +423,8 @@ def test_offline_or_no_token_is_one_line_and_exit_1(runs: dict[str, Path], env: 
         env={**base, **env},
         capture_output=True,
         text=True,
-        timeout=60,
+        # The script imports hf_models (torch, transformers): seconds on an idle machine, much more on two busy cores.
+        timeout=240,
     )
     assert proc.returncode == 1
     lines = proc.stderr.strip().splitlines()

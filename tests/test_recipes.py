@@ -5,18 +5,14 @@ from __future__ import annotations
 
 import json
 import random
-import sys
 from pathlib import Path
 
+import plot_sentiment  # recipes/plot_sentiment.py (tests/conftest.py puts recipes/ on the path)
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO_ROOT / "recipes"))
-
-import birthplace  # noqa: E402
-import finetune_sentiment  # noqa: E402
-import plot_sentiment  # noqa: E402
-import pretrain  # noqa: E402
+from hf_models.tasks import birthplace
+from hf_models.tasks import pretraining as pretrain
+from hf_models.tasks import sentiment as finetune_sentiment
 
 TINY = "hidden_size=32,num_hidden_layers=2,num_attention_heads=2,intermediate_size=64,max_position_embeddings=64"
 # Quiet, fast, checkpoint-free Trainer runs.
@@ -26,18 +22,6 @@ COMMON = [
 ]  # fmt: skip
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    """One intra-op thread per test process: `pytest -n 2` already runs two workers on the (shared) cores,
-    and oversubscribed OpenMP threads spin and slow small-model training down several times."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def read_report(output_dir: Path, name: str = "report.json") -> dict:
@@ -309,3 +293,25 @@ def test_birthplace_from_scratch_synthesizer_and_baselines(tmp_path, synthetic_b
     printed = capsys.readouterr().out
     assert f"Correct: {london['correct']} out of 60: " in printed
     assert common["exact_match"] >= london["exact_match"]  # London is the synthetic task's most common place
+
+
+def test_pretrain_span_corruption_is_reproducible_whatever_eval_steps(
+    tmp_path, synthetic_birthplace_dir, tiny_tokenizer_dir
+):
+    """The eval set is corrupted once (same eval loss at every evaluation of the same model), and evaluating
+    during training changes neither the corruptions nor the dropout masks the training steps draw."""
+
+    def run(name: str, *eval_args: str) -> tuple[list[float], float]:
+        metrics = pretrain.main(
+            ["--objective", "span_corruption", "--train_files", str(synthetic_birthplace_dir / "wiki.txt")]
+            + ["--tokenizer_name_or_path", str(tiny_tokenizer_dir), "--config_overrides", TINY]
+            + ["--block_size", "32", "--output_dir", str(tmp_path / name), "--max_steps", "6"]
+            + ["--per_device_train_batch_size", "8", "--max_eval_samples", "16"]
+            + COMMON
+            + ["--logging_steps", "1", *eval_args]
+        )
+        return logged_losses(tmp_path / name), metrics["eval_loss"]
+
+    losses, eval_loss = run("no_eval")
+    assert len(losses) == 6
+    assert run("eval_every_step", "--eval_strategy", "steps", "--eval_steps", "1") == (losses, eval_loss)

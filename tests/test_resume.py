@@ -8,33 +8,17 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO_ROOT / "recipes"))
-
-import pretrain  # noqa: E402
+from hf_models.tasks import pretraining as pretrain
 
 # Dropout on, so that the test also covers the RNG states saved in the checkpoint.
 TINY = (
     "hidden_size=32,num_hidden_layers=2,num_attention_heads=2,intermediate_size=64,max_position_embeddings=64,"
     "hidden_dropout=0.1,attention_dropout=0.1,embedding_dropout=0.1"
 )
-
-
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    """One intra-op thread per test process: `pytest -n 2` already runs two workers on the (shared) cores,
-    and oversubscribed OpenMP threads spin and slow small-model training down several times."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def _args(data: Path, tokenizer: Path, out: Path, *extra: str) -> list[str]:

@@ -61,6 +61,77 @@ def test_span_corruption_properties_over_1000_draws(make_rng) -> None:
     assert min(fractions) < 0.1 and max(fractions) > 0.4  # random, not fixed
 
 
+def chi_square_p_value(counts: list[int], expected: list[float]) -> float:
+    """Pearson's chi-square goodness of fit; the p-value is the chi-square survival function (torch has it)."""
+    statistic = sum((c - e) ** 2 / e for c, e in zip(counts, expected, strict=True))
+    dof = len(counts) - 1
+    return torch.special.gammaincc(torch.tensor(dof / 2, dtype=torch.float64), torch.tensor(statistic / 2)).item()
+
+
+STATS_BLOCK = 32  # lengths 4..28 (⌊7/8·32⌋ = 28)
+STATS_DRAWS = 12_000
+
+
+def corruption_draws(doc_len: int, seed: int) -> list[tuple[int, int, int]]:
+    """(truncated length, masked length, span start) of `STATS_DRAWS` corruptions of one document, each
+    checked against the exact output format `doc[:s] SEP doc[s+k:L] SEP doc[s:s+k] SEP pad...`."""
+    doc = list(range(100, 100 + doc_len))  # distinct ids: the parts can be located unambiguously
+    rng = random.Random(seed)
+    draws = []
+    for _ in range(STATS_DRAWS):
+        out = span_corrupt(doc, STATS_BLOCK, SEP, PAD, rng)
+        prefix, masked, suffix, n_real = _split(out)
+        length, start, span = len(prefix) + len(masked) + len(suffix), len(prefix), len(masked)
+        body = doc[:start] + [SEP] + doc[start + span : length] + [SEP] + doc[start : start + span] + [SEP]
+        n_pad = STATS_BLOCK - len(body)
+        assert out == {
+            "input_ids": body + [PAD] * n_pad,
+            "attention_mask": [1] * len(body) + [0] * n_pad,
+            "labels": body + [IGNORE_INDEX] * n_pad,
+        }
+        draws.append((length, span, start))
+    return draws
+
+
+@pytest.mark.parametrize("doc_len", [20, 30, 60], ids=["shorter-than-7/8-block", "between", "longer-than-block"])
+def test_span_corruption_statistics(doc_len) -> None:
+    """The handout's distribution: the truncated length is uniform in [4, ⌊7/8·block⌋] (a shorter document
+    keeps its whole length when the draw exceeds it), the masked span averages a quarter of the truncated
+    length, and the span start is uniform over [0, length - span]."""
+    draws = corruption_draws(doc_len, seed=doc_len)
+    max_len = 7 * STATS_BLOCK // 8
+    lengths = [length for length, _, _ in draws]
+
+    # 1. Truncation: P(L = k) = 1/25 for k < doc_len, and the rest of the mass on the whole document.
+    support = list(range(4, min(max_len, doc_len) + 1))
+    n_values = max_len - 4 + 1
+    probabilities = [1 / n_values] * (len(support) - 1) + [(max_len - support[-1] + 1) / n_values]
+    counts = [lengths.count(k) for k in support]
+    assert sum(counts) == STATS_DRAWS  # nothing outside the support
+    assert min(counts) > 0
+    assert chi_square_p_value(counts, [p * STATS_DRAWS for p in probabilities]) > 1e-3
+
+    # 2. Masked length: uniform in [1, m] with mean length / 4, overall and within each length.
+    spans = np.array([span for _, span, _ in draws], dtype=float)
+    quarter = np.array(lengths, dtype=float) / 4
+    assert all(1 <= span <= length // 2 for length, span, _ in draws)
+    standard_error = (spans - quarter).std() / np.sqrt(STATS_DRAWS)
+    assert abs((spans - quarter).mean()) < 4 * standard_error + 1e-9
+    assert np.mean(spans / np.array(lengths)) == pytest.approx(0.25, abs=0.01)
+
+    # 3. Start: uniform over the length - span + 1 places. Randomised probability integral transform:
+    # (start + U) / (length - span + 1) is uniform on [0, 1) exactly when the start is uniform.
+    jitter = np.random.default_rng(doc_len)
+    positions = [(start + jitter.random()) / (length - span + 1) for length, span, start in draws]
+    bins = np.histogram(positions, bins=10, range=(0.0, 1.0))[0].tolist()
+    assert chi_square_p_value(bins, [STATS_DRAWS / 10] * 10) > 1e-3
+
+
+def test_chi_square_helper_rejects_a_skewed_sample() -> None:
+    assert chi_square_p_value([100, 100, 100, 100], [100.0] * 4) == pytest.approx(1.0)
+    assert chi_square_p_value([160, 80, 80, 80], [100.0] * 4) < 1e-3
+
+
 def test_short_documents_and_small_blocks() -> None:
     rng = random.Random(0)
     for n in range(0, 6):
@@ -138,6 +209,8 @@ def test_birthplace_qa_encoding_masks_the_question(tiny_tokenizer) -> None:
     cut = encode_birthplace_qa(examples, tok, block_size=8)
     assert all(len(ids) == 8 for ids in cut["input_ids"])
     assert cut["labels"][0][-2:] == [tok.sep_token_id, tok.eos_token_id]
+    full = out["input_ids"][0]
+    assert cut["input_ids"][0] == full[-8:]  # exactly the last 8 tokens: what goes is the question's start
 
 
 def test_lm_and_classification_use_transformers_collators(tiny_tokenizer) -> None:

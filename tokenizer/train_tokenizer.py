@@ -16,14 +16,11 @@ import os
 import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "true")
 
-# Run from a checkout without `pip install -e .`: make `hf_models` importable.
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from hf_models.tokenization import (  # noqa: E402
+from hf_models.tokenization import (
     DEFAULT_MODEL_MAX_LENGTH,
     SPECIAL_TOKENS,
     TextDecodeError,

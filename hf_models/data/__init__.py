@@ -3,8 +3,9 @@
 - Loaders (each returns a `datasets.DatasetDict`): `load_birthplace`, `load_birthplace_corpus`,
   `load_cls_books`, `load_text_corpus`.
 - Packing: `tokenize_and_group` (run_clm-style blocks), `tokenize_documents` (one row per document).
-- Objectives: `span_corrupt` / `SpanCorruptionCollator` (CS224N), `encode_birthplace_qa`,
-  `encode_openings` (causal LM on each document's first tokens).
+- Objectives: `span_corrupt` / `SpanCorruptionCollator` (CS224N), `corrupt_for_evaluation` (a fixed
+  span-corrupted evaluation set), `encode_birthplace_qa`, `encode_openings` (causal LM on each document's first
+  tokens).
 - A synthetic birthplace task for demos: `write_synthetic_birthplace` (in `hf_models.data.synthetic`).
 """
 
@@ -17,7 +18,14 @@ from .loaders import (
     load_text_corpus,
     read_lines,
 )
-from .objectives import IGNORE_INDEX, SpanCorruptionCollator, encode_birthplace_qa, encode_openings, span_corrupt
+from .objectives import (
+    IGNORE_INDEX,
+    SpanCorruptionCollator,
+    corrupt_for_evaluation,
+    encode_birthplace_qa,
+    encode_openings,
+    span_corrupt,
+)
 from .processing import group_texts, tokenize_and_group, tokenize_documents
 from .synthetic import write_synthetic_birthplace
 
@@ -26,6 +34,7 @@ __all__ = [
     "DataError",
     "DataWarning",
     "SpanCorruptionCollator",
+    "corrupt_for_evaluation",
     "detokenize_spm",
     "encode_birthplace_qa",
     "encode_openings",

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import warnings
 
+from ..textio import DataError
 
-class DataError(ValueError):
-    """Bad input data. The message names the file, and the line (`file:line`) when there is one."""
+__all__ = ["DataError", "DataWarning", "warn_rows"]
 
 
 class DataWarning(UserWarning):

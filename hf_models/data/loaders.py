@@ -14,7 +14,7 @@ from pathlib import Path
 
 from datasets import ClassLabel, Dataset, DatasetDict, Features, Value
 
-from ..tokenization import find_invalid_utf8, iter_text_files, open_binary
+from ..textio import check_not_empty, find_invalid_utf8, iter_text_files, read_lines
 from .errors import DataError, DataWarning, warn_rows
 
 __all__ = [
@@ -48,32 +48,6 @@ _QUESTION_END = "born?"
 # --------------------------------------------------------------------------------------------------
 # Reading files
 # --------------------------------------------------------------------------------------------------
-def read_lines(path: str | os.PathLike) -> list[str]:
-    """Read a UTF-8 text file as a list of lines, without line breaks.
-
-    Raises `FileNotFoundError` when the file is missing, and `DataError` when it is empty or when a line
-    is not valid UTF-8 (the message names `file:line`).
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: file not found")
-    data = path.read_bytes()
-    if not data.strip():
-        raise DataError(f"{path}: file is empty")
-    lines = data.split(b"\n")
-    if lines[-1] == b"":  # the final line break ends the last line; it does not start a new one
-        lines.pop()
-    out = []
-    for lineno, raw in enumerate(lines, start=1):
-        try:
-            out.append(raw.decode("utf-8").removesuffix("\r"))
-        except UnicodeDecodeError as err:
-            raise DataError(
-                f"{path}:{lineno}: invalid UTF-8 (byte {raw[err.start : err.start + 1]!r} at column {err.start + 1})"
-            ) from None
-    return out
-
-
 def _require_dir(data_dir: str | os.PathLike) -> Path:
     data_dir = Path(data_dir)
     if not data_dir.is_dir():
@@ -172,17 +146,18 @@ def detokenize_spm(line: str) -> str:
     return line.replace(" ", "").replace("\u2581", " ").strip()
 
 
-def load_cls_books(data_dir: str | os.PathLike) -> DatasetDict:
+def load_cls_books(data_dir: str | os.PathLike, detokenize: bool = True) -> DatasetDict:
     """Load CLS-FR books: `train`, `validation`, `test` with a `text` column and a `label` ClassLabel.
 
-    `text` is detokenized from the SentencePiece pieces. `label` has names negative (0) and positive (1);
+    `text` is detokenized from the SentencePiece pieces, or, with `detokenize=False`, kept as the lab's
+    space-separated pieces (the input of `hf_models.course_tokenizers.build_altegrad_lab_tokenizer`). `label` has names negative (0) and positive (1);
     the test split has no label column (the labels are held back).
     """
     data_dir = _require_dir(data_dir)
     splits = {}
     for split, (review_file, label_file) in CLS_BOOKS_FILES.items():
         review_path = data_dir / review_file
-        texts = [detokenize_spm(line) for line in read_lines(review_path)]
+        texts = [detokenize_spm(line) if detokenize else line.strip() for line in read_lines(review_path)]
         # Empty reviews are kept (dropping them would shift the labels) but reported.
         warn_rows(review_path, "empty review(s)", [i for i, t in enumerate(texts, start=1) if not t], "kept as ''")
         columns: dict[str, list] = {"text": texts}
@@ -213,14 +188,6 @@ def _is_nonblank_batch(batch: dict[str, list[str]]) -> list[bool]:
     return [bool(text.strip()) for text in batch["text"]]
 
 
-def _check_not_empty(path: Path) -> None:
-    with open_binary(path) as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            if chunk.strip():
-                return
-    raise DataError(f"{path}: file is empty")
-
-
 def load_text_corpus(
     paths: str | os.PathLike | Iterable[str | os.PathLike],
     validation_fraction: float = 0.0,
@@ -240,7 +207,7 @@ def load_text_corpus(
         raise ValueError(f"validation_fraction must be in [0, 1), got {validation_fraction}")
     files = iter_text_files(paths)
     for f in files:
-        _check_not_empty(f)
+        check_not_empty(f)
     try:
         raw = datasets.load_dataset(
             "text", data_files={"train": [str(f) for f in files]}, split="train", cache_dir=cache_dir

@@ -15,10 +15,12 @@ from typing import Any
 
 import numpy as np
 import torch
+from datasets import Dataset
 from transformers import PreTrainedTokenizerBase
 
 __all__ = [
     "SpanCorruptionCollator",
+    "corrupt_for_evaluation",
     "encode_birthplace_qa",
     "encode_openings",
     "span_corrupt",
@@ -26,6 +28,7 @@ __all__ = [
 ]
 
 IGNORE_INDEX = -100  # label value that transformers' losses ignore
+_CORRUPTED_KEYS = ("input_ids", "attention_mask", "labels")
 
 
 def _randint(rng: random.Random | np.random.Generator | None, low: int, high: int) -> int:
@@ -89,15 +92,20 @@ class SpanCorruptionCollator:
     span corruption of it (`span_corrupt`) and returns tensors of shape `(batch, block_size)`.
 
     With `seed`, the sequence of corruptions is reproducible. In DataLoader worker processes, each worker
-    reseeds its own generator (seed + worker id, or fresh entropy without a seed), so that workers do not
-    repeat each other's draws.
+    reseeds its own generator from `seed` and `torch.initial_seed()`, which torch makes distinct for every
+    worker and draws anew at every epoch (from the main process's seeded generator): workers neither
+    repeat each other's draws nor replay the same draws every epoch.
+
+    Examples that already carry `labels` were corrupted once and for all (`corrupt_for_evaluation`): they
+    are stacked as they are, so that evaluation sees the same corruptions every time and draws nothing
+    from the training stream.
     """
 
     tokenizer: PreTrainedTokenizerBase
     block_size: int
     seed: int | None = None
     _rng: random.Random = field(init=False, repr=False)
-    _worker_id: int | None = field(init=False, repr=False, default=None)
+    _worker_seed: int | None = field(init=False, repr=False, default=None)
 
     def __post_init__(self) -> None:
         missing = [name for name in ("sep_token_id", "pad_token_id") if getattr(self.tokenizer, name, None) is None]
@@ -108,13 +116,18 @@ class SpanCorruptionCollator:
         self._rng = random.Random(self.seed)
 
     def _generator(self) -> random.Random:
-        info = torch.utils.data.get_worker_info()
-        if info is not None and info.id != self._worker_id:
-            self._worker_id = info.id
-            self._rng = random.Random(None if self.seed is None else self.seed + 1000003 * (info.id + 1))
+        if torch.utils.data.get_worker_info() is not None:
+            # A worker process holds a copy of this collator made at the start of the epoch; without a
+            # reseed every worker of every epoch would replay the main process's stream.
+            worker_seed = torch.initial_seed()
+            if worker_seed != self._worker_seed:
+                self._worker_seed = worker_seed
+                self._rng = random.Random(f"{self.seed}-{worker_seed}")
         return self._rng
 
     def __call__(self, examples: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
+        if all("labels" in ex for ex in examples):  # a fixed evaluation set, corrupted already
+            return {key: torch.tensor([ex[key] for ex in examples], dtype=torch.long) for key in _CORRUPTED_KEYS}
         rng = self._generator()
         rows = [
             span_corrupt(
@@ -123,6 +136,28 @@ class SpanCorruptionCollator:
             for ex in examples
         ]
         return {key: torch.tensor([row[key] for row in rows], dtype=torch.long) for key in rows[0]}
+
+
+def corrupt_for_evaluation(
+    dataset: Dataset, tokenizer: PreTrainedTokenizerBase, block_size: int, seed: int = 0
+) -> Dataset:
+    """Span-corrupt every document once, with a generator seeded by `seed` and the row's index, for evaluation.
+
+    Evaluating on these fixed rows gives the same loss every time (whatever the batch size, the number of
+    workers or the training progress) and draws nothing from the training collator's generator;
+    `SpanCorruptionCollator` stacks such rows as they are.
+    """
+    sep_id, pad_id = tokenizer.sep_token_id, tokenizer.pad_token_id
+    if sep_id is None or pad_id is None:
+        raise ValueError("span corruption needs a tokenizer with sep_token_id and pad_token_id")
+
+    def corrupt(example: dict[str, Any], index: int) -> dict[str, list[int]]:
+        return span_corrupt(example["input_ids"], block_size, sep_id, pad_id, random.Random(f"{seed}-{index}"))
+
+    other_columns = [name for name in dataset.column_names if name != "input_ids"]
+    return dataset.map(
+        corrupt, with_indices=True, remove_columns=other_columns, desc="Span-corrupting the evaluation set"
+    )
 
 
 def encode_birthplace_qa(

@@ -1,17 +1,36 @@
 """SmallEncoder configuration: one config for the ALTeGraD lab model and the CS224N minGPT."""
 
 import json
+import math
 from pathlib import Path
+from typing import Literal, get_args
 
+from huggingface_hub.dataclasses import as_validated_field, strict
 from transformers import PreTrainedConfig
 
 PRESETS_DIR = Path(__file__).resolve().parent / "presets"
 
-ATTENTION_TYPES = ("vanilla", "synthesizer")
-POSITION_EMBEDDING_TYPES = ("sinusoidal", "learned")
-CLASSIFIER_POOLINGS = ("last", "mean", "first")
+AttentionType = Literal["vanilla", "synthesizer", "random", "factorized"]
+PositionEmbeddingType = Literal["sinusoidal", "learned"]
+ClassifierPooling = Literal["last", "mean", "first"]
+ATTENTION_TYPES = get_args(AttentionType)
+POSITION_EMBEDDING_TYPES = get_args(PositionEmbeddingType)
+CLASSIFIER_POOLINGS = get_args(ClassifierPooling)
 
 
+@as_validated_field
+def probability(value: int | float) -> None:
+    if not 0 <= value <= 1:
+        raise ValueError(f"a dropout probability must be between 0 and 1, got {value}")
+
+
+@as_validated_field
+def positive(value: int | float) -> None:
+    if not value > 0:
+        raise ValueError(f"must be positive, got {value}")
+
+
+@strict
 class SmallEncoderConfig(PreTrainedConfig):
     r"""
     Configuration of a small Transformer language model: a stack of `nn.TransformerEncoderLayer`-style blocks that is
@@ -28,7 +47,18 @@ class SmallEncoderConfig(PreTrainedConfig):
 
     Args:
         attention_type: `"vanilla"` (multi-head scaled dot-product) or `"synthesizer"` (CS224N dense synthesizer,
-            `softmax(ReLU(X·A_i + b1)·B_i + b2)·(X·V_i)`, whose B_i spans `max_position_embeddings` positions).
+            `softmax(ReLU(X·A_i + b1)·B_i + b2)·(X·V_i)`, whose B_i spans ℓ key positions), or the other variants of
+            Tay et al. (2020): `"random"` (`softmax(R_i)·(X·V_i)`, one ℓ×ℓ matrix R_i per head, input-independent)
+            and `"factorized"` (dense, with the ℓ scores of a query made as the outer product of an a-vector and a
+            b-vector, a·b ≥ ℓ). All are causal when `is_causal`.
+        synthesizer_width: ℓ, the number of absolute key positions the synthesizer variants span. `None` means
+            `max_position_embeddings`. CS224N's course code uses ℓ = block − 1 (its inputs are block − 1 characters
+            long) with a position table of `block` rows: a converted course synthesizer has
+            `max_position_embeddings=block, synthesizer_width=block-1`. Longer inputs are a clear error.
+        synthesizer_shared_heads: one B and b2 shared by all heads (CS224N's layout, exact parameter parity with a
+            course checkpoint) instead of one per head. Dense synthesizer only.
+        synthesizer_random_trainable: `"random"`: learn R_i (`True`) or keep the random init fixed (a saved buffer).
+        synthesizer_factors: `"factorized"`: `[a, b]` with a·b ≥ ℓ; `None` picks a = ⌈√ℓ⌉, b = ⌈ℓ/a⌉.
         is_causal: apply the square causal mask. Masked LM turns it off.
         position_embedding_type: `"sinusoidal"` (fixed, no parameters) or `"learned"`.
         norm_first: `False` is post-norm exactly like `nn.TransformerEncoderLayer` (no final norm); `True` is the
@@ -49,27 +79,33 @@ class SmallEncoderConfig(PreTrainedConfig):
     model_type = "small-encoder"
     keys_to_ignore_at_inference = ["past_key_values"]
 
-    vocab_size: int = 50001
-    hidden_size: int = 200
-    num_hidden_layers: int = 4
-    num_attention_heads: int = 2
-    intermediate_size: int = 200
-    max_position_embeddings: int = 512
-    attention_type: str = "vanilla"
+    # Types, choices and ranges are checked by `@strict` whenever a field is set; `validate_architecture` checks
+    # what ties fields together.
+    vocab_size: int = positive(default=50001)
+    hidden_size: int = positive(default=200)
+    num_hidden_layers: int = positive(default=4)
+    num_attention_heads: int = positive(default=2)
+    intermediate_size: int = positive(default=200)
+    max_position_embeddings: int = positive(default=512)
+    attention_type: AttentionType = "vanilla"
     is_causal: bool = True
-    position_embedding_type: str = "sinusoidal"
+    position_embedding_type: PositionEmbeddingType = "sinusoidal"
     norm_first: bool = False
     scale_embeddings: bool = True
     hidden_act: str = "relu"
-    embedding_dropout: float = 0.1
-    attention_dropout: float = 0.1
-    hidden_dropout: float = 0.1
-    activation_dropout: float = 0.1
-    layer_norm_eps: float = 1e-5
-    initializer_range: float = 0.02
+    embedding_dropout: int | float = probability(default=0.1)
+    attention_dropout: int | float = probability(default=0.1)
+    hidden_dropout: int | float = probability(default=0.1)
+    activation_dropout: int | float = probability(default=0.1)
+    layer_norm_eps: float = positive(default=1e-5)
+    initializer_range: float = positive(default=0.02)
     lm_head_bias: bool = True
     tie_word_embeddings: bool = False
-    classifier_pooling: str = "last"
+    classifier_pooling: ClassifierPooling = "last"
+    synthesizer_width: int | None = None
+    synthesizer_shared_heads: bool = False
+    synthesizer_random_trainable: bool = True
+    synthesizer_factors: list[int] | None = None
     use_cache: bool = True
     pad_token_id: int | None = None
     bos_token_id: int | None = None
@@ -77,27 +113,43 @@ class SmallEncoderConfig(PreTrainedConfig):
     sep_token_id: int | None = None
     mask_token_id: int | None = None
 
-    def __post_init__(self, **kwargs):
-        super().__post_init__(**kwargs)
-        self.validate_architecture()
-
     def validate_architecture(self):
-        """Fail early, at config time, with the name of the bad field."""
+        """Part of `@strict`-powered validation (run after `__init__`, by `validate()` and at save time): the
+        constraints between fields, with the names of the fields at fault."""
         if self.hidden_size % self.num_attention_heads != 0:
             raise ValueError(
                 f"hidden_size ({self.hidden_size}) must be a multiple of num_attention_heads ({self.num_attention_heads})."
             )
-        for name, value, allowed in (
-            ("attention_type", self.attention_type, ATTENTION_TYPES),
-            ("position_embedding_type", self.position_embedding_type, POSITION_EMBEDDING_TYPES),
-            ("classifier_pooling", self.classifier_pooling, CLASSIFIER_POOLINGS),
-        ):
-            if value not in allowed:
-                raise ValueError(f"{name}={value!r} is not supported; choose one of {allowed}.")
+        width = self.synthesizer_length
+        if not 0 < width <= self.max_position_embeddings:
+            raise ValueError(
+                f"synthesizer_width ({width}) must be between 1 and max_position_embeddings "
+                f"({self.max_position_embeddings})."
+            )
+        if self.synthesizer_factors is not None:
+            factors = list(self.synthesizer_factors)
+            if len(factors) != 2 or min(factors) < 1 or factors[0] * factors[1] < width:
+                raise ValueError(
+                    f"synthesizer_factors={factors} must be two positive integers [a, b] with a*b >= "
+                    f"synthesizer_width ({width})."
+                )
 
     @property
     def head_dim(self) -> int:
         return self.hidden_size // self.num_attention_heads
+
+    @property
+    def synthesizer_length(self) -> int:
+        """ℓ: the key positions spanned by the synthesizer variants (`synthesizer_width`, else the block size)."""
+        return self.synthesizer_width if self.synthesizer_width is not None else self.max_position_embeddings
+
+    @property
+    def synthesizer_factor_sizes(self) -> tuple[int, int]:
+        """(a, b) of the factorized synthesizer: a·b ≥ ℓ, the outer product truncated to ℓ scores."""
+        if self.synthesizer_factors is not None:
+            return int(self.synthesizer_factors[0]), int(self.synthesizer_factors[1])
+        first = math.isqrt(self.synthesizer_length - 1) + 1  # ⌈√ℓ⌉
+        return first, -(-self.synthesizer_length // first)
 
     @classmethod
     def available_presets(cls) -> list[str]:

@@ -157,11 +157,11 @@ class SmallEncoderAttention(nn.Module):
         return attn_output, attn_weights
 
 
-class SmallEncoderSynthesizerAttention(nn.Module):
-    """CS224N's dense synthesizer: `Y_i = softmax(ReLU(X·A_i + b1)·B_i + b2)·(X·V_i)`.
+class SmallEncoderSynthesizerBase(nn.Module):
+    """What the synthesizer variants share: `Y = softmax(S)·(X·V_i)` over absolute key positions.
 
-    A query's attention row is computed from the query alone, over absolute key positions: B_i (d/h × ℓ) has one
-    column per position up to ℓ = `max_position_embeddings`. The cache therefore keeps the keys' positions and values.
+    A query's scores S (one per key position up to ℓ = `config.synthesizer_length`) are synthesized without keys, by
+    the subclass's `synthesize_scores`. The cache therefore keeps the keys' positions (as "keys") and values.
     """
 
     def __init__(self, config: SmallEncoderConfig, layer_idx: int):
@@ -169,13 +169,15 @@ class SmallEncoderSynthesizerAttention(nn.Module):
         self.layer_idx = layer_idx
         self.num_heads = config.num_attention_heads
         self.head_dim = config.head_dim
+        self.synthesizer_length = config.synthesizer_length
         self.attention_dropout = config.attention_dropout
         self.is_causal = config.is_causal
-        self.synth_proj = nn.Linear(config.hidden_size, config.hidden_size)  # A_i and b1 of all heads
-        self.synth_weight = nn.Parameter(torch.empty(self.num_heads, self.head_dim, config.max_position_embeddings))
-        self.synth_bias = nn.Parameter(torch.zeros(self.num_heads, 1, config.max_position_embeddings))
         self.v_proj = nn.Linear(config.hidden_size, config.hidden_size)
         self.o_proj = nn.Linear(config.hidden_size, config.hidden_size)
+
+    def synthesize_scores(self, hidden_states: torch.Tensor, position_ids: torch.LongTensor) -> torch.Tensor:
+        """Scores [B, H, Lq, ℓ] of each query over the absolute key positions 0..ℓ-1."""
+        raise NotImplementedError
 
     def forward(
         self,
@@ -187,16 +189,19 @@ class SmallEncoderSynthesizerAttention(nn.Module):
         **kwargs,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         batch_size, query_length = hidden_states.shape[:-1]
-        hidden_shape = (batch_size, query_length, self.num_heads, self.head_dim)
-        synth = F.relu(self.synth_proj(hidden_states)).view(hidden_shape).transpose(1, 2)
-        value = self.v_proj(hidden_states).view(hidden_shape).transpose(1, 2)
-        key_positions = position_ids.expand(batch_size, -1)[:, None, :, None]
-
+        position_ids = position_ids.expand(batch_size, -1)
+        value = self.v_proj(hidden_states).view(batch_size, query_length, self.num_heads, self.head_dim).transpose(1, 2)
+        key_positions = position_ids[:, None, :, None]
         if past_key_values is not None:
             key_positions, value = past_key_values.update(key_positions, value, self.layer_idx)
 
         key_length = value.shape[-2]
-        scores = torch.matmul(synth, self.synth_weight) + self.synth_bias  # [B, H, Lq, ℓ]
+        if key_length > self.synthesizer_length:
+            raise ValueError(
+                f"Input length {key_length} exceeds synthesizer_width={self.synthesizer_length} (ℓ, the key "
+                "positions the synthesizer spans): truncate the input."
+            )
+        scores = self.synthesize_scores(hidden_states, position_ids)  # [B, H, Lq, ℓ]
         scores = scores.gather(
             -1, key_positions.reshape(batch_size, 1, 1, key_length).expand(-1, self.num_heads, query_length, -1)
         )
@@ -212,7 +217,74 @@ class SmallEncoderSynthesizerAttention(nn.Module):
         return self.o_proj(attn_output), (attn_weights if output_attentions else None)
 
 
-ATTENTION_CLASSES = {"vanilla": SmallEncoderAttention, "synthesizer": SmallEncoderSynthesizerAttention}
+class SmallEncoderSynthesizerAttention(SmallEncoderSynthesizerBase):
+    """CS224N's dense synthesizer: `Y_i = softmax(ReLU(X·A_i + b1)·B_i + b2)·(X·V_i)`.
+
+    B_i (d/h × ℓ) has one column per key position. With `synthesizer_shared_heads`, one B and one b2 serve all heads,
+    as in the course code.
+    """
+
+    def __init__(self, config: SmallEncoderConfig, layer_idx: int):
+        super().__init__(config, layer_idx)
+        weight_heads = 1 if config.synthesizer_shared_heads else self.num_heads
+        self.synth_proj = nn.Linear(config.hidden_size, config.hidden_size)  # A_i and b1 of all heads
+        self.synth_weight = nn.Parameter(torch.empty(weight_heads, self.head_dim, self.synthesizer_length))
+        self.synth_bias = nn.Parameter(torch.zeros(weight_heads, 1, self.synthesizer_length))
+
+    def synthesize_scores(self, hidden_states: torch.Tensor, position_ids: torch.LongTensor) -> torch.Tensor:
+        batch_size, query_length = hidden_states.shape[:-1]
+        synth = F.relu(self.synth_proj(hidden_states)).view(batch_size, query_length, self.num_heads, self.head_dim)
+        return torch.matmul(synth.transpose(1, 2), self.synth_weight) + self.synth_bias
+
+
+class SmallEncoderRandomSynthesizerAttention(SmallEncoderSynthesizerBase):
+    """The random synthesizer: `Y_i = softmax(R_i)·(X·V_i)`, R_i an ℓ×ℓ matrix per head, row = query position.
+
+    R is learned, or fixed at its random init (`synthesizer_random_trainable=False`: a buffer saved with the model).
+    """
+
+    def __init__(self, config: SmallEncoderConfig, layer_idx: int):
+        super().__init__(config, layer_idx)
+        shape = (self.num_heads, self.synthesizer_length, self.synthesizer_length)
+        if config.synthesizer_random_trainable:
+            self.synth_random = nn.Parameter(torch.randn(shape))
+        else:
+            self.register_buffer("synth_random", torch.randn(shape))
+
+    def synthesize_scores(self, hidden_states: torch.Tensor, position_ids: torch.LongTensor) -> torch.Tensor:
+        # Rows of R at the query positions: [H, B, Lq, ℓ] -> [B, H, Lq, ℓ].
+        return self.synth_random[:, position_ids].transpose(0, 1).to(hidden_states.dtype)
+
+
+class SmallEncoderFactorizedSynthesizerAttention(SmallEncoderSynthesizerBase):
+    """The factorized dense synthesizer: a query's ℓ scores are the outer product of `A = H·W_a + b_a` (a values) and
+    `B = H·W_b + b_b` (b values), flattened and cut to ℓ, with `H = ReLU(X·A_i + b1)` per head as in the dense one."""
+
+    def __init__(self, config: SmallEncoderConfig, layer_idx: int):
+        super().__init__(config, layer_idx)
+        self.factor_a, self.factor_b = config.synthesizer_factor_sizes
+        self.synth_proj = nn.Linear(config.hidden_size, config.hidden_size)
+        self.synth_weight_a = nn.Parameter(torch.empty(self.num_heads, self.head_dim, self.factor_a))
+        self.synth_bias_a = nn.Parameter(torch.zeros(self.num_heads, 1, self.factor_a))
+        self.synth_weight_b = nn.Parameter(torch.empty(self.num_heads, self.head_dim, self.factor_b))
+        self.synth_bias_b = nn.Parameter(torch.zeros(self.num_heads, 1, self.factor_b))
+
+    def synthesize_scores(self, hidden_states: torch.Tensor, position_ids: torch.LongTensor) -> torch.Tensor:
+        batch_size, query_length = hidden_states.shape[:-1]
+        synth = F.relu(self.synth_proj(hidden_states)).view(batch_size, query_length, self.num_heads, self.head_dim)
+        synth = synth.transpose(1, 2)
+        factor_a = torch.matmul(synth, self.synth_weight_a) + self.synth_bias_a  # [B, H, Lq, a]
+        factor_b = torch.matmul(synth, self.synth_weight_b) + self.synth_bias_b  # [B, H, Lq, b]
+        scores = factor_a.unsqueeze(-1) * factor_b.unsqueeze(-2)  # score of position i·b + j is A_i·B_j
+        return scores.flatten(-2)[..., : self.synthesizer_length]
+
+
+ATTENTION_CLASSES = {
+    "vanilla": SmallEncoderAttention,
+    "synthesizer": SmallEncoderSynthesizerAttention,
+    "random": SmallEncoderRandomSynthesizerAttention,
+    "factorized": SmallEncoderFactorizedSynthesizerAttention,
+}
 
 
 class SmallEncoderMLP(nn.Module):
@@ -285,10 +357,26 @@ class SmallEncoderPreTrainedModel(PreTrainedModel):
             # CS224N's init for B; b2 starts at zero.
             init.uniform_(module.synth_weight, -0.001, 0.001)
             init.zeros_(module.synth_bias)
+        elif isinstance(module, SmallEncoderRandomSynthesizerAttention):
+            # N(0, 1): a fixed R must be far from uniform to mean anything.
+            init.normal_(module.synth_random, std=1.0)
+        elif isinstance(module, SmallEncoderFactorizedSynthesizerAttention):
+            for weight in (module.synth_weight_a, module.synth_weight_b):
+                init.normal_(weight, std=self.config.initializer_range)
+            init.zeros_(module.synth_bias_a)
+            init.ones_(module.synth_bias_b)  # so that the scores start as A alone, not as a product of two near-zeros
 
     def freeze_backbone(self) -> None:
         """Freeze the shared Transformer so that only the task head trains (the lab's "frozen" set-up)."""
         self.base_model.requires_grad_(False)
+
+    def save_pretrained(self, save_directory, *args, **kwargs):
+        # With the classes registered for the Auto classes (`register_for_auto_class`), `save_pretrained` copies this
+        # file and the configuration file, but maps only the saved head in `auto_map`: map every head, so that any
+        # `AutoModelFor*` loads the folder with `trust_remote_code=True`.
+        if self._auto_class is not None:
+            self.config.auto_map = {**(getattr(self.config, "auto_map", None) or {}), **AUTO_MAP}
+        return super().save_pretrained(save_directory, *args, **kwargs)
 
 
 class SmallEncoderModel(SmallEncoderPreTrainedModel):
@@ -561,6 +649,14 @@ class SmallEncoderForMaskedLM(SmallEncoderPreTrainedModel):
             loss=loss, logits=logits, hidden_states=outputs.hidden_states, attentions=outputs.attentions
         )
 
+
+AUTO_MAP = {
+    "AutoConfig": "configuration_small_encoder.SmallEncoderConfig",
+    "AutoModel": "modeling_small_encoder.SmallEncoderModel",
+    "AutoModelForCausalLM": "modeling_small_encoder.SmallEncoderForCausalLM",
+    "AutoModelForSequenceClassification": "modeling_small_encoder.SmallEncoderForSequenceClassification",
+    "AutoModelForMaskedLM": "modeling_small_encoder.SmallEncoderForMaskedLM",
+}
 
 __all__ = [
     "SmallEncoderPreTrainedModel",

@@ -1,0 +1,172 @@
+"""The two courses' own vocabularies as `PreTrainedTokenizerFast` tokenizers that `AutoTokenizer` loads offline.
+
+- `build_cs224n_char_tokenizer`: CS224N a5's character vocabulary. The course builds it in `CharCorruptionDataset` as
+  `chars = sorted(set(wiki_text)); chars.insert(0, MASK_CHAR); chars.insert(0, PAD_CHAR)`, so `□` (pad) is id 0,
+  `⁇` (mask, also the separator of span corruption and QA) is id 1, and every character of `wiki.txt` follows in
+  code-point order. One token per character; decoding concatenates. A character outside the vocabulary is an error,
+  as in the course (its `stoi` raises `KeyError`): there is no unknown token.
+- `build_altegrad_lab_tokenizer`: the lab's 50,001 ids: `<s> <pad> </s> <unk>` (0–3), then the pieces of the fairseq
+  `dict.txt` in file order. The lab's data is already SentencePiece pieces separated by spaces (made with
+  `sentencepiece.french.model`), so the tokenizer maps each space-separated piece to its id (`<unk>` when absent) and
+  puts `<s>` in front, as the lab's data set does. The SentencePiece model, read with transformers' protobuf
+  schema (no `sentencepiece` package needed), is checked to contain every piece of the dictionary.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, processors
+from transformers import AutoTokenizer, PreTrainedTokenizerFast
+
+CS224N_PAD_CHAR = "\u25a1"  # □
+CS224N_MASK_CHAR = "\u2047"  # ⁇
+LAB_SPECIAL_TOKENS = ("<s>", "<pad>", "</s>", "<unk>")  # fairseq's Dictionary: ids 0-3
+
+
+class VocabularyError(ValueError):
+    """A vocabulary file that cannot give the course's ids; the message names the file and line."""
+
+
+def cs224n_char_vocabulary(text: str) -> list[str]:
+    """The course's `itos`: `□`, `⁇`, then the sorted set of the text's characters."""
+    chars = sorted(set(text))
+    for special in (CS224N_PAD_CHAR, CS224N_MASK_CHAR):
+        if special in chars:  # the course asserts the same
+            raise VocabularyError(f"the corpus contains the special character {special!r}")
+    return [CS224N_PAD_CHAR, CS224N_MASK_CHAR, *chars]
+
+
+def build_cs224n_char_tokenizer(
+    wiki_path: str | os.PathLike, output_dir: str | os.PathLike | None = None, model_max_length: int = 128
+) -> PreTrainedTokenizerFast:
+    """CS224N's character tokenizer, built from `wiki.txt` exactly as the course's `stoi`."""
+    wiki_path = Path(wiki_path)
+    text = wiki_path.read_text(encoding="utf-8")
+    try:
+        vocabulary = cs224n_char_vocabulary(text)
+    except VocabularyError as error:
+        raise VocabularyError(f"{wiki_path}: {error}") from None
+    tokenizer = Tokenizer(models.WordLevel({char: i for i, char in enumerate(vocabulary)}))
+    # Every character, newlines included, is its own pre-token; decoding glues them back together.
+    tokenizer.pre_tokenizer = pre_tokenizers.Split(Regex(r"[\s\S]"), behavior="isolated")
+    tokenizer.decoder = decoders.Fuse()
+    hf_tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer,
+        model_max_length=model_max_length,
+        clean_up_tokenization_spaces=False,
+        pad_token=CS224N_PAD_CHAR,
+        mask_token=CS224N_MASK_CHAR,
+        sep_token=CS224N_MASK_CHAR,
+    )
+    if output_dir is not None:
+        hf_tokenizer.save_pretrained(str(output_dir))
+    return hf_tokenizer
+
+
+def read_fairseq_dictionary(path: str | os.PathLike) -> list[str]:
+    """The symbols of a fairseq `dict.txt` (`SYMBOL COUNT` per line), in file order."""
+    path = Path(path)
+    symbols: list[str] = []
+    seen: dict[str, int] = {}
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        symbol, _, count = line.rstrip("\n").rpartition(" ")
+        if not symbol or not count.lstrip("-").isdigit():
+            raise VocabularyError(f"{path}:{lineno}: expected 'SYMBOL COUNT', found {line!r}")
+        if symbol in seen:
+            raise VocabularyError(f"{path}:{lineno}: duplicate symbol {symbol!r} (first on line {seen[symbol]})")
+        seen[symbol] = lineno
+        symbols.append(symbol)
+    return symbols
+
+
+def read_sentencepiece_pieces(path: str | os.PathLike) -> list[str]:
+    """The pieces of a SentencePiece `.model`, parsed with transformers' copy of its protobuf schema."""
+    try:
+        import google.protobuf  # noqa: F401  (transformers' schema needs it)
+    except ImportError:
+        raise VocabularyError(f"{path}: reading a SentencePiece model needs the protobuf package") from None
+    from transformers.convert_slow_tokenizer import import_protobuf
+
+    model = import_protobuf().ModelProto()
+    try:
+        model.ParseFromString(Path(path).read_bytes())
+    except Exception as error:  # protobuf's DecodeError, or a version-specific type
+        raise VocabularyError(f"{path}: not a SentencePiece model ({error})") from error
+    return [piece.piece for piece in model.pieces]
+
+
+def build_altegrad_lab_tokenizer(
+    dict_path: str | os.PathLike,
+    sentencepiece_model: str | os.PathLike | None = None,
+    output_dir: str | os.PathLike | None = None,
+    model_max_length: int = 512,
+) -> PreTrainedTokenizerFast:
+    """The lab's vocabulary: `<s> <pad> </s> <unk>`, then `dict.txt`'s pieces, over space-separated pieces."""
+    pieces = read_fairseq_dictionary(dict_path)
+    clashes = [piece for piece in pieces if piece in LAB_SPECIAL_TOKENS]
+    if clashes:
+        raise VocabularyError(f"{dict_path}: lists the special tokens {clashes}, which fairseq adds itself")
+    if sentencepiece_model is not None:
+        known = set(read_sentencepiece_pieces(sentencepiece_model))
+        unknown = [piece for piece in pieces if piece not in known]
+        if unknown:
+            raise VocabularyError(
+                f"{dict_path}: {len(unknown)} pieces are not in {sentencepiece_model} (first: {unknown[:5]}): "
+                "the dictionary was not made with this SentencePiece model"
+            )
+    vocabulary = {token: i for i, token in enumerate([*LAB_SPECIAL_TOKENS, *pieces])}
+    tokenizer = Tokenizer(models.WordLevel(vocabulary, unk_token="<unk>"))
+    tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    # The lab's data set puts <s> (its <sos>) in front of every sequence.
+    tokenizer.post_processor = processors.TemplateProcessing(
+        single="<s> $A", pair="<s> $A $B", special_tokens=[("<s>", vocabulary["<s>"])]
+    )
+    hf_tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer,
+        model_max_length=model_max_length,
+        clean_up_tokenization_spaces=False,
+        bos_token="<s>",
+        pad_token="<pad>",
+        eos_token="</s>",
+        unk_token="<unk>",
+    )
+    if output_dir is not None:
+        hf_tokenizer.save_pretrained(str(output_dir))
+    return hf_tokenizer
+
+
+def load_course_tokenizer(path: str | os.PathLike) -> PreTrainedTokenizerFast:
+    """Load a saved course tokenizer (which lacks some of the special tokens `load_tokenizer` insists on)."""
+    path = Path(path)
+    if not path.is_dir():
+        raise FileNotFoundError(f"{path}: tokenizer folder not found")
+    tokenizer = AutoTokenizer.from_pretrained(str(path))
+    if tokenizer.pad_token_id is None:
+        raise ValueError(f"{path}: not a course tokenizer (no pad token)")
+    return tokenizer
+
+
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m hf_models.course_tokenizers", description="Save a course's own vocabulary as a tokenizer."
+    )
+    parser.add_argument("course", choices=("cs224n-char", "altegrad-lab"))
+    parser.add_argument("--data_dir", required=True, help="birthplace/ (wiki.txt) or cls-books/ (dict.txt + .model)")
+    parser.add_argument("--output_dir", required=True)
+    args = parser.parse_args(argv)
+    data_dir = Path(args.data_dir)
+    if args.course == "cs224n-char":
+        tokenizer = build_cs224n_char_tokenizer(data_dir / "wiki.txt", args.output_dir)
+    else:
+        tokenizer = build_altegrad_lab_tokenizer(
+            data_dir / "dict.txt", data_dir / "sentencepiece.french.model", args.output_dir
+        )
+    print(f"Saved a {len(tokenizer):,}-token tokenizer to {args.output_dir}")
+
+
+if __name__ == "__main__":
+    main()

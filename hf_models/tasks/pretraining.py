@@ -1,0 +1,154 @@
+"""Pretrain a SmallEncoder language model on raw text with `Trainer` (`recipes/pretrain.py`).
+
+Objectives: `clm` (next-token prediction on packed blocks, as run_clm.py), `span_corruption` (CS224N's
+`prefix ⁇ suffix ⁇ span ⁇`, trained as a causal LM) and `mlm` (BERT-style masked LM with a bidirectional model).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from transformers import DataCollatorForLanguageModeling, TrainingArguments
+
+from hf_models import SmallEncoderForCausalLM, SmallEncoderForMaskedLM
+from hf_models.data import (
+    SpanCorruptionCollator,
+    corrupt_for_evaluation,
+    load_text_corpus,
+    tokenize_and_group,
+    tokenize_documents,
+)
+from hf_models.training_utils import (
+    ModelArguments,
+    ReproducibleTrainer,
+    RunTimer,
+    TrimPaddingCollator,
+    check_block_size,
+    check_plateau,
+    finish_run,
+    load_metric,
+    load_or_build_model,
+    load_run_tokenizer,
+    new_record,
+    run_task,
+    train_model,
+    unigram_entropy,
+)
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_PRESET = "altegrad-lab"
+
+
+@dataclass
+class DataTrainingArguments:
+    objective: str = field(
+        default="clm",
+        metadata={"help": "Pretraining objective.", "choices": ["clm", "span_corruption", "mlm"]},
+    )
+    train_files: list[str] = field(
+        default_factory=list,
+        metadata={"help": "Text files (plain or .gz) or folders of them; one document per line."},
+    )
+    validation_files: list[str] | None = field(
+        default=None, metadata={"help": "Held-out text files. Without them, a share of the training lines is held out."}
+    )
+    validation_split_percentage: float = field(
+        default=5.0, metadata={"help": "Percent of the training lines held out when no --validation_files."}
+    )
+    block_size: int | None = field(
+        default=None,
+        metadata={"help": "Tokens per training sequence. Defaults to min(128, the model's max_position_embeddings)."},
+    )
+    mlm_probability: float = field(default=0.15, metadata={"help": "Share of tokens masked for --objective mlm."})
+    max_train_samples: int | None = field(default=None, metadata={"help": "Truncate the training set (debugging)."})
+    max_eval_samples: int | None = field(default=None, metadata={"help": "Truncate the validation set."})
+    preprocessing_num_workers: int | None = field(default=None, metadata={"help": "Processes for tokenization."})
+    language: str | None = field(
+        default=None, metadata={"help": "ISO code of the corpus language (e.g. fr, en), recorded for the model card."}
+    )
+
+
+def _datasets(data_args: DataTrainingArguments, training_args: TrainingArguments, tokenizer, block_size: int):
+    """Train and validation sets and their collator: packed blocks for clm/mlm; whole documents for span
+    corruption, corrupted anew at every batch."""
+    validation_fraction = 0.0 if data_args.validation_files else data_args.validation_split_percentage / 100
+    raw = load_text_corpus(data_args.train_files, validation_fraction=validation_fraction, seed=training_args.seed)
+    if data_args.validation_files:
+        raw["validation"] = load_text_corpus(data_args.validation_files)["train"]
+    num_proc = data_args.preprocessing_num_workers
+    with training_args.main_process_first(desc="tokenization"):
+        if data_args.objective == "span_corruption":
+            lm_datasets = tokenize_documents(raw, tokenizer, num_proc=num_proc)
+            # Cutting the all-padding columns saves compute on short documents (the model is causal).
+            collator = TrimPaddingCollator(SpanCorruptionCollator(tokenizer, block_size, seed=training_args.seed))
+        else:
+            lm_datasets = tokenize_and_group(raw, tokenizer, block_size, num_proc=num_proc)
+            collator = DataCollatorForLanguageModeling(
+                tokenizer, mlm=data_args.objective == "mlm", mlm_probability=data_args.mlm_probability
+            )
+    train_dataset = lm_datasets["train"]
+    if data_args.max_train_samples is not None:
+        train_dataset = train_dataset.select(range(min(len(train_dataset), data_args.max_train_samples)))
+    eval_dataset = lm_datasets.get("validation")
+    if eval_dataset is not None and data_args.max_eval_samples is not None:
+        eval_dataset = eval_dataset.select(range(min(len(eval_dataset), data_args.max_eval_samples)))
+    if eval_dataset is not None and data_args.objective == "span_corruption":
+        # One fixed corruption per document: the eval loss is comparable across evaluations.
+        eval_dataset = corrupt_for_evaluation(eval_dataset, tokenizer, block_size, seed=training_args.seed)
+    return train_dataset, eval_dataset, collator
+
+
+def pretrain(
+    model_args: ModelArguments, data_args: DataTrainingArguments, training_args: TrainingArguments
+) -> dict:
+    """Train, evaluate (loss and perplexity), check for a plateau, and save the run."""
+    timer = RunTimer()
+    if not data_args.train_files:
+        raise ValueError("--train_files is required")
+    logger.info(f"Objective {data_args.objective}, world size {training_args.world_size}")
+    tokenizer = load_run_tokenizer(
+        model_args, "--tokenizer_name_or_path is required (train one with tokenizer/train_tokenizer.py)"
+    )
+    mlm = data_args.objective == "mlm"
+    model_class = SmallEncoderForMaskedLM if mlm else SmallEncoderForCausalLM
+    model = load_or_build_model(model_class, model_args, tokenizer, DEFAULT_PRESET, is_causal=not mlm)
+    n_params = sum(p.numel() for p in model.parameters())
+    logger.info(f"Training a {model_class.__name__} with {n_params / 1e6:.2f}M parameters")
+    block_size = check_block_size(data_args.block_size or min(128, model.config.max_position_embeddings), model)
+    train_dataset, eval_dataset, collator = _datasets(data_args, training_args, tokenizer, block_size)
+    # Evaluations do not shift the training's random stream.
+    trainer, metrics = train_model(
+        model, training_args, tokenizer, train_dataset, collator, eval_dataset, trainer_class=ReproducibleTrainer
+    )
+    if eval_dataset is not None:
+        eval_metrics = trainer.evaluate()
+        eval_metrics["eval_samples"] = len(eval_dataset)
+        eval_metrics["perplexity"] = load_metric("perplexity").compute(losses=[eval_metrics["eval_loss"]])["perplexity"]
+        trainer.log_metrics("eval", eval_metrics)
+        metrics.update(eval_metrics)
+    # No silent plateau: a run that ends near the unigram entropy of its data says so (log and report).
+    final_loss = metrics.get("eval_loss", metrics["final_train_loss"])
+    metrics.update(check_plateau(final_loss, unigram_entropy(train_dataset, len(tokenizer))))
+    metrics["objective"] = data_args.objective
+    metrics["num_parameters"] = n_params
+    trainer.log_metrics("train", {k: v for k, v in metrics.items() if k.startswith("train")})
+    record = new_record(
+        "pretraining",
+        data_args.objective,
+        model_args,
+        DEFAULT_PRESET,
+        dataset=", ".join(Path(f).name for f in data_args.train_files),
+        split_sizes={"train": len(train_dataset), **({"validation": len(eval_dataset)} if eval_dataset else {})},
+        language=data_args.language,
+        hyperparameters={"block_size": block_size},
+    )
+    return finish_run(trainer, (model_args, data_args, training_args), metrics, timer, record)
+
+
+def main(args: Sequence[str] | None = None) -> dict:
+    """`recipes/pretrain.py`: parse the flags (or one JSON file) and pretrain."""
+    return run_task(pretrain, DataTrainingArguments, args)

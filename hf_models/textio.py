@@ -1,0 +1,125 @@
+"""Reading text files, the one place that does it: plain or gzip files, or folders of them, decoded as UTF-8 line
+by line, so that bad input gets an error naming `file:line` (never a bare `UnicodeDecodeError` from deep inside
+a reader). The tokenizer trainer, the corpus readers and the data loaders all read through here.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+__all__ = [
+    "DataError",
+    "TextDecodeError",
+    "check_not_empty",
+    "find_invalid_utf8",
+    "iter_text_files",
+    "iter_text_lines",
+    "open_binary",
+    "read_lines",
+]
+
+
+class DataError(ValueError):
+    """Bad input data. The message names the file, and the line (`file:line`) when there is one."""
+
+
+class TextDecodeError(DataError):
+    """A text file is not valid UTF-8; the message names `file:line`, and `line`/`column` say where."""
+
+    def __init__(self, path: str | os.PathLike, line: int, raw: bytes, error: UnicodeDecodeError) -> None:
+        self.line, self.column = line, error.start + 1
+        byte = raw[error.start : error.start + 1]
+        super().__init__(f"{path}:{line}: invalid UTF-8 (byte {byte!r} at column {self.column})")
+
+
+def decode_line(raw: bytes, path: str | os.PathLike, line: int) -> str:
+    """One line of a file as text, without its line break. A line is complete UTF-8 on its own (0x0A never
+    occurs inside a multi-byte character)."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise TextDecodeError(path, line, raw, err) from None
+    return text.removesuffix("\n").removesuffix("\r")
+
+
+def iter_text_files(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> list[Path]:
+    """Expand files and folders (recursively, sorted, hidden files skipped) into a list of files.
+
+    Raises `FileNotFoundError` naming the first path that does not exist, and `ValueError` when a
+    folder holds no file, so that a typo never yields an empty corpus.
+    """
+    if isinstance(paths, str | os.PathLike):
+        paths = [paths]
+    files: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            found = sorted(
+                f
+                for f in p.rglob("*")
+                if f.is_file() and not any(part.startswith(".") for part in f.relative_to(p).parts)
+            )
+            if not found:
+                raise ValueError(f"{p}: folder holds no text file")
+            files.extend(found)
+        elif p.is_file():
+            files.append(p)
+        else:
+            raise FileNotFoundError(f"{p}: no such file or folder")
+    return files
+
+
+def open_binary(path: str | os.PathLike):
+    """Open a plain or gzip file for binary reading."""
+    # Decide on the magic number rather than on the suffix, so that a mislabeled file still reads.
+    with open(path, "rb") as f:
+        magic = f.read(2)
+    return gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
+
+
+def iter_text_lines(paths: str | os.PathLike | Iterable[str | os.PathLike], skip_empty: bool = True) -> Iterator[str]:
+    """Yield the lines (without the line break) of plain or gzip text files, or folders of them.
+
+    Invalid UTF-8 raises `TextDecodeError` naming `file:line`.
+    """
+    for path in iter_text_files(paths):
+        with open_binary(path) as f:
+            for lineno, raw in enumerate(f, start=1):
+                line = decode_line(raw, path, lineno)
+                if skip_empty and not line.strip():
+                    continue
+                yield line
+
+
+def find_invalid_utf8(path: str | os.PathLike) -> tuple[int, int] | None:
+    """Return `(line, column)` (1-based) of the first invalid UTF-8 byte of a plain or gzip file, or None."""
+    try:
+        for _ in iter_text_lines(path, skip_empty=False):
+            pass
+    except TextDecodeError as err:
+        return err.line, err.column
+    return None
+
+
+def check_not_empty(path: str | os.PathLike) -> None:
+    """Raise `DataError` when a plain or gzip file holds nothing but white space."""
+    with open_binary(path) as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            if chunk.strip():
+                return
+    raise DataError(f"{path}: file is empty")
+
+
+def read_lines(path: str | os.PathLike) -> list[str]:
+    """Read a UTF-8 text file as a list of lines, without line breaks (a final line break ends the last line).
+
+    Raises `FileNotFoundError` when the file is missing, and `DataError` when it is empty or when a line
+    is not valid UTF-8 (the message names `file:line`).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: file not found")
+    check_not_empty(path)
+    return list(iter_text_lines(path, skip_empty=False))
