@@ -251,14 +251,16 @@ def train_model(
     train_dataset,
     data_collator: Callable,
     eval_dataset=None,
-    trainer_class: type[Trainer] = Trainer,
+    trainer_class: type[Trainer] | None = None,
     **trainer_kwargs: Any,
 ) -> tuple[Trainer, dict[str, Any]]:
     """Build the `Trainer` (with the plot callback), train, resuming from `--resume_from_checkpoint` if given.
 
+    The default `ReproducibleTrainer` keeps evaluations from shifting the training's random stream.
+
     Returns the trainer and the training metrics, with `train_samples` and `final_train_loss`: the last logged
     loss, or Trainer's mean loss for a run too short to log a step."""
-    trainer = trainer_class(
+    trainer = (trainer_class or ReproducibleTrainer)(
         model=model,
         args=training_args,
         train_dataset=train_dataset,

@@ -41,7 +41,6 @@ from hf_models.run_record import Evaluation, RunRecord, model_reference, read_re
 from hf_models.tokenization import load_tokenizer, train_bpe_tokenizer
 from hf_models.training_utils import (
     ModelArguments,
-    ReproducibleTrainer,
     RunTimer,
     TrimPaddingCollator,
     check_block_size,
@@ -260,7 +259,6 @@ def finetune(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
         DataCollatorForSeq2Seq(tokenizer, label_pad_token_id=-100),
         # Dev loss on the answer tokens, for the curves; accuracy comes from `evaluate`.
         encoded["validation"] if training_args.eval_strategy != "no" else None,
-        trainer_class=ReproducibleTrainer,  # dev-loss evaluations do not shift the training's random stream
     )
     metrics["block_size"] = block_size
     trainer.log_metrics("train", metrics)

@@ -23,7 +23,6 @@ from hf_models.data import (
 )
 from hf_models.training_utils import (
     ModelArguments,
-    ReproducibleTrainer,
     RunTimer,
     TrimPaddingCollator,
     check_block_size,
@@ -120,10 +119,7 @@ def pretrain(
     logger.info(f"Training a {model_class.__name__} with {n_params / 1e6:.2f}M parameters")
     block_size = check_block_size(data_args.block_size or min(128, model.config.max_position_embeddings), model)
     train_dataset, eval_dataset, collator = _datasets(data_args, training_args, tokenizer, block_size)
-    # Evaluations do not shift the training's random stream.
-    trainer, metrics = train_model(
-        model, training_args, tokenizer, train_dataset, collator, eval_dataset, trainer_class=ReproducibleTrainer
-    )
+    trainer, metrics = train_model(model, training_args, tokenizer, train_dataset, collator, eval_dataset)
     if eval_dataset is not None:
         eval_metrics = trainer.evaluate()
         eval_metrics["eval_samples"] = len(eval_dataset)
