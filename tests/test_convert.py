@@ -6,6 +6,7 @@ import sys
 
 import pytest
 import torch
+from course_reference import LabModel
 from torch import nn
 from torch.nn import functional as F
 from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification
@@ -16,55 +17,6 @@ from hf_models.convert import CheckpointError, convert_checkpoint
 TOLERANCE = 1e-5
 
 
-# The lab's `Model`: base (TransformerModel) + classifier (ClassificationHead with `decoder`), dropouts 0.
-class LabPositionalEncoding(nn.Module):
-    def __init__(self, d_model: int, max_len: int = 5000):
-        super().__init__()
-        pe = torch.zeros(max_len, d_model)
-        position = torch.arange(0, max_len, dtype=torch.float).unsqueeze(1)
-        div_term = torch.exp(torch.arange(0, d_model, 2).float() * (-math.log(10000.0) / d_model))
-        pe[:, 0::2] = torch.sin(position * div_term)
-        pe[:, 1::2] = torch.cos(position * div_term)
-        self.register_buffer("pe", pe.unsqueeze(0).transpose(0, 1))  # [max_len, 1, d]: saved in the state dict
-
-    def forward(self, x):
-        return x + self.pe[: x.size(0), :]
-
-
-class LabTransformerModel(nn.Module):
-    def __init__(self, ntoken: int, nhead: int, nhid: int, nlayers: int):
-        super().__init__()
-        self.ninp = nhid
-        self.encoder = nn.Embedding(ntoken, nhid)
-        self.pos_encoder = LabPositionalEncoding(nhid)
-        layer = nn.TransformerEncoderLayer(nhid, nhead, nhid, dropout=0.0)
-        self.transformer_encoder = nn.TransformerEncoder(layer, nlayers, enable_nested_tensor=False)
-
-    def forward(self, src):  # [L, B]
-        mask = nn.Transformer.generate_square_subsequent_mask(src.size(0))
-        return self.transformer_encoder(self.pos_encoder(self.encoder(src) * math.sqrt(self.ninp)), mask)
-
-
-class LabClassificationHead(nn.Module):
-    def __init__(self, nhid: int, nclasses: int):
-        super().__init__()
-        self.decoder = nn.Linear(nhid, nclasses)
-
-    def forward(self, src):
-        return self.decoder(src)
-
-
-class LabModel(nn.Module):
-    def __init__(self, ntoken: int, nhead: int, nhid: int, nlayers: int, nclasses: int):
-        super().__init__()
-        self.base = LabTransformerModel(ntoken, nhead, nhid, nlayers)
-        self.classifier = LabClassificationHead(nhid, nclasses)
-
-    def forward(self, src):  # [L, B] -> [L, B, nclasses]
-        return self.classifier(self.base(src))
-
-
-# CS224N a5's minGPT (model.py / attention.py), written out in plain torch.
 class CourseConfig:
     def __init__(self, vocab_size: int, block_size: int, n_layer: int, n_head: int, n_embd: int, synthesizer: bool):
         self.vocab_size, self.block_size = vocab_size, block_size

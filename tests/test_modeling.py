@@ -4,6 +4,7 @@ import math
 
 import pytest
 import torch
+from course_reference import LabTransformerModel, tiny_config
 from huggingface_hub.errors import StrictDataclassClassValidationError, StrictDataclassFieldValidationError
 from torch import nn
 from transformers import (
@@ -29,21 +30,6 @@ def count_trainable(model: nn.Module) -> int:
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 
-def tiny_config(attention_type: str = "vanilla", **overrides) -> SmallEncoderConfig:
-    values = dict(
-        vocab_size=61,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        intermediate_size=64,
-        max_position_embeddings=24,
-        attention_type=attention_type,
-        pad_token_id=0,
-        bos_token_id=1,
-        eos_token_id=2,
-    )
-    values.update(overrides)
-    return SmallEncoderConfig.from_preset("cs224n-mingpt", **values)
 
 
 # 1. The lab's parameter counts.
@@ -85,38 +71,6 @@ def test_unknown_preset_and_bad_switch_raise_clear_errors():
 
 
 # 2. Equivalence with the lab's model built from plain torch.nn.
-class LabPositionalEncoding(nn.Module):
-    def __init__(self, d_model: int, max_len: int = 5000):
-        super().__init__()
-        pe = torch.zeros(max_len, d_model)
-        position = torch.arange(0, max_len, dtype=torch.float).unsqueeze(1)
-        div_term = torch.exp(torch.arange(0, d_model, 2).float() * (-math.log(10000.0) / d_model))
-        pe[:, 0::2] = torch.sin(position * div_term)
-        pe[:, 1::2] = torch.cos(position * div_term)
-        self.register_buffer("pe", pe.unsqueeze(0).transpose(0, 1))  # [max_len, 1, d]
-
-    def forward(self, x):
-        return x + self.pe[: x.size(0), :]
-
-
-class LabTransformerModel(nn.Module):
-    """The lab's base: Embedding ×√d, sinusoidal PE, nn.TransformerEncoder with the square subsequent mask."""
-
-    def __init__(self, ntoken: int = 50001, nhead: int = 2, nhid: int = 200, nlayers: int = 4):
-        super().__init__()
-        self.ninp = nhid
-        self.encoder = nn.Embedding(ntoken, nhid)
-        self.pos_encoder = LabPositionalEncoding(nhid)
-        self.transformer_encoder = nn.TransformerEncoder(
-            nn.TransformerEncoderLayer(nhid, nhead, nhid), nlayers, enable_nested_tensor=False
-        )
-
-    def forward(self, src):  # src: [L, B]
-        mask = nn.Transformer.generate_square_subsequent_mask(src.size(0))
-        x = self.pos_encoder(self.encoder(src) * math.sqrt(self.ninp))
-        return self.transformer_encoder(x, mask)
-
-
 def copy_lab_weights(lab: LabTransformerModel, ours: SmallEncoderModel) -> None:
     with torch.no_grad():
         ours.embed_tokens.weight.copy_(lab.encoder.weight)

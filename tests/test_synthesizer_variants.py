@@ -2,6 +2,7 @@
 
 import pytest
 import torch
+from course_reference import tiny_config
 from huggingface_hub.errors import StrictDataclassClassValidationError
 from torch.nn import functional as F
 from transformers import AutoModelForCausalLM
@@ -11,21 +12,7 @@ from hf_models import SmallEncoderConfig, SmallEncoderForCausalLM, SmallEncoderM
 VARIANTS = ["random", "factorized"]
 
 
-def tiny_config(attention_type: str, **overrides) -> SmallEncoderConfig:
-    values = dict(
-        vocab_size=61,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        intermediate_size=64,
-        max_position_embeddings=24,
-        attention_type=attention_type,
-        pad_token_id=0,
-        bos_token_id=1,
-        eos_token_id=2,
-    )
-    values.update(overrides)
-    return SmallEncoderConfig.from_preset("cs224n-mingpt", **values)
+
 
 
 def randomized(model: torch.nn.Module) -> torch.nn.Module:
