@@ -41,8 +41,6 @@ SENTIMENT = {  # results key -> (run folder prefix, shared steps; each seed's ow
     "scratch": ("scratch", ["se_tokenizer"]),
     "pretrained": ("pretrained", ["se_tokenizer", "se_pretrain", "se_domain"]),
     "frozen": ("frozen", ["se_tokenizer", "se_pretrain", "se_domain"]),
-    # Not in the profile any more: the discriminative learning rate (1e-3 head, 1e-4 backbone), see BENCHMARKS.md.
-    "pretrained_discriminative_lr": ("pretrained_disc", ["se_tokenizer", "se_pretrain", "se_domain"]),
 }
 HEADLINE = {  # file in benchmarks/predictions -> (results section, row)
     "birthplace_test_predictions.txt": ("birthplace_dev_acc", "vanilla"),
@@ -141,7 +139,10 @@ def sentiment_rows(bench: Path, timings: dict, hardware: str, date: str) -> dict
 
 
 def copy_headline_predictions(results: dict, predictions_dir: Path) -> None:
-    """Copy the headline runs' test predictions and say in a README which run made each file."""
+    """Copy the headline runs' test predictions and say in a README which run made each file.
+
+    `results` holds only the rows this call read from the bench folder: a row kept from an earlier run in
+    results.json must never be picked, since its predictions are not in this bench folder."""
     predictions_dir.mkdir(parents=True, exist_ok=True)
     lines = [
         "# Test predictions of the headline benchmark runs",
@@ -180,15 +181,13 @@ def main() -> None:
     results_path = Path(args.results)
     results = json.loads(results_path.read_text(encoding="utf-8")) if results_path.exists() else {}
 
-    results["birthplace_dev_acc"] = {
-        **results.get("birthplace_dev_acc", {}),
-        **birthplace_rows(bench, timings, hardware, date),
+    fresh = {
+        "birthplace_dev_acc": birthplace_rows(bench, timings, hardware, date),
+        "sentiment_valid_acc": sentiment_rows(bench, timings, hardware, date),
     }
-    results["sentiment_valid_acc"] = {
-        **results.get("sentiment_valid_acc", {}),
-        **sentiment_rows(bench, timings, hardware, date),
-    }
-    copy_headline_predictions(results, Path(args.predictions_dir))
+    for section, rows in fresh.items():
+        results[section] = {**results.get(section, {}), **rows}
+    copy_headline_predictions(fresh, Path(args.predictions_dir))
     results_path.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     sections = ("birthplace_dev_acc", "sentiment_valid_acc")
     summary = {k: {row: (v["value"], v["std"]) for row, v in results[k].items() if "std" in v} for k in sections}
