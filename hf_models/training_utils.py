@@ -244,6 +244,19 @@ def check_block_size(block_size: int | None, model: PreTrainedModel) -> int:
     return block_size or max_positions
 
 
+class ReproducibleTrainer(Trainer):
+    """`Trainer` whose evaluations leave torch's random state as they found it.
+
+    Building an evaluation DataLoader draws its base seed from torch's global generator, which also drives
+    dropout and the training sampler: without this, the training losses would depend on `eval_steps`.
+    """
+
+    def evaluate(self, *args: Any, **kwargs: Any) -> dict[str, float]:
+        devices = [torch.cuda.current_device()] if torch.cuda.is_available() else []
+        with torch.random.fork_rng(devices=devices):
+            return super().evaluate(*args, **kwargs)
+
+
 def train_model(
     model: PreTrainedModel,
     training_args: TrainingArguments,
@@ -251,16 +264,14 @@ def train_model(
     train_dataset,
     data_collator: Callable,
     eval_dataset=None,
-    trainer_class: type[Trainer] | None = None,
     **trainer_kwargs: Any,
 ) -> tuple[Trainer, dict[str, Any]]:
-    """Build the `Trainer` (with the plot callback), train, resuming from `--resume_from_checkpoint` if given.
-
-    The default `ReproducibleTrainer` keeps evaluations from shifting the training's random stream.
+    """Build a `ReproducibleTrainer` (with the plot callback), so that evaluations do not shift the training's
+    random stream, and train, resuming from `--resume_from_checkpoint` if given.
 
     Returns the trainer and the training metrics, with `train_samples` and `final_train_loss`: the last logged
     loss, or Trainer's mean loss for a run too short to log a step."""
-    trainer = (trainer_class or ReproducibleTrainer)(
+    trainer = ReproducibleTrainer(
         model=model,
         args=training_args,
         train_dataset=train_dataset,
@@ -291,19 +302,6 @@ def load_metric(name: str, **kwargs: Any) -> evaluate.EvaluationModule:
         available = sorted(p.name for p in METRICS_DIR.iterdir() if (p / f"{p.name}.py").is_file())
         raise ValueError(f"unknown metric {name!r}; available: {available}")
     return evaluate.load(str(path), **kwargs)
-
-
-class ReproducibleTrainer(Trainer):
-    """`Trainer` whose evaluations leave torch's random state as they found it.
-
-    Building an evaluation DataLoader draws its base seed from torch's global generator, which also drives
-    dropout and the training sampler: without this, the training losses would depend on `eval_steps`.
-    """
-
-    def evaluate(self, *args: Any, **kwargs: Any) -> dict[str, float]:
-        devices = [torch.cuda.current_device()] if torch.cuda.is_available() else []
-        with torch.random.fork_rng(devices=devices):
-            return super().evaluate(*args, **kwargs)
 
 
 class TrimPaddingCollator:

@@ -30,8 +30,6 @@ def count_trainable(model: nn.Module) -> int:
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 
-
-
 # 1. The lab's parameter counts.
 def test_altegrad_lab_parameter_counts():
     config = SmallEncoderConfig.from_preset("altegrad-lab")

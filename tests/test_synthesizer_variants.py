@@ -12,9 +12,6 @@ from hf_models import SmallEncoderConfig, SmallEncoderForCausalLM, SmallEncoderM
 VARIANTS = ["random", "factorized"]
 
 
-
-
-
 def randomized(model: torch.nn.Module) -> torch.nn.Module:
     """Non-trivial synthesizer weights (the inits make near-uniform attention)."""
     torch.manual_seed(1)
