@@ -75,3 +75,4 @@ for variant in vanilla synthesizer; do
     fi
 done
 $PY benchmarks/plot_birthplace.py --bench_dir "$BP" --output "benchmarks/figures/birthplace_dev_accuracy$FIGURE_SUFFIX.png" || true
+cp "$BP/vanilla_pretrain/loss.png" "benchmarks/figures/birthplace_pretrain_loss$FIGURE_SUFFIX.png"
