@@ -74,4 +74,5 @@ for variant in vanilla synthesizer; do
         evaluate_all bp_nopretrain "$BP/nopretrain_finetune"
     fi
 done
-$PY benchmarks/plot_birthplace.py --bench_dir "$BP" --output benchmarks/figures/birthplace_dev_accuracy.png || true
+$PY benchmarks/plot_birthplace.py --bench_dir "$BP" --output "benchmarks/figures/birthplace_dev_accuracy$FIGURE_SUFFIX.png" || true
+cp "$BP/vanilla_pretrain/loss.png" "benchmarks/figures/birthplace_pretrain_loss$FIGURE_SUFFIX.png"

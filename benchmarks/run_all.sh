@@ -32,7 +32,7 @@ else  # one pipeline at a time, each on both cores (1.5x the tokens/s of one cor
 fi
 grep -h "Correct:\|Completed" "$OUT/birthplace_run.log" || true
 echo "quality benchmarks: $((SECONDS - start)) s"
-$PY benchmarks/write_results.py --bench_dir "$OUT"
+$PY benchmarks/write_results.py --bench_dir "$OUT" --profile "$PROFILE"
 if [ "$PROFILE" = gpu ]; then
     $PY benchmarks/throughput.py --device cuda --dtype bf16 --batch_size 64
 else

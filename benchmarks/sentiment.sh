@@ -60,5 +60,6 @@ done
 
 runs() { local name=$1 dirs=(); for seed in $SENT_SEEDS; do dirs+=("$SE/${name}_seed$seed"); done; (IFS=,; echo "${dirs[*]}"); }
 $PY recipes/plot_sentiment.py --runs scratch="$(runs scratch)" pretrained="$(runs pretrained)" frozen="$(runs frozen)" \
-    --output benchmarks/figures/sentiment_valid_accuracy.png \
+    --output "benchmarks/figures/sentiment_valid_accuracy$FIGURE_SUFFIX.png" \
     --title "CLS-FR books, validation ($PROFILE profile, mean ± std of seeds)"
+cp "$SE/pretrain/loss.png" "benchmarks/figures/sentiment_pretrain_loss$FIGURE_SUFFIX.png"

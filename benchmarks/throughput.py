@@ -188,9 +188,9 @@ def hardware(device: torch.device) -> str:
     return f"{platform.processor() or platform.machine()} CPU, {torch.get_num_threads()} threads, torch {torch.__version__}"
 
 
-def update_results_json(path: Path, throughput: dict) -> None:
+def update_results_json(path: Path, key: str, throughput: dict) -> None:
     results = json.loads(path.read_text()) if path.is_file() else {}
-    results["throughput"] = throughput
+    results[key] = throughput
     path.write_text(json.dumps(results, indent=2) + "\n")
 
 
@@ -262,15 +262,19 @@ def main(argv=None) -> dict:
             print(f"  {key:<20} {value:>8.1f}")
 
     if not args.no_results_json and "training" in report and "generation" in report:
+        training = report["training"]
         entry = {
-            "train_ratio_vs_gpt2": round(report["training"]["train_ratio_vs_gpt2"], 3),
+            "train_ratio_vs_gpt2": round(training["train_ratio_vs_gpt2"], 3),
+            "train_tokens_per_s": round(training["ours_sdpa"]["tokens_per_s"]),
+            **({"mfu": round(training["mfu"], 4)} if training.get("mfu") is not None else {}),
             "kv_cache_speedup": round(report["generation"]["kv_cache_speedup"], 3),
             "hardware": report["hardware"],
             "dtype": args.dtype,
             "date": report["date"],
             "command": "python benchmarks/throughput.py " + " ".join(sys.argv[1:] if argv is None else argv),
         }
-        update_results_json(args.results_json, entry)
+        # One key per device, so that a GPU run never overwrites the CPU profile's figures.
+        update_results_json(args.results_json, "throughput" if device.type == "cpu" else "throughput_gpu", entry)
         print(f"\nwrote {args.results_json}")
     return report
 

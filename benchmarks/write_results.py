@@ -2,13 +2,16 @@
 """Write the headline birthplace and sentiment numbers into benchmarks/results.json (read-modify-write).
 
     python benchmarks/write_results.py --bench_dir outputs/bench
+    python benchmarks/write_results.py --bench_dir outputs/bench_gpu --profile gpu
 
 Reads the recipes' run records under BENCH_DIR (birthplace/*/run_record.json,
 sentiment/*_seed*/run_record.json) and the step timings (timings.tsv written by benchmarks/common.sh). Only the
-`birthplace_dev_acc` and `sentiment_valid_acc` sections are touched; every other key (for example
-`throughput`, written by benchmarks/throughput.py) is kept as it is. Entries whose run is missing are left
+`birthplace_dev_acc` and `sentiment_valid_acc` sections are touched (`*_gpu` for the GPU profile, so that the two
+profiles never overwrite each other); every other key (for example `throughput`, written by
+benchmarks/throughput.py) is kept as it is. Entries whose run is missing are left
 unchanged. Values are fractions in 0-1; each entry carries a standard deviation, hardware, date, command and
-wall time. The headline runs' test predictions are copied to benchmarks/predictions/.
+wall time. The headline runs' test predictions are copied to benchmarks/predictions/ (benchmarks/predictions/gpu/
+for the GPU profile).
 """
 
 import argparse
@@ -138,7 +141,7 @@ def sentiment_rows(bench: Path, timings: dict, hardware: str, date: str) -> dict
     return rows
 
 
-def copy_headline_predictions(results: dict, predictions_dir: Path) -> None:
+def copy_headline_predictions(results: dict, predictions_dir: Path, suffix: str = "") -> None:
     """Copy the headline runs' test predictions and say in a README which run made each file.
 
     `results` holds only the rows this call read from the bench folder: a row kept from an earlier run in
@@ -151,6 +154,7 @@ def copy_headline_predictions(results: dict, predictions_dir: Path) -> None:
         "",
     ]
     for name, (section, row) in HEADLINE.items():
+        section += suffix
         rows = results.get(section, {})
         if row is None and rows:
             row = max(rows, key=lambda key: rows[key]["value"])
@@ -170,7 +174,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bench_dir", default="outputs/bench")
     parser.add_argument("--results", default="benchmarks/results.json")
-    parser.add_argument("--predictions_dir", default="benchmarks/predictions")
+    parser.add_argument("--predictions_dir", default=None, help="default: benchmarks/predictions[/gpu]")
+    parser.add_argument("--profile", choices=["cpu", "gpu"], default=os.environ.get("PROFILE", "cpu"))
     parser.add_argument("--hardware", default=None, help="default: $BENCH_HARDWARE or detected")
     parser.add_argument("--date", default=None, help="default: today (UTC)")
     args = parser.parse_args()
@@ -181,15 +186,18 @@ def main() -> None:
     results_path = Path(args.results)
     results = json.loads(results_path.read_text(encoding="utf-8")) if results_path.exists() else {}
 
+    suffix = "" if args.profile == "cpu" else f"_{args.profile}"
+    predictions_dir = Path(args.predictions_dir or ("benchmarks/predictions" + ("/" + args.profile if suffix else "")))
+
     fresh = {
-        "birthplace_dev_acc": birthplace_rows(bench, timings, hardware, date),
-        "sentiment_valid_acc": sentiment_rows(bench, timings, hardware, date),
+        f"birthplace_dev_acc{suffix}": birthplace_rows(bench, timings, hardware, date),
+        f"sentiment_valid_acc{suffix}": sentiment_rows(bench, timings, hardware, date),
     }
     for section, rows in fresh.items():
         results[section] = {**results.get(section, {}), **rows}
-    copy_headline_predictions(fresh, Path(args.predictions_dir))
+    copy_headline_predictions(fresh, predictions_dir, suffix)
     results_path.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    sections = ("birthplace_dev_acc", "sentiment_valid_acc")
+    sections = tuple(fresh)
     summary = {k: {row: (v["value"], v["std"]) for row, v in results[k].items() if "std" in v} for k in sections}
     print(json.dumps(summary, indent=1))
 

@@ -23,9 +23,9 @@ def _sentiment_run(folder: Path, accuracies: list[float], prediction: str) -> No
     (folder / "test_predictions.txt").write_text(f"{prediction}\n{prediction}\n", encoding="utf-8")
 
 
-def _write_results(monkeypatch, bench: Path, results: Path, predictions: Path) -> None:
+def _write_results(monkeypatch, bench: Path, results: Path, predictions: Path, *extra: str) -> None:
     argv = ["write_results.py", "--bench_dir", str(bench), "--results", str(results),
-            "--predictions_dir", str(predictions), "--hardware", "test machine", "--date", "2026-01-01"]  # fmt: skip
+            "--predictions_dir", str(predictions), "--hardware", "test machine", "--date", "2026-01-01", *extra]  # fmt: skip
     monkeypatch.setattr(sys, "argv", argv)
     runpy.run_path(str(REPO_ROOT / "benchmarks" / "write_results.py"), run_name="__main__")
 
@@ -54,3 +54,19 @@ def test_rows_and_headline_predictions_come_from_this_bench_folder(tmp_path, mon
     assert (predictions / "sentiment_test_predictions.txt").read_text() == "1\n1\n"
     readme = (predictions / "README.md").read_text()
     assert "`sentiment_valid_acc.pretrained` row" in readme and "old_row" not in readme
+
+
+def test_gpu_profile_writes_its_own_sections_and_leaves_the_cpu_rows(tmp_path, monkeypatch):
+    bench, results, predictions = tmp_path / "bench_gpu", tmp_path / "results.json", tmp_path / "predictions_gpu"
+    _sentiment_run(bench / "sentiment" / "pretrained_seed42", [0.72, 0.77], "1")
+    cpu_row = {"value": 0.75, "std": 0.01, "date": "2025-01-01"}
+    results.write_text(json.dumps({"sentiment_valid_acc": {"pretrained": cpu_row}}))
+
+    _write_results(monkeypatch, bench, results, predictions, "--profile", "gpu")
+
+    written = json.loads(results.read_text())
+    assert written["sentiment_valid_acc"] == {"pretrained": cpu_row}
+    assert written["sentiment_valid_acc_gpu"]["pretrained"]["value"] == pytest.approx(0.77)
+    assert written["birthplace_dev_acc_gpu"] == {}  # no birthplace runs in this folder
+    assert (predictions / "sentiment_test_predictions.txt").read_text() == "1\n1\n"
+    assert "`sentiment_valid_acc_gpu.pretrained` row" in (predictions / "README.md").read_text()
