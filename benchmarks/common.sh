@@ -7,11 +7,13 @@ OUT=${OUT:-outputs/bench}
 PY=${PY:-.venv/bin/python}
 NICE=${NICE:-nice -n 5}
 PROFILE=${PROFILE:-cpu}   # cpu: the 60-minute 2-core profile (BENCHMARKS.md); gpu: the larger one
-# bf16 on a GPU; on the CPU everything stays fp32 on the CPU.
-if [ "$PROFILE" = gpu ]; then DEVICE_ARGS=(--bf16 true); else DEVICE_ARGS=(--use_cpu true); fi
-# The GPU profile's figures sit beside the CPU profile's: benchmarks/figures/*_gpu.png.
-if [ "$PROFILE" = gpu ]; then FIGURE_SUFFIX=_gpu; else FIGURE_SUFFIX=; fi
-# Torch threads per process; run_all.sh runs the birthplace and sentiment pipelines side by side.
+# bf16 on a GPU, fp32 on the CPU; the GPU profile's figures sit beside the CPU profile's (*_gpu.png).
+if [ "$PROFILE" = gpu ]; then
+    DEVICE_ARGS=(--bf16 true); FIGURE_SUFFIX=_gpu
+else
+    DEVICE_ARGS=(--use_cpu true); FIGURE_SUFFIX=
+fi
+# Torch threads per process; run_all.sh gives each CPU pipeline both cores.
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 mkdir -p "$OUT"
 TIMINGS="$OUT/timings.tsv"

@@ -23,7 +23,7 @@ if [ "$PROFILE" = gpu ]; then  # the GPU machine has cores to spare: both pipeli
     bash benchmarks/sentiment.sh > "$OUT/sentiment_run.log" 2>&1 & se=$!
     wait $bp || { echo "birthplace.sh failed, see $OUT/birthplace_run.log"; status=1; }
     wait $se || { echo "sentiment.sh failed, see $OUT/sentiment_run.log"; status=1; }
-else  # one pipeline at a time, each on both cores (1.5x the tokens/s of one core)
+else  # one pipeline at a time, each on both cores (1.5-1.9x the speed of one core)
     OMP_NUM_THREADS=2 bash benchmarks/birthplace.sh > "$OUT/birthplace_run.log" 2>&1 \
         || { echo "birthplace.sh failed, see $OUT/birthplace_run.log"; status=1; }
     echo "birthplace: $((SECONDS - start)) s"

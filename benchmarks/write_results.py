@@ -186,8 +186,9 @@ def main() -> None:
     results_path = Path(args.results)
     results = json.loads(results_path.read_text(encoding="utf-8")) if results_path.exists() else {}
 
-    suffix = "" if args.profile == "cpu" else f"_{args.profile}"
-    predictions_dir = Path(args.predictions_dir or ("benchmarks/predictions" + ("/" + args.profile if suffix else "")))
+    suffix = "_gpu" if args.profile == "gpu" else ""
+    default_predictions = "benchmarks/predictions/gpu" if suffix else "benchmarks/predictions"
+    predictions_dir = Path(args.predictions_dir or default_predictions)
 
     fresh = {
         f"birthplace_dev_acc{suffix}": birthplace_rows(bench, timings, hardware, date),
