@@ -13,9 +13,9 @@ BP=$OUT/birthplace
 REAL=$DATA_ROOT/birthplace
 TUNE=$OUT/data/birthplace-tune     # 1,800 training questions + 200 held out for tuning (never the dev set)
 case $PROFILE in
-    cpu)  # about 38 min on both cores of the 2-core CPU: the two pretrainings take most of it, and the headline
+    cpu)  # about 56 min on both cores of the 2-core CPU: the two pretrainings take most of it, and the headline
           # vanilla row gets most of those (one epoch is about 34 s; the synthesizer's target is the lower one)
-        BP_PRE_EPOCHS=${BP_PRE_EPOCHS:-44}; BP_SYNTH_PRE_EPOCHS=${BP_SYNTH_PRE_EPOCHS:-16}
+        BP_PRE_EPOCHS=${BP_PRE_EPOCHS:-76}; BP_SYNTH_PRE_EPOCHS=${BP_SYNTH_PRE_EPOCHS:-16}
         BP_BATCH=${BP_BATCH:-32}; BP_MODEL=${BP_MODEL:-}
         BP_VOCAB=${BP_VOCAB:-4000}; BP_OPENING_TOKENS=${BP_OPENING_TOKENS:-40} ;;
     gpu)  # the cs224n-mingpt size, hundreds of epochs, bf16
