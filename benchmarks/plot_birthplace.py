@@ -1,6 +1,6 @@
 #!/usr/bin/env python
-"""Bar chart of the birthplace dev accuracies (the four runs of benchmarks/birthplace.sh), with the
-course's bars (10% vanilla, 5% synthesizer) and this issue's targets (50% / 25%) as reference lines."""
+"""Bar chart of the birthplace dev accuracies (the runs of benchmarks/birthplace.sh: each pretrained model alone
+and after the course's finetuning stage), with the course's bars (10% vanilla, 5% synthesizer) as reference lines."""
 
 import argparse
 from pathlib import Path
@@ -12,8 +12,14 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from hf_models.run_record import read_record  # noqa: E402
 
-RUNS = [("London", "london"), ("vanilla\nno pretrain", "nopretrain_finetune"), ("vanilla\npretrained", "vanilla_finetune"),
-        ("synthesizer\npretrained", "synthesizer_finetune")]
+RUNS = [  # (label, run folder, colour)
+    ("London", "london", "#999999"),
+    ("vanilla\nno pretrain", "nopretrain_finetune", "#d98c5f"),
+    ("vanilla\npretrained", "vanilla_pretrain", "#4c72b0"),
+    ("vanilla\n+ finetuned", "vanilla_finetune", "#8fa9d6"),
+    ("synthesizer\npretrained", "synthesizer_pretrain", "#55a868"),
+    ("synthesizer\n+ finetuned", "synthesizer_finetune", "#9fd0ac"),
+]
 
 
 def main() -> None:
@@ -22,15 +28,16 @@ def main() -> None:
     parser.add_argument("--output", default="benchmarks/figures/birthplace_dev_accuracy.png")
     parser.add_argument("--title", default="Birthplace dev accuracy (500 questions)")
     args = parser.parse_args()
-    labels, values = [], []
-    for label, folder in RUNS:
+    labels, values, colours = [], [], []
+    for label, folder, colour in RUNS:
         record = read_record(Path(args.bench_dir) / folder)
         scores = record.scored("validation") if record else None
         if scores is not None:
             labels.append(label)
             values.append(100 * scores.metrics["exact_match"])
-    fig, ax = plt.subplots(figsize=(5.5, 3.6), dpi=90)
-    bars = ax.bar(labels, values, color=["#999999", "#d98c5f", "#4c72b0", "#55a868"][: len(values)])
+            colours.append(colour)
+    fig, ax = plt.subplots(figsize=(7.5, 3.6), dpi=90)
+    bars = ax.bar(labels, values, color=colours)
     ax.bar_label(bars, fmt="%.1f%%")
     for y, text, style in ((10, "course bar, vanilla (10 %)", "--"), (5, "course bar, synthesizer (5 %)", ":")):
         ax.axhline(y, color="black", linestyle=style, linewidth=0.8, label=text)

@@ -70,3 +70,34 @@ def test_gpu_profile_writes_its_own_sections_and_leaves_the_cpu_rows(tmp_path, m
     assert written["birthplace_dev_acc_gpu"] == {}  # no birthplace runs in this folder
     assert (predictions / "sentiment_test_predictions.txt").read_text() == "1\n1\n"
     assert "`sentiment_valid_acc_gpu.pretrained` row" in (predictions / "README.md").read_text()
+
+
+def _birthplace_run(folder: Path, dev: float, tune: float, prediction: str) -> None:
+    for where, accuracy, total in ((folder, dev, 500), (folder / "eval_tune", tune, 200)):
+        record = RunRecord(task="birthplace", objective="qa")
+        record.add_evaluation(Evaluation("validation", {"exact_match": accuracy}, total))
+        record.save(where)
+    (folder / "predictions_test.txt").write_text(f"{prediction}\n", encoding="utf-8")
+
+
+def test_birthplace_headline_is_chosen_on_the_tune_split_never_on_dev(tmp_path, monkeypatch):
+    bench, results, predictions = tmp_path / "bench", tmp_path / "results.json", tmp_path / "predictions"
+    # The finetuned model is better on dev but worse on the tuning split: the headline is the pretrained one.
+    _birthplace_run(bench / "birthplace" / "vanilla_pretrain", dev=0.30, tune=0.36, prediction="Paris")
+    _birthplace_run(bench / "birthplace" / "vanilla_finetune", dev=0.32, tune=0.33, prediction="London")
+    # Equal on the tuning split: the course's finetuned model is kept.
+    _birthplace_run(bench / "birthplace" / "synthesizer_pretrain", dev=0.08, tune=0.10, prediction="Rome")
+    _birthplace_run(bench / "birthplace" / "synthesizer_finetune", dev=0.09, tune=0.10, prediction="Oslo")
+    steps = {"bp_vanilla_pretrain": 100, "bp_vanilla_finetune": 10, "bp_vanilla_eval_dev": 1,
+             "bp_vanilla_eval_tune": 2, "bp_vanilla_pretrain_eval_dev": 3, "bp_vanilla_pretrain_eval_tune": 4}  # fmt: skip
+    (bench / "timings.tsv").write_text("".join(f"{name}\t{s}\tpython {name}\n" for name, s in steps.items()))
+
+    _write_results(monkeypatch, bench, results, predictions)
+
+    rows = json.loads(results.read_text())["birthplace_dev_acc"]
+    assert rows["vanilla"]["value"] == 0.30 and rows["vanilla"]["chosen_row"] == "vanilla_pretrain_only"
+    assert rows["vanilla_finetuned"]["value"] == 0.32  # the course's row is still reported
+    assert rows["vanilla"]["std"] == pytest.approx((0.30 * 0.70 / 500) ** 0.5, abs=1e-4)
+    assert rows["vanilla"]["wall_time_s"] == 120  # both candidates and their tune-split scoring: the choice's cost
+    assert rows["synthesizer"]["chosen_row"] == "synthesizer_finetuned"
+    assert (predictions / "birthplace_test_predictions.txt").read_text() == "Paris\n"
