@@ -10,8 +10,9 @@ sentiment/*_seed*/run_record.json) and the step timings (timings.tsv written by 
 profiles never overwrite each other); every other key (for example `throughput`, written by
 benchmarks/throughput.py) is kept as it is. Entries whose run is missing are left
 unchanged. Values are fractions in 0-1; each entry carries a standard deviation, hardware, date, command and
-wall time. The headline runs' test predictions are copied to benchmarks/predictions/ (benchmarks/predictions/gpu/
-for the GPU profile).
+wall time. The birthplace headline rows (`vanilla`, `synthesizer`) are the tuning split's choice between each
+pretrained model and its finetuned copy. The headline runs' test predictions are copied to benchmarks/predictions/
+(benchmarks/predictions/gpu/ for the GPU profile).
 """
 
 import argparse
