@@ -17,18 +17,19 @@ mkdir -p "$OUT"
 rm -f "$OUT/timings.tsv"
 start=$SECONDS
 echo "profile $PROFILE, started $(date -u +%FT%TZ), outputs in $OUT"
+pipeline() {  # run benchmarks/NAME.sh with its log in $OUT/NAME_run.log
+    bash "benchmarks/$1.sh" > "$OUT/$1_run.log" 2>&1 || { echo "$1.sh failed, see $OUT/$1_run.log"; return 1; }
+}
 status=0
 if [ "$PROFILE" = gpu ]; then  # the GPU machine has cores to spare: both pipelines side by side
-    bash benchmarks/birthplace.sh > "$OUT/birthplace_run.log" 2>&1 & bp=$!
-    bash benchmarks/sentiment.sh > "$OUT/sentiment_run.log" 2>&1 & se=$!
-    wait $bp || { echo "birthplace.sh failed, see $OUT/birthplace_run.log"; status=1; }
-    wait $se || { echo "sentiment.sh failed, see $OUT/sentiment_run.log"; status=1; }
+    pipeline birthplace & bp=$!
+    pipeline sentiment & se=$!
+    wait $bp || status=1
+    wait $se || status=1
 else  # one pipeline at a time, each on both cores (1.5-1.9x the speed of one core)
-    OMP_NUM_THREADS=2 bash benchmarks/birthplace.sh > "$OUT/birthplace_run.log" 2>&1 \
-        || { echo "birthplace.sh failed, see $OUT/birthplace_run.log"; status=1; }
+    OMP_NUM_THREADS=2 pipeline birthplace || status=1
     echo "birthplace: $((SECONDS - start)) s"
-    OMP_NUM_THREADS=2 bash benchmarks/sentiment.sh > "$OUT/sentiment_run.log" 2>&1 \
-        || { echo "sentiment.sh failed, see $OUT/sentiment_run.log"; status=1; }
+    OMP_NUM_THREADS=2 pipeline sentiment || status=1
 fi
 grep -h "Correct:\|Completed" "$OUT/birthplace_run.log" || true
 echo "quality benchmarks: $((SECONDS - start)) s"

@@ -82,15 +82,20 @@ def read_timings(path: Path) -> dict[str, tuple[int, str]]:
     return timings
 
 
-def entry(value: float, std: float, steps: list[str], timings: dict, hardware: str, date: str, extra: dict) -> dict:
+def wall_time(steps: list[str], timings: dict) -> int | None:
+    """The summed seconds of the steps that were timed (None when none was)."""
     known = [s for s in steps if s in timings]
+    return sum(timings[s][0] for s in known) if known else None
+
+
+def entry(value: float, std: float, steps: list[str], timings: dict, hardware: str, date: str, extra: dict) -> dict:
     return {
         "value": round(float(value), 4),
         "std": round(float(std), 4),
         "hardware": hardware,
         "date": date,
-        "command": " && ".join(timings[s][1] for s in known) or None,
-        "wall_time_s": sum(timings[s][0] for s in known) if known else None,
+        "command": " && ".join(timings[s][1] for s in steps if s in timings) or None,
+        "wall_time_s": wall_time(steps, timings),
         **extra,
     }
 
@@ -131,12 +136,11 @@ def birthplace_rows(bench: Path, timings: dict, hardware: str, date: str) -> dic
         # Both candidates were trained and scored on the tuning split to make the choice: all of it counts.
         steps = {s for c in scored for s in BIRTHPLACE[c][1]}
         steps |= {s.replace("_eval_dev", "_eval_tune") for s in steps if s.endswith("_eval_dev")}
-        known = sorted(s for s in steps if s in timings)
         rows[key] = {
             **rows[chosen],
             "chosen_row": chosen,
             "chosen_by": "tune split accuracy: " + ", ".join(f"{c} {rows[c]['tune_split_acc']:.3f}" for c in scored),
-            "wall_time_s": sum(timings[s][0] for s in known) if known else None,
+            "wall_time_s": wall_time(sorted(steps), timings),
         }
     return rows
 
