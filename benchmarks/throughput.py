@@ -56,10 +56,6 @@ def build_models(name: str, args: argparse.Namespace, block_size: int) -> torch.
     return model
 
 
-def count_parameters(model: torch.nn.Module) -> int:
-    return sum(p.numel() for p in model.parameters())
-
-
 def synchronize(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize()
@@ -97,7 +93,7 @@ def measure_training(args: argparse.Namespace, device: torch.device, autocast_dt
     result = {
         name: {
             "tokens_per_s": tokens / statistics.median(times[name]),
-            "parameters": count_parameters(models[name]),
+            "parameters": models[name].num_parameters(),
         }
         for name in names
     }
@@ -113,7 +109,7 @@ def measure_training(args: argparse.Namespace, device: torch.device, autocast_dt
 def model_flop_utilisation(tokens_per_s: float, model, seq_len: int, device: torch.device) -> float | None:
     """PaLM's estimate: 6·N FLOPs per token for the weights, plus 12·layers·d·T for attention."""
     config = model.config
-    flops_per_token = 6 * count_parameters(model) + 12 * config.num_hidden_layers * config.hidden_size * seq_len
+    flops_per_token = 6 * model.num_parameters() + 12 * config.num_hidden_layers * config.hidden_size * seq_len
     gpu_name = torch.cuda.get_device_name(device)
     peak = next((flops for key, flops in PEAK_BF16_FLOPS.items() if key in gpu_name), None)
     return tokens_per_s * flops_per_token / peak if peak else None

@@ -8,13 +8,13 @@ import tempfile
 from collections import Counter
 
 import torch
-from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification
+from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification, PreTrainedModel
 from transformers.utils import logging
 
 from hf_models import SmallEncoderConfig, SmallEncoderForCausalLM, SmallEncoderForSequenceClassification
 
 
-def parameter_table(model: torch.nn.Module) -> str:
+def parameter_table(model: PreTrainedModel) -> str:
     """Parameters per top-level part (embeddings, each block, norm, head), as the lab counts them."""
     counts: Counter[str] = Counter()
     for name, parameter in model.named_parameters():
@@ -23,8 +23,7 @@ def parameter_table(model: torch.nn.Module) -> str:
         counts[key] += parameter.numel()
     width = max(len(key) for key in counts)
     rows = [f"  {key:<{width}}  {count:>12,}" for key, count in counts.items()]
-    total = sum(p.numel() for p in model.parameters())
-    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    total, trainable = model.num_parameters(), model.num_parameters(only_trainable=True)
     rows.append(f"  {'total':<{width}}  {total:>12,}   (trainable {trainable:,})")
     return "\n".join(rows)
 
@@ -78,7 +77,7 @@ def main() -> None:
     print("\n=== cs224n-mingpt with synthesizer attention")
     for name, parameter in attention.named_parameters():
         print(f"  layers.0.self_attn.{name:<20} {tuple(parameter.shape)}")
-    print(f"  total parameters {sum(p.numel() for p in synthesizer.parameters()):,}")
+    print(f"  total parameters {synthesizer.num_parameters():,}")
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ from transformers import AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
 from .run_record import RunRecord, model_size
 from .small_encoder import SmallEncoderConfig, SmallEncoderForCausalLM, SmallEncoderForSequenceClassification
+from .tokenization import config_token_ids
 
 COURSES = ("altegrad-lab", "cs224n-mingpt")
 DEFAULT_NUM_HEADS = {"altegrad-lab": 2, "cs224n-mingpt": 8}
@@ -283,12 +284,10 @@ def attach_tokenizer(model: PreTrainedModel, tokenizer_dir: str | os.PathLike) -
             f"{tokenizer_dir}: the tokenizer has {len(tokenizer)} tokens but the checkpoint's vocabulary has "
             f"{model.config.vocab_size}: pass the tokenizer the course model was trained with."
         )
-    for name in ("pad", "bos", "eos", "sep", "mask"):
-        token_id = getattr(tokenizer, f"{name}_token_id", None)
-        if token_id is not None:
-            setattr(model.config, f"{name}_token_id", token_id)
-            if model.can_generate() and hasattr(model.generation_config, f"{name}_token_id"):
-                setattr(model.generation_config, f"{name}_token_id", token_id)
+    for key, token_id in config_token_ids(tokenizer).items():
+        setattr(model.config, key, token_id)
+        if model.can_generate() and hasattr(model.generation_config, key):
+            setattr(model.generation_config, key, token_id)
     return tokenizer
 
 
@@ -370,7 +369,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         )
     except (ValueError, FileNotFoundError) as error:  # CheckpointError, a tokenizer that does not fit
         raise SystemExit(f"error: {error}") from None
-    parameters = sum(p.numel() for p in model.parameters())
+    parameters = model.num_parameters()
     print(f"Saved {type(model).__name__} ({parameters:,} parameters) to {args.output_dir}")
 
 

@@ -1,9 +1,9 @@
 """The run record: what a recipe did, written once at the end of training and read by every consumer.
 
-Each recipe saves `run_record.json` next to the model (`finish_run` in `hf_models.training_utils`), and the
-birthplace `evaluate` step adds its scores to it. `push_to_hub.py` builds the model card from it,
-`benchmarks/write_results.py` and `benchmarks/plot_birthplace.py` read the headline numbers from it, and
-`recipes/plot_sentiment.py` draws its per-epoch curves. Nothing is guessed from folder names.
+Each recipe saves `run_record.json` next to the model (`RunRecord.from_trainer`, called by `finish_run` in
+`hf_models.training.finish`), and the birthplace `evaluate` step adds its scores to it. `push_to_hub.py` builds the
+model card from it, `benchmarks/write_results.py` and `benchmarks/plot_birthplace.py` read the headline numbers from
+it, and `benchmarks/plot_sentiment.py` draws its per-epoch curves. Nothing is guessed from folder names.
 
 The record holds no local path: a starting checkpoint is named by its folder name (or its Hub id), so that a
 record can be published as it is.
@@ -15,11 +15,22 @@ import dataclasses
 import json
 import math
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["RECORD_FILE", "Evaluation", "RunRecord", "model_reference", "model_size", "read_record"]
+__all__ = [
+    "RECORD_FILE",
+    "Evaluation",
+    "RunRecord",
+    "hardware",
+    "model_reference",
+    "model_size",
+    "read_record",
+    "to_json",
+    "training_hyperparameters",
+]
 
 RECORD_FILE = "run_record.json"
 RECORD_VERSION = 1
@@ -34,6 +45,24 @@ SIZE_FIELDS = (
     "max_position_embeddings",
     "vocab_size",
 )
+# Of the ~100 TrainingArguments fields, the ones a reader needs to reproduce the run.
+TRAINING_HYPERPARAMETERS = (
+    "learning_rate",
+    "num_train_epochs",
+    "max_steps",
+    "per_device_train_batch_size",
+    "gradient_accumulation_steps",
+    "warmup_steps",
+    "weight_decay",
+    "lr_scheduler_type",
+    "optim",
+    "max_grad_norm",
+    "seed",
+    "bf16",
+    "fp16",
+)
+# Trainer's training metrics (train_loss, train_runtime, ...) and ours (final_train_loss).
+TRAIN_METRIC_PREFIXES = ("train_", "final_train_", "total_flos")
 
 
 @dataclass
@@ -115,10 +144,53 @@ class RunRecord:
         epochs = sorted(points)
         return epochs, [points[e] for e in epochs]
 
+    @classmethod
+    def from_trainer(
+        cls,
+        trainer: Any,
+        metrics: dict[str, Any],
+        task_args: Any,
+        wall_time_s: float,
+        *,
+        hyperparameters: dict[str, Any] | None = None,
+        not_applicable: Sequence[str] = (),
+        train_metric_keys: Sequence[str] = (),
+        **fields: Any,
+    ) -> RunRecord:
+        """The record of a finished training: what the task knows (`fields`: task, objective, dataset, split sizes,
+        language, preset, starting model) and what every run knows the same way, read from the `Trainer`: size,
+        training outcome, evaluations, hyperparameters, hardware and time.
+
+        `hyperparameters` are the task's own values (they win over the arguments'); `not_applicable` names the task
+        arguments that did not apply to this run (left out of the hyperparameters); `train_metric_keys` are the
+        task's own training metrics kept besides Trainer's `train_*`."""
+        record = cls(**fields)
+        record.model_size = model_size(trainer.accelerator.unwrap_model(trainer.model))
+        record.train_metrics = {
+            key: value
+            for key, value in metrics.items()
+            if (key.startswith(TRAIN_METRIC_PREFIXES) or key in train_metric_keys) and isinstance(value, int | float)
+        }
+        history = [entry for entry in trainer.state.log_history if "eval_loss" in entry and "epoch" in entry]
+        # The final evaluation, else the last one during training (the birthplace finetuning evaluates only then).
+        evaluation = Evaluation.from_trainer_metrics(metrics if "eval_loss" in metrics else (history or [{}])[-1])
+        if evaluation.metrics:
+            if "perplexity" in metrics:
+                evaluation.metrics["perplexity"] = metrics["perplexity"]
+            evaluation.per_epoch = [
+                {"epoch": entry["epoch"], **Evaluation.from_trainer_metrics(entry).metrics} for entry in history
+            ]
+            record.add_evaluation(evaluation)
+        values = {**training_hyperparameters(trainer.args, task_args), **(hyperparameters or {})}
+        record.hyperparameters = {key: value for key, value in values.items() if key not in not_applicable}
+        record.hardware = hardware(trainer.args)
+        record.wall_time_s = wall_time_s
+        return record
+
     def save(self, folder: str | os.PathLike) -> Path:
         path = Path(folder) / RECORD_FILE
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(_finite(dataclasses.asdict(self)), indent=2, ensure_ascii=False) + "\n", "utf-8")
+        path.write_text(json.dumps(to_json(dataclasses.asdict(self)), indent=2, ensure_ascii=False) + "\n", "utf-8")
         return path
 
     @classmethod
@@ -143,9 +215,39 @@ def read_record(folder: str | os.PathLike) -> RunRecord | None:
 def model_size(model: Any) -> dict[str, int]:
     """A model's parameters (all, and those that train) and the config fields that give its shape."""
     return {
-        "num_parameters": sum(p.numel() for p in model.parameters()),
-        "trainable_parameters": sum(p.numel() for p in model.parameters() if p.requires_grad),
+        "num_parameters": model.num_parameters(),
+        "trainable_parameters": model.num_parameters(only_trainable=True),
         **{key: getattr(model.config, key) for key in SIZE_FIELDS},
+    }
+
+
+def training_hyperparameters(training_args: Any, task_args: Any) -> dict[str, Any]:
+    """The curated `TrainingArguments` plus the task's own scalar arguments, without local paths, unset values and
+    the options of the evaluation step (their help starts with 'evaluate:')."""
+    values = {key: getattr(training_args, key) for key in TRAINING_HYPERPARAMETERS}
+    for task_field in dataclasses.fields(task_args):
+        key, value = task_field.name, getattr(task_args, task_field.name)
+        if task_field.metadata.get("help", "").startswith("evaluate:"):
+            continue  # options of the evaluation step, not of the training
+        if not any(word in key for word in ("dir", "file", "path")) and isinstance(value, bool | int | float | str):
+            values[key] = value
+    return {key: to_json(value) for key, value in values.items() if value is not None}
+
+
+def hardware(training_args: Any) -> dict[str, Any]:
+    """Processes, mixed precision and device of a run. `TrainingArguments.mixed_precision` is what `Trainer`'s
+    accelerator uses: "bf16"/"fp16" from the flags, otherwise accelerate's `--mixed_precision`, else "no"."""
+    device = training_args.device
+    if device.type == "cuda":
+        import torch
+
+        name = torch.cuda.get_device_name(device)
+    else:
+        name = device.type
+    return {
+        "world_size": training_args.world_size,
+        "mixed_precision": str(getattr(training_args, "mixed_precision", "no")),
+        "device": name,
     }
 
 
@@ -163,12 +265,15 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _finite(value: Any) -> Any:
-    # JSON has no NaN or infinity: an undefined number is recorded as null.
+def to_json(value: Any) -> Any:
+    """`value` as a plain JSON document: JSON has no NaN or infinity, so an undefined number is written as null;
+    enums, paths and other objects become strings, tuples and sets lists, and keys strings."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
-        return {str(k): _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    return value
+        return {str(k): to_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set):
+        return [to_json(v) for v in value]
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)

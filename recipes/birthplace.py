@@ -19,7 +19,7 @@ Three subcommands, as in the course's `run.py`:
     python recipes/birthplace.py evaluate --data_dir ../shared/data/birthplace --london_baseline
 
 `--course_vocabulary` (on every subcommand) runs the course's own setting: its character vocabulary, built from
-wiki.txt, with character span corruption, block 128 and 32-character answers (`hf_models/course_settings.py`).
+wiki.txt, with character span corruption, block 128 and 32-character answers (`hf_models/tasks/qa_formats.py`).
 
 QA examples are `question ⁇ answer ⁇ </s>` with the loss on the answer only; `evaluate` generates after
 `question ⁇` until the next `⁇` (or `</s>`), writes one prediction per line and prints

@@ -42,7 +42,7 @@ from hf_models.data import DataWarning, load_birthplace  # noqa: E402
 from hf_models.data.synthetic import write_synthetic_birthplace  # noqa: E402
 from hf_models.tasks.birthplace import BirthplaceArguments, evaluate_answers, finetune, pretrain  # noqa: E402
 from hf_models.tokenization import iter_text_lines, train_bpe_tokenizer  # noqa: E402
-from hf_models.training_utils import ModelArguments, setup_run  # noqa: E402
+from hf_models.training import ModelArguments, setup_run  # noqa: E402
 
 # Budgets, for about 5 minutes (synthetic), 2.5 minutes (quick) and 10 minutes (real data) on one CPU core.
 # Held-out accuracy on the synthetic task is bound by how many times pretraining repeats each person's one

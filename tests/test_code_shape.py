@@ -1,8 +1,10 @@
-"""The code base stays readable: no function longer than 80 lines, and a thin push_to_hub.py."""
+"""The code base stays readable: no function longer than 80 lines, no module over 400 (but the modeling file), a
+standalone model folder, imports that only go down the layers, one course switch, and a thin push_to_hub.py."""
 
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -32,3 +34,76 @@ def test_no_function_is_longer_than_80_lines() -> None:
 
 def test_push_to_hub_is_a_thin_command_line() -> None:
     assert len((REPO_ROOT / "push_to_hub.py").read_text(encoding="utf-8").splitlines()) <= 200
+
+
+# The package's layers, lowest first: a module imports from its own layer or the ones below, never from above.
+LAYERS = ("small_encoder", "textio", "metrics", "tokenization", "data", "run_record", "training", "tasks", "convert", "hub")
+PACKAGE = REPO_ROOT / "hf_models"
+MODELING_FILE = PACKAGE / "small_encoder" / "modeling_small_encoder.py"
+
+
+def _package_modules() -> list[Path]:
+    return sorted(path for path in PACKAGE.rglob("*.py") if "__pycache__" not in path.parts)
+
+
+def _imported_modules(path: Path) -> list[str]:
+    """The absolute names of the modules `path` imports (relative imports resolved against its package)."""
+    package = path.relative_to(REPO_ROOT).with_suffix("").parts[:-1]
+    names = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else ()
+            names.append(".".join([*base, *([node.module] if node.module else [])]))
+    return names
+
+
+def _layer(module: str) -> int:
+    """The layer of an `hf_models.X...` module; the package root (the model classes) is the lowest."""
+    parts = module.split(".")
+    return LAYERS.index(parts[1]) if len(parts) > 1 else 0
+
+
+def test_no_module_under_hf_models_but_the_modeling_file_is_over_400_lines() -> None:
+    long = [
+        f"{path.relative_to(REPO_ROOT)} ({n} lines)"
+        for path in _package_modules()
+        if path != MODELING_FILE and (n := len(path.read_text(encoding="utf-8").splitlines())) > 400
+    ]
+    assert not long, "modules over 400 lines:\n" + "\n".join(long)
+
+
+def test_the_model_folder_imports_only_torch_and_transformers() -> None:
+    """It ships as remote code: a saved folder must load where `hf_models` is not installed."""
+    # huggingface_hub is a dependency of transformers (its `@strict` dataclasses check the config).
+    allowed = {"torch", "transformers", "huggingface_hub", *sys.stdlib_module_names}
+    for path in (PACKAGE / "small_encoder").glob("*.py"):
+        imported = _imported_modules(path)
+        foreign = [m for m in imported if m.split(".")[0] not in allowed and not m.startswith("hf_models.small_encoder")]
+        assert not foreign, f"{path.name} imports {foreign}"
+
+
+def test_no_import_runs_back_up_a_layer() -> None:
+    upward = []
+    for path in _package_modules():
+        parts = path.relative_to(PACKAGE).with_suffix("").parts
+        if parts == ("__init__",):
+            continue  # the package root registers the model classes only
+        own = LAYERS.index(parts[0])
+        upward += [
+            f"{path.relative_to(REPO_ROOT)} imports {module}"
+            for module in _imported_modules(path)
+            if module.startswith("hf_models") and _layer(module) > own
+        ]
+    assert not upward, "imports from a higher layer:\n" + "\n".join(upward)
+    assert len(_package_modules()) > 30  # the walk found the package
+
+
+def test_the_birthplace_task_chooses_its_course_setting_once() -> None:
+    """`--course_vocabulary` picks a QA format object (tokenizer vocabulary, encoding, prediction) in one place."""
+    tests = 0
+    for path in (PACKAGE / "tasks").glob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tests += sum(isinstance(node, ast.Attribute) and node.attr == "course_vocabulary" for node in ast.walk(tree))
+    assert 1 <= tests <= 2

@@ -234,7 +234,7 @@ def test_command_line(tmp_path):
 
 
 def test_tokenizer_is_saved_and_its_special_ids_copied(tmp_path):
-    from hf_models.course_tokenizers import build_cs224n_char_tokenizer
+    from hf_models.tokenization.courses import build_cs224n_char_tokenizer
 
     (tmp_path / "wiki.txt").write_text("".join(chr(ord("A") + i) for i in range(51)), encoding="utf-8")
     build_cs224n_char_tokenizer(tmp_path / "wiki.txt", tmp_path / "tok")  # 2 + 51 = 53 characters
@@ -253,9 +253,9 @@ def test_converted_folder_has_a_record_and_exports_with_its_card(tmp_path):
     """The converted folder ships its remote code and a run record, so push_to_hub.py describes it without guessing."""
     from huggingface_hub import ModelCard
 
-    from hf_models.course_tokenizers import build_cs224n_char_tokenizer
     from hf_models.hub import export_folder
     from hf_models.run_record import read_record
+    from hf_models.tokenization.courses import build_cs224n_char_tokenizer
 
     (tmp_path / "wiki.txt").write_text("".join(chr(ord("A") + i) for i in range(51)), encoding="utf-8")
     build_cs224n_char_tokenizer(tmp_path / "wiki.txt", tmp_path / "tok")

@@ -3,7 +3,7 @@
 import pytest
 from transformers import AutoTokenizer
 
-from hf_models.course_tokenizers import (
+from hf_models.tokenization.courses import (
     VocabularyError,
     build_altegrad_lab_tokenizer,
     build_cs224n_char_tokenizer,

@@ -11,8 +11,14 @@ from datasets import Dataset
 from transformers import Trainer, TrainingArguments
 
 from hf_models import SmallEncoderConfig, SmallEncoderForCausalLM
-from hf_models.data import SpanCorruptionCollator, corrupt_for_evaluation, span_corrupt, tokenize_documents
-from hf_models.training_utils import ReproducibleTrainer, TrimPaddingCollator
+from hf_models.data import (
+    SpanCorruptionCollator,
+    TrimPaddingCollator,
+    corrupt_for_evaluation,
+    span_corrupt,
+    tokenize_documents,
+)
+from hf_models.training import ReproducibleTrainer
 
 BLOCK = 32
 

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from hf_models.training_utils import load_metric
+from hf_models.metrics import load_metric
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ import datasets
 import pytest
 
 from hf_models.data import IGNORE_INDEX, encode_openings
-from hf_models.training_utils import check_plateau, unigram_entropy
+from hf_models.training import check_plateau, unigram_entropy
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -45,13 +45,13 @@ def test_unigram_entropy_matches_the_closed_form():
 
 
 def test_plateau_is_reported_and_warned(caplog):
-    with caplog.at_level(logging.WARNING, logger="hf_models.training_utils"):
+    with caplog.at_level(logging.WARNING, logger="hf_models.training.plateau"):
         stuck = check_plateau(loss=6.0, entropy=6.2)
     assert stuck["plateau"] is True
     assert stuck["loss_over_unigram_entropy"] == pytest.approx(6.0 / 6.2, abs=1e-4)
     assert any("PLATEAU" in r.message and "6.200" in r.message for r in caplog.records)
     caplog.clear()
-    with caplog.at_level(logging.WARNING, logger="hf_models.training_utils"):
+    with caplog.at_level(logging.WARNING, logger="hf_models.training.plateau"):
         learned = check_plateau(loss=3.0, entropy=6.2)
     assert learned["plateau"] is False
     assert not caplog.records
@@ -63,7 +63,7 @@ def test_birthplace_openings_pretraining_reports_its_plateau(tmp_path, synthetic
     from hf_models.tasks import birthplace
 
     out = tmp_path / "pre"
-    with caplog.at_level(logging.WARNING, logger="hf_models.training_utils"):
+    with caplog.at_level(logging.WARNING, logger="hf_models.training.plateau"):
         birthplace.main([
             "pretrain", "--data_dir", str(synthetic_birthplace_dir), "--pretraining_objective", "openings",
             "--opening_tokens", "12", "--pretrain_with_qa", "--tokenizer_vocab_size", "400", "--config_overrides", TINY,
@@ -88,7 +88,7 @@ def test_discriminative_learning_rate_groups(tiny_tokenizer):
 
     from hf_models import SmallEncoderForSequenceClassification
     from hf_models.tasks.sentiment import discriminative_optimizer as _discriminative_optimizer
-    from hf_models.training_utils import build_config
+    from hf_models.training import build_config
 
     config = build_config("altegrad-lab", TINY, tiny_tokenizer)
     model = SmallEncoderForSequenceClassification(config)

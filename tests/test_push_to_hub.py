@@ -20,6 +20,7 @@ from huggingface_hub import ModelCard
 
 from hf_models import hub
 from hf_models.run_record import read_record
+from hf_models.small_encoder import AUTO_MAP, HEADS, SmallEncoderPreTrainedModel, modeling_small_encoder
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = REPO_ROOT / "push_to_hub.py"
@@ -111,13 +112,15 @@ def _files(folder: Path) -> set[str]:
     return {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
 
 
-AUTO_MAP = {
-    "AutoConfig": "configuration_small_encoder.SmallEncoderConfig",
-    "AutoModel": "modeling_small_encoder.SmallEncoderModel",
-    "AutoModelForCausalLM": "modeling_small_encoder.SmallEncoderForCausalLM",
-    "AutoModelForSequenceClassification": "modeling_small_encoder.SmallEncoderForSequenceClassification",
-    "AutoModelForMaskedLM": "modeling_small_encoder.SmallEncoderForMaskedLM",
-}
+def test_the_head_list_names_every_head_of_the_modeling_file() -> None:
+    heads = {
+        obj
+        for obj in vars(modeling_small_encoder).values()
+        if isinstance(obj, type) and issubclass(obj, SmallEncoderPreTrainedModel) and obj is not SmallEncoderPreTrainedModel
+    }
+    assert set(HEADS.values()) == heads and len(heads) == 4
+    assert set(AUTO_MAP) == {"AutoConfig", *HEADS}
+    assert all(hub.head_of(head.__name__)[0] == auto_class for auto_class, head in HEADS.items())
 
 
 def test_every_recipe_saves_its_remote_code_and_a_full_auto_map(runs: dict[str, Path]) -> None:
@@ -368,8 +371,8 @@ def test_upload_calls_hfapi_with_repo_folder_and_allowlist(
     runs: dict[str, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:
     RecordingHfApi.calls = []
-    monkeypatch.setattr(hub, "HfApi", RecordingHfApi)
-    monkeypatch.setattr(hub, "get_token", lambda: "hf_fake_token")
+    monkeypatch.setattr(hub.publish, "HfApi", RecordingHfApi)
+    monkeypatch.setattr(hub.publish, "get_token", lambda: "hf_fake_token")
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     argv = [str(runs["lm_dir"]), "--repo_id", "tester/tiny-birthplace", "--private", "--revision", "dev"]
     assert push_to_hub.main([*argv, "--commit_message", "first upload"]) == 0

@@ -23,7 +23,7 @@ def test_birthplace_evaluate_counts_all_dev_questions(shared_data_dir, tmp_path,
     """An (untrained) model answers all 500 dev questions, the four tab-less rows included, and the 437 test ones."""
     from hf_models import SmallEncoderForCausalLM
     from hf_models.tokenization import iter_text_lines, train_bpe_tokenizer
-    from hf_models.training_utils import build_config
+    from hf_models.training import build_config
 
     data = shared_data_dir / "birthplace"
     model_dir = tmp_path / "model"

@@ -14,10 +14,10 @@ from hf_models.tokenization import (
     SPECIAL_TOKENS,
     TextDecodeError,
     chars_per_token,
+    config_token_ids,
     iter_text_files,
     iter_text_lines,
     load_tokenizer,
-    special_token_ids,
     train_bpe_tokenizer,
 )
 
@@ -51,7 +51,7 @@ def test_saved_tokenizer_loads_offline_with_special_tokens(tiny_tokenizer_dir: P
         assert getattr(tok, f"{name}_token") == token
         assert getattr(tok, f"{name}_token_id") == i
     assert tok.sep_token == "⁇"
-    assert special_token_ids(tok) == {
+    assert config_token_ids(tok) == {
         "pad_token_id": 0,
         "bos_token_id": 1,
         "eos_token_id": 2,

@@ -25,9 +25,9 @@ from hf_models.tokenization import (
     SPECIAL_TOKENS,
     TextDecodeError,
     chars_per_token,
+    config_token_ids,
     iter_text_files,
     iter_text_lines,
-    special_token_ids,
     train_bpe_tokenizer,
 )
 
@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError, TextDecodeError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
-    ids = special_token_ids(tok)
+    ids = config_token_ids(tok)
     print(f"Saved to {args.output_dir} (vocab {len(tok)}), trained in {train_s:.1f} s")
     if len(tok) < args.vocab_size:
         print(

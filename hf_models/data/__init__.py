@@ -2,10 +2,11 @@
 
 - Loaders (each returns a `datasets.DatasetDict`): `load_birthplace`, `load_birthplace_corpus`,
   `load_cls_books`, `load_text_corpus`.
-- Packing: `tokenize_and_group` (run_clm-style blocks), `tokenize_documents` (one row per document).
+- Packing: `tokenize_and_group` (run_clm-style blocks), `tokenize_documents` (one row per document), and
+  `TrimPaddingCollator` (cuts the columns that are padding in a whole batch).
 - Objectives: `span_corrupt` / `SpanCorruptionCollator` (CS224N), `corrupt_for_evaluation` (a fixed
-  span-corrupted evaluation set), `encode_birthplace_qa`, `encode_openings` (causal LM on each document's first
-  tokens).
+  span-corrupted evaluation set), `encode_birthplace_qa` (our BPE) and `encode_char_qa` (CS224N's characters),
+  `encode_openings` (causal LM on each document's first tokens). `IGNORE_INDEX` is the label every loss skips.
 - A synthetic birthplace task for demos: `write_synthetic_birthplace` (in `hf_models.data.synthetic`).
 """
 
@@ -21,12 +22,14 @@ from .loaders import (
 from .objectives import (
     IGNORE_INDEX,
     SpanCorruptionCollator,
+    check_characters,
     corrupt_for_evaluation,
     encode_birthplace_qa,
+    encode_char_qa,
     encode_openings,
     span_corrupt,
 )
-from .processing import group_texts, tokenize_and_group, tokenize_documents
+from .processing import TrimPaddingCollator, group_texts, tokenize_and_group, tokenize_documents
 from .synthetic import write_synthetic_birthplace
 
 __all__ = [
@@ -34,9 +37,12 @@ __all__ = [
     "DataError",
     "DataWarning",
     "SpanCorruptionCollator",
+    "TrimPaddingCollator",
+    "check_characters",
     "corrupt_for_evaluation",
     "detokenize_spm",
     "encode_birthplace_qa",
+    "encode_char_qa",
     "encode_openings",
     "group_texts",
     "load_birthplace",

@@ -150,7 +150,7 @@ def load_cls_books(data_dir: str | os.PathLike, detokenize: bool = True) -> Data
     """Load CLS-FR books: `train`, `validation`, `test` with a `text` column and a `label` ClassLabel.
 
     `text` is detokenized from the SentencePiece pieces, or, with `detokenize=False`, kept as the lab's
-    space-separated pieces (the input of `hf_models.course_tokenizers.build_altegrad_lab_tokenizer`). `label` has names negative (0) and positive (1);
+    space-separated pieces (the input of `hf_models.tokenization.courses.build_altegrad_lab_tokenizer`). `label` has names negative (0) and positive (1);
     the test split has no label column (the labels are held back).
     """
     data_dir = _require_dir(data_dir)

@@ -20,8 +20,10 @@ from transformers import PreTrainedTokenizerBase
 
 __all__ = [
     "SpanCorruptionCollator",
+    "check_characters",
     "corrupt_for_evaluation",
     "encode_birthplace_qa",
+    "encode_char_qa",
     "encode_openings",
     "span_corrupt",
     "span_corruption_max_length",
@@ -204,6 +206,39 @@ def encode_birthplace_qa(
         out["input_ids"].append(input_ids)
         out["attention_mask"].append([1] * len(input_ids))
         out["labels"].append(labels)
+    return out
+
+
+def check_characters(texts: list[str], tokenizer: PreTrainedTokenizerBase, what: str) -> None:
+    """CS224N's `stoi` has no unknown character: name the ones missing instead of failing inside tokenizers."""
+    unknown = sorted(set("".join(texts)) - set(tokenizer.get_vocab()))
+    if unknown:
+        raise ValueError(
+            f"{what}: {len(unknown)} character(s) are not in the character vocabulary (wiki.txt's characters): "
+            f"{unknown[:20]}"
+        )
+
+
+def encode_char_qa(
+    examples: dict[str, list[str]], tokenizer: PreTrainedTokenizerBase, block_size: int
+) -> dict[str, list[list[int]]]:
+    """Batched `datasets.map` function: CS224N's `NameDataset` rows on character ids (`--course_vocabulary`).
+
+    `input_ids` is `question⁇answer⁇`; `labels` are -100 on the question only, so that (after the causal shift) the
+    model learns to emit `⁇`, the answer and the closing `⁇`, as the course's targets do. Rows are not padded (the
+    collator pads with `□` and -100). A row longer than `block_size` loses the start of its question.
+    """
+    sep = tokenizer.sep_token_id
+    check_characters(examples["question"] + examples["answer"], tokenizer, "birthplace QA rows")
+    questions = tokenizer(examples["question"], add_special_tokens=False)["input_ids"]
+    answers = tokenizer(examples["answer"], add_special_tokens=False)["input_ids"]
+    out: dict[str, list[list[int]]] = {"input_ids": [], "attention_mask": [], "labels": []}
+    for question, answer in zip(questions, answers, strict=True):
+        target = [sep, *answer, sep]
+        question = question[max(0, len(question) + len(target) - block_size) :]
+        out["input_ids"].append(question + target)
+        out["attention_mask"].append([1] * (len(question) + len(target)))
+        out["labels"].append([IGNORE_INDEX] * len(question) + target)
     return out
 
 

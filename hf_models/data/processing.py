@@ -7,12 +7,14 @@ data, tokenizer and block size reuses the cached Arrow files.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import chain
+from typing import Any
 
 from datasets import Dataset, DatasetDict
 from transformers import PreTrainedTokenizerBase
 
-__all__ = ["group_texts", "tokenize_and_group", "tokenize_documents"]
+__all__ = ["TrimPaddingCollator", "group_texts", "tokenize_and_group", "tokenize_documents"]
 
 
 def _column_names(dataset: Dataset | DatasetDict) -> list[str]:
@@ -105,3 +107,24 @@ def tokenize_and_group(
         fn_kwargs={"block_size": block_size},
         desc=f"Grouping texts in blocks of {block_size}",
     )
+
+
+class TrimPaddingCollator:
+    """Wrap a collator whose batches are right-padded to a fixed length (such as span corruption's
+    `block_size`) and cut the columns that are padding in every row.
+
+    For a causal model this changes no real token's output (they never attend to later positions), and
+    on short documents it saves most of the compute spent on padding.
+    """
+
+    def __init__(self, collator: Callable[[list[dict]], dict[str, Any]]) -> None:
+        self.collator = collator
+
+    def __call__(self, examples: list[dict]) -> dict[str, Any]:
+        batch = self.collator(examples)
+        mask = batch.get("attention_mask")
+        if mask is None or mask.ndim != 2:
+            return batch
+        used = mask.any(dim=0).nonzero()
+        length = int(used.max()) + 1 if len(used) else 1
+        return {k: (v[:, :length] if getattr(v, "ndim", 0) == 2 and v.shape == mask.shape else v) for k, v in batch.items()}

@@ -1,5 +1,7 @@
 from .configuration_small_encoder import SmallEncoderConfig
 from .modeling_small_encoder import (
+    AUTO_MAP,
+    HEADS,
     SmallEncoderForCausalLM,
     SmallEncoderForMaskedLM,
     SmallEncoderForSequenceClassification,
@@ -8,6 +10,8 @@ from .modeling_small_encoder import (
 )
 
 __all__ = [
+    "AUTO_MAP",
+    "HEADS",
     "SmallEncoderConfig",
     "SmallEncoderPreTrainedModel",
     "SmallEncoderModel",

@@ -650,12 +650,17 @@ class SmallEncoderForMaskedLM(SmallEncoderPreTrainedModel):
         )
 
 
+# The heads, by the Auto class that loads each: `hf_models` registers them, and every saved config maps them all in
+# its `auto_map`, so that any `AutoModelFor*` loads a saved folder with `trust_remote_code=True`.
+HEADS: dict[str, type[SmallEncoderPreTrainedModel]] = {
+    "AutoModel": SmallEncoderModel,
+    "AutoModelForCausalLM": SmallEncoderForCausalLM,
+    "AutoModelForSequenceClassification": SmallEncoderForSequenceClassification,
+    "AutoModelForMaskedLM": SmallEncoderForMaskedLM,
+}
 AUTO_MAP = {
     "AutoConfig": "configuration_small_encoder.SmallEncoderConfig",
-    "AutoModel": "modeling_small_encoder.SmallEncoderModel",
-    "AutoModelForCausalLM": "modeling_small_encoder.SmallEncoderForCausalLM",
-    "AutoModelForSequenceClassification": "modeling_small_encoder.SmallEncoderForSequenceClassification",
-    "AutoModelForMaskedLM": "modeling_small_encoder.SmallEncoderForMaskedLM",
+    **{auto_class: f"modeling_small_encoder.{head.__name__}" for auto_class, head in HEADS.items()},
 }
 
 __all__ = [

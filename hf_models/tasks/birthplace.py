@@ -4,10 +4,11 @@
 Three steps, as in the course's `run.py`: `pretrain` on wiki.txt (span corruption, or causal LM on paragraph
 openings), `finetune` on the training questions, and `evaluate` (greedy-decode the answers and score them, or the
 London / most-common baselines). QA examples are `question ⁇ answer ⁇ </s>` with the loss on the answer only;
-`predict_answers` generates after `question ⁇` until the next `⁇` (or `</s>`).
+answers are generated after `question ⁇` until the next `⁇` (or `</s>`).
 
 `--course_vocabulary` (on every step) runs the course's own setting: its character vocabulary, built from
-wiki.txt, with character span corruption, block 128 and 32-character answers (`hf_models/course_settings.py`).
+wiki.txt, with character span corruption, block 128 and 32-character answers. The two settings differ in their
+tokenizer and their QA format only (`hf_models.tasks.qa_formats`): `qa_format` chooses once.
 """
 
 from __future__ import annotations
@@ -26,35 +27,33 @@ from datasets import concatenate_datasets
 from transformers import DataCollatorForSeq2Seq, PreTrainedTokenizerBase, TrainingArguments
 
 from hf_models import SmallEncoderForCausalLM
-from hf_models.course_settings import cs224n_char_tokenizer, encode_char_qa, predict_char_answers
-from hf_models.course_tokenizers import load_course_tokenizer
 from hf_models.data import (
+    IGNORE_INDEX,
     SpanCorruptionCollator,
+    TrimPaddingCollator,
     encode_birthplace_qa,
     encode_openings,
     load_birthplace,
     load_birthplace_corpus,
     tokenize_documents,
 )
-from hf_models.generation import greedy_completions
+from hf_models.metrics import load_metric
 from hf_models.run_record import Evaluation, RunRecord, model_reference, read_record
-from hf_models.tokenization import load_tokenizer, train_bpe_tokenizer
-from hf_models.training_utils import (
+from hf_models.tokenization import resolve_tokenizer, train_bpe_tokenizer
+from hf_models.training import (
     ModelArguments,
     RunTimer,
-    TrimPaddingCollator,
     check_block_size,
     check_plateau,
     finish_run,
-    load_metric,
     load_or_build_model,
-    load_run_tokenizer,
-    new_record,
     run_task,
     train_model,
     unigram_entropy,
     write_report,
 )
+
+from .qa_formats import BPEQAFormat, CourseQAFormat
 
 logger = logging.getLogger(__name__)
 
@@ -124,19 +123,27 @@ def _model(model_args: ModelArguments, bp_args: BirthplaceArguments, tokenizer) 
     )
 
 
-# Arguments that do not apply to a finetuning run (None drops them from the record's hyperparameters).
-PRETRAINING_ONLY = dict.fromkeys(("tokenizer_vocab_size", "pretraining_objective", "opening_tokens", "pretrain_with_qa"))
+# Arguments of the pretraining only: not hyperparameters of a finetuning run.
+PRETRAINING_ONLY = ("tokenizer_vocab_size", "pretraining_objective", "opening_tokens", "pretrain_with_qa")
 
 
-def _record(task: str, objective: str, model_args: ModelArguments, split_sizes: dict, block_size: int) -> RunRecord:
-    dropped = {**(PRETRAINING_ONLY if task == "birthplace-qa" else {})}
-    if model_args.model_name_or_path:
-        dropped["variant"] = None  # the attention of a new model only
-    hyperparameters = {**dropped, "block_size": block_size}
-    return new_record(
-        task, objective, model_args, DEFAULT_PRESET, dataset=DATASET, split_sizes=split_sizes, language=LANGUAGE,
-        hyperparameters=hyperparameters,
+def _finish(trainer, arguments: tuple, metrics: dict, timer: RunTimer, task: str, objective: str, split_sizes: dict):
+    """Save the run, with its record: the variant applies to a new model only, the pretraining options to the
+    pretraining only."""
+    model_args = arguments[0]
+    not_applicable = (PRETRAINING_ONLY if task == "birthplace-qa" else ()) + (
+        ("variant",) if model_args.model_name_or_path else ()
+    )
+    return finish_run(
+        trainer, arguments, metrics, timer, default_preset=DEFAULT_PRESET, task=task, objective=objective,
+        dataset=DATASET, split_sizes=split_sizes, language=LANGUAGE,
+        hyperparameters={"block_size": metrics["block_size"]}, not_applicable=not_applicable,
     )  # fmt: skip
+
+
+def qa_format(bp_args: BirthplaceArguments) -> BPEQAFormat | CourseQAFormat:
+    """The run's QA format (and vocabulary): the course's characters with `--course_vocabulary`, else our BPE."""
+    return CourseQAFormat() if bp_args.course_vocabulary else BPEQAFormat(bp_args.max_new_tokens)
 
 
 def _require_data_dir(bp_args: BirthplaceArguments) -> None:
@@ -152,26 +159,16 @@ def qa_texts(dataset: datasets.Dataset) -> list[str]:
 # --------------------------------------------------------------------------------------------------
 # pretrain
 # --------------------------------------------------------------------------------------------------
-def _tokenizer(model_args: ModelArguments, bp_args: BirthplaceArguments, missing: str) -> PreTrainedTokenizerBase:
-    """The run's tokenizer (`--tokenizer_name_or_path`, else the model's): the course's character vocabulary with
-    `--course_vocabulary`, else our BPE."""
-    if bp_args.course_vocabulary:
-        path = model_args.tokenizer_name_or_path or model_args.model_name_or_path
-        if path is None:
-            raise ValueError(missing)
-        return load_course_tokenizer(path)
-    return load_run_tokenizer(model_args, missing)
-
-
 def _pretraining_tokenizer(model_args: ModelArguments, bp_args: BirthplaceArguments, corpus) -> PreTrainedTokenizerBase:
-    tokenizer_path = model_args.tokenizer_name_or_path or model_args.model_name_or_path
-    if bp_args.course_vocabulary:
-        return cs224n_char_tokenizer(bp_args.data_dir, tokenizer_path)
-    if tokenizer_path:
-        return load_tokenizer(tokenizer_path)
-    # Trained on the pretraining corpus only (never on dev/test); saved with the model at the end.
-    logger.info(f"Training a {bp_args.tokenizer_vocab_size}-token BPE tokenizer on the pretraining corpus")
-    return train_bpe_tokenizer(corpus["text"], bp_args.tokenizer_vocab_size, show_progress=False)
+    """The given tokenizer; else the course's characters built from wiki.txt, or our BPE trained on the pretraining
+    corpus only (never on dev/test), saved with the model at the end."""
+
+    def train() -> PreTrainedTokenizerBase:
+        logger.info(f"Training a {bp_args.tokenizer_vocab_size}-token BPE tokenizer on the pretraining corpus")
+        return train_bpe_tokenizer(corpus["text"], bp_args.tokenizer_vocab_size, show_progress=False)
+
+    vocabulary = qa_format(bp_args).vocabulary
+    return resolve_tokenizer(model_args.tokenizer_path, vocabulary, data_dir=bp_args.data_dir, train=train)
 
 
 def pretrain(model_args: ModelArguments, bp_args: BirthplaceArguments, training_args: TrainingArguments) -> dict:
@@ -199,15 +196,14 @@ def pretrain(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
     metrics["pretraining_objective"] = bp_args.pretraining_objective
     metrics.update(check_plateau(metrics["final_train_loss"], unigram_entropy(train_dataset, len(tokenizer))))
     trainer.log_metrics("train", metrics)
-    record = _record(
-        "birthplace-pretraining", bp_args.pretraining_objective, model_args, {"train": len(train_dataset)}, block_size
-    )
-    return finish_run(trainer, (model_args, bp_args, training_args), metrics, timer, record)
+    arguments = (model_args, bp_args, training_args)
+    objective = bp_args.pretraining_objective
+    return _finish(trainer, arguments, metrics, timer, "birthplace-pretraining", objective, {"train": len(train_dataset)})
 
 
 def _openings_dataset(corpus, qa_train, tokenizer, bp_args: BirthplaceArguments, block_size: int):
     """Paragraph openings (plus, for mixed training, the QA pairs with the loss on every token) and their
-    collator, which pads inputs with <pad> and labels with -100."""
+    collator, which pads inputs with <pad> and labels with `IGNORE_INDEX`."""
     openings = corpus.map(
         encode_openings,
         batched=True,
@@ -224,7 +220,7 @@ def _openings_dataset(corpus, qa_train, tokenizer, bp_args: BirthplaceArguments,
         )
         qa = qa.map(lambda example: {"labels": example["input_ids"]}).cast(openings.features)
         openings = concatenate_datasets([openings, qa])
-    return openings, DataCollatorForSeq2Seq(tokenizer, label_pad_token_id=-100)
+    return openings, DataCollatorForSeq2Seq(tokenizer, label_pad_token_id=IGNORE_INDEX)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -233,8 +229,11 @@ def _openings_dataset(corpus, qa_train, tokenizer, bp_args: BirthplaceArguments,
 def finetune(model_args: ModelArguments, bp_args: BirthplaceArguments, training_args: TrainingArguments) -> dict:
     timer = RunTimer()
     _require_data_dir(bp_args)
-    tokenizer = _tokenizer(
-        model_args, bp_args, "finetune needs --model_name_or_path (pretrained) or --tokenizer_name_or_path (from scratch)"
+    qa_rows = qa_format(bp_args)
+    tokenizer = resolve_tokenizer(
+        model_args.tokenizer_path,
+        qa_rows.vocabulary,
+        missing="finetune needs --model_name_or_path (pretrained) or --tokenizer_name_or_path (from scratch)",
     )
     if not model_args.model_name_or_path:
         logger.info("No --model_name_or_path: finetuning a model trained from scratch (no pretraining)")
@@ -245,7 +244,7 @@ def finetune(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
     qa.pop("test")  # questions only: nothing to learn from
     with training_args.main_process_first(desc="tokenization"):
         encoded = qa.map(
-            encode_char_qa if bp_args.course_vocabulary else encode_birthplace_qa,
+            qa_rows.encode,
             batched=True,
             remove_columns=["question", "answer"],
             fn_kwargs={"tokenizer": tokenizer, "block_size": block_size},
@@ -255,42 +254,21 @@ def finetune(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
         training_args,
         tokenizer,
         encoded["train"],
-        # Pads inputs with <pad> and labels with -100, so that padding never enters the loss.
-        DataCollatorForSeq2Seq(tokenizer, label_pad_token_id=-100),
+        # Pads inputs with <pad> and labels with IGNORE_INDEX, so that padding never enters the loss.
+        DataCollatorForSeq2Seq(tokenizer, label_pad_token_id=IGNORE_INDEX),
         # Dev loss on the answer tokens, for the curves; accuracy comes from `evaluate`.
         encoded["validation"] if training_args.eval_strategy != "no" else None,
     )
     metrics["block_size"] = block_size
     trainer.log_metrics("train", metrics)
     metrics["pretrained_from"] = model_args.model_name_or_path
-    record = _record("birthplace-qa", "qa", model_args, {s: len(encoded[s]) for s in encoded}, block_size)
-    return finish_run(trainer, (model_args, bp_args, training_args), metrics, timer, record)
+    split_sizes = {split: len(encoded[split]) for split in encoded}
+    return _finish(trainer, (model_args, bp_args, training_args), metrics, timer, "birthplace-qa", "qa", split_sizes)
 
 
 # --------------------------------------------------------------------------------------------------
 # evaluate
 # --------------------------------------------------------------------------------------------------
-def predict_answers(
-    model: SmallEncoderForCausalLM,
-    tokenizer: PreTrainedTokenizerBase,
-    questions: list[str],
-    block_size: int | None = None,
-    batch_size: int = 64,
-    max_new_tokens: int = 16,
-) -> list[str]:
-    """Greedy-decode the answer to each question: generate after `question ⁇` until `⁇` or `</s>`."""
-    block_size = block_size or model.config.max_position_embeddings
-    stop_ids = [tokenizer.sep_token_id, tokenizer.eos_token_id]
-    prompts = encode_birthplace_qa({"question": questions}, tokenizer, block_size, prompt_only=True)["input_ids"]
-    answers = []
-    for row in greedy_completions(
-        model, tokenizer, prompts, block_size, max_new_tokens, batch_size, eos_token_id=stop_ids
-    ):
-        stop = next((i for i, token in enumerate(row) if token in stop_ids), len(row))
-        answers.append(tokenizer.decode(row[:stop], skip_special_tokens=True).strip())
-    return answers
-
-
 def _predictions(model_args: ModelArguments, bp_args: BirthplaceArguments, training_args, qa) -> tuple[list, str]:
     """The answers to the questions of `--eval_split` and where they come from (a model, or a baseline)."""
     questions = list(qa[bp_args.eval_split]["question"])
@@ -302,16 +280,12 @@ def _predictions(model_args: ModelArguments, bp_args: BirthplaceArguments, train
     missing = "evaluate needs --model_name_or_path, or --london_baseline / --most_common_baseline"
     if model_args.model_name_or_path is None:
         raise ValueError(missing)
-    tokenizer = _tokenizer(model_args, bp_args, missing)
+    answers = qa_format(bp_args)
+    tokenizer = resolve_tokenizer(model_args.tokenizer_path, answers.vocabulary, missing=missing)
     model = SmallEncoderForCausalLM.from_pretrained(model_args.model_name_or_path, dtype=torch.float32)
     model.to("cpu" if training_args.use_cpu or not torch.cuda.is_available() else "cuda")
-    predictions = (predict_char_answers if bp_args.course_vocabulary else predict_answers)(
-        model,
-        tokenizer,
-        questions,
-        block_size=bp_args.block_size,
-        batch_size=training_args.per_device_eval_batch_size,
-        **({} if bp_args.course_vocabulary else {"max_new_tokens": bp_args.max_new_tokens}),
+    predictions = answers.predict(
+        model, tokenizer, questions, bp_args.block_size, training_args.per_device_eval_batch_size
     )
     return predictions, model_args.model_name_or_path
 

@@ -16,22 +16,21 @@ from transformers import DataCollatorForLanguageModeling, TrainingArguments
 from hf_models import SmallEncoderForCausalLM, SmallEncoderForMaskedLM
 from hf_models.data import (
     SpanCorruptionCollator,
+    TrimPaddingCollator,
     corrupt_for_evaluation,
     load_text_corpus,
     tokenize_and_group,
     tokenize_documents,
 )
-from hf_models.training_utils import (
+from hf_models.metrics import load_metric
+from hf_models.tokenization import resolve_tokenizer
+from hf_models.training import (
     ModelArguments,
     RunTimer,
-    TrimPaddingCollator,
     check_block_size,
     check_plateau,
     finish_run,
-    load_metric,
     load_or_build_model,
-    load_run_tokenizer,
-    new_record,
     run_task,
     train_model,
     unigram_entropy,
@@ -109,13 +108,14 @@ def pretrain(
     if not data_args.train_files:
         raise ValueError("--train_files is required")
     logger.info(f"Objective {data_args.objective}, world size {training_args.world_size}")
-    tokenizer = load_run_tokenizer(
-        model_args, "--tokenizer_name_or_path is required (train one with tokenizer/train_tokenizer.py)"
+    tokenizer = resolve_tokenizer(
+        model_args.tokenizer_path,
+        missing="--tokenizer_name_or_path is required (train one with tokenizer/train_tokenizer.py)",
     )
     mlm = data_args.objective == "mlm"
     model_class = SmallEncoderForMaskedLM if mlm else SmallEncoderForCausalLM
     model = load_or_build_model(model_class, model_args, tokenizer, DEFAULT_PRESET, is_causal=not mlm)
-    n_params = sum(p.numel() for p in model.parameters())
+    n_params = model.num_parameters()
     logger.info(f"Training a {model_class.__name__} with {n_params / 1e6:.2f}M parameters")
     block_size = check_block_size(data_args.block_size or min(128, model.config.max_position_embeddings), model)
     train_dataset, eval_dataset, collator = _datasets(data_args, training_args, tokenizer, block_size)
@@ -132,17 +132,13 @@ def pretrain(
     metrics["objective"] = data_args.objective
     metrics["num_parameters"] = n_params
     trainer.log_metrics("train", {k: v for k, v in metrics.items() if k.startswith("train")})
-    record = new_record(
-        "pretraining",
-        data_args.objective,
-        model_args,
-        DEFAULT_PRESET,
+    return finish_run(
+        trainer, (model_args, data_args, training_args), metrics, timer, default_preset=DEFAULT_PRESET,
+        task="pretraining", objective=data_args.objective, language=data_args.language,
         dataset=", ".join(Path(f).name for f in data_args.train_files),
         split_sizes={"train": len(train_dataset), **({"validation": len(eval_dataset)} if eval_dataset else {})},
-        language=data_args.language,
         hyperparameters={"block_size": block_size},
-    )
-    return finish_run(trainer, (model_args, data_args, training_args), metrics, timer, record)
+    )  # fmt: skip
 
 
 def main(args: Sequence[str] | None = None) -> dict:

@@ -16,19 +16,10 @@ from transformers import DataCollatorWithPadding, EvalPrediction, Trainer, Train
 from transformers.trainer_utils import IntervalStrategy
 
 from hf_models import SmallEncoderForSequenceClassification
-from hf_models.course_settings import altegrad_lab_tokenizer
 from hf_models.data import load_cls_books
-from hf_models.training_utils import (
-    ModelArguments,
-    RunTimer,
-    finish_run,
-    load_metric,
-    load_or_build_model,
-    load_run_tokenizer,
-    new_record,
-    run_task,
-    train_model,
-)
+from hf_models.metrics import load_metric
+from hf_models.tokenization import resolve_tokenizer
+from hf_models.training import ModelArguments, RunTimer, finish_run, load_or_build_model, run_task, train_model
 
 logger = logging.getLogger(__name__)
 
@@ -172,18 +163,18 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
     if training_args.eval_strategy == IntervalStrategy.NO:
         # The recipe's point is the per-epoch validation curve.
         training_args.eval_strategy = IntervalStrategy.EPOCH
-    if data_args.lab_vocabulary:
-        tokenizer_path = model_args.tokenizer_name_or_path or model_args.model_name_or_path
-        tokenizer = altegrad_lab_tokenizer(data_args.data_dir, tokenizer_path)
-    else:
-        tokenizer = load_run_tokenizer(
-            model_args, "--from_scratch needs --tokenizer_name_or_path (train one with tokenizer/train_tokenizer.py)"
-        )
+    # The lab's vocabulary is built from DATA_DIR when no tokenizer is given.
+    tokenizer = resolve_tokenizer(
+        model_args.tokenizer_path,
+        "altegrad-lab" if data_args.lab_vocabulary else "bpe",
+        data_dir=data_args.data_dir,
+        missing="--from_scratch needs --tokenizer_name_or_path (train one with tokenizer/train_tokenizer.py)",
+    )
     raw = load_cls_books(data_args.data_dir, detokenize=not data_args.lab_vocabulary)
     label_names = raw["train"].features["label"].names
     model = _classifier(model_args, data_args, tokenizer, dict(enumerate(label_names)))
-    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
-    logger.info(f"{trainable:,} trainable parameters of {sum(p.numel() for p in model.parameters()):,}")
+    trainable = model.num_parameters(only_trainable=True)
+    logger.info(f"{trainable:,} trainable parameters of {model.num_parameters():,}")
     max_length = min(data_args.max_seq_length, model.config.max_position_embeddings)
     encoded = _encoded_reviews(raw, data_args, training_args, tokenizer, max_length)
 
@@ -207,17 +198,11 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
         if "eval_accuracy" in entry
     ]
     _write_test_predictions(trainer, encoded["test"], data_args, metrics)
-    record = new_record(
-        "sentiment",
-        "classification",
-        model_args,
-        DEFAULT_PRESET,
-        dataset=DATASET,
-        split_sizes={split: len(encoded[split]) for split in encoded},
-        language=LANGUAGE,
-        hyperparameters={"max_length": max_length},
-    )
-    return finish_run(trainer, (model_args, data_args, training_args), metrics, timer, record)
+    return finish_run(
+        trainer, (model_args, data_args, training_args), metrics, timer, default_preset=DEFAULT_PRESET,
+        task="sentiment", objective="classification", dataset=DATASET, language=LANGUAGE,
+        split_sizes={split: len(encoded[split]) for split in encoded}, hyperparameters={"max_length": max_length},
+    )  # fmt: skip
 
 
 def main(args: Sequence[str] | None = None) -> dict:

@@ -2,7 +2,7 @@
 """Mutation check: plant plausible bugs in the library, one at a time, and expect the tests to catch each one.
 
 Every mutant is an exact string replacement in one source file (`hf_models/small_encoder/`, `hf_models/data/`,
-`hf_models/textio.py`, `hf_models/metrics/`, `hf_models/training_utils.py`). For each mutant the tree is copied to a temporary folder
+`hf_models/textio.py`, `hf_models/metrics/`, `hf_models/training/`). For each mutant the tree is copied to a temporary folder
 (the working tree is never touched), the replacement is applied there, and the mutant's test files run with
 `PYTHONPATH` pointing at the copy. A mutant is *killed* when pytest reports failing tests (exit code 1).
 
@@ -40,7 +40,7 @@ EXACT_MATCH = "hf_models/metrics/exact_match/exact_match.py"
 F1 = "hf_models/metrics/f1/f1.py"
 PERPLEXITY = "hf_models/metrics/perplexity/perplexity.py"
 ACCURACY = "hf_models/metrics/accuracy/accuracy.py"
-TRAINING_UTILS = "hf_models/training_utils.py"
+TRAINER = "hf_models/training/trainer.py"
 
 MODEL_TESTS = ("tests/test_synthesizer_reference.py", "tests/test_modeling.py")
 SPAN_TESTS = ("tests/test_span_corruption.py", "tests/test_determinism.py")
@@ -366,7 +366,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "evaluation-shifts-training-rng",
-        TRAINING_UTILS,
+        TRAINER,
         "with torch.random.fork_rng(devices=devices):",
         "if devices is not None:",
         ("tests/test_determinism.py",),

@@ -25,19 +25,12 @@ from pathlib import Path
 
 from transformers import AutoTokenizer, PreTrainedTokenizerBase, PreTrainedTokenizerFast
 
-# Re-exported: the text-file readers live in `hf_models.textio`.
-from .textio import TextDecodeError, find_invalid_utf8, iter_text_files, iter_text_lines, open_binary
-
 __all__ = [
+    "CONFIG_TOKENS",
     "SPECIAL_TOKENS",
-    "TextDecodeError",
     "chars_per_token",
-    "find_invalid_utf8",
-    "iter_text_files",
-    "iter_text_lines",
+    "config_token_ids",
     "load_tokenizer",
-    "open_binary",
-    "special_token_ids",
     "train_bpe_tokenizer",
 ]
 
@@ -50,6 +43,8 @@ SPECIAL_TOKENS: dict[str, str] = {
     "mask": "<mask>",
     "sep": "\u2047",  # "⁇", CS224N's MASK_CHAR
 }
+# The special tokens a model config holds the ids of (`pad_token_id`, ...): all but `unk`, which no model reads.
+CONFIG_TOKENS = tuple(name for name in SPECIAL_TOKENS if name != "unk")
 
 DEFAULT_MODEL_MAX_LENGTH = 1024
 
@@ -146,16 +141,12 @@ def load_tokenizer(path: str | os.PathLike) -> PreTrainedTokenizerBase:
     return tok
 
 
-def special_token_ids(tokenizer: PreTrainedTokenizerBase) -> dict[str, int]:
-    """The ids to copy into a model config: pad, bos, eos, sep and mask token ids."""
-    ids = {
-        f"{name}_token_id": getattr(tokenizer, f"{name}_token_id", None)
-        for name in ("pad", "bos", "eos", "sep", "mask")
-    }
-    missing = [k for k, v in ids.items() if v is None]
-    if missing:
-        raise ValueError(f"tokenizer lacks {', '.join(missing)}")
-    return ids
+def config_token_ids(tokenizer: PreTrainedTokenizerBase) -> dict[str, int]:
+    """The `CONFIG_TOKENS` ids the tokenizer has, as config fields (`pad_token_id`, ...). The courses' vocabularies
+    lack some (CS224N's characters have no bos/eos, the lab's no sep/mask); `load_tokenizer` insists on all of them
+    for ours."""
+    ids = {f"{name}_token_id": getattr(tokenizer, f"{name}_token_id", None) for name in CONFIG_TOKENS}
+    return {key: value for key, value in ids.items() if value is not None}
 
 
 def chars_per_token(tokenizer: PreTrainedTokenizerBase, texts: Iterable[str], batch_size: int = 1000) -> float:

@@ -20,6 +20,21 @@ from pathlib import Path
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, processors
 from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
+__all__ = [
+    "COURSE_VOCABULARIES",
+    "VocabularyError",
+    "build_altegrad_lab_tokenizer",
+    "build_course_tokenizer",
+    "build_cs224n_char_tokenizer",
+    "cs224n_char_vocabulary",
+    "load_course_tokenizer",
+    "read_fairseq_dictionary",
+    "read_sentencepiece_pieces",
+]
+
+# The vocabularies `build_course_tokenizer` makes, by name (the command line's `course` argument).
+CS224N_CHAR, ALTEGRAD_LAB = "cs224n-char", "altegrad-lab"
+COURSE_VOCABULARIES = (CS224N_CHAR, ALTEGRAD_LAB)
 CS224N_PAD_CHAR = "\u25a1"  # □
 CS224N_MASK_CHAR = "\u2047"  # ⁇
 LAB_SPECIAL_TOKENS = ("<s>", "<pad>", "</s>", "<unk>")  # fairseq's Dictionary: ids 0-3
@@ -148,23 +163,33 @@ def load_course_tokenizer(path: str | os.PathLike) -> PreTrainedTokenizerFast:
     return tokenizer
 
 
+def build_course_tokenizer(
+    course: str, data_dir: str | os.PathLike, output_dir: str | os.PathLike | None = None
+) -> PreTrainedTokenizerFast:
+    """A course's vocabulary built from its data folder: `cs224n-char` from `birthplace/wiki.txt`, `altegrad-lab`
+    from `cls-books/dict.txt` (checked against `sentencepiece.french.model` when the folder has it)."""
+    data_dir = Path(data_dir)
+    if course == CS224N_CHAR:
+        return build_cs224n_char_tokenizer(data_dir / "wiki.txt", output_dir)
+    if course == ALTEGRAD_LAB:
+        sentencepiece_model = data_dir / "sentencepiece.french.model"
+        return build_altegrad_lab_tokenizer(
+            data_dir / "dict.txt", sentencepiece_model if sentencepiece_model.is_file() else None, output_dir
+        )
+    raise ValueError(f"unknown course vocabulary {course!r}; expected one of {COURSE_VOCABULARIES}")
+
+
 def main(argv: list[str] | None = None) -> None:
     import argparse
 
     parser = argparse.ArgumentParser(
-        prog="python -m hf_models.course_tokenizers", description="Save a course's own vocabulary as a tokenizer."
+        prog="python -m hf_models.tokenization.courses", description="Save a course's own vocabulary as a tokenizer."
     )
-    parser.add_argument("course", choices=("cs224n-char", "altegrad-lab"))
+    parser.add_argument("course", choices=COURSE_VOCABULARIES)
     parser.add_argument("--data_dir", required=True, help="birthplace/ (wiki.txt) or cls-books/ (dict.txt + .model)")
     parser.add_argument("--output_dir", required=True)
     args = parser.parse_args(argv)
-    data_dir = Path(args.data_dir)
-    if args.course == "cs224n-char":
-        tokenizer = build_cs224n_char_tokenizer(data_dir / "wiki.txt", args.output_dir)
-    else:
-        tokenizer = build_altegrad_lab_tokenizer(
-            data_dir / "dict.txt", data_dir / "sentencepiece.french.model", args.output_dir
-        )
+    tokenizer = build_course_tokenizer(args.course, args.data_dir, args.output_dir)
     print(f"Saved a {len(tokenizer):,}-token tokenizer to {args.output_dir}")
 
 

@@ -1,0 +1,272 @@
+"""Share a run folder on the Hugging Face Hub: the export (weights, config, remote code, tokenizer, plots) and its
+model card (`hf_models.hub.card`). `push_to_hub.py` is the command line over it.
+
+The remote code is the run's own: `save_pretrained` copied `configuration_small_encoder.py` and
+`modeling_small_encoder.py` into the run folder and wrote an `auto_map` for every head, so the code shipped is the
+code that trained the weights. Only allowlisted file names are staged and uploaded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass
+from fnmatch import fnmatch
+from pathlib import Path
+from typing import Any
+
+from huggingface_hub import HfApi, ModelCard, get_token
+from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
+
+from ..run_record import read_record
+from .card import CardOptions, PushError, build_model_card, head_of
+
+__all__ = ["ALLOW_PATTERNS", "ExportResult", "collect_files", "code_files", "explain", "export_folder", "upload"]
+
+PROG = "push_to_hub.py"
+CODE_PATTERNS = ("configuration_*.py", "modeling_*.py")
+# Files copied verbatim from the run directory (top level only: `checkpoint-*/` is never walked for these).
+WEIGHT_PATTERNS = ("model.safetensors", "model-*-of-*.safetensors", "model.safetensors.index.json")
+TOKENIZER_FILES = (
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "added_tokens.json",
+    "vocab.json",
+    "merges.txt",
+    "chat_template.jinja",
+)
+CONFIG_FILES = ("config.json", "generation_config.json")
+PLOT_PATTERN = "*.png"
+# Everything that may be uploaded: `upload_folder` receives this list, and `export_folder` refuses to stage a file
+# that does not match it, so the dry run and the upload can only ever contain these names.
+ALLOW_PATTERNS: list[str] = [
+    "README.md",
+    *CONFIG_FILES,
+    *WEIGHT_PATTERNS,
+    *CODE_PATTERNS,
+    *TOKENIZER_FILES,
+    PLOT_PATTERN,  # fnmatch's `*` also crosses `/`, so this covers `plots/loss.png`
+]
+# Defence in depth: names refused even if an allow pattern matched them (and folders never walked).
+DENY_PATTERNS = (
+    ".env", ".env.*", "*.env", "checkpoint-*", "runs", "optimizer.pt", "scheduler.pt", "rng_state*.pth",
+    "training_args.bin", "*.pt", "*.pth", "*.bin", "*.pkl", "*.pickle", "*.log", "*.tsv", "*.gz", "*.spm",
+    "*.token", "token", "*secret*", "__pycache__", "wandb",
+)  # fmt: skip
+
+
+@dataclass
+class ExportResult:
+    """The staged folder: its files (relative paths) and the allowlist to upload it with."""
+
+    folder: Path
+    files: list[Path]
+    allow_patterns: list[str]
+    card: ModelCard
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Collecting files
+# ----------------------------------------------------------------------------------------------------------------
+def _denied(rel_path: Path) -> bool:
+    """True if any part of the path matches a deny pattern or is hidden (`checkpoint-1/.env` is refused twice)."""
+    return any(fnmatch(part, pattern) for part in rel_path.parts for pattern in DENY_PATTERNS) or any(
+        part.startswith(".") for part in rel_path.parts
+    )
+
+
+def _allowed(rel_path: Path) -> bool:
+    return any(fnmatch(rel_path.as_posix(), pattern) for pattern in ALLOW_PATTERNS) and not _denied(rel_path)
+
+
+def _find_plots(run_dir: Path, skip: Path | None, max_depth: int = 2) -> list[Path]:
+    """PNG plots at the top of the run or in a shallow sub-folder (e.g. `plots/`), never inside pruned folders."""
+    plots: list[Path] = []
+    skip = skip.resolve() if skip is not None else None
+    for root, dirs, files in os.walk(run_dir, followlinks=False):
+        rel_root = Path(root).relative_to(run_dir)
+        # Prune in place so that checkpoints, tensorboard logs and the export folder itself are never walked.
+        dirs[:] = sorted(
+            d
+            for d in dirs
+            if not _denied(rel_root / d)
+            and len((rel_root / d).parts) < max_depth
+            and (skip is None or (Path(root) / d).resolve() != skip)
+        )
+        plots.extend(rel_root / f for f in sorted(files) if fnmatch(f, PLOT_PATTERN) and not _denied(rel_root / f))
+    return plots
+
+
+def collect_files(run_dir: str | os.PathLike, skip: str | os.PathLike | None = None) -> list[Path]:
+    """The run files to copy as they are (weights, configs, code, tokenizer, plots), relative to `run_dir`."""
+    run_dir = Path(run_dir)
+    top_level = (*WEIGHT_PATTERNS, *CONFIG_FILES, *CODE_PATTERNS, *TOKENIZER_FILES)
+    wanted = [Path(p.name) for p in sorted(run_dir.iterdir()) if p.is_file() and any(fnmatch(p.name, t) for t in top_level)]
+    plots = _find_plots(run_dir, Path(skip) if skip is not None else None)
+    return [f for f in sorted({*wanted, *plots}, key=lambda p: p.as_posix()) if _allowed(f)]
+
+
+def code_files(run_dir: str | os.PathLike) -> list[Path]:
+    """The run's remote code (the files `save_pretrained` copied), checked the way transformers will load it."""
+    from transformers.dynamic_module_utils import get_imports
+
+    files = sorted(p for pattern in CODE_PATTERNS for p in Path(run_dir).glob(pattern))
+    if not any(p.name.startswith("modeling_") for p in files):
+        raise PushError(
+            f"no modeling_*.py in {run_dir}: the model was saved without its remote code; load it and "
+            "save_pretrained it again with the current hf_models (which registers it for the Auto classes)"
+        )
+    for path in files:
+        if "hf_models" in get_imports(str(path)):
+            raise PushError(
+                f"{path.name} imports `hf_models` with an absolute import, which cannot load from the Hub; "
+                f"use a relative import (`from .module import X`) in {path}"
+            )
+    return files
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Export (dry run and upload staging share this) and upload
+# ----------------------------------------------------------------------------------------------------------------
+def _check_run_dir(run_dir: Path) -> dict[str, Any]:
+    if not run_dir.is_dir():
+        raise PushError(f"run directory {run_dir} does not exist")
+    try:
+        config = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise PushError(
+            f"{run_dir}/config.json is missing or unreadable; pass the folder a recipe saved the model in"
+        ) from None
+    if not any(run_dir.glob("model*.safetensors")):
+        raise PushError(f"no model*.safetensors in {run_dir}; only safetensors weights are shared")
+    if config.get("model_type") != "small-encoder":
+        raise PushError(f"{run_dir}/config.json has model_type={config.get('model_type')!r}, expected 'small-encoder'")
+    if not config.get("architectures"):
+        raise PushError(f"{run_dir}/config.json has no `architectures`; save the model with save_pretrained")
+    head_of(config["architectures"][0])
+    if not config.get("auto_map"):
+        raise PushError(f"{run_dir}/config.json has no `auto_map`; save the model again with the current hf_models")
+    return config
+
+
+def _prepare_local_dir(local_dir: Path, run_dir: Path, overwrite: bool) -> None:
+    if local_dir.exists() and any(local_dir.iterdir()):
+        if not overwrite:
+            raise PushError(f"--local_dir {local_dir} is not empty; pick a new folder or add --overwrite")
+        resolved, run = local_dir.resolve(), run_dir.resolve()
+        # Never delete the run itself, one of its parents, the home folder or the file-system root.
+        if resolved in (run, *run.parents, Path.home().resolve()) or resolved == Path(resolved.anchor):
+            raise PushError(f"refusing to overwrite {local_dir}: it holds the run or is a system folder")
+        shutil.rmtree(resolved)
+    local_dir.mkdir(parents=True, exist_ok=True)
+
+
+def export_folder(
+    run_dir: str | os.PathLike, local_dir: str | os.PathLike, options: CardOptions | None = None, overwrite=False
+) -> ExportResult:
+    """Write to `local_dir` exactly what would be uploaded: allowlisted run files, its code, config and card."""
+    run_dir, local_dir = Path(run_dir), Path(local_dir)
+    config = _check_run_dir(run_dir)
+    code_files(run_dir)
+    _prepare_local_dir(local_dir, run_dir, overwrite)
+    # Trainer saves use_cache=False; a shared model should use its KV cache in plain forwards too.
+    config["use_cache"] = True
+    files = collect_files(run_dir, skip=local_dir)
+    for rel in files:
+        if rel.name != "config.json":
+            (local_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(run_dir / rel, local_dir / rel)
+    (local_dir / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    if not (run_dir / "tokenizer_config.json").is_file():
+        print(f"{PROG}: warning: no tokenizer files in {run_dir}; pipeline() will not work from the export", file=sys.stderr)
+    plots = [f for f in files if fnmatch(f.name, PLOT_PATTERN)]
+    card = build_model_card(run_dir, config, read_record(run_dir), options or CardOptions(), plots)
+    card.save(local_dir / "README.md")
+    staged = sorted((p.relative_to(local_dir) for p in local_dir.rglob("*") if p.is_file()), key=lambda p: p.as_posix())
+    refused = [rel for rel in staged if not _allowed(rel)]
+    if refused:
+        raise PushError(f"internal error: staged files outside the allowlist: {', '.join(map(str, refused))}")
+    return ExportResult(folder=local_dir, files=staged, allow_patterns=list(ALLOW_PATTERNS), card=card)
+
+
+def network_errors() -> tuple[type[BaseException], ...]:
+    """Exception types meaning 'the Hub could not be reached or refused': OSError covers huggingface_hub's own
+    (offline mode, HfHubHTTPError); the HTTP client's are added if the installed huggingface_hub uses it."""
+    types: list[type[BaseException]] = [OSError]
+    for module, name in (("httpx2", "HTTPError"), ("httpx", "HTTPError"), ("requests", "RequestException")):
+        mod = sys.modules.get(module)
+        if mod is not None and isinstance(getattr(mod, name, None), type):
+            types.append(getattr(mod, name))
+    return tuple(types)
+
+
+def endpoint() -> str:
+    return os.environ.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
+
+
+def one_line(text: str, limit: int = 200) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+OFFLINE_MESSAGE = (
+    "cannot upload: offline mode is on (HF_HUB_OFFLINE=1); unset it and check your network, "
+    "or use --dry_run --local_dir OUT"
+)
+
+
+def explain(error: BaseException) -> str:
+    """One line saying what is missing and how to fix it, for an error raised while talking to the Hub."""
+    if isinstance(error, OfflineModeIsEnabled):
+        return OFFLINE_MESSAGE
+    if isinstance(error, HfHubHTTPError):
+        status = getattr(getattr(error, "response", None), "status_code", None)
+        if status in (401, 403):
+            return f"the Hub rejected the token (HTTP {status}); run 'hf auth login' with a token that has write access"
+        return f"the Hub refused the request (HTTP {status}): {one_line(error)}"
+    if isinstance(error, OSError) and not isinstance(error, ConnectionError | TimeoutError):
+        # A local file problem (permissions, disk full), not the network.
+        return f"{type(error).__name__}: {one_line(error)}"
+    return (
+        f"cannot reach the Hugging Face Hub at {endpoint()} ({type(error).__name__}: {one_line(error, 120)}); "
+        "check your network or proxy, or use --dry_run --local_dir OUT"
+    )
+
+
+def upload(
+    run_dir: str | os.PathLike,
+    options: CardOptions,
+    *,
+    private: bool = False,
+    revision: str | None = None,
+    commit_message: str | None = None,
+) -> tuple[str, int]:
+    """Stage the export in a temporary folder and upload it; returns (commit URL, number of files).
+
+    Raises PushError for what the user must fix, and the Hub client's errors for the network."""
+    run_dir = Path(run_dir)
+    if os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in {"1", "ON", "YES", "TRUE"}:
+        raise PushError(OFFLINE_MESSAGE)
+    token = get_token()
+    if not token:
+        raise PushError("no Hugging Face token found; run 'hf auth login' (or 'huggingface-cli login') or set HF_TOKEN")
+    api = HfApi(token=token)
+    api.whoami()  # fails fast, before staging, on a bad token or no network
+    with tempfile.TemporaryDirectory(prefix="push_to_hub-") as tmp:
+        staged = export_folder(run_dir, Path(tmp) / "export", options)
+        api.create_repo(repo_id=options.repo_id, repo_type="model", private=private or None, exist_ok=True)
+        if revision:
+            api.create_branch(repo_id=options.repo_id, branch=revision, repo_type="model", exist_ok=True)
+        info = api.upload_folder(
+            repo_id=options.repo_id,
+            repo_type="model",
+            folder_path=str(staged.folder),
+            revision=revision,
+            commit_message=commit_message or f"Upload {run_dir.resolve().name} with push_to_hub.py",
+            allow_patterns=staged.allow_patterns,
+        )
+    return str(getattr(info, "commit_url", None) or f"{endpoint()}/{options.repo_id}"), len(staged.files)

@@ -1,0 +1,148 @@
+"""The two birthplace QA formats, each one object that encodes the training rows and predicts the answers, so that
+`hf_models.tasks.birthplace` chooses between them once:
+
+- `BPEQAFormat` (our BPE): `question ⁇ answer ⁇ </s>` with the loss on the answer; answers generated after
+  `question ⁇` until the next `⁇` (or `</s>`).
+- `CourseQAFormat` (CS224N's character vocabulary, `--course_vocabulary`): the course's `NameDataset` rows
+  `question⁇answer⁇`; 32 characters greedily generated after `question⁇`, the answer read between the first and
+  second `⁇` of the completion, as the course's `run.py` does.
+
+Both decode through `greedy_completions`: left-padded batches of prompts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+from ..data import check_characters, encode_birthplace_qa, encode_char_qa
+from ..tokenization.courses import CS224N_CHAR, CS224N_MASK_CHAR
+
+__all__ = [
+    "BPEQAFormat",
+    "CourseQAFormat",
+    "answer_between_masks",
+    "greedy_completions",
+    "predict_answers",
+    "predict_char_answers",
+]
+
+CS224N_ANSWER_CHARS = 32  # the course's evaluation samples 32 characters
+
+
+@torch.no_grad()
+def greedy_completions(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    prompts: Sequence[list[int]],
+    block_size: int,
+    max_new_tokens: int,
+    batch_size: int = 64,
+    **generate_kwargs: Any,
+) -> list[list[int]]:
+    """The tokens greedily generated after each prompt (ids), at most `max_new_tokens` and never past `block_size`.
+
+    Batches are left-padded (the model derives positions from the attention mask), as the text-generation
+    pipeline does, so that every prompt ends right where generation starts. `generate_kwargs` go to `generate`
+    (e.g. `eos_token_id` stop ids, `min_new_tokens`); the tokenizer's padding side is restored afterwards.
+    """
+    model.eval()
+    padding_side, tokenizer.padding_side = tokenizer.padding_side, "left"
+    completions = []
+    try:
+        for start in range(0, len(prompts), batch_size):
+            batch = tokenizer.pad({"input_ids": list(prompts[start : start + batch_size])}, return_tensors="pt")
+            batch = batch.to(model.device)
+            width = batch["input_ids"].shape[1]
+            new_tokens = max(1, min(max_new_tokens, block_size - width))
+            kwargs = dict(generate_kwargs)
+            if "min_new_tokens" in kwargs:
+                kwargs["min_new_tokens"] = min(kwargs["min_new_tokens"], new_tokens)
+            generated = model.generate(
+                **batch, do_sample=False, max_new_tokens=new_tokens, pad_token_id=tokenizer.pad_token_id, **kwargs
+            )
+            completions.extend(generated[:, width:].tolist())
+    finally:
+        tokenizer.padding_side = padding_side
+    return completions
+
+
+def predict_answers(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    questions: list[str],
+    block_size: int | None = None,
+    batch_size: int = 64,
+    max_new_tokens: int = 16,
+) -> list[str]:
+    """Greedy-decode the answer to each question: generate after `question ⁇` until `⁇` or `</s>`."""
+    block_size = block_size or model.config.max_position_embeddings
+    stop_ids = [tokenizer.sep_token_id, tokenizer.eos_token_id]
+    prompts = encode_birthplace_qa({"question": questions}, tokenizer, block_size, prompt_only=True)["input_ids"]
+    answers = []
+    for row in greedy_completions(
+        model, tokenizer, prompts, block_size, max_new_tokens, batch_size, eos_token_id=stop_ids
+    ):
+        stop = next((i for i, token in enumerate(row) if token in stop_ids), len(row))
+        answers.append(tokenizer.decode(row[:stop], skip_special_tokens=True).strip())
+    return answers
+
+
+def answer_between_masks(completion: str) -> str:
+    """The course's `completion.split('⁇')[1]`: the text between the first and second `⁇` ('' when absent)."""
+    parts = completion.split(CS224N_MASK_CHAR)
+    return parts[1] if len(parts) > 1 else ""
+
+
+def predict_char_answers(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    questions: list[str],
+    block_size: int | None = None,
+    batch_size: int = 64,
+    max_new_chars: int = CS224N_ANSWER_CHARS,
+) -> list[str]:
+    """Greedy-decode `max_new_chars` characters after `question⁇` (left-padded batches, no early stop), then keep
+    the text between the first and second `⁇` of question + completion."""
+    config = model.config
+    # A converted course synthesizer spans ℓ = block - 1 positions only.
+    usable = config.max_position_embeddings if config.attention_type == "vanilla" else config.synthesizer_length
+    block_size = min(block_size or usable, usable)
+    check_characters(questions, tokenizer, "questions")
+    prompts = [ids[-(block_size - 1) :] for ids in tokenizer([q + CS224N_MASK_CHAR for q in questions])["input_ids"]]
+    # min_new_tokens: never stop early, as the course samples a fixed number of characters.
+    completions = greedy_completions(
+        model, tokenizer, prompts, block_size, max_new_chars, batch_size, min_new_tokens=max_new_chars
+    )
+    return [answer_between_masks(tokenizer.decode(p + c)) for p, c in zip(prompts, completions, strict=True)]
+
+
+@dataclass(frozen=True)
+class BPEQAFormat:
+    """Our BPE: `question ⁇ answer ⁇ </s>`, answers of at most `max_new_tokens` tokens."""
+
+    max_new_tokens: int = 16
+    vocabulary: str = "bpe"
+
+    def encode(self, examples: dict[str, list[str]], tokenizer, block_size: int) -> dict[str, list[list[int]]]:
+        return encode_birthplace_qa(examples, tokenizer, block_size)
+
+    def predict(self, model, tokenizer, questions: list[str], block_size: int | None, batch_size: int) -> list[str]:
+        return predict_answers(model, tokenizer, questions, block_size, batch_size, self.max_new_tokens)
+
+
+@dataclass(frozen=True)
+class CourseQAFormat:
+    """CS224N's characters: `question⁇answer⁇`, answers read from 32 generated characters."""
+
+    vocabulary: str = CS224N_CHAR
+
+    def encode(self, examples: dict[str, list[str]], tokenizer, block_size: int) -> dict[str, list[list[int]]]:
+        return encode_char_qa(examples, tokenizer, block_size)
+
+    def predict(self, model, tokenizer, questions: list[str], block_size: int | None, batch_size: int) -> list[str]:
+        return predict_char_answers(model, tokenizer, questions, block_size, batch_size)

@@ -1,0 +1,41 @@
+"""Training, shared by the tasks in `hf_models.tasks`, one stage of a run per module:
+
+- `arguments`: `ModelArguments`, parsing flags or one JSON file, logging and the seed (`run_task`);
+- `setup`: the model to start from (`load_or_build_model`, `build_config`) and `check_block_size`;
+- `trainer`: `ReproducibleTrainer` and `train_model`;
+- `plots`: `loss.png` and `accuracy.png`, redrawn during training;
+- `plateau`: a pretraining loss against the unigram entropy of its data;
+- `finish`: the end of a run (model, plots, run record, `report.json`).
+
+The run's tokenizer comes from `hf_models.tokenization.resolve_tokenizer`, its metrics from
+`hf_models.metrics.load_metric`.
+"""
+
+from .arguments import ModelArguments, parse_args, run_task, setup_run
+from .finish import RunTimer, finish_run, model_source, write_report
+from .plateau import PLATEAU_KEYS, check_plateau, unigram_entropy
+from .plots import PlotCallback, plot_curves
+from .setup import build_config, check_block_size, load_or_build_model
+from .trainer import ReproducibleTrainer, last_logged, train_model
+
+__all__ = [
+    "PLATEAU_KEYS",
+    "ModelArguments",
+    "PlotCallback",
+    "ReproducibleTrainer",
+    "RunTimer",
+    "build_config",
+    "check_block_size",
+    "check_plateau",
+    "finish_run",
+    "last_logged",
+    "load_or_build_model",
+    "model_source",
+    "parse_args",
+    "plot_curves",
+    "run_task",
+    "setup_run",
+    "train_model",
+    "unigram_entropy",
+    "write_report",
+]

@@ -1,0 +1,111 @@
+"""The end of every run: the model and tokenizer, the trainer state, the plots, the run record and `report.json`.
+
+The run record (`RunRecord.from_trainer`) is the one account of the run. `report.json` is `evaluate.save`'s metric
+report of the same metrics and arguments, for `evaluate`'s tools.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import evaluate
+from transformers import Trainer, TrainingArguments
+
+from ..run_record import RunRecord, hardware, model_reference, read_record, to_json
+from ..small_encoder import SmallEncoderConfig
+from .arguments import ModelArguments
+from .plateau import PLATEAU_KEYS
+from .plots import plot_curves
+
+__all__ = ["RunTimer", "finish_run", "model_source", "write_report"]
+
+
+class RunTimer:
+    """Wall time since construction; build it first thing in a task's step."""
+
+    def __init__(self) -> None:
+        self.start = time.perf_counter()
+
+    @property
+    def seconds(self) -> float:
+        return round(time.perf_counter() - self.start, 2)
+
+
+def model_source(model_args: ModelArguments, default_preset: str) -> dict[str, str | None]:
+    """The record's `preset` and `finetuned_from`: a new model's preset name (None for a config file); a
+    pretrained model's name, and the preset its own record names."""
+    if model_args.model_name_or_path:
+        parent = read_record(model_args.model_name_or_path) if os.path.isdir(model_args.model_name_or_path) else None
+        return {"preset": parent.preset if parent else None, "finetuned_from": model_reference(model_args.model_name_or_path)}
+    preset = model_args.model_config or default_preset
+    return {"preset": preset if preset in SmallEncoderConfig.available_presets() else None, "finetuned_from": None}
+
+
+def write_report(
+    training_args: TrainingArguments,
+    arguments: Sequence[Any],
+    metrics: dict[str, Any],
+    wall_time_s: float,
+    path: str | os.PathLike | None = None,
+) -> Path | None:
+    """On the main process only, write `report.json` with `evaluate.save`: the run's arguments (each
+    dataclass under its class name), its metrics, `world_size`, the mixed-precision mode and the wall time.
+    Returns the report path, or None on the other processes."""
+    if training_args.process_index != 0:
+        return None
+    # TrainingArguments.to_dict() hides tokens and turns enums into strings.
+    args_dict = {type(arg).__name__: arg.to_dict() if hasattr(arg, "to_dict") else dataclasses.asdict(arg) for arg in arguments}
+    run = hardware(training_args)
+    path = Path(path) if path is not None else Path(training_args.output_dir) / "report.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return evaluate.save(
+        str(path),
+        arguments=to_json(args_dict),
+        **to_json(metrics),
+        world_size=run["world_size"],
+        mixed_precision=run["mixed_precision"],
+        wall_time_s=wall_time_s,
+    )
+
+
+def finish_run(
+    trainer: Trainer,
+    arguments: Sequence[Any],
+    metrics: dict[str, Any],
+    timer: RunTimer,
+    *,
+    default_preset: str,
+    **record_fields: Any,
+) -> dict[str, Any]:
+    """End of every task's training step: save the model and tokenizer, the trainer state, the plots, the record
+    and the report.
+
+    `arguments` are the run's argument dataclasses (model, task, training); `record_fields` what the task knows for
+    `RunRecord.from_trainer` (task, objective, dataset, split sizes, language, its own hyperparameters and the
+    arguments that did not apply); the preset and the starting model come from the model arguments.
+    `Trainer.save_model` already writes on the main process only (`args.should_save`); the model's
+    `use_cache` is restored first because `Trainer` turns it off for training.
+    """
+    model_args, task_args, training_args = arguments
+    unwrapped = trainer.accelerator.unwrap_model(trainer.model)
+    if hasattr(unwrapped.config, "use_cache"):
+        unwrapped.config.use_cache = True
+    trainer.save_model()
+    wall_time_s = timer.seconds
+    if trainer.is_world_process_zero():
+        trainer.save_state()
+        plot_curves(trainer.state.log_history, training_args.output_dir)
+        record = RunRecord.from_trainer(
+            trainer, metrics, task_args, wall_time_s, train_metric_keys=PLATEAU_KEYS,
+            **model_source(model_args, default_preset), **record_fields,
+        )  # fmt: skip
+        record.save(training_args.output_dir)
+    write_report(training_args, arguments, metrics, wall_time_s)
+    # The barrier keeps ranks from exiting before the report is written.
+    trainer.accelerator.wait_for_everyone()
+    return metrics

@@ -1,0 +1,61 @@
+"""Training: `Trainer` whose evaluations leave the random stream alone, with the plot callback, and the final loss."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from transformers import PreTrainedModel, PreTrainedTokenizerBase, Trainer, TrainingArguments
+
+from .plots import PlotCallback
+
+__all__ = ["ReproducibleTrainer", "last_logged", "train_model"]
+
+
+class ReproducibleTrainer(Trainer):
+    """`Trainer` whose evaluations leave torch's random state as they found it.
+
+    Building an evaluation DataLoader draws its base seed from torch's global generator, which also drives
+    dropout and the training sampler: without this, the training losses would depend on `eval_steps`.
+    """
+
+    def evaluate(self, *args: Any, **kwargs: Any) -> dict[str, float]:
+        devices = [torch.cuda.current_device()] if torch.cuda.is_available() else []
+        with torch.random.fork_rng(devices=devices):
+            return super().evaluate(*args, **kwargs)
+
+
+def train_model(
+    model: PreTrainedModel,
+    training_args: TrainingArguments,
+    tokenizer: PreTrainedTokenizerBase,
+    train_dataset,
+    data_collator: Callable,
+    eval_dataset=None,
+    **trainer_kwargs: Any,
+) -> tuple[Trainer, dict[str, Any]]:
+    """Build a `ReproducibleTrainer` (with the plot callback), so that evaluations do not shift the training's
+    random stream, and train, resuming from `--resume_from_checkpoint` if given.
+
+    Returns the trainer and the training metrics, with `train_samples` and `final_train_loss`: the last logged
+    loss, or Trainer's mean loss for a run too short to log a step."""
+    trainer = ReproducibleTrainer(
+        model=model,
+        args=training_args,
+        train_dataset=train_dataset,
+        eval_dataset=eval_dataset,
+        processing_class=tokenizer,
+        data_collator=data_collator,
+        callbacks=[PlotCallback()],
+        **trainer_kwargs,
+    )
+    result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
+    metrics = {**result.metrics, "train_samples": len(train_dataset)}
+    metrics["final_train_loss"] = last_logged(trainer, "loss", default=result.training_loss)
+    return trainer, metrics
+
+
+def last_logged(trainer: Trainer, key: str = "loss", default: float | None = None) -> float | None:
+    """The last value of `key` in the trainer's log history (the final training loss), else `default`."""
+    return next((entry[key] for entry in reversed(trainer.state.log_history) if key in entry), default)
