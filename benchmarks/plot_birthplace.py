@@ -1,6 +1,10 @@
 #!/usr/bin/env python
-"""Bar chart of the birthplace dev accuracies (the runs of benchmarks/birthplace.sh: each pretrained model alone
-and after the course's finetuning stage), with the course's bars (10% vanilla, 5% synthesizer) as reference lines."""
+"""Bar chart of the birthplace dev accuracies of the benchmark plan's rows (`benchmarks/plan.py`: London, no
+pretraining, each pretrained model alone and after the course's finetuning stage), with the course's bars (10%
+vanilla, 5% synthesizer) as reference lines.
+
+    python benchmarks/plot_birthplace.py --bench_dir outputs/bench
+"""
 
 import argparse
 from pathlib import Path
@@ -9,33 +13,34 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from plan import BIRTHPLACE_ROWS  # noqa: E402
 
 from hf_models.run_record import read_record  # noqa: E402
 
-RUNS = [  # (label, run folder, colour)
-    ("London", "london", "#999999"),
-    ("vanilla\nno pretrain", "nopretrain_finetune", "#d98c5f"),
-    ("vanilla\npretrained", "vanilla_pretrain", "#4c72b0"),
-    ("vanilla\n+ finetuned", "vanilla_finetune", "#8fa9d6"),
-    ("synthesizer\npretrained", "synthesizer_pretrain", "#55a868"),
-    ("synthesizer\n+ finetuned", "synthesizer_finetune", "#9fd0ac"),
-]
+COLOURS = {  # by the plan's row
+    "london": "#999999",
+    "vanilla_nopretrain": "#d98c5f",
+    "vanilla_pretrain_only": "#4c72b0",
+    "vanilla_finetuned": "#8fa9d6",
+    "synthesizer_pretrain_only": "#55a868",
+    "synthesizer_finetuned": "#9fd0ac",
+}
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--bench_dir", default="outputs/bench/birthplace")
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--bench_dir", default="outputs/bench", help="the OUT folder of `benchmarks/plan.py run`")
     parser.add_argument("--output", default="benchmarks/figures/birthplace_dev_accuracy.png")
     parser.add_argument("--title", default="Birthplace dev accuracy (500 questions)")
     args = parser.parse_args()
     labels, values, colours = [], [], []
-    for label, folder, colour in RUNS:
-        record = read_record(Path(args.bench_dir) / folder)
+    for row in BIRTHPLACE_ROWS:
+        record = read_record(Path(args.bench_dir) / row.runs[0])
         scores = record.scored("validation") if record else None
         if scores is not None:
-            labels.append(label)
+            labels.append(row.label)
             values.append(100 * scores.metrics["exact_match"])
-            colours.append(colour)
+            colours.append(COLOURS.get(row.key, "#666666"))
     fig, ax = plt.subplots(figsize=(7.5, 3.6), dpi=90)
     bars = ax.bar(labels, values, color=colours)
     ax.bar_label(bars, fmt="%.1f%%")

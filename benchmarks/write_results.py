@@ -1,18 +1,19 @@
 #!/usr/bin/env python
-"""Write the headline birthplace and sentiment numbers into benchmarks/results.json (read-modify-write).
+"""Write the headline birthplace and sentiment numbers of one bench folder into benchmarks/results.json.
 
     python benchmarks/write_results.py --bench_dir outputs/bench
     python benchmarks/write_results.py --bench_dir outputs/bench_gpu --profile gpu
 
-Reads the recipes' run records under BENCH_DIR (birthplace/*/run_record.json,
-sentiment/*_seed*/run_record.json) and the step timings (timings.tsv written by benchmarks/common.sh). Only the
-`birthplace_dev_acc` and `sentiment_valid_acc` sections are touched (`*_gpu` for the GPU profile, so that the two
-profiles never overwrite each other); every other key (for example `throughput`, written by
-benchmarks/throughput.py) is kept as it is. Entries whose run is missing are left
-unchanged. Values are fractions in 0-1; each entry carries a standard deviation, hardware, date, command and
-wall time. The birthplace headline rows (`vanilla`, `synthesizer`) are the tuning split's choice between each
-pretrained model and its finetuned copy. The headline runs' test predictions are copied to benchmarks/predictions/
-(benchmarks/predictions/gpu/ for the GPU profile).
+The rows are those of the benchmark plan (`benchmarks/plan.py`: `BIRTHPLACE_ROWS`, `sentiment_rows`,
+`TUNE_SPLIT_CHOICE`), read from the recipes' run records under BENCH_DIR and the step timings (timings.tsv, written
+by `plan.py run`). A row whose run is missing, or one of whose steps failed (no line in timings.tsv), stops the
+script with an error naming it: a section is always written whole, from this bench folder, never with a row kept
+from an earlier run. Only the `birthplace_dev_acc` and `sentiment_valid_acc` sections are written (`*_gpu` for the
+GPU profile, so that the two profiles never overwrite each other); every other key (for example `throughput`,
+written by benchmarks/throughput.py) is kept as it is. Values are fractions in 0-1; each entry carries a standard
+deviation, hardware, date, command and wall time. The birthplace headline rows (`vanilla`, `synthesizer`) are the
+tuning split's choice between each pretrained model and its finetuned copy. The headline runs' test predictions
+are copied to benchmarks/predictions/ (benchmarks/predictions/gpu/ for the GPU profile).
 """
 
 import argparse
@@ -25,38 +26,18 @@ import shutil
 import statistics
 from pathlib import Path
 
-from hf_models.run_record import Evaluation, read_record
+from plan import BIRTHPLACE_ROWS, TUNE_SPLIT_CHOICE, Row, sentiment_rows
 
-BIRTHPLACE = {  # results key -> (run folder, steps whose wall time counts)
-    "london": ("london", ["bp_london"]),
-    "vanilla_nopretrain": ("nopretrain_finetune", ["bp_nopretrain_finetune", "bp_nopretrain_eval_dev"]),
-    "vanilla_finetuned": ("vanilla_finetune", ["bp_vanilla_pretrain", "bp_vanilla_finetune", "bp_vanilla_eval_dev"]),
-    "synthesizer_finetuned": (
-        "synthesizer_finetune",
-        ["bp_synthesizer_pretrain", "bp_synthesizer_finetune", "bp_synthesizer_eval_dev"],
-    ),
-    "vanilla_pretrain_only": ("vanilla_pretrain", ["bp_vanilla_pretrain", "bp_vanilla_pretrain_eval_dev"]),
-    "synthesizer_pretrain_only": (
-        "synthesizer_pretrain",
-        ["bp_synthesizer_pretrain", "bp_synthesizer_pretrain_eval_dev"],
-    ),
-}
-# The headline rows: of the course's pretrain-then-finetune model and the pretrained model alone, the one with
-# the better accuracy on the tuning split (training questions held out of both stages; ties go to the course's
-# finetuned model). The dev set never takes part in the choice.
-TUNE_SPLIT_CHOICE = {
-    "vanilla": ("vanilla_finetuned", "vanilla_pretrain_only"),
-    "synthesizer": ("synthesizer_finetuned", "synthesizer_pretrain_only"),
-}
-SENTIMENT = {  # results key -> (run folder prefix, shared steps; each seed's own step is added)
-    "scratch": ("scratch", ["se_tokenizer"]),
-    "pretrained": ("pretrained", ["se_tokenizer", "se_pretrain", "se_domain"]),
-    "frozen": ("frozen", ["se_tokenizer", "se_pretrain", "se_domain"]),
-}
+from hf_models.run_record import RunRecord, read_record
+
 HEADLINE = {  # file in benchmarks/predictions -> (results section, row)
     "birthplace_test_predictions.txt": ("birthplace_dev_acc", "vanilla"),
     "sentiment_test_predictions.txt": ("sentiment_valid_acc", None),  # the row with the best validation mean
 }
+
+
+class MissingRun(SystemExit):
+    """A row of the plan whose run is missing or failed: the message names it."""
 
 
 def default_hardware() -> str:
@@ -82,10 +63,14 @@ def read_timings(path: Path) -> dict[str, tuple[int, str]]:
     return timings
 
 
-def wall_time(steps: list[str], timings: dict) -> int | None:
-    """The summed seconds of the steps that were timed (None when none was)."""
-    known = [s for s in steps if s in timings]
-    return sum(timings[s][0] for s in known) if known else None
+def check_steps(row: Row, steps: list[str], timings: dict) -> None:
+    missing = [step for step in steps if step not in timings]
+    if missing:
+        raise MissingRun(f"row {row.key!r}: step(s) {', '.join(missing)} missing or failed (not in timings.tsv)")
+
+
+def wall_time(steps: list[str], timings: dict) -> int:
+    return sum(timings[s][0] for s in steps)
 
 
 def entry(value: float, std: float, steps: list[str], timings: dict, hardware: str, date: str, extra: dict) -> dict:
@@ -94,7 +79,7 @@ def entry(value: float, std: float, steps: list[str], timings: dict, hardware: s
         "std": round(float(std), 4),
         "hardware": hardware,
         "date": date,
-        "command": " && ".join(timings[s][1] for s in steps if s in timings) or None,
+        "command": " && ".join(timings[s][1] for s in steps),
         "wall_time_s": wall_time(steps, timings),
         **extra,
     }
@@ -104,59 +89,57 @@ def read_json(path: Path) -> dict | None:
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
 
 
-def dev_scores(folder: Path) -> Evaluation | None:
-    """The exact-match scores on the dev questions recorded in a run folder (a model's, or a baseline's)."""
+def record_of(row: Row, folder: Path, split: str = "validation", metric: str | None = None) -> RunRecord:
+    """The run record of one of a row's folders, with its evaluation on `split` (that has `metric`, if given)."""
     record = read_record(folder)
-    return record.scored("validation") if record else None
+    scores = None if record is None else (record.scored(split, metric) if metric else record.evaluation(split))
+    if scores is None:
+        raise MissingRun(f"row {row.key!r}: no {split} scores in a run record in {folder}")
+    return record
 
 
 def birthplace_rows(bench: Path, timings: dict, hardware: str, date: str) -> dict:
     """One run per row: `std` is the binomial standard error of the accuracy over the dev questions."""
     rows = {}
-    for key, (folder, steps) in BIRTHPLACE.items():
-        scores = dev_scores(bench / "birthplace" / folder)
-        if scores is None:
-            continue
+    for row in BIRTHPLACE_ROWS:
+        folder = bench / row.runs[0]
+        check_steps(row, list(row.steps), timings)
+        scores = record_of(row, folder, metric="exact_match").scored("validation")
         accuracy, total = scores.metrics["exact_match"], scores.num_examples
         extra = {"std_kind": "binomial standard error", "correct": round(accuracy * total), "total": total}
-        tune = dev_scores(bench / "birthplace" / folder / "eval_tune")
-        if tune is not None:
+        if row.tune_step is not None:
+            check_steps(row, [row.tune_step], timings)
+            tune = record_of(row, folder / "eval_tune", metric="exact_match").scored("validation")
             extra["tune_split_acc"] = tune.metrics["exact_match"]
-        probe = read_json(bench / "birthplace" / folder / "fact_probe.json")
+        probe = read_json(folder / "fact_probe.json")
         if probe is not None:
             extra["fact_probe"] = probe
-        extra["predictions_test"] = str(bench / "birthplace" / folder / "predictions_test.txt")
+        extra["predictions_test"] = str(folder / "predictions_test.txt")
         std = math.sqrt(accuracy * (1 - accuracy) / total)
-        rows[key] = entry(accuracy, std, steps, timings, hardware, date, extra)
+        rows[row.key] = entry(accuracy, std, list(row.steps), timings, hardware, date, extra)
+    by_key = {row.key: row for row in BIRTHPLACE_ROWS}
     for key, candidates in TUNE_SPLIT_CHOICE.items():
-        scored = [c for c in candidates if "tune_split_acc" in rows.get(c, {})]
-        if not scored:
-            continue
-        chosen = max(scored, key=lambda c: rows[c]["tune_split_acc"])  # max keeps the first of equals
+        chosen = max(candidates, key=lambda c: rows[c]["tune_split_acc"])  # max keeps the first of equals
         # Both candidates were trained and scored on the tuning split to make the choice: all of it counts.
-        steps = {s for c in scored for s in BIRTHPLACE[c][1]}
-        steps |= {s.replace("_eval_dev", "_eval_tune") for s in steps if s.endswith("_eval_dev")}
+        steps = sorted({s for c in candidates for s in (*by_key[c].steps, by_key[c].tune_step)})
         rows[key] = {
             **rows[chosen],
             "chosen_row": chosen,
-            "chosen_by": "tune split accuracy: " + ", ".join(f"{c} {rows[c]['tune_split_acc']:.3f}" for c in scored),
-            "wall_time_s": wall_time(sorted(steps), timings),
+            "chosen_by": "tune split accuracy: " + ", ".join(f"{c} {rows[c]['tune_split_acc']:.3f}" for c in candidates),
+            "wall_time_s": wall_time(steps, timings),
         }
     return rows
 
 
-def sentiment_rows(bench: Path, timings: dict, hardware: str, date: str) -> dict:
+def sentiment_rows_of(bench: Path, profile: str, timings: dict, hardware: str, date: str) -> dict:
     """One row per set-up, over its finetuning seeds: mean ± sample standard deviation of the final accuracy."""
     rows = {}
-    for key, (prefix, shared_steps) in SENTIMENT.items():
-        records = {run: read_record(run) for run in sorted((bench / "sentiment").glob(f"{prefix}_seed*"))}
-        records = {run: r for run, r in records.items() if r is not None and r.evaluation("validation")}
-        if not records:
-            continue
+    for row in sentiment_rows(profile):
+        check_steps(row, list(row.steps), timings)
+        records = {bench / run: record_of(row, bench / run) for run in row.runs}
         finals = [r.evaluation("validation").metrics["accuracy"] for r in records.values()]
         curves = [r.accuracy_per_epoch()[1] for r in records.values()]
         per_epoch = [round(statistics.mean(c[i] for c in curves), 4) for i in range(min(map(len, curves)))]
-        steps = shared_steps + [f"se_{run.name}" for run in records]
         extra = {
             "std_kind": f"sample standard deviation over {len(finals)} finetuning seeds",
             "per_seed": {run.name: round(acc, 4) for run, acc in zip(records, finals, strict=True)},
@@ -164,15 +147,12 @@ def sentiment_rows(bench: Path, timings: dict, hardware: str, date: str) -> dict
             "predictions_test": str(next(iter(records)) / "test_predictions.txt"),
         }
         std = statistics.stdev(finals) if len(finals) > 1 else 0.0
-        rows[key] = entry(statistics.mean(finals), std, steps, timings, hardware, date, extra)
+        rows[row.key] = entry(statistics.mean(finals), std, list(row.steps), timings, hardware, date, extra)
     return rows
 
 
 def copy_headline_predictions(results: dict, predictions_dir: Path, suffix: str = "") -> None:
-    """Copy the headline runs' test predictions and say in a README which run made each file.
-
-    `results` holds only the rows this call read from the bench folder: a row kept from an earlier run in
-    results.json must never be picked, since its predictions are not in this bench folder."""
+    """Copy the headline runs' test predictions and say in a README which run made each file."""
     predictions_dir.mkdir(parents=True, exist_ok=True)
     lines = [
         "# Test predictions of the headline benchmark runs",
@@ -219,10 +199,9 @@ def main() -> None:
 
     fresh = {
         f"birthplace_dev_acc{suffix}": birthplace_rows(bench, timings, hardware, date),
-        f"sentiment_valid_acc{suffix}": sentiment_rows(bench, timings, hardware, date),
+        f"sentiment_valid_acc{suffix}": sentiment_rows_of(bench, args.profile, timings, hardware, date),
     }
-    for section, rows in fresh.items():
-        results[section] = {**results.get(section, {}), **rows}
+    results.update(fresh)
     copy_headline_predictions(fresh, predictions_dir, suffix)
     results_path.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     sections = tuple(fresh)

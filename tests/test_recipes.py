@@ -7,7 +7,7 @@ import json
 import random
 from pathlib import Path
 
-import plot_sentiment  # recipes/plot_sentiment.py (tests/conftest.py puts recipes/ on the path)
+import plot_sentiment  # benchmarks/plot_sentiment.py (tests/conftest.py puts benchmarks/ on the path)
 import pytest
 
 from hf_models.tasks import birthplace

@@ -1,13 +1,16 @@
-"""benchmarks/write_results.py: rows from the run records of one bench folder, and headline test predictions
-that always come from that folder (never from a row an earlier run left in results.json)."""
+"""benchmarks/write_results.py reads the runs of the benchmark plan (benchmarks/plan.py) from one bench folder: every
+row from this folder, headline test predictions from it too, and an error naming any run that is missing or failed
+(never a row kept from an earlier run)."""
 
 from __future__ import annotations
 
 import json
+import re
 import runpy
 import sys
 from pathlib import Path
 
+import plan
 import pytest
 
 from hf_models.run_record import Evaluation, RunRecord
@@ -23,6 +26,47 @@ def _sentiment_run(folder: Path, accuracies: list[float], prediction: str) -> No
     (folder / "test_predictions.txt").write_text(f"{prediction}\n{prediction}\n", encoding="utf-8")
 
 
+def _birthplace_run(folder: Path, dev: float, tune: float, prediction: str) -> None:
+    for where, accuracy, total in ((folder, dev, 500), (folder / "eval_tune", tune, 200)):
+        record = RunRecord(task="birthplace", objective="qa")
+        record.add_evaluation(Evaluation("validation", {"exact_match": accuracy}, total))
+        record.save(where)
+    (folder / "predictions_test.txt").write_text(f"{prediction}\n", encoding="utf-8")
+
+
+# Dev and tuning-split accuracies of the birthplace rows: the finetuned vanilla model is better on dev but worse on
+# the tuning split (the headline is the pretrained one); the synthesizer's two are equal on the tuning split (the
+# course's finetuned model is kept).
+BIRTHPLACE = {
+    "london": (0.05, None, "London"),
+    "vanilla_nopretrain": (0.04, 0.045, "Oslo"),
+    "vanilla_pretrain_only": (0.30, 0.36, "Paris"),
+    "vanilla_finetuned": (0.32, 0.33, "London"),
+    "synthesizer_pretrain_only": (0.08, 0.10, "Rome"),
+    "synthesizer_finetuned": (0.09, 0.10, "Oslo"),
+}
+SENTIMENT = {"scratch": [0.70, 0.74], "pretrained": [0.71, 0.76], "frozen": [0.68, 0.69]}  # the first seed's
+
+
+def _bench(bench: Path, profile: str = "cpu") -> dict[str, int]:
+    """A bench folder with a run for every row of the plan, and a timings.tsv line (seconds) for every step."""
+    for row in plan.BIRTHPLACE_ROWS:
+        dev, tune, prediction = BIRTHPLACE[row.key]
+        if tune is None:
+            record = RunRecord(task="birthplace-evaluation", objective="qa")
+            record.add_evaluation(Evaluation("validation", {"exact_match": dev}, 500, baseline="london_baseline"))
+            record.save(bench / row.runs[0])
+        else:
+            _birthplace_run(bench / row.runs[0], dev, tune, prediction)
+    for row in plan.sentiment_rows(profile):
+        for i, run in enumerate(row.runs):  # the seeds after the first lose 0.02 at the end
+            _sentiment_run(bench / run, [*SENTIMENT[row.key][:-1], SENTIMENT[row.key][-1] - 0.02 * i], str(i % 2))
+    steps = {step.name for steps in plan.plan(profile).values() for step in steps if step.timed}
+    seconds = {name: 1 + i for i, name in enumerate(sorted(steps))}
+    (bench / "timings.tsv").write_text("".join(f"{name}\t{s}\tpython {name}\n" for name, s in seconds.items()))
+    return seconds
+
+
 def _write_results(monkeypatch, bench: Path, results: Path, predictions: Path, *extra: str) -> None:
     argv = ["write_results.py", "--bench_dir", str(bench), "--results", str(results),
             "--predictions_dir", str(predictions), "--hardware", "test machine", "--date", "2026-01-01", *extra]  # fmt: skip
@@ -32,65 +76,32 @@ def _write_results(monkeypatch, bench: Path, results: Path, predictions: Path, *
 
 def test_rows_and_headline_predictions_come_from_this_bench_folder(tmp_path, monkeypatch):
     bench, results, predictions = tmp_path / "bench", tmp_path / "results.json", tmp_path / "predictions"
-    _sentiment_run(bench / "sentiment" / "scratch_seed42", [0.70, 0.74], "0")
-    _sentiment_run(bench / "sentiment" / "scratch_seed43", [0.68, 0.72], "0")
-    _sentiment_run(bench / "sentiment" / "pretrained_seed42", [0.71, 0.76], "1")
-    (bench / "timings.tsv").write_text("se_scratch_seed42\t10\tpython a\nse_scratch_seed43\t12\tpython b\n")
-    # An earlier run's row with a better mean, whose run is not in this bench folder.
+    seconds = _bench(bench)
+    # An earlier run's row with a better mean, whose run is not in this bench folder: it must go.
     stale = {"value": 0.99, "std": 0.0, "date": "2025-01-01", "predictions_test": str(tmp_path / "gone.txt")}
     results.write_text(json.dumps({"sentiment_valid_acc": {"old_row": stale}, "throughput": {"kept": 1}}))
 
     _write_results(monkeypatch, bench, results, predictions)
 
     written = json.loads(results.read_text())
+    assert set(written["sentiment_valid_acc"]) == {"scratch", "pretrained", "frozen"}  # no old_row
     scratch = written["sentiment_valid_acc"]["scratch"]
-    assert scratch["value"] == pytest.approx(0.73)
-    assert scratch["std"] == pytest.approx(0.0141, abs=1e-4)  # sample std of 0.74 and 0.72
-    assert scratch["per_epoch"] == [0.69, 0.73]
-    assert scratch["wall_time_s"] == 22
-    assert scratch["command"] == "python a && python b"
+    assert scratch["value"] == pytest.approx(0.72)  # 0.74, 0.72 and 0.70 over the three seeds
+    assert scratch["std"] == pytest.approx(0.02, abs=1e-4)
+    assert scratch["per_epoch"] == [0.7, 0.72]
+    assert scratch["wall_time_s"] == sum(seconds[s] for s in ("se_tokenizer", "se_scratch_seed42", "se_scratch_seed43",
+                                                                "se_scratch_seed44"))  # fmt: skip
+    assert scratch["command"] == "python se_tokenizer && python se_scratch_seed42 && python se_scratch_seed43 && python se_scratch_seed44"
     assert written["throughput"] == {"kept": 1}  # other sections are kept as they are
-    # The headline is the best row *of this folder*: pretrained (0.76), not the stale 0.99.
-    assert (predictions / "sentiment_test_predictions.txt").read_text() == "1\n1\n"
+    # The headline is the best row of this folder: pretrained, its first seed's predictions.
+    assert (predictions / "sentiment_test_predictions.txt").read_text() == "0\n0\n"
     readme = (predictions / "README.md").read_text()
     assert "`sentiment_valid_acc.pretrained` row" in readme and "old_row" not in readme
 
 
-def test_gpu_profile_writes_its_own_sections_and_leaves_the_cpu_rows(tmp_path, monkeypatch):
-    bench, results, predictions = tmp_path / "bench_gpu", tmp_path / "results.json", tmp_path / "predictions_gpu"
-    _sentiment_run(bench / "sentiment" / "pretrained_seed42", [0.72, 0.77], "1")
-    cpu_row = {"value": 0.75, "std": 0.01, "date": "2025-01-01"}
-    results.write_text(json.dumps({"sentiment_valid_acc": {"pretrained": cpu_row}}))
-
-    _write_results(monkeypatch, bench, results, predictions, "--profile", "gpu")
-
-    written = json.loads(results.read_text())
-    assert written["sentiment_valid_acc"] == {"pretrained": cpu_row}
-    assert written["sentiment_valid_acc_gpu"]["pretrained"]["value"] == pytest.approx(0.77)
-    assert written["birthplace_dev_acc_gpu"] == {}  # no birthplace runs in this folder
-    assert (predictions / "sentiment_test_predictions.txt").read_text() == "1\n1\n"
-    assert "`sentiment_valid_acc_gpu.pretrained` row" in (predictions / "README.md").read_text()
-
-
-def _birthplace_run(folder: Path, dev: float, tune: float, prediction: str) -> None:
-    for where, accuracy, total in ((folder, dev, 500), (folder / "eval_tune", tune, 200)):
-        record = RunRecord(task="birthplace", objective="qa")
-        record.add_evaluation(Evaluation("validation", {"exact_match": accuracy}, total))
-        record.save(where)
-    (folder / "predictions_test.txt").write_text(f"{prediction}\n", encoding="utf-8")
-
-
 def test_birthplace_headline_is_chosen_on_the_tune_split_never_on_dev(tmp_path, monkeypatch):
     bench, results, predictions = tmp_path / "bench", tmp_path / "results.json", tmp_path / "predictions"
-    # The finetuned model is better on dev but worse on the tuning split: the headline is the pretrained one.
-    _birthplace_run(bench / "birthplace" / "vanilla_pretrain", dev=0.30, tune=0.36, prediction="Paris")
-    _birthplace_run(bench / "birthplace" / "vanilla_finetune", dev=0.32, tune=0.33, prediction="London")
-    # Equal on the tuning split: the course's finetuned model is kept.
-    _birthplace_run(bench / "birthplace" / "synthesizer_pretrain", dev=0.08, tune=0.10, prediction="Rome")
-    _birthplace_run(bench / "birthplace" / "synthesizer_finetune", dev=0.09, tune=0.10, prediction="Oslo")
-    steps = {"bp_vanilla_pretrain": 100, "bp_vanilla_finetune": 10, "bp_vanilla_eval_dev": 1,
-             "bp_vanilla_eval_tune": 2, "bp_vanilla_pretrain_eval_dev": 3, "bp_vanilla_pretrain_eval_tune": 4}  # fmt: skip
-    (bench / "timings.tsv").write_text("".join(f"{name}\t{s}\tpython {name}\n" for name, s in steps.items()))
+    seconds = _bench(bench)
 
     _write_results(monkeypatch, bench, results, predictions)
 
@@ -98,6 +109,45 @@ def test_birthplace_headline_is_chosen_on_the_tune_split_never_on_dev(tmp_path, 
     assert rows["vanilla"]["value"] == 0.30 and rows["vanilla"]["chosen_row"] == "vanilla_pretrain_only"
     assert rows["vanilla_finetuned"]["value"] == 0.32  # the course's row is still reported
     assert rows["vanilla"]["std"] == pytest.approx((0.30 * 0.70 / 500) ** 0.5, abs=1e-4)
-    assert rows["vanilla"]["wall_time_s"] == 120  # both candidates and their tune-split scoring: the choice's cost
+    # Both candidates and their tune-split scoring: the choice's cost.
+    choice = ("bp_vanilla_pretrain", "bp_vanilla_finetune", "bp_vanilla_eval_dev", "bp_vanilla_eval_tune",
+              "bp_vanilla_pretrain_eval_dev", "bp_vanilla_pretrain_eval_tune")  # fmt: skip
+    assert rows["vanilla"]["wall_time_s"] == sum(seconds[s] for s in choice)
     assert rows["synthesizer"]["chosen_row"] == "synthesizer_finetuned"
+    assert rows["london"]["value"] == 0.05 and "tune_split_acc" not in rows["london"]
     assert (predictions / "birthplace_test_predictions.txt").read_text() == "Paris\n"
+
+
+def test_gpu_profile_writes_its_own_sections_and_leaves_the_cpu_rows(tmp_path, monkeypatch):
+    bench, results, predictions = tmp_path / "bench_gpu", tmp_path / "results.json", tmp_path / "predictions_gpu"
+    _bench(bench, "gpu")
+    cpu_row = {"value": 0.75, "std": 0.01, "date": "2025-01-01"}
+    results.write_text(json.dumps({"sentiment_valid_acc": {"pretrained": cpu_row}}))
+
+    _write_results(monkeypatch, bench, results, predictions, "--profile", "gpu")
+
+    written = json.loads(results.read_text())
+    assert written["sentiment_valid_acc"] == {"pretrained": cpu_row}
+    assert written["sentiment_valid_acc_gpu"]["pretrained"]["value"] == pytest.approx(0.74)
+    assert set(written["birthplace_dev_acc_gpu"]) == {row.key for row in plan.BIRTHPLACE_ROWS} | {"vanilla", "synthesizer"}
+    assert "`sentiment_valid_acc_gpu.pretrained` row" in (predictions / "README.md").read_text()
+
+
+@pytest.mark.parametrize("what", ["failed step", "missing run"])
+def test_a_missing_or_failed_run_stops_with_its_name(tmp_path, monkeypatch, what):
+    bench, results, predictions = tmp_path / "bench", tmp_path / "results.json", tmp_path / "predictions"
+    _bench(bench)
+    results.write_text(json.dumps({"birthplace_dev_acc": {"vanilla_finetuned": {"value": 0.5}}}))
+    if what == "failed step":  # a failed step has no line in timings.tsv, even when an older run left its record
+        timings = bench / "timings.tsv"
+        lines = timings.read_text().splitlines(keepends=True)
+        timings.write_text("".join(line for line in lines if not line.startswith("bp_vanilla_finetune\t")))
+        expected = "row 'vanilla_finetuned': step(s) bp_vanilla_finetune missing or failed"
+    else:
+        (bench / "sentiment" / "frozen_seed43" / "run_record.json").unlink()
+        expected = "row 'frozen': no validation scores in a run record in"
+
+    with pytest.raises(SystemExit, match=re.escape(expected)):
+        _write_results(monkeypatch, bench, results, predictions)
+    # Nothing was written: the older row is not kept as if it were this run's, nor replaced by a partial section.
+    assert json.loads(results.read_text()) == {"birthplace_dev_acc": {"vanilla_finetuned": {"value": 0.5}}}

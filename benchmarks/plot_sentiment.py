@@ -1,18 +1,21 @@
 #!/usr/bin/env python
 """Draw the ALTeGraD lab's figure: validation accuracy per epoch of several sentiment runs on one plot.
 
-    python recipes/plot_sentiment.py --runs scratch=runs/sentiment/scratch \
+    python benchmarks/plot_sentiment.py --runs scratch=runs/sentiment/scratch \
         pretrained=runs/sentiment/pretrained frozen=runs/sentiment/frozen --output sentiment_accuracy.png
+    python benchmarks/plot_sentiment.py --bench_dir outputs/bench --profile cpu    # the benchmark plan's runs
 
 Each run folder is an `--output_dir` of `recipes/finetune_sentiment.py`; the curve is read from the run
 record (`run_record.json`) the recipe saved there. Several folders for one label (`label=DIR1,DIR2,DIR3`, e.g.
-one per finetuning seed) draw their mean, with a band of ± one standard deviation.
+one per finetuning seed) draw their mean, with a band of ± one standard deviation. Without `--runs`, the runs are
+the rows of the benchmark plan (`benchmarks/plan.py`) under `--bench_dir`.
 """
 
 import argparse
 from pathlib import Path
 
 import numpy as np
+from plan import sentiment_rows
 
 from hf_models.run_record import RECORD_FILE, read_record
 
@@ -59,18 +62,20 @@ def plot_runs(
 
 def main(args: list[str] | None = None) -> Path:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument(
-        "--runs", nargs="+", required=True, metavar="LABEL=DIR[,DIR...]", help="runs to draw, as label=folder(s)"
-    )
+    parser.add_argument("--runs", nargs="+", metavar="LABEL=DIR[,DIR...]", help="runs to draw, as label=folder(s)")
+    parser.add_argument("--bench_dir", default="outputs/bench", help="without --runs: the OUT folder of plan.py run")
+    parser.add_argument("--profile", default="cpu", help="without --runs: the plan's profile")
     parser.add_argument("--output", default="sentiment_accuracy.png", help="PNG file to write")
     parser.add_argument("--title", default="CLS-FR books sentiment")
     parsed = parser.parse_args(args)
-    runs = {}
-    for item in parsed.runs:
-        label, sep, run_dir = item.partition("=")
-        if not sep:
-            parser.error(f"expected LABEL=DIR, got {item!r}")
-        runs[label] = run_dir.split(",")
+    runs = {row.label: [Path(parsed.bench_dir) / run for run in row.runs] for row in sentiment_rows(parsed.profile)}
+    if parsed.runs:
+        runs = {}
+        for item in parsed.runs:
+            label, sep, run_dir = item.partition("=")
+            if not sep:
+                parser.error(f"expected LABEL=DIR, got {item!r}")
+            runs[label] = run_dir.split(",")
     path = plot_runs(runs, parsed.output, parsed.title)
     print(f"Wrote {path}")
     return path

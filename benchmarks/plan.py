@@ -1,0 +1,414 @@
+#!/usr/bin/env python
+"""The benchmark plan: every run of both profiles, in one table, with the profile's values.
+
+    python benchmarks/plan.py show --profile cpu                # the steps and their commands
+    python benchmarks/plan.py run --profile cpu                 # what `make bench` (benchmarks/run_all.sh) does
+    python benchmarks/plan.py run --profile gpu --pipeline birthplace
+
+`run` executes the pipelines (birthplace, sentiment: one after the other on the CPU, each on both cores; side by
+side on a GPU machine), then `write_results.py`, then `throughput.py`. Each step's output goes to
+`$OUT/log_NAME.txt`, each pipeline's progress to `$OUT/NAME_run.log`, and `$OUT/timings.tsv` gets one line per step
+that succeeded (`name, seconds, command`): a step that failed is not there, so `write_results.py` refuses its row.
+`write_results.py`, `plot_birthplace.py` and `plot_sentiment.py` read the rows below (`BIRTHPLACE_ROWS`,
+`SENTIMENT_ROWS`, `TUNE_SPLIT_CHOICE`): no step or folder name is typed anywhere else.
+
+Data come from DATA_ROOT (default ../shared/data), outputs go under OUT (default outputs/bench), and the steps run
+with PY (default .venv/bin/python). The hyperparameters are the profiles' values below, and nowhere else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class BirthplaceProfile:
+    pretrain_epochs: int  # the vanilla model's pretraining epochs (the headline row)
+    synthesizer_pretrain_epochs: int
+    batch_size: int
+    opening_tokens: int
+    vocab_size: int = 4000
+    objective: str = "openings"  # or "span_corruption", the course's (BENCHMARKS.md)
+    nopretrain_epochs: int = 10  # the finetuning of a model trained from scratch
+    config_overrides: str | None = None
+
+
+@dataclass(frozen=True)
+class SentimentProfile:
+    news_lines: int
+    novel_lines: int
+    pretrain_steps: int
+    batch_size: int
+    vocab_size: int = 8000
+    domain_epochs: int = 2
+    epochs: int = 4
+    seeds: tuple[int, ...] = (42, 43, 44)
+    pooling: str = "mean"
+    config_overrides: str | None = None  # of the altegrad-lab preset, e.g. hidden_size=384 on a GPU
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    device_args: tuple[str, ...]
+    figure_suffix: str  # the GPU profile's figures sit beside the CPU profile's (*_gpu.png)
+    throughput_args: tuple[str, ...]
+    birthplace: BirthplaceProfile
+    sentiment: SentimentProfile
+
+
+PROFILES = {
+    # The 2-core CPU, at most 60 minutes per task (fp32): about 56 min for birthplace (one vanilla epoch is about 34 s;
+    # the synthesizer's target is the lower one), about 50 min for sentiment (the LM sees 11.5M tokens, about 0.9 of
+    # a pass).
+    "cpu": Profile(
+        "cpu",
+        ("--use_cpu", "true"),
+        "",
+        ("--threads", "1", "--generation_repeats", "2"),
+        BirthplaceProfile(pretrain_epochs=76, synthesizer_pretrain_epochs=16, batch_size=32, opening_tokens=40),
+        SentimentProfile(news_lines=10_000, novel_lines=110_000, pretrain_steps=2800, batch_size=32),
+    ),
+    # One GPU in bf16: the cs224n-mingpt size and hundreds of birthplace epochs; the whole French corpus (35M tokens)
+    # and 20,000 LM steps for sentiment, about 9 passes, 11 min on an H100.
+    "gpu": Profile(
+        "gpu",
+        ("--bf16", "true"),
+        "_gpu",
+        ("--device", "cuda", "--dtype", "bf16", "--batch_size", "64"),
+        BirthplaceProfile(pretrain_epochs=300, synthesizer_pretrain_epochs=300, batch_size=64, opening_tokens=64),
+        SentimentProfile(news_lines=1_000_000, novel_lines=1_000_000, pretrain_steps=20_000, batch_size=128),
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    command: tuple[str, ...]
+    # A timed step is a benchmark run: it runs under `nice` and its time goes to timings.tsv. The others prepare
+    # data or draw figures.
+    timed: bool = True
+    may_fail: bool = False  # its failure does not stop the pipeline (an optional reference line, a figure)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of results.json: the run folders it reads (relative to the bench folder; one per seed for
+    sentiment), the steps whose wall time it counts, and the step that scores it on the tuning split."""
+
+    key: str
+    runs: tuple[str, ...]
+    steps: tuple[str, ...]
+    label: str
+    tune_step: str | None = None
+
+
+BIRTHPLACE_VARIANTS = ("vanilla", "synthesizer")
+SENTIMENT_SETUPS = ("scratch", "pretrained", "frozen")
+
+
+def _bp_rows() -> tuple[Row, ...]:
+    """Each pretrained model alone, and after the course's finetuning stage; London and no pretraining besides."""
+    rows = [
+        Row("london", ("birthplace/london",), ("bp_london",), "London"),
+        Row("vanilla_nopretrain", ("birthplace/nopretrain_finetune",), ("bp_nopretrain_finetune", "bp_nopretrain_eval_dev"),
+            "vanilla\nno pretrain", "bp_nopretrain_eval_tune"),
+    ]  # fmt: skip
+    for variant in BIRTHPLACE_VARIANTS:
+        pretrain = f"bp_{variant}_pretrain"
+        rows.append(Row(f"{variant}_pretrain_only", (f"birthplace/{variant}_pretrain",), (pretrain, f"{pretrain}_eval_dev"),
+                        f"{variant}\npretrained", f"{pretrain}_eval_tune"))  # fmt: skip
+        rows.append(Row(f"{variant}_finetuned", (f"birthplace/{variant}_finetune",),
+                        (pretrain, f"bp_{variant}_finetune", f"bp_{variant}_eval_dev"), f"{variant}\n+ finetuned",
+                        f"bp_{variant}_eval_tune"))  # fmt: skip
+    return tuple(rows)
+
+
+BIRTHPLACE_ROWS = _bp_rows()
+# The headline rows: of the course's pretrain-then-finetune model and the pretrained model alone, the one with the
+# better accuracy on the tuning split (training questions held out of both stages; ties go to the course's finetuned
+# model). The dev set never takes part in the choice.
+TUNE_SPLIT_CHOICE = {variant: (f"{variant}_finetuned", f"{variant}_pretrain_only") for variant in BIRTHPLACE_VARIANTS}
+
+
+def sentiment_rows(profile: str) -> tuple[Row, ...]:
+    """One row per set-up, over its finetuning seeds; the pretrained ones count the LM stages too."""
+    seeds = PROFILES[profile].sentiment.seeds
+    shared = {"scratch": ("se_tokenizer",), "pretrained": ("se_tokenizer", "se_pretrain", "se_domain")}
+    return tuple(
+        Row(
+            setup,
+            tuple(f"sentiment/{setup}_seed{seed}" for seed in seeds),
+            shared.get(setup, shared["pretrained"]) + tuple(f"se_{setup}_seed{seed}" for seed in seeds),
+            setup,
+        )
+        for setup in SENTIMENT_SETUPS
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# The steps
+# --------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Paths:
+    data_root: str
+    out: str
+    python: str
+
+    @classmethod
+    def from_environment(cls) -> Paths:
+        env = os.environ
+        return cls(env.get("DATA_ROOT", "../shared/data"), env.get("OUT", "outputs/bench"), env.get("PY", ".venv/bin/python"))
+
+
+def _common(profile: Profile) -> tuple[str, ...]:
+    return ("--report_to", "none", "--save_strategy", "no", "--dataloader_num_workers", "0", "--disable_tqdm", "true",
+            "--seed", "42", *profile.device_args)  # fmt: skip
+
+
+def _overrides(value: str | None) -> tuple[str, ...]:
+    return ("--config_overrides", value) if value else ()
+
+
+def _evaluate_all(name: str, model_dir: str, py: str, real: str, tune: str, common: tuple[str, ...]) -> list[Step]:
+    """Score a model on the tuning split, the real dev set, and answer the test questions."""
+    evaluate = (py, "recipes/birthplace.py", "evaluate")
+    batch = ("--per_device_eval_batch_size", "100", *common)
+    return [
+        Step(f"{name}_eval_tune", (*evaluate, "--data_dir", tune, "--eval_split", "validation", "--model_name_or_path",
+                                   model_dir, "--output_dir", f"{model_dir}/eval_tune", *batch)),
+        Step(f"{name}_eval_dev", (*evaluate, "--data_dir", real, "--eval_split", "validation", "--model_name_or_path",
+                                  model_dir, "--output_dir", model_dir, *batch)),
+        Step(f"{name}_eval_test", (*evaluate, "--data_dir", real, "--eval_split", "test", "--model_name_or_path",
+                                   model_dir, "--output_dir", model_dir, *batch)),
+    ]  # fmt: skip
+
+
+def birthplace_steps(profile: Profile, paths: Paths) -> list[Step]:
+    """London, then each variant pretrained (causal LM on paragraph openings mixed with the training QA pairs),
+    probed, scored, finetuned and scored; and the vanilla model finetuned without pretraining. Nothing is chosen on
+    the dev set: 10% of the training questions are held out as a tuning split, and every model is scored on it."""
+    p, py, bp = profile.birthplace, paths.python, f"{paths.out}/birthplace"
+    real, tune, common = f"{paths.data_root}/birthplace", f"{paths.out}/data/birthplace-tune", _common(profile)
+    recipe = (py, "recipes/birthplace.py")
+    finetune_args = ("--data_dir", tune, "--per_device_train_batch_size", "32", "--lr_scheduler_type", "cosine",
+                     "--warmup_steps", "20", "--weight_decay", "0.1", "--logging_steps", "20", "--block_size", "128",
+                     "--eval_strategy", "epoch", "--per_device_eval_batch_size", "100", *common)  # fmt: skip
+    pretrain_args = ("--data_dir", tune, "--pretraining_objective", p.objective, "--opening_tokens", str(p.opening_tokens),
+                     "--pretrain_with_qa", "--block_size", "128", "--per_device_train_batch_size", str(p.batch_size),
+                     "--learning_rate", "1e-3", "--adam_beta2", "0.95", "--weight_decay", "0.1", "--warmup_steps", "100",
+                     "--max_grad_norm", "1.0", "--lr_scheduler_type", "cosine_with_min_lr", "--lr_scheduler_kwargs",
+                     '{"min_lr_rate": 0.1}', "--logging_steps", "50", *_overrides(p.config_overrides), *common)  # fmt: skip
+    steps = [
+        Step("bp_prepare_data", (py, "benchmarks/prepare_data.py", "birthplace-tune", "--data_root", paths.data_root,
+                                 "--out", f"{paths.out}/data"), timed=False),
+        Step("bp_london", (*recipe, "evaluate", "--data_dir", real, "--london_baseline", "--output_dir", f"{bp}/london",
+                           *common)),
+    ]  # fmt: skip
+    for variant in BIRTHPLACE_VARIANTS:
+        if variant == "vanilla":
+            tokenizer, epochs = ("--tokenizer_vocab_size", str(p.vocab_size)), p.pretrain_epochs
+        else:
+            tokenizer, epochs = ("--tokenizer_name_or_path", f"{bp}/vanilla_pretrain"), p.synthesizer_pretrain_epochs
+        pretrained, finetuned = f"{bp}/{variant}_pretrain", f"{bp}/{variant}_finetune"
+        steps += [
+            Step(f"bp_{variant}_pretrain", (*recipe, "pretrain", "--variant", variant, *tokenizer, "--output_dir", pretrained,
+                                            "--num_train_epochs", str(epochs), *pretrain_args)),
+            Step(f"bp_{variant}_probe", (py, "benchmarks/probe_facts.py", "--data_dir", real, "--model_name_or_path", pretrained)),
+            *_evaluate_all(f"bp_{variant}_pretrain", pretrained, py, real, tune, common),
+            # The course's finetuning stage. After mixed pretraining the model already answers; a short, gentle pass keeps it.
+            Step(f"bp_{variant}_finetune", (*recipe, "finetune", "--model_name_or_path", pretrained, "--output_dir",
+                                            finetuned, "--num_train_epochs", "2", "--learning_rate", "1e-4", *finetune_args)),
+            *_evaluate_all(f"bp_{variant}", finetuned, py, real, tune, common),
+        ]  # fmt: skip
+        if variant == "vanilla":  # no pretraining: the same model shape and tokenizer, finetuned from random weights
+            steps += [
+                Step("bp_nopretrain_finetune", (*recipe, "finetune", "--variant", "vanilla", "--tokenizer_name_or_path",
+                                                f"{bp}/vanilla_pretrain", *_overrides(p.config_overrides), "--output_dir",
+                                                f"{bp}/nopretrain_finetune", "--num_train_epochs", str(p.nopretrain_epochs),
+                                                "--learning_rate", "1e-3", *finetune_args)),
+                *_evaluate_all("bp_nopretrain", f"{bp}/nopretrain_finetune", py, real, tune, common),
+            ]  # fmt: skip
+    figures = "benchmarks/figures"
+    return steps + [
+        Step("bp_plot", (py, "benchmarks/plot_birthplace.py", "--bench_dir", paths.out, "--output",
+                         f"{figures}/birthplace_dev_accuracy{profile.figure_suffix}.png"), timed=False, may_fail=True),
+        Step("bp_loss_figure", ("cp", f"{bp}/vanilla_pretrain/loss.png",
+                                f"{figures}/birthplace_pretrain_loss{profile.figure_suffix}.png"), timed=False),
+    ]  # fmt: skip
+
+
+def sentiment_steps(profile: Profile, paths: Paths) -> list[Step]:
+    """ALTeGraD-lab style: a BPE tokenizer and a causal LM pretrained on French news and novels (+ the unlabeled
+    training reviews), a second LM stage on the training reviews alone (ULMFiT's target-domain stage; never a
+    validation or test review), then finetuned three ways (scratch / pretrained / frozen backbone), each with the
+    profile's seeds, and the lab's figure."""
+    p, py, se = profile.sentiment, paths.python, f"{paths.out}/sentiment"
+    cls, corpus, common = f"{paths.data_root}/cls-books", f"{paths.out}/data/sentiment-corpus", _common(profile)
+    model = ("--model_config", "altegrad-lab", *_overrides(p.config_overrides))
+    lm_args = ("--objective", "clm", "--block_size", "128", "--per_device_train_batch_size", str(p.batch_size),
+               "--per_device_eval_batch_size", "64", "--weight_decay", "0.01", "--logging_steps", "50", *common)  # fmt: skip
+    finetune_args = ("--data_dir", cls, "--num_train_epochs", str(p.epochs), "--per_device_train_batch_size", "16",
+                     "--max_seq_length", "256", "--per_device_eval_batch_size", "64", "--lr_scheduler_type", "linear",
+                     "--warmup_steps", "20", "--weight_decay", "0.01", "--classifier_pooling", p.pooling,
+                     "--logging_steps", "25", *common)  # fmt: skip
+    pretrain, finetune = (py, "recipes/pretrain.py"), (py, "recipes/finetune_sentiment.py")
+    steps = [
+        Step("se_prepare_data", (py, "benchmarks/prepare_data.py", "sentiment-corpus", "--data_root", paths.data_root,
+                                 "--out", f"{paths.out}/data", "--news_lines", str(p.news_lines), "--novel_lines",
+                                 str(p.novel_lines)), timed=False),
+        # Reference line: TF-IDF + logistic regression (fails when scikit-learn is not installed).
+        Step("se_tfidf", (py, "benchmarks/tfidf_baseline.py", "--data_dir", cls, "--output_dir", f"{se}/tfidf"),
+             may_fail=True),
+        Step("se_tokenizer", (py, "tokenizer/train_tokenizer.py", "--files", f"{corpus}/pretrain.txt", "--vocab_size",
+                              str(p.vocab_size), "--output_dir", f"{se}/tokenizer", "--no_progress")),
+        Step("se_pretrain", (*pretrain, "--train_files", f"{corpus}/pretrain.txt", "--validation_split_percentage", "1",
+                             "--max_eval_samples", "200", "--tokenizer_name_or_path", f"{se}/tokenizer", *model,
+                             "--output_dir", f"{se}/pretrain", "--max_steps", str(p.pretrain_steps), "--learning_rate",
+                             "1e-3", "--lr_scheduler_type", "cosine", "--warmup_steps", "100", *lm_args)),
+        Step("se_domain", (*pretrain, "--train_files", f"{corpus}/reviews.txt", "--validation_split_percentage", "5",
+                           "--model_name_or_path", f"{se}/pretrain", "--output_dir", f"{se}/domain", "--num_train_epochs",
+                           str(p.domain_epochs), "--learning_rate", "3e-4", "--lr_scheduler_type", "linear",
+                           "--warmup_steps", "20", *lm_args)),
+    ]  # fmt: skip
+    for seed in p.seeds:
+        seed_args = (*finetune_args, "--seed", str(seed))
+        steps += [
+            Step(f"se_scratch_seed{seed}", (*finetune, "--from_scratch", "--tokenizer_name_or_path", f"{se}/tokenizer",
+                                            *model, "--learning_rate", "5e-4", "--output_dir", f"{se}/scratch_seed{seed}",
+                                            *seed_args)),
+            Step(f"se_pretrained_seed{seed}", (*finetune, "--model_name_or_path", f"{se}/domain", "--learning_rate", "3e-4",
+                                               "--output_dir", f"{se}/pretrained_seed{seed}", *seed_args)),
+            Step(f"se_frozen_seed{seed}", (*finetune, "--model_name_or_path", f"{se}/domain", "--freeze_backbone",
+                                           "--learning_rate", "3e-3", "--output_dir", f"{se}/frozen_seed{seed}", *seed_args)),
+        ]  # fmt: skip
+    figures = "benchmarks/figures"
+    return steps + [
+        Step("se_plot", (py, "benchmarks/plot_sentiment.py", "--bench_dir", paths.out, "--profile", profile.name,
+                         "--output", f"{figures}/sentiment_valid_accuracy{profile.figure_suffix}.png", "--title",
+                         f"CLS-FR books, validation ({profile.name} profile, mean ± std of seeds)"), timed=False),
+        Step("se_loss_figure", ("cp", f"{se}/pretrain/loss.png",
+                                f"{figures}/sentiment_pretrain_loss{profile.figure_suffix}.png"), timed=False),
+    ]  # fmt: skip
+
+
+PIPELINES = {"birthplace": birthplace_steps, "sentiment": sentiment_steps}
+
+
+def plan(profile: str, paths: Paths | None = None) -> dict[str, list[Step]]:
+    """The steps of each pipeline of a profile, in order."""
+    if profile not in PROFILES:
+        raise SystemExit(f"unknown profile {profile!r}; expected one of {sorted(PROFILES)}")
+    paths = paths or Paths.from_environment()
+    return {name: build(PROFILES[profile], paths) for name, build in PIPELINES.items()}
+
+
+# --------------------------------------------------------------------------------------------------
+# Running it
+# --------------------------------------------------------------------------------------------------
+OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_EVALUATE_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+           "TOKENIZERS_PARALLELISM": "false"}  # fmt: skip
+
+
+def _shown(line: str) -> bool:
+    """The log lines a pipeline's log repeats after each step: scores, the end of a run, a plateau warning."""
+    return "Correct:" in line or "PLATEAU" in line or line.startswith("Completed")
+
+
+_timings_lock = threading.Lock()
+
+
+def run_step(step: Step, out: Path, env: dict[str, str], log) -> bool:
+    """Run one step with its output in OUT/log_NAME.txt; a timed step that succeeds gets its line in timings.tsv."""
+    print(f"=== [{time.strftime('%H:%M:%S', time.gmtime())}] {step.name}: {' '.join(step.command)}", file=log, flush=True)
+    step_log = out / f"log_{step.name}.txt"
+    start = time.monotonic()
+    with open(step_log, "w", encoding="utf-8") as output:
+        command = ("nice", "-n", "5", *step.command) if step.timed else step.command
+        code = subprocess.run(command, cwd=REPO_ROOT, env=env, stdout=output, stderr=subprocess.STDOUT).returncode
+    took = int(time.monotonic() - start)
+    lines = step_log.read_text(encoding="utf-8", errors="replace").splitlines()
+    if code != 0:
+        print(f"FAILED: {step.name} (see {step_log})", *lines[-20:], sep="\n", file=log, flush=True)
+        return False
+    if step.timed:
+        with _timings_lock, open(out / "timings.tsv", "a", encoding="utf-8") as timings:
+            timings.write(f"{step.name}\t{took}\t{' '.join(step.command)}\n")
+    print(*filter(_shown, lines), sep="\n", file=log)
+    print(f"    done in {took}s", file=log, flush=True)
+    return True
+
+
+def run_pipeline(name: str, steps: list[Step], out: Path, threads: str, failed: list[str]) -> None:
+    env = {**os.environ, **OFFLINE, "OMP_NUM_THREADS": threads}
+    with open(out / f"{name}_run.log", "w", encoding="utf-8") as log:
+        for step in steps:
+            if not run_step(step, out, env, log) and not step.may_fail:
+                failed.append(name)
+                print(f"{name} failed, see {out / f'{name}_run.log'}", flush=True)
+                return
+
+
+def run(profile: str, pipelines: list[str]) -> int:
+    """The pipelines (one at a time on both CPU cores, or side by side on a GPU machine), then the results file
+    and the throughput benchmark. Exit status 1 when anything failed."""
+    paths = Paths.from_environment()
+    out, steps = Path(paths.out), plan(profile, paths)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "timings.tsv").unlink(missing_ok=True)
+    start, failed = time.monotonic(), []
+    print(f"profile {profile}, started {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}, outputs in {out}")
+    if profile == "gpu":  # the GPU machine has cores to spare
+        threads = [threading.Thread(target=run_pipeline, args=(name, steps[name], out, os.environ.get("OMP_NUM_THREADS", "1"), failed))
+                   for name in pipelines]  # fmt: skip
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    else:  # each pipeline on both cores (1.5-1.9x the speed of one core)
+        for name in pipelines:
+            run_pipeline(name, steps[name], out, "2", failed)
+            print(f"{name}: {time.monotonic() - start:.0f} s")
+    if "birthplace" in pipelines:
+        log = (out / "birthplace_run.log").read_text(encoding="utf-8").splitlines()
+        for line in log:
+            if "Correct:" in line or "Completed" in line:
+                print(line)
+    print(f"quality benchmarks: {time.monotonic() - start:.0f} s")
+    if set(pipelines) != set(PIPELINES):  # results.json and the throughput rows come from a whole run only
+        return 1 if failed else 0
+    env = {**os.environ, **OFFLINE, "PROFILE": profile}
+    results = [paths.python, "benchmarks/write_results.py", "--bench_dir", str(out), "--profile", profile]
+    status = subprocess.run(results, cwd=REPO_ROOT, env=env).returncode
+    throughput = [paths.python, "benchmarks/throughput.py", *PROFILES[profile].throughput_args]
+    status = subprocess.run(throughput, cwd=REPO_ROOT, env=env).returncode or status
+    print(f"all benchmarks: {time.monotonic() - start:.0f} s")
+    return 1 if failed or status else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("action", choices=("show", "run"))
+    parser.add_argument("--profile", choices=sorted(PROFILES), default=os.environ.get("PROFILE", "cpu"))
+    parser.add_argument("--pipeline", nargs="+", choices=sorted(PIPELINES), default=list(PIPELINES))
+    args = parser.parse_args(argv)
+    if args.action == "run":
+        return run(args.profile, args.pipeline)
+    for name, steps in plan(args.profile).items():
+        if name in args.pipeline:
+            print(f"# {name}", *(f"{step.name}\t{' '.join(step.command)}" for step in steps), sep="\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
