@@ -49,6 +49,31 @@ def test_cs224n_preset_matches_mingpt_shapes():
     assert isinstance(model.model.norm, nn.LayerNorm)
 
 
+def test_base_preset_is_gpt2_small_parameter_for_parameter():
+    """`base` is GPT-2 small's shape. Both models hold the same tensors: token and position tables, per block a fused
+    q/k/v projection (GPT-2's `c_attn`), an output projection, two feed-forward layers, all with biases, and two
+    LayerNorms, then a final LayerNorm; the LM head has no bias and is tied to the token table in both. So the
+    counts are equal: V·d + P·d + L·(12·d² + 13·d) + 2·d."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    config = SmallEncoderConfig.from_preset("base")
+    assert (config.num_hidden_layers, config.hidden_size, config.num_attention_heads) == (12, 768, 12)
+    assert (config.max_position_embeddings, config.intermediate_size, config.vocab_size) == (1024, 3072, 50257)
+    assert config.norm_first and config.position_embedding_type == "learned" and config.tie_word_embeddings
+    with torch.device("meta"):  # shapes only: no 124M-parameter initialisation
+        ours = SmallEncoderForCausalLM(config)
+        gpt2 = GPT2LMHeadModel(GPT2Config())  # GPT-2 small's defaults: 12 x 768, 12 heads, 1024, vocab 50257
+    vocab, positions, width, layers = 50257, 1024, 768, 12
+    expected = vocab * width + positions * width + layers * (12 * width**2 + 13 * width) + 2 * width
+    assert count_trainable(ours) == count_trainable(gpt2) == expected == 124_439_808
+    assert ours.lm_head.weight is ours.model.embed_tokens.weight
+    # Untied, each model gains exactly the head's V·d.
+    with torch.device("meta"):
+        untied = SmallEncoderForCausalLM(SmallEncoderConfig.from_preset("base", tie_word_embeddings=False))
+        gpt2_untied = GPT2LMHeadModel(GPT2Config(tie_word_embeddings=False))
+    assert count_trainable(untied) == count_trainable(gpt2_untied) == expected + vocab * width
+
+
 def test_unknown_preset_and_bad_switch_raise_clear_errors():
     with pytest.raises(ValueError, match="available presets"):
         SmallEncoderConfig.from_preset("no-such-preset")

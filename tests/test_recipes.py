@@ -315,3 +315,69 @@ def test_pretrain_span_corruption_is_reproducible_whatever_eval_steps(
     losses, eval_loss = run("no_eval")
     assert len(losses) == 6
     assert run("eval_every_step", "--eval_strategy", "steps", "--eval_steps", "1") == (losses, eval_loss)
+
+
+# --------------------------------------------------------------------------------------------------
+# The `base` preset (GPT-2 small's shape) through every recipe, shrunk by --config_overrides
+# --------------------------------------------------------------------------------------------------
+def _base_preset_run(recipe: str, out: Path, data: dict[str, Path]) -> None:
+    tiny_base = ["--model_config", "base", "--config_overrides", TINY]
+    if recipe == "pretrain":
+        pretrain.main(
+            ["--objective", "clm", "--train_files", str(data["birthplace"] / "wiki.txt"), "--block_size", "32"]
+            + ["--tokenizer_name_or_path", str(data["tokenizer"]), "--output_dir", str(out)]
+            + ["--max_steps", "2", "--per_device_train_batch_size", "8"]
+            + tiny_base
+            + COMMON
+        )
+    elif recipe == "finetune_sentiment":
+        finetune_sentiment.main(
+            ["--data_dir", str(data["cls_books"]), "--from_scratch", "--tokenizer_name_or_path", str(data["sentiment"])]
+            + ["--output_dir", str(out), "--max_steps", "2", "--per_device_train_batch_size", "8"]
+            + ["--max_seq_length", "32"]
+            + tiny_base
+            + COMMON
+        )
+    else:
+        birthplace.main(
+            ["finetune", "--data_dir", str(data["birthplace"]), "--output_dir", str(out)]
+            + ["--tokenizer_name_or_path", str(data["tokenizer"]), "--max_steps", "2"]
+            + ["--per_device_train_batch_size", "8"]
+            + tiny_base
+            + COMMON
+        )
+
+
+@pytest.mark.parametrize("recipe", ["pretrain", "finetune_sentiment", "birthplace"])
+def test_every_recipe_accepts_the_base_preset(
+    tmp_path, recipe, synthetic_birthplace_dir, tiny_tokenizer_dir, tiny_cls_books, sentiment_tokenizer_dir
+):
+    data = {
+        "birthplace": synthetic_birthplace_dir,
+        "tokenizer": tiny_tokenizer_dir,
+        "cls_books": tiny_cls_books,
+        "sentiment": sentiment_tokenizer_dir,
+    }
+    out = tmp_path / recipe
+    _base_preset_run(recipe, out, data)
+
+    config = json.loads((out / "config.json").read_text())
+    # The preset's architecture, with the override's size.
+    assert (config["norm_first"], config["position_embedding_type"], config["hidden_act"]) == (
+        True,
+        "learned",
+        "gelu_pytorch_tanh",
+    )
+    assert config["tie_word_embeddings"] is True and config["lm_head_bias"] is False
+    assert (config["hidden_size"], config["num_hidden_layers"]) == (32, 2)
+    assert json.loads((out / "run_record.json").read_text())["preset"] == "base"
+    if recipe != "finetune_sentiment":  # the LM heads: tied, so the checkpoint holds the token table once
+        from safetensors import safe_open
+        from transformers import AutoModelForCausalLM
+
+        import hf_models  # noqa: F401  (registers the Auto classes)
+
+        with safe_open(out / "model.safetensors", "pt") as saved:
+            assert "lm_head.weight" not in saved.keys() and "model.embed_tokens.weight" in saved.keys()
+        model = AutoModelForCausalLM.from_pretrained(out)
+        assert model.lm_head.weight is model.model.embed_tokens.weight

@@ -36,7 +36,8 @@ class SmallEncoderConfig(PreTrainedConfig):
     Configuration of a small Transformer language model: a stack of `nn.TransformerEncoderLayer`-style blocks that is
     causal by default (a decoder-only LM), bidirectional for masked LM.
 
-    The two course models are presets:
+    The two course models are presets, and `base` is GPT-2 small's shape (12 pre-norm layers, d=768, 12 heads,
+    block 1024, learned positions, tanh GELU, tied embeddings: 124,439,808 parameters, as `GPT2LMHeadModel`):
 
     ```python
     >>> from hf_models import SmallEncoderConfig, SmallEncoderForCausalLM

@@ -27,8 +27,8 @@ class ModelArguments:
     model_config: str | None = field(
         default=None,
         metadata={
-            "help": "From scratch: a preset name ('altegrad-lab', 'cs224n-mingpt') or a config JSON file. "
-            "Each recipe has its own default preset."
+            "help": "From scratch: a preset name ('altegrad-lab', 'cs224n-mingpt', or 'base': GPT-2 small's shape) "
+            "or a config JSON file. Each recipe has its own default preset."
         },
     )
     config_overrides: str | None = field(
