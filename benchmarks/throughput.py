@@ -1,10 +1,19 @@
-"""Training and generation throughput: our cs224n-mingpt preset against transformers' GPT-2 of the same size.
+"""Training and generation throughput: one of our presets against transformers' GPT-2 of the same shape.
 
 All numbers come from one run, with the contenders interleaved (A, B, C, A, B, C, ...) so that a slower period of the
 machine hits every contender alike. Medians over the repeats are reported, with the ratios.
 
-    python benchmarks/throughput.py                       # CPU, fp32
-    python benchmarks/throughput.py --device cuda --dtype bf16
+    python benchmarks/throughput.py                       # CPU, fp32, the cs224n-mingpt preset
+    python benchmarks/throughput.py --device cuda --dtype bf16 --batch_size 64
+    python benchmarks/throughput.py --device cuda --dtype bf16 --preset base --batch_size 16 \
+        --contenders ours_sdpa gpt2 --compile --max_batch_search
+
+Contenders: `ours_sdpa` and `ours_eager` (our model with each attention path) and `gpt2` (`GPT2LMHeadModel` with
+SDPA, built from the preset's width, depth, heads, feed-forward, block, vocabulary, dropouts and tying); `--compile`
+adds a `torch.compile`d copy of each. Model FLOP utilisation (MFU) is PaLM's estimate (appendix B): 6·N + 12·L·H·Q·T
+FLOPs per trained token, N the parameters that take part in matrix products (all but the embedding lookups; a
+tied token table counts once, as the LM head), L layers, H heads of width Q, T tokens of context; against the
+accelerator's dense bf16 peak (the table below, or `--peak_tflops`).
 """
 
 import argparse
@@ -18,42 +27,104 @@ from datetime import date
 from pathlib import Path
 
 import torch
+from torch import nn
 from transformers import GPT2Config, GPT2LMHeadModel
 
 from hf_models import SmallEncoderConfig, SmallEncoderForCausalLM
 
-# Dense bf16 peak of the accelerators we may be lent, for model FLOP utilisation.
-PEAK_BF16_FLOPS = {"H100": 989e12, "H200": 989e12, "A100": 312e12}
+# Dense (not sparse) bf16 peak, in TFLOP/s, of the accelerators we may be lent, matched in order against
+# torch.cuda.get_device_name() (NVIDIA's data sheets; "H100 80GB HBM3" is the SXM part).
+PEAK_BF16_TFLOPS = (
+    ("H100 PCIe", 756.0),
+    ("H100 NVL", 835.0),
+    ("H100", 989.0),
+    ("H200 NVL", 835.0),
+    ("H200", 989.0),
+    ("A100", 312.0),
+)
+DEFAULT_PRESET = "cs224n-mingpt"  # the preset whose figures are `throughput` / `throughput_gpu` in results.json
+BASE_CONTENDERS = ("ours_sdpa", "gpt2", "ours_eager")
 
 
-def build_models(name: str, args: argparse.Namespace, block_size: int) -> torch.nn.Module:
-    """The contenders: same width, depth, heads, block, vocabulary and dropouts."""
-    if name == "gpt2":
-        config = GPT2Config(
-            vocab_size=args.vocab_size,
-            n_positions=block_size,
-            n_embd=256,
-            n_layer=4,
-            n_head=8,
-            n_inner=1024,
-            resid_pdrop=args.dropout,
-            embd_pdrop=args.dropout,
-            attn_pdrop=args.dropout,
-            bos_token_id=None,
-            eos_token_id=None,
-        )
-        return GPT2LMHeadModel(config)
-    config = SmallEncoderConfig.from_preset(
-        args.preset,
-        vocab_size=args.vocab_size,
-        max_position_embeddings=block_size,
-        embedding_dropout=args.dropout,
-        attention_dropout=args.dropout,
-        hidden_dropout=args.dropout,
+def preset_config(args: argparse.Namespace, block_size: int | None = None) -> SmallEncoderConfig:
+    """The preset with `--config_overrides`, `--vocab_size`, `--dropout` and the block size applied."""
+    config = SmallEncoderConfig.from_preset(args.preset)
+    if args.config_overrides:
+        config.update_from_string(args.config_overrides)
+    if args.vocab_size is not None:
+        config.vocab_size = args.vocab_size
+    config.embedding_dropout = config.attention_dropout = config.hidden_dropout = args.dropout
+    if block_size is not None:
+        config.max_position_embeddings = block_size
+    config.validate()
+    return config
+
+
+def gpt2_config(config: SmallEncoderConfig) -> GPT2Config:
+    """transformers' GPT-2 with our width, depth, heads, feed-forward, block, vocabulary, dropouts and tying."""
+    return GPT2Config(
+        vocab_size=config.vocab_size,
+        n_positions=config.max_position_embeddings,
+        n_embd=config.hidden_size,
+        n_layer=config.num_hidden_layers,
+        n_head=config.num_attention_heads,
+        n_inner=config.intermediate_size,
+        resid_pdrop=config.hidden_dropout,
+        embd_pdrop=config.embedding_dropout,
+        attn_pdrop=config.attention_dropout,
+        layer_norm_epsilon=config.layer_norm_eps,
+        tie_word_embeddings=config.tie_word_embeddings,
+        bos_token_id=None,
+        eos_token_id=None,
     )
-    model = SmallEncoderForCausalLM(config)
-    model.set_attn_implementation("eager" if name == "ours_eager" else "sdpa")
+
+
+def build_model(name: str, args: argparse.Namespace, block_size: int) -> nn.Module:
+    """A contender by name (`ours_sdpa`, `ours_eager`, `gpt2`, each with an optional `_compiled` suffix), built
+    under the current seed; a compiled contender is `torch.compile` of the same model."""
+    base_name = name.removesuffix("_compiled")
+    config = preset_config(args, block_size)
+    if base_name == "gpt2":
+        model = GPT2LMHeadModel(gpt2_config(config))
+        model.set_attn_implementation("sdpa")
+    else:
+        model = SmallEncoderForCausalLM(config)
+        model.set_attn_implementation("eager" if base_name == "ours_eager" else "sdpa")
+    if name.endswith("_compiled"):
+        model.compile(backend=args.compile_backend)  # in place: parameters and .config stay where they are
     return model
+
+
+def contender_names(args: argparse.Namespace) -> list[str]:
+    return list(args.contenders) + ([f"{name}_compiled" for name in args.contenders] if args.compile else [])
+
+
+def count_parameters(model: nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+def matmul_parameters(model: nn.Module) -> int:
+    """N of PaLM's estimate: the parameters that take part in matrix products, so all but the embedding lookups
+    (token and position tables); a token table tied to the LM head counts once, as the head (nanoGPT's count)."""
+    head = model.get_output_embeddings().weight
+    lookups = {id(m.weight) for m in model.modules() if isinstance(m, nn.Embedding) and m.weight is not head}
+    return sum(p.numel() for p in model.parameters() if id(p) not in lookups)
+
+
+def flops_per_token(model: nn.Module, seq_len: int) -> float:
+    """PaLM's training FLOPs per token: 6·N for the weights (forward + backward) plus 12·L·H·Q·T for attention."""
+    config = model.config
+    return 6 * matmul_parameters(model) + 12 * config.num_hidden_layers * config.hidden_size * seq_len
+
+
+def peak_flops(args: argparse.Namespace, device: torch.device) -> float | None:
+    """`--peak_tflops`, else the dense bf16 peak of a known GPU in a bf16 run; None when unknown (CPU, fp32)."""
+    if args.peak_tflops is not None:
+        return args.peak_tflops * 1e12
+    if device.type != "cuda" or args.dtype != "bf16":
+        return None
+    gpu_name = torch.cuda.get_device_name(device)
+    return next((tflops * 1e12 for key, tflops in PEAK_BF16_TFLOPS if key in gpu_name), None)
 
 
 def synchronize(device: torch.device) -> None:
@@ -76,51 +147,51 @@ def train_steps(model, optimizer, batch, steps: int, device: torch.device, autoc
 
 
 def measure_training(args: argparse.Namespace, device: torch.device, autocast_dtype) -> dict:
-    names = ["ours_sdpa", "gpt2", "ours_eager"]
+    names = contender_names(args)
     models, optimizers = {}, {}
     for name in names:
         torch.manual_seed(0)
-        models[name] = build_models(name, args, args.seq_len).to(device).train()
+        models[name] = build_model(name, args, args.seq_len).to(device).train()
         optimizers[name] = torch.optim.AdamW(models[name].parameters(), lr=3e-4, fused=True)
-    batch = torch.randint(0, args.vocab_size, (args.batch_size, args.seq_len), device=device)
-    for name in names:  # warm-up: allocator, kernels, lazy inits
+    batch = torch.randint(0, models[names[0]].config.vocab_size, (args.batch_size, args.seq_len), device=device)
+    for name in names:  # warm-up: allocator, kernels, lazy inits, compilation
         train_steps(models[name], optimizers[name], batch, args.warmup_steps, device, autocast_dtype)
     times = {name: [] for name in names}
     for _ in range(args.repeats):
         for name in names:
             times[name].append(train_steps(models[name], optimizers[name], batch, args.steps, device, autocast_dtype))
     tokens = args.batch_size * args.seq_len * args.steps
-    result = {
-        name: {
-            "tokens_per_s": tokens / statistics.median(times[name]),
-            "parameters": models[name].num_parameters(),
+    peak = peak_flops(args, device)
+    result = {}
+    for name in names:
+        tokens_per_s = tokens / statistics.median(times[name])
+        per_token = flops_per_token(models[name], args.seq_len)
+        result[name] = {
+            "tokens_per_s": tokens_per_s,
+            "parameters": count_parameters(models[name]),
+            "flops_per_token": per_token,
+            "mfu": tokens_per_s * per_token / peak if peak else None,
         }
-        for name in names
-    }
-    result["train_ratio_vs_gpt2"] = result["ours_sdpa"]["tokens_per_s"] / result["gpt2"]["tokens_per_s"]
-    result["sdpa_vs_eager"] = result["ours_sdpa"]["tokens_per_s"] / result["ours_eager"]["tokens_per_s"]
-    if device.type == "cuda":
-        result["mfu"] = model_flop_utilisation(
-            result["ours_sdpa"]["tokens_per_s"], models["ours_sdpa"], args.seq_len, device
+    ours, gpt2 = result.get("ours_sdpa"), result.get("gpt2")
+    if ours and gpt2:
+        result["train_ratio_vs_gpt2"] = ours["tokens_per_s"] / gpt2["tokens_per_s"]
+    if ours and "ours_eager" in result:
+        result["sdpa_vs_eager"] = ours["tokens_per_s"] / result["ours_eager"]["tokens_per_s"]
+    if "ours_sdpa_compiled" in result and "gpt2_compiled" in result:
+        result["compiled_ratio_vs_gpt2"] = (
+            result["ours_sdpa_compiled"]["tokens_per_s"] / result["gpt2_compiled"]["tokens_per_s"]
         )
+    if ours:
+        result["mfu"] = ours["mfu"]  # the figure results.json has always carried
     return result
-
-
-def model_flop_utilisation(tokens_per_s: float, model, seq_len: int, device: torch.device) -> float | None:
-    """PaLM's estimate: 6·N FLOPs per token for the weights, plus 12·layers·d·T for attention."""
-    config = model.config
-    flops_per_token = 6 * model.num_parameters() + 12 * config.num_hidden_layers * config.hidden_size * seq_len
-    gpu_name = torch.cuda.get_device_name(device)
-    peak = next((flops for key, flops in PEAK_BF16_FLOPS.items() if key in gpu_name), None)
-    return tokens_per_s * flops_per_token / peak if peak else None
 
 
 def measure_generation(args: argparse.Namespace, device: torch.device, dtype) -> dict:
     """Greedy decoding of `new_tokens` tokens after a short prompt, with and without the KV cache."""
     block_size = args.prompt_len + args.new_tokens
     torch.manual_seed(0)
-    model = build_models("ours_sdpa", args, block_size).to(device=device, dtype=dtype).eval()
-    prompt = torch.randint(0, args.vocab_size, (1, args.prompt_len), device=device)
+    model = build_model("ours_sdpa", args, block_size).to(device=device, dtype=dtype).eval()
+    prompt = torch.randint(0, model.config.vocab_size, (1, args.prompt_len), device=device)
     kwargs = dict(max_new_tokens=args.new_tokens, min_new_tokens=args.new_tokens, do_sample=False, pad_token_id=0)
     with torch.no_grad():
         model.generate(prompt, max_new_tokens=8, do_sample=False, pad_token_id=0)  # warm-up
@@ -157,25 +228,62 @@ def saved_activation_bytes(model, batch: torch.Tensor) -> int:
 
 def measure_peak_memory(args: argparse.Namespace, device: torch.device, autocast_dtype) -> dict:
     """Training memory: CUDA's allocator peak over two steps; on the CPU (no allocator statistics), the
-    activations saved for backward plus weights, gradients and AdamW's two moments."""
+    activations saved for backward plus weights, gradients and AdamW's two moments (None for a compiled
+    contender, whose saved tensors live inside the compiled graph)."""
     result = {}
-    for name in ["ours_sdpa", "gpt2", "ours_eager"]:
+    for name in contender_names(args):
         torch.manual_seed(0)
-        model = build_models(name, args, args.seq_len).to(device).train()
-        batch = torch.randint(0, args.vocab_size, (args.batch_size, args.seq_len), device=device)
+        model = build_model(name, args, args.seq_len).to(device).train()
+        batch = torch.randint(0, model.config.vocab_size, (args.batch_size, args.seq_len), device=device)
         if device.type == "cuda":
             optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4, fused=True)
             torch.cuda.reset_peak_memory_stats(device)
             train_steps(model, optimizer, batch, 2, device, autocast_dtype)
             result[name] = torch.cuda.max_memory_allocated(device) / 2**20
             del optimizer
-            torch.cuda.empty_cache()
+        elif name.endswith("_compiled"):
+            result[name] = None
         else:
             state_bytes = 4 * sum(p.numel() * p.element_size() for p in model.parameters())
             with torch.autocast("cpu", dtype=autocast_dtype, enabled=autocast_dtype is not None):
                 result[name] = (state_bytes + saved_activation_bytes(model, batch)) / 2**20
         del model
+        if device.type == "cuda":
+            torch.cuda.empty_cache()
     return {f"{name}_peak_mib": value for name, value in result.items()}
+
+
+def fits(model, optimizer, batch_size: int, args: argparse.Namespace, device: torch.device, autocast_dtype) -> bool:
+    """Whether one training step at `batch_size` fits in the GPU's memory."""
+    batch = torch.randint(0, model.config.vocab_size, (batch_size, args.seq_len), device=device)
+    try:
+        train_steps(model, optimizer, batch, 1, device, autocast_dtype)
+        return True
+    except torch.OutOfMemoryError:
+        return False
+    finally:
+        optimizer.zero_grad(set_to_none=True)
+        del batch
+        torch.cuda.empty_cache()
+
+
+def largest_batch(args: argparse.Namespace, device: torch.device, autocast_dtype) -> dict:
+    """The largest power-of-two batch (up to `--max_batch_limit`) whose training step fits, for each contender
+    without compile (a compiled graph would be recompiled at each new batch size). CUDA only."""
+    result = {}
+    for name in contender_names(args):
+        if name.endswith("_compiled"):
+            continue
+        torch.manual_seed(0)
+        model = build_model(name, args, args.seq_len).to(device).train()
+        optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4, fused=True)
+        batch_size, largest = 1, None
+        while batch_size <= args.max_batch_limit and fits(model, optimizer, batch_size, args, device, autocast_dtype):
+            largest, batch_size = batch_size, batch_size * 2
+        result[f"{name}_max_batch"] = largest
+        del model, optimizer
+        torch.cuda.empty_cache()
+    return result
 
 
 def hardware(device: torch.device) -> str:
@@ -190,26 +298,111 @@ def update_results_json(path: Path, key: str, throughput: dict) -> None:
     path.write_text(json.dumps(results, indent=2) + "\n")
 
 
+def results_key(args: argparse.Namespace) -> str:
+    """`throughput` (CPU) or `throughput_gpu` for the default preset, as always; other presets get their own
+    key (`throughput_gpu_base`), so that no preset overwrites another's figures."""
+    key = "throughput" if args.device == "cpu" else "throughput_gpu"
+    return key if args.preset == DEFAULT_PRESET else f"{key}_{args.preset}"
+
+
+def results_entry(args: argparse.Namespace, report: dict, argv) -> dict:
+    training = report["training"]
+    entry = {
+        "preset": args.preset,
+        "train_ratio_vs_gpt2": round(training["train_ratio_vs_gpt2"], 3),
+        "train_tokens_per_s": round(training["ours_sdpa"]["tokens_per_s"]),
+        **({"mfu": round(training["mfu"], 4)} if training.get("mfu") is not None else {}),
+        "kv_cache_speedup": round(report["generation"]["kv_cache_speedup"], 3),
+        "batch_size": args.batch_size,
+        "seq_len": args.seq_len,
+        "hardware": report["hardware"],
+        "dtype": args.dtype,
+        "date": report["date"],
+        "command": "python benchmarks/throughput.py " + " ".join(sys.argv[1:] if argv is None else argv),
+    }
+    if "compiled_ratio_vs_gpt2" in training:
+        entry["compiled_train_ratio_vs_gpt2"] = round(training["compiled_ratio_vs_gpt2"], 3)
+        entry["compiled_train_tokens_per_s"] = round(training["ours_sdpa_compiled"]["tokens_per_s"])
+        if training["ours_sdpa_compiled"]["mfu"] is not None:
+            entry["compiled_mfu"] = round(training["ours_sdpa_compiled"]["mfu"], 4)
+    for section in ("memory", "max_batch"):
+        if section in report:
+            entry[section] = {k: (round(v, 1) if isinstance(v, float) else v) for k, v in report[section].items()}
+    return entry
+
+
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     parser.add_argument("--dtype", default="fp32", choices=["fp32", "bf16"])
-    parser.add_argument("--preset", default="cs224n-mingpt")
-    parser.add_argument("--vocab_size", type=int, default=256)
-    parser.add_argument("--seq_len", type=int, default=128)
+    parser.add_argument("--preset", default=DEFAULT_PRESET, choices=SmallEncoderConfig.available_presets())
+    parser.add_argument("--config_overrides", default=None, help="e.g. 'num_hidden_layers=1,hidden_size=64'")
+    parser.add_argument("--vocab_size", type=int, default=None, help="default: the preset's")
+    parser.add_argument("--seq_len", type=int, default=None, help="default: the preset's block size")
     parser.add_argument("--dropout", type=float, default=0.1, help="all dropouts of both models (minGPT's is 0.1)")
+    parser.add_argument("--contenders", nargs="+", default=list(BASE_CONTENDERS), choices=BASE_CONTENDERS)
+    parser.add_argument("--compile", action="store_true", help="add a torch.compile'd copy of each contender")
+    parser.add_argument("--compile_backend", default="inductor", help="torch.compile backend")
+    parser.add_argument("--peak_tflops", type=float, default=None, help="peak for MFU (default: the GPU's bf16)")
     parser.add_argument("--batch_size", type=int, default=16)
     parser.add_argument("--steps", type=int, default=5, help="training steps per timed repeat")
     parser.add_argument("--warmup_steps", type=int, default=3)
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--max_batch_search", action="store_true", help="CUDA: the largest batch that fits")
+    parser.add_argument("--max_batch_limit", type=int, default=1024, help="stop the doubling search here")
     parser.add_argument("--prompt_len", type=int, default=8)
-    parser.add_argument("--new_tokens", type=int, default=512)
+    parser.add_argument(
+        "--new_tokens", type=int, default=None, help="tokens to generate (default: 512 on the CPU, 128 on CUDA)"
+    )
     parser.add_argument("--generation_repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=None, help="torch threads on the CPU (default: all cores)")
     parser.add_argument("--skip", nargs="*", default=[], choices=["training", "generation", "memory"])
     parser.add_argument("--results_json", type=Path, default=Path(__file__).resolve().parent / "results.json")
     parser.add_argument("--no_results_json", action="store_true", help="print only; do not update results.json")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.device == "cuda" and not torch.cuda.is_available():
+        parser.error("--device cuda: no CUDA device is available")
+    if args.max_batch_search and args.device != "cuda":
+        parser.error("--max_batch_search needs --device cuda (there is no out-of-memory error to find on the CPU)")
+    # A GPU run is mostly launch overhead at batch 1: 128 tokens give the same ratio and fit the device's time.
+    args.new_tokens = args.new_tokens or (512 if args.device == "cpu" else 128)
+    args.seq_len = args.seq_len or preset_config(args).max_position_embeddings
+    return args
+
+
+def print_training(training: dict, args: argparse.Namespace) -> None:
+    print(f"\ntraining (forward + backward + AdamW), median of {args.repeats} interleaved repeats")
+    print(f"  {'contender':<20} {'tokens/s':>11} {'MFU':>7} {'parameters':>13}")
+    for name in contender_names(args):
+        row = training[name]
+        mfu = f"{100 * row['mfu']:.1f}%" if row["mfu"] is not None else "n/a"
+        print(f"  {name:<20} {row['tokens_per_s']:>11.0f} {mfu:>7} {row['parameters']:>13,}")
+    print(f"  FLOPs per token (PaLM, 6N + 12LHQT): {training[contender_names(args)[0]]['flops_per_token']:.4g}")
+    for key, label in (
+        ("train_ratio_vs_gpt2", "ours / GPT-2"),
+        ("compiled_ratio_vs_gpt2", "ours / GPT-2, compiled"),
+        ("sdpa_vs_eager", "SDPA / eager"),
+    ):
+        if key in training:
+            print(f"  {label:<24} = {training[key]:.2f}x")
+
+
+def print_generation(generation: dict, args: argparse.Namespace) -> None:
+    print(f"\ngreedy generation of {args.new_tokens} new tokens, batch 1")
+    print(f"  with KV cache    {generation['cache_tokens_per_s']:>8.1f} tokens/s")
+    print(f"  without cache    {generation['no_cache_tokens_per_s']:>8.1f} tokens/s")
+    print(f"  speed-up         = {generation['kv_cache_speedup']:.1f}x   (target >= 5x)")
+    print(f"  same tokens      = {generation['same_tokens']}")
+
+
+def print_memory(memory: dict, device: torch.device) -> None:
+    if device.type == "cuda":
+        kind = "CUDA allocator peak (torch.cuda.max_memory_allocated)"
+    else:
+        kind = "activations saved for backward + weights, gradients, AdamW moments"
+    print(f"\ntraining memory (MiB): {kind}")
+    for key, value in memory.items():
+        print(f"  {key:<28} {value:>8.1f}" if value is not None else f"  {key:<28} {'n/a':>8}")
 
 
 def main(argv=None) -> dict:
@@ -218,60 +411,32 @@ def main(argv=None) -> dict:
     torch.set_num_threads(args.threads)
     device = torch.device(args.device)
     autocast_dtype = torch.bfloat16 if args.dtype == "bf16" else None
-    report = {"hardware": hardware(device), "dtype": args.dtype, "date": date.today().isoformat()}
+    report = {"hardware": hardware(device), "dtype": args.dtype, "date": date.today().isoformat(), "preset": args.preset}
     print(
-        f"# {report['hardware']}, {args.dtype}, batch {args.batch_size} x seq {args.seq_len}, vocab {args.vocab_size}"
+        f"# {report['hardware']}, {args.dtype}, preset {args.preset}, batch {args.batch_size} x seq {args.seq_len}, "
+        f"vocab {preset_config(args).vocab_size}"
     )
 
     if "training" not in args.skip:
-        training = measure_training(args, device, autocast_dtype)
-        report["training"] = training
-        print("\ntraining tokens/s (forward + backward + AdamW), median of", args.repeats, "interleaved repeats")
-        for name in ["ours_sdpa", "gpt2", "ours_eager"]:
-            print(f"  {name:<11} {training[name]['tokens_per_s']:>10.0f}  ({training[name]['parameters']:,} params)")
-        print(f"  ours / GPT-2     = {training['train_ratio_vs_gpt2']:.2f}x   (target >= 1.5x)")
-        print(f"  SDPA / eager     = {training['sdpa_vs_eager']:.2f}x")
-        if training.get("mfu") is not None:
-            print(f"  model FLOP utilisation = {100 * training['mfu']:.1f}%")
-
+        report["training"] = measure_training(args, device, autocast_dtype)
+        print_training(report["training"], args)
     if "generation" not in args.skip:
-        generation = measure_generation(args, device, torch.bfloat16 if autocast_dtype else torch.float32)
-        report["generation"] = generation
-        print(f"\ngreedy generation of {args.new_tokens} new tokens, batch 1")
-        print(f"  with KV cache    {generation['cache_tokens_per_s']:>8.1f} tokens/s")
-        print(f"  without cache    {generation['no_cache_tokens_per_s']:>8.1f} tokens/s")
-        print(f"  speed-up         = {generation['kv_cache_speedup']:.1f}x   (target >= 5x)")
-        print(f"  same tokens      = {generation['same_tokens']}")
-
+        report["generation"] = measure_generation(args, device, torch.bfloat16 if autocast_dtype else torch.float32)
+        print_generation(report["generation"], args)
     if "memory" not in args.skip:
-        memory = measure_peak_memory(args, device, autocast_dtype)
-        report["memory"] = memory
-        print(
-            "\ntraining memory (MiB): "
-            + (
-                "CUDA allocator peak"
-                if device.type == "cuda"
-                else "activations saved for backward + weights, gradients, AdamW moments"
-            )
-        )
-        for key, value in memory.items():
-            print(f"  {key:<20} {value:>8.1f}")
+        report["memory"] = measure_peak_memory(args, device, autocast_dtype)
+        print_memory(report["memory"], device)
+    if args.max_batch_search:
+        report["max_batch"] = largest_batch(args, device, autocast_dtype)
+        print(f"\nlargest batch that fits (powers of two up to {args.max_batch_limit}, without compile, seq {args.seq_len})")
+        for key, value in report["max_batch"].items():
+            print(f"  {key:<28} {value}")
 
-    if not args.no_results_json and "training" in report and "generation" in report:
-        training = report["training"]
-        entry = {
-            "train_ratio_vs_gpt2": round(training["train_ratio_vs_gpt2"], 3),
-            "train_tokens_per_s": round(training["ours_sdpa"]["tokens_per_s"]),
-            **({"mfu": round(training["mfu"], 4)} if training.get("mfu") is not None else {}),
-            "kv_cache_speedup": round(report["generation"]["kv_cache_speedup"], 3),
-            "hardware": report["hardware"],
-            "dtype": args.dtype,
-            "date": report["date"],
-            "command": "python benchmarks/throughput.py " + " ".join(sys.argv[1:] if argv is None else argv),
-        }
-        # One key per device, so that a GPU run never overwrites the CPU profile's figures.
-        update_results_json(args.results_json, "throughput" if device.type == "cpu" else "throughput_gpu", entry)
-        print(f"\nwrote {args.results_json}")
+    has_both = "training" in report and "generation" in report
+    if not args.no_results_json and has_both and "train_ratio_vs_gpt2" in report["training"]:
+        # One key per device (and preset), so that a GPU run never overwrites the CPU profile's figures.
+        update_results_json(args.results_json, results_key(args), results_entry(args, report, argv))
+        print(f"\nwrote {results_key(args)} to {args.results_json}")
     return report
 
 
