@@ -1,0 +1,73 @@
+"""`benchmarks/throughput.py` on the CPU with a tiny `base` preset: the contenders, PaLM's FLOP count, MFU against
+a given peak, memory, generation, and the results.json keys."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+LAYERS, WIDTH, SEQ_LEN, VOCAB = 1, 64, 32, 512
+TINY = [
+    "--preset", "base", "--config_overrides", f"num_hidden_layers={LAYERS},hidden_size={WIDTH},num_attention_heads=4,"
+    "intermediate_size=128", "--vocab_size", str(VOCAB), "--seq_len", str(SEQ_LEN), "--batch_size", "4",
+    "--steps", "1", "--warmup_steps", "1", "--repeats", "1", "--threads", "1",
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def throughput():
+    spec = importlib.util.spec_from_file_location("throughput", REPO_ROOT / "benchmarks" / "throughput.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_base_preset_against_gpt2_on_cpu(tmp_path, throughput):
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps({"throughput": {"kept": 1}}))
+    report = throughput.main(
+        TINY + ["--new_tokens", "8", "--generation_repeats", "1", "--peak_tflops", "2", "--results_json", str(results)]
+    )
+    training = report["training"]
+    ours, gpt2 = training["ours_sdpa"], training["gpt2"]
+    # Same shape, tied in both: the same parameters, so the same FLOPs per token.
+    assert ours["parameters"] == gpt2["parameters"] == training["ours_eager"]["parameters"]
+    # PaLM: 6·N + 12·L·H·Q·T, N without the position table (the tied token table counts once, as the head).
+    matmul_parameters = ours["parameters"] - SEQ_LEN * WIDTH
+    assert ours["flops_per_token"] == gpt2["flops_per_token"] == 6 * matmul_parameters + 12 * LAYERS * WIDTH * SEQ_LEN
+    assert ours["mfu"] == pytest.approx(ours["tokens_per_s"] * ours["flops_per_token"] / 2e12)
+    assert training["train_ratio_vs_gpt2"] == pytest.approx(ours["tokens_per_s"] / gpt2["tokens_per_s"])
+    assert report["generation"]["same_tokens"] is True
+    assert set(report["memory"]) == {"ours_sdpa_peak_mib", "gpt2_peak_mib", "ours_eager_peak_mib"}
+    assert all(value > 0 for value in report["memory"].values())
+
+    written = json.loads(results.read_text())
+    assert written["throughput"] == {"kept": 1}  # another preset never overwrites the default's figures
+    entry = written["throughput_base"]
+    assert entry["preset"] == "base" and entry["train_tokens_per_s"] == round(ours["tokens_per_s"])
+    assert entry["mfu"] == round(ours["mfu"], 4) and entry["memory"]["gpt2_peak_mib"] > 0
+
+
+def test_compiled_contenders_and_arguments(throughput):
+    # aot_eager: dynamo and AOTAutograd capture the models without inductor's C++ build (minutes on this CPU).
+    report = throughput.main(
+        TINY + ["--contenders", "ours_sdpa", "--compile", "--compile_backend", "aot_eager"]
+        + ["--skip", "generation", "memory", "--no_results_json"]
+    )  # fmt: skip
+    training = report["training"]
+    assert set(training) >= {"ours_sdpa", "ours_sdpa_compiled"} and "gpt2" not in training
+    assert training["ours_sdpa_compiled"]["mfu"] is None  # no peak known for a CPU
+    assert training["ours_sdpa_compiled"]["parameters"] == training["ours_sdpa"]["parameters"]
+
+    args = throughput.parse_args([])
+    assert (args.preset, args.seq_len, args.new_tokens) == ("cs224n-mingpt", 128, 512)  # the CPU profile's defaults
+    assert throughput.results_key(args) == "throughput"
+    assert throughput.results_key(argparse.Namespace(device="cuda", preset="cs224n-mingpt")) == "throughput_gpu"
+    assert throughput.results_key(argparse.Namespace(device="cuda", preset="base")) == "throughput_gpu_base"
+    with pytest.raises(SystemExit):
+        throughput.parse_args(["--max_batch_search"])  # CUDA only
