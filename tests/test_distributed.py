@@ -59,3 +59,41 @@ def test_pretrain_two_processes_on_cpu(tmp_path, synthetic_birthplace_dir, tiny_
     model = AutoModelForCausalLM.from_pretrained(out)
     assert type(model).__name__ == "SmallEncoderForCausalLM"
     assert model.config.hidden_size == 32
+
+
+@pytest.mark.slow
+def test_fsdp2_two_processes_on_cpu(tmp_path):
+    """FSDP2 (`fully_shard`, gloo) on the CPU with torchrun: accelerate 1.15 falls back to DDP on a CPU (see the
+    worker's docstring), so `tests/fsdp2_cpu_worker.py` shards the model itself, as accelerate's FSDP2 plugin does."""
+    out = tmp_path / "fsdp"
+    command = [
+        sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", str(_free_port()),
+        str(REPO_ROOT / "tests" / "fsdp2_cpu_worker.py"), str(out),
+    ]  # fmt: skip
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO_ROOT), "HF_HUB_OFFLINE": "1"}
+    result = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+
+    facts = json.loads((out / "fsdp_facts.json").read_text())
+    # Really sharded: rank 0 held half of each weight's rows.
+    assert facts["world_size"] == 2 and facts["sharded"] and 2 * facts["local_rows"] == facts["full_rows"]
+
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    import hf_models  # noqa: F401  (registers the Auto classes)
+
+    probe = torch.load(out / "probe.pt")
+    model = AutoModelForCausalLM.from_pretrained(out)
+    assert type(model).__name__ == "SmallEncoderForCausalLM" and model.lm_head.weight is model.model.embed_tokens.weight
+    with torch.no_grad():
+        logits = model(input_ids=probe["probe"]).logits
+    torch.testing.assert_close(logits, probe["logits"], rtol=0, atol=0)  # the trained sharded model's logits
+    # Sharded training on two halves of each batch = unsharded training on the whole batch.
+    torch.testing.assert_close(logits, probe["reference_logits"], rtol=1e-4, atol=1e-5)
+
+    # The folder carries our code for trust_remote_code, not torch's FSDP wrapper class.
+    config = json.loads((out / "config.json").read_text())
+    assert config["architectures"] == ["SmallEncoderForCausalLM"]
+    assert config["auto_map"]["AutoModelForCausalLM"] == "modeling_small_encoder.SmallEncoderForCausalLM"
+    assert sorted(p.name for p in out.glob("*.py")) == ["configuration_small_encoder.py", "modeling_small_encoder.py"]

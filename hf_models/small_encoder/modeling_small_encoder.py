@@ -376,7 +376,16 @@ class SmallEncoderPreTrainedModel(PreTrainedModel):
         # `AutoModelFor*` loads the folder with `trust_remote_code=True`.
         if self._auto_class is not None:
             self.config.auto_map = {**(getattr(self.config, "auto_map", None) or {}), **AUTO_MAP}
-        return super().save_pretrained(save_directory, *args, **kwargs)
+        # FSDP2's `fully_shard` turns the model into an `FSDP<Class>` subclass that torch defines: saved as such,
+        # `custom_object_save` would copy torch's FSDP files instead of this one and map that class in `auto_map`.
+        # Save as the wrapped class (saving runs no forward, and the gathering of shards does not look at the class).
+        sharded_class = type(self)
+        if sharded_class.__name__.startswith("FSDP") and sharded_class.__module__.startswith("torch."):
+            self.__class__ = sharded_class.__bases__[-1]
+        try:
+            return super().save_pretrained(save_directory, *args, **kwargs)
+        finally:
+            self.__class__ = sharded_class
 
 
 class SmallEncoderModel(SmallEncoderPreTrainedModel):
