@@ -99,10 +99,6 @@ def contender_names(args: argparse.Namespace) -> list[str]:
     return list(args.contenders) + ([f"{name}_compiled" for name in args.contenders] if args.compile else [])
 
 
-def count_parameters(model: nn.Module) -> int:
-    return sum(p.numel() for p in model.parameters())
-
-
 def matmul_parameters(model: nn.Module) -> int:
     """N of PaLM's estimate: the parameters that take part in matrix products, so all but the embedding lookups
     (token and position tables); a token table tied to the LM head counts once, as the head (nanoGPT's count)."""
@@ -168,7 +164,7 @@ def measure_training(args: argparse.Namespace, device: torch.device, autocast_dt
         per_token = flops_per_token(models[name], args.seq_len)
         result[name] = {
             "tokens_per_s": tokens_per_s,
-            "parameters": count_parameters(models[name]),
+            "parameters": models[name].num_parameters(),
             "flops_per_token": per_token,
             "mfu": tokens_per_s * per_token / peak if peak else None,
         }
