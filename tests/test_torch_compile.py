@@ -8,7 +8,7 @@ import torch
 from transformers import HfArgumentParser, TrainingArguments, default_data_collator
 
 from hf_models import SmallEncoderConfig, SmallEncoderForCausalLM
-from hf_models.training_utils import last_logged, train_model
+from hf_models.training import last_logged, train_model
 
 pytestmark = pytest.mark.slow
 # Dropout off: compiled and eager draw different random masks, and the comparison is of the arithmetic.
