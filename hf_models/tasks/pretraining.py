@@ -65,6 +65,15 @@ class DataTrainingArguments:
     max_train_samples: int | None = field(default=None, metadata={"help": "Truncate the training set (debugging)."})
     max_eval_samples: int | None = field(default=None, metadata={"help": "Truncate the validation set."})
     preprocessing_num_workers: int | None = field(default=None, metadata={"help": "Processes for tokenization."})
+    lab_vocabulary: str | None = field(
+        default=None,
+        metadata={
+            "help": "A cls-books folder: pretrain with the lab's 50,001 ids over raw text (the altegrad-lab-raw "
+            "tokenizer, built from its sentencepiece.french.model and dict.txt unless --tokenizer_name_or_path "
+            "or the model folder has one), the vocabulary of the altegrad-lab preset. Objective clm only (the "
+            "lab's vocabulary has no mask token)."
+        },
+    )
     language: str | None = field(
         default=None, metadata={"help": "ISO code of the corpus language (e.g. fr, en), recorded for the model card."}
     )
@@ -108,8 +117,12 @@ def pretrain(
     if not data_args.train_files:
         raise ValueError("--train_files is required")
     logger.info(f"Objective {data_args.objective}, world size {training_args.world_size}")
+    if data_args.lab_vocabulary and data_args.objective != "clm":
+        raise ValueError(f"--lab_vocabulary has no mask token: --objective {data_args.objective} needs one; use clm")
     tokenizer = resolve_tokenizer(
         model_args.tokenizer_path,
+        "altegrad-lab-raw" if data_args.lab_vocabulary else "bpe",
+        data_dir=data_args.lab_vocabulary,
         missing="--tokenizer_name_or_path is required (train one with tokenizer/train_tokenizer.py)",
     )
     mlm = data_args.objective == "mlm"

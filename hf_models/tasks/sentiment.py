@@ -67,6 +67,15 @@ class SentimentArguments:
             "tokenizer is built from DATA_DIR unless --tokenizer_name_or_path or the model folder has one."
         },
     )
+    lab_raw_text: bool = field(
+        default=False,
+        metadata={
+            "help": "The lab's 50,001 ids over raw text: reviews are detokenized and encoded with the lab's "
+            "SentencePiece model mapped to dict.txt's ids (the altegrad-lab-raw tokenizer, built from DATA_DIR "
+            "unless --tokenizer_name_or_path or the model folder has one). A model pretrained on raw text with "
+            "recipes/pretrain.py --lab_vocabulary has it saved beside it."
+        },
+    )
     test_predictions_file: str = field(
         default="test_predictions.txt", metadata={"help": "File name (in --output_dir) of the test predictions."}
     )
@@ -163,10 +172,13 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
     if training_args.eval_strategy == IntervalStrategy.NO:
         # The recipe's point is the per-epoch validation curve.
         training_args.eval_strategy = IntervalStrategy.EPOCH
+    if data_args.lab_vocabulary and data_args.lab_raw_text:
+        raise ValueError("give at most one of --lab_vocabulary (.spm pieces) and --lab_raw_text (raw reviews)")
     # The lab's vocabulary is built from DATA_DIR when no tokenizer is given.
+    vocabulary = "altegrad-lab" if data_args.lab_vocabulary else "altegrad-lab-raw" if data_args.lab_raw_text else "bpe"
     tokenizer = resolve_tokenizer(
         model_args.tokenizer_path,
-        "altegrad-lab" if data_args.lab_vocabulary else "bpe",
+        vocabulary,
         data_dir=data_args.data_dir,
         missing="--from_scratch needs --tokenizer_name_or_path (train one with tokenizer/train_tokenizer.py)",
     )

@@ -5,6 +5,8 @@
   `⁇` (mask, also the separator of span corruption and QA) is id 1, and every character of `wiki.txt` follows in
   code-point order. One token per character; decoding concatenates. A character outside the vocabulary is an error,
   as in the course (its `stoi` raises `KeyError`): there is no unknown token.
+- `build_altegrad_lab_raw_tokenizer` (`lab_sentencepiece`, vocabulary `altegrad-lab-raw`): the same 50,001 ids
+  over raw text, the SentencePiece model turned into a fast `tokenizers` model.
 - `build_altegrad_lab_tokenizer`: the lab's 50,001 ids: `<s> <pad> </s> <unk>` (0–3), then the pieces of the fairseq
   `dict.txt` in file order. The lab's data is already SentencePiece pieces separated by spaces (made with
   `sentencepiece.french.model`), so the tokenizer maps each space-separated piece to its id (`<unk>` when absent) and
@@ -29,12 +31,14 @@ __all__ = [
     "cs224n_char_vocabulary",
     "load_course_tokenizer",
     "read_fairseq_dictionary",
+    "read_sentencepiece_model",
     "read_sentencepiece_pieces",
 ]
 
 # The vocabularies `build_course_tokenizer` makes, by name (the command line's `course` argument).
-CS224N_CHAR, ALTEGRAD_LAB = "cs224n-char", "altegrad-lab"
-COURSE_VOCABULARIES = (CS224N_CHAR, ALTEGRAD_LAB)
+# `altegrad-lab-raw`: the same ids over raw text, through `sentencepiece.french.model` (`lab_sentencepiece`).
+CS224N_CHAR, ALTEGRAD_LAB, ALTEGRAD_LAB_RAW = "cs224n-char", "altegrad-lab", "altegrad-lab-raw"
+COURSE_VOCABULARIES = (CS224N_CHAR, ALTEGRAD_LAB, ALTEGRAD_LAB_RAW)
 CS224N_PAD_CHAR = "\u25a1"  # □
 CS224N_MASK_CHAR = "\u2047"  # ⁇
 LAB_SPECIAL_TOKENS = ("<s>", "<pad>", "</s>", "<unk>")  # fairseq's Dictionary: ids 0-3
@@ -96,8 +100,8 @@ def read_fairseq_dictionary(path: str | os.PathLike) -> list[str]:
     return symbols
 
 
-def read_sentencepiece_pieces(path: str | os.PathLike) -> list[str]:
-    """The pieces of a SentencePiece `.model`, parsed with transformers' copy of its protobuf schema."""
+def read_sentencepiece_model(path: str | os.PathLike):
+    """A SentencePiece `.model` (its `ModelProto`), parsed with transformers' copy of its protobuf schema."""
     try:
         import google.protobuf  # noqa: F401  (transformers' schema needs it)
     except ImportError:
@@ -109,7 +113,12 @@ def read_sentencepiece_pieces(path: str | os.PathLike) -> list[str]:
         model.ParseFromString(Path(path).read_bytes())
     except Exception as error:  # protobuf's DecodeError, or a version-specific type
         raise VocabularyError(f"{path}: not a SentencePiece model ({error})") from error
-    return [piece.piece for piece in model.pieces]
+    return model
+
+
+def read_sentencepiece_pieces(path: str | os.PathLike) -> list[str]:
+    """The pieces of a SentencePiece `.model`, in id order."""
+    return [piece.piece for piece in read_sentencepiece_model(path).pieces]
 
 
 def build_altegrad_lab_tokenizer(
@@ -167,7 +176,8 @@ def build_course_tokenizer(
     course: str, data_dir: str | os.PathLike, output_dir: str | os.PathLike | None = None
 ) -> PreTrainedTokenizerFast:
     """A course's vocabulary built from its data folder: `cs224n-char` from `birthplace/wiki.txt`, `altegrad-lab`
-    from `cls-books/dict.txt` (checked against `sentencepiece.french.model` when the folder has it)."""
+    from `cls-books/dict.txt` (checked against `sentencepiece.french.model` when the folder has it), and
+    `altegrad-lab-raw` from both files (raw text in, the lab's ids out)."""
     data_dir = Path(data_dir)
     if course == CS224N_CHAR:
         return build_cs224n_char_tokenizer(data_dir / "wiki.txt", output_dir)
@@ -175,6 +185,12 @@ def build_course_tokenizer(
         sentencepiece_model = data_dir / "sentencepiece.french.model"
         return build_altegrad_lab_tokenizer(
             data_dir / "dict.txt", sentencepiece_model if sentencepiece_model.is_file() else None, output_dir
+        )
+    if course == ALTEGRAD_LAB_RAW:
+        from .lab_sentencepiece import build_altegrad_lab_raw_tokenizer  # it imports this module
+
+        return build_altegrad_lab_raw_tokenizer(
+            data_dir / "dict.txt", data_dir / "sentencepiece.french.model", output_dir=output_dir
         )
     raise ValueError(f"unknown course vocabulary {course!r}; expected one of {COURSE_VOCABULARIES}")
 
