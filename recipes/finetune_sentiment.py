@@ -12,6 +12,9 @@
     # the lab's exact setting: the .spm pieces and the lab's 50,001 ids (dict.txt), altegrad-lab preset
     python recipes/finetune_sentiment.py --data_dir ../shared/data/cls-books --from_scratch --lab_vocabulary \
         --model_config altegrad-lab --output_dir runs/sentiment/lab-scratch
+    # the same ids on the raw reviews (the lab's SentencePiece model), e.g. after pretrain.py --lab_vocabulary
+    python recipes/finetune_sentiment.py --data_dir ../shared/data/cls-books --lab_raw_text \
+        --model_name_or_path runs/pretrain-fr-lab --output_dir runs/sentiment/lab-raw-pretrained
 
 Validation accuracy and F1 are reported every epoch (and drawn in accuracy.png); the held-back test
 reviews get one predicted label per line in OUTPUT_DIR/test_predictions.txt. `--causal_mask false`

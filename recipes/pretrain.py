@@ -8,6 +8,9 @@ Objectives:
 
     python recipes/pretrain.py --objective clm --train_files corpus.txt.gz \
         --tokenizer_name_or_path outputs/tok --model_config altegrad-lab --output_dir runs/clm
+    # the lab's exact model: its 50,001 ids over raw text (sentencepiece.french.model + dict.txt)
+    python recipes/pretrain.py --objective clm --train_files ../shared/data/french-corpus \
+        --lab_vocabulary ../shared/data/cls-books --model_config altegrad-lab --output_dir runs/clm-lab
 
 The same command runs under `accelerate launch recipes/pretrain.py ...` (one process, or data parallel
 with `--multi_gpu --num_processes N`); a single JSON file with all the arguments also works. The run

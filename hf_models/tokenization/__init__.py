@@ -1,7 +1,7 @@
 """Tokenizers: the project's byte-level BPE (`bpe`), the two courses' own vocabularies (`courses`), and
 `resolve_tokenizer`, the one way a task gets its run's tokenizer.
 
-    python -m hf_models.tokenization.courses {cs224n-char|altegrad-lab} --data_dir DIR --output_dir OUT
+    python -m hf_models.tokenization.courses {cs224n-char|altegrad-lab|altegrad-lab-raw} --data_dir DIR --output_dir OUT
 """
 
 from __future__ import annotations
