@@ -15,6 +15,7 @@ from .small_encoder import (
     SmallEncoderConfig,
     SmallEncoderForCausalLM,
     SmallEncoderForMaskedLM,
+    SmallEncoderForPreTraining,
     SmallEncoderForSequenceClassification,
     SmallEncoderModel,
     SmallEncoderPreTrainedModel,
@@ -37,4 +38,5 @@ __all__ = [
     "SmallEncoderForCausalLM",
     "SmallEncoderForSequenceClassification",
     "SmallEncoderForMaskedLM",
+    "SmallEncoderForPreTraining",
 ]

@@ -87,8 +87,8 @@ def test_discriminative_learning_rate_groups(tiny_tokenizer):
     from transformers import TrainingArguments
 
     from hf_models import SmallEncoderForSequenceClassification
-    from hf_models.tasks.sentiment import discriminative_optimizer as _discriminative_optimizer
     from hf_models.training import build_config
+    from hf_models.training import discriminative_optimizer as _discriminative_optimizer
 
     config = build_config("altegrad-lab", TINY, tiny_tokenizer)
     model = SmallEncoderForSequenceClassification(config)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import plot_sentiment  # benchmarks/plot_sentiment.py (tests/conftest.py puts benchmarks/ on the path)
 import pytest
+import torch
 
 from hf_models.tasks import birthplace
 from hf_models.tasks import pretraining as pretrain
@@ -235,6 +236,59 @@ def test_finetune_sentiment_scratch_pretrained_frozen(
     assert figure.is_file() and figure.stat().st_size > 1000
     epochs, accuracies = plot_sentiment.accuracy_per_epoch(scratch)
     assert len(epochs) == 4 and len(accuracies) == 4
+
+
+def test_finetune_sentiment_transfer_flags_reach_the_model(tmp_path, tiny_cls_books, pretrained_lm_dir):
+    """--classifier_pooling concat, --classifier_dropout, --gradual_unfreezing and --selection_split_percentage land
+    in the saved config, the frozen layers and the chosen epoch."""
+    from safetensors.torch import load_file
+
+    out = _finetune(
+        tmp_path, "transfer", tiny_cls_books, ["--model_name_or_path", str(pretrained_lm_dir)],
+        ["--classifier_pooling", "concat", "--classifier_dropout", "0.2", "--gradual_unfreezing", "1",
+         "--num_train_epochs", "3"],
+    )  # fmt: skip
+    config = json.loads((out / "config.json").read_text())
+    assert (config["classifier_pooling"], config["classifier_dropout"]) == ("concat", 0.2)
+    lm, clf = load_file(pretrained_lm_dir / "model.safetensors"), load_file(out / "model.safetensors")
+    assert clf["classifier.weight"].shape == (2, 3 * 32)
+    # 3 epochs, one more group each after the first: the top block trained, the embeddings never thawed.
+    assert torch.equal(lm["model.embed_tokens.weight"], clf["model.embed_tokens.weight"])
+    assert not torch.equal(lm["model.layers.1.mlp.fc1.weight"], clf["model.layers.1.mlp.fc1.weight"])
+
+    out = _finetune(
+        tmp_path, "selection", tiny_cls_books, ["--model_name_or_path", str(pretrained_lm_dir)],
+        ["--selection_split_percentage", "25", "--num_train_epochs", "3"],
+    )  # fmt: skip
+    report = read_report(out)
+    selection = report["selection_accuracy_per_epoch"]
+    assert len(selection) == 3 and len(report["eval_accuracy_per_epoch"]) == 3
+    assert report["train_samples"] == 72  # 96 training reviews, 24 held out
+    best_epoch = selection.index(max(selection)) + 1
+    assert report["selected_epoch"] == best_epoch
+    assert report["eval_accuracy"] == report["eval_accuracy_per_epoch"][best_epoch - 1]["accuracy"]
+    with pytest.raises(ValueError, match="average_last_epochs"):
+        _finetune(
+            tmp_path, "both", tiny_cls_books, ["--model_name_or_path", str(pretrained_lm_dir)],
+            ["--selection_split_percentage", "25", "--average_last_epochs", "2"],
+        )  # fmt: skip
+
+
+def test_pretrain_replaced_token_detection_then_finetune(tmp_path, tiny_cls_books, sentiment_tokenizer_dir):
+    """--objective rtd saves ELECTRA's discriminator (bidirectional), which finetunes as a classifier."""
+    out = tmp_path / "rtd"
+    pretrain.main(
+        ["--objective", "rtd", "--train_files", str(tiny_cls_books / "train.review.spm")]
+        + ["--tokenizer_name_or_path", str(sentiment_tokenizer_dir), "--config_overrides", TINY + ",norm_first=true"]
+        + ["--block_size", "32", "--output_dir", str(out), "--max_steps", "8", "--per_device_train_batch_size", "8"]
+        + ["--generator_layers", "1", "--mlm_probability", "0.3"]
+        + COMMON
+    )
+    config = json.loads((out / "config.json").read_text())
+    assert config["architectures"] == ["SmallEncoderForPreTraining"] and config["is_causal"] is False
+    assert read_report(out)["objective"] == "rtd"
+    clf = _finetune(tmp_path, "from_rtd", tiny_cls_books, ["--model_name_or_path", str(out)], ["--num_train_epochs", "1"])
+    assert json.loads((clf / "config.json").read_text())["is_causal"] is False
 
 
 # --------------------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ from .modeling_small_encoder import (
     HEADS,
     SmallEncoderForCausalLM,
     SmallEncoderForMaskedLM,
+    SmallEncoderForPreTraining,
     SmallEncoderForSequenceClassification,
     SmallEncoderModel,
     SmallEncoderPreTrainedModel,
@@ -18,4 +19,5 @@ __all__ = [
     "SmallEncoderForCausalLM",
     "SmallEncoderForSequenceClassification",
     "SmallEncoderForMaskedLM",
+    "SmallEncoderForPreTraining",
 ]

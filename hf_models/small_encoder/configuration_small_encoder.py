@@ -12,7 +12,7 @@ PRESETS_DIR = Path(__file__).resolve().parent / "presets"
 
 AttentionType = Literal["vanilla", "synthesizer", "random", "factorized"]
 PositionEmbeddingType = Literal["sinusoidal", "learned"]
-ClassifierPooling = Literal["last", "mean", "first"]
+ClassifierPooling = Literal["last", "mean", "first", "concat"]
 ATTENTION_TYPES = get_args(AttentionType)
 POSITION_EMBEDDING_TYPES = get_args(PositionEmbeddingType)
 CLASSIFIER_POOLINGS = get_args(ClassifierPooling)
@@ -73,7 +73,9 @@ class SmallEncoderConfig(PreTrainedConfig):
             the CPU and opens a thread pool even on tiny decoding tensors.
         lm_head_bias: bias on the (masked) LM head: the lab's `nn.Linear` has one, minGPT's head has none.
         classifier_pooling: which hidden state the classification head reads: `"last"` non-pad token (the lab's
-            choice), `"mean"` over non-pad tokens, or `"first"` non-pad token.
+            choice), `"mean"` over non-pad tokens, `"first"` non-pad token, or `"concat"`: last, mean and max over
+            non-pad tokens side by side (ULMFiT's concat pooling; the head is then 3x wider).
+        classifier_dropout: dropout on the pooled vector, before the classification head.
         sep_token_id: the separator (CS224N's `⁇`) used by span corruption and birthplace QA.
     """
 
@@ -103,6 +105,7 @@ class SmallEncoderConfig(PreTrainedConfig):
     lm_head_bias: bool = True
     tie_word_embeddings: bool = False
     classifier_pooling: ClassifierPooling = "last"
+    classifier_dropout: int | float = probability(default=0.0)
     synthesizer_width: int | None = None
     synthesizer_shared_heads: bool = False
     synthesizer_random_trainable: bool = True

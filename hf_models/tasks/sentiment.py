@@ -19,7 +19,17 @@ from hf_models import SmallEncoderForSequenceClassification
 from hf_models.data import load_cls_books
 from hf_models.metrics import load_metric
 from hf_models.tokenization import resolve_tokenizer
-from hf_models.training import ModelArguments, RunTimer, finish_run, load_or_build_model, run_task, train_model
+from hf_models.training import (
+    GradualUnfreezingCallback,
+    ModelArguments,
+    RunTimer,
+    WeightAveragingCallback,
+    discriminative_optimizer,
+    finish_run,
+    load_or_build_model,
+    run_task,
+    train_model,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -46,7 +56,27 @@ class SentimentArguments:
         metadata={
             "help": "How the classifier reads the sequence: 'last' non-pad token (the lab's), 'mean' of the "
             "tokens, or 'first'. Default: keep the model's.",
-            "choices": ["last", "mean", "first"],
+            "choices": ["last", "mean", "first", "concat"],
+        },
+    )
+    classifier_dropout: float | None = field(
+        default=None, metadata={"help": "Dropout on the pooled vector before the head. Default: keep the model's."}
+    )
+    gradual_unfreezing: int = field(
+        default=0,
+        metadata={
+            "help": "ULMFiT's gradual unfreezing: epoch 1 trains the head alone, then each epoch thaws this many more "
+            "layer groups of the backbone, from the top (last block first, embeddings last). 0: all train at once."
+        },
+    )
+    average_last_epochs: int = field(
+        default=0, metadata={"help": "Keep the average of the weights of the last N epochs (0: the last weights)."}
+    )
+    selection_split_percentage: int = field(
+        default=0,
+        metadata={
+            "help": "Hold out this share of the training reviews, score it every epoch, and keep the epoch that "
+            "scores best there (never chosen on validation or test). 0: keep the last epoch."
         },
     )
     backbone_learning_rate: float | None = field(
@@ -81,33 +111,13 @@ class SentimentArguments:
     )
 
 
-def discriminative_optimizer(
-    model: SmallEncoderForSequenceClassification, training_args: TrainingArguments, backbone_lr: float | None
-) -> tuple[type, dict] | None:
-    """Trainer's AdamW with two parameter groups: the backbone at `backbone_lr`, the head at the main rate.
-
-    Weight decay follows Trainer's rule (none on biases and LayerNorm weights). None: Trainer's default."""
-    if backbone_lr is None:
-        return None
-    decay = set(Trainer.get_decay_parameter_names(None, model))
-    groups = []
-    for in_backbone, lr in ((True, backbone_lr), (False, training_args.learning_rate)):
-        for with_decay in (True, False):
-            params = [
-                p
-                for name, p in model.named_parameters()
-                if p.requires_grad and name.startswith(f"{model.base_model_prefix}.") == in_backbone
-                and (name in decay) == with_decay
-            ]
-            if params:
-                groups.append({"params": params, "lr": lr, "weight_decay": training_args.weight_decay * with_decay})
-    optimizer_cls, optimizer_kwargs = Trainer.get_optimizer_cls_and_kwargs(training_args, model)
-    return optimizer_cls, {**optimizer_kwargs, "params": groups}
-
-
 def _classifier(model_args: ModelArguments, data_args: SentimentArguments, tokenizer, id2label: dict):
     """A new classifier, or a pretrained checkpoint whose LM head is dropped for a fresh classification head."""
-    overrides = {"is_causal": data_args.causal_mask, "classifier_pooling": data_args.classifier_pooling}
+    overrides = {
+        "is_causal": data_args.causal_mask,
+        "classifier_pooling": data_args.classifier_pooling,
+        "classifier_dropout": data_args.classifier_dropout,
+    }
     labels = {"id2label": id2label, "label2id": {name: i for i, name in id2label.items()}}
     model = load_or_build_model(
         SmallEncoderForSequenceClassification,
@@ -162,6 +172,56 @@ def _write_test_predictions(trainer: Trainer, test_set, data_args: SentimentArgu
     metrics["test_samples"] = len(test_predictions)
 
 
+def _selection_split(encoded, data_args: SentimentArguments, training_args: TrainingArguments):
+    """The evaluation sets: validation, and with `--selection_split_percentage` a stratified slice of the training
+    reviews that picks the best epoch through Trainer's own best-checkpoint machinery."""
+    if not data_args.selection_split_percentage:
+        return encoded["validation"]
+    if data_args.average_last_epochs:
+        raise ValueError(
+            "--selection_split_percentage keeps one epoch and --average_last_epochs averages several: give one of them"
+        )
+    split = encoded["train"].train_test_split(
+        test_size=data_args.selection_split_percentage / 100, seed=training_args.seed, stratify_by_column="label"
+    )
+    encoded["train"], encoded["selection"] = split["train"], split["test"]
+    training_args.save_strategy = training_args.eval_strategy
+    training_args.load_best_model_at_end = True
+    training_args.metric_for_best_model = "eval_selection_accuracy"
+    training_args.greater_is_better = True
+    training_args.save_total_limit = 1
+    return {"validation": encoded["validation"], "selection": encoded["selection"]}
+
+
+def _transfer_callbacks(model, data_args: SentimentArguments, training_args: TrainingArguments) -> tuple[list, float]:
+    """ULMFiT's gradual unfreezing and weight averaging, and the backbone's learning rate they need."""
+    callbacks = []
+    backbone_lr = data_args.backbone_learning_rate
+    if data_args.gradual_unfreezing:
+        callbacks.append(GradualUnfreezingCallback(model, data_args.gradual_unfreezing))
+        backbone_lr = backbone_lr or training_args.learning_rate  # every group in the optimizer from the start
+    if data_args.average_last_epochs:
+        callbacks.append(WeightAveragingCallback(model, data_args.average_last_epochs))
+    return callbacks, backbone_lr
+
+
+def _per_epoch(log_history: list[dict], selection: bool) -> dict:
+    """Validation accuracy and F1 after each epoch (and the selection slice's accuracy, when there is one)."""
+    prefix = "eval_validation_" if selection else "eval_"
+    per_epoch = {
+        "eval_accuracy_per_epoch": [
+            {"epoch": entry["epoch"], "accuracy": entry[f"{prefix}accuracy"], "f1": entry.get(f"{prefix}f1")}
+            for entry in log_history
+            if f"{prefix}accuracy" in entry
+        ]
+    }
+    if selection:
+        selection = [entry["eval_selection_accuracy"] for entry in log_history if "eval_selection_accuracy" in entry]
+        per_epoch["selection_accuracy_per_epoch"] = selection
+        per_epoch["selected_epoch"] = selection.index(max(selection)) + 1  # Trainer keeps the first best
+    return per_epoch
+
+
 def finetune(model_args: ModelArguments, data_args: SentimentArguments, training_args: TrainingArguments) -> dict:
     """Train the classifier, evaluate it every epoch, predict the test reviews, and save the run."""
     timer = RunTimer()
@@ -189,6 +249,8 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
     logger.info(f"{trainable:,} trainable parameters of {model.num_parameters():,}")
     max_length = min(data_args.max_seq_length, model.config.max_position_embeddings)
     encoded = _encoded_reviews(raw, data_args, training_args, tokenizer, max_length)
+    eval_sets = _selection_split(encoded, data_args, training_args)
+    callbacks, backbone_lr = _transfer_callbacks(model, data_args, training_args)
 
     trainer, metrics = train_model(
         model,
@@ -196,19 +258,16 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
         tokenizer,
         encoded["train"],
         DataCollatorWithPadding(tokenizer),
-        encoded["validation"],
+        eval_sets,
+        callbacks=callbacks,
         compute_metrics=_compute_metrics(),
-        optimizer_cls_and_kwargs=discriminative_optimizer(model, training_args, data_args.backbone_learning_rate),
+        optimizer_cls_and_kwargs=discriminative_optimizer(model, training_args, backbone_lr),
     )
     metrics["trainable_parameters"] = trainable
-    eval_metrics = trainer.evaluate()
+    eval_metrics = trainer.evaluate(encoded["validation"])
     trainer.log_metrics("eval", eval_metrics)
     metrics.update(eval_metrics)
-    metrics["eval_accuracy_per_epoch"] = [
-        {"epoch": entry["epoch"], "accuracy": entry["eval_accuracy"], "f1": entry.get("eval_f1")}
-        for entry in trainer.state.log_history
-        if "eval_accuracy" in entry
-    ]
+    metrics.update(_per_epoch(trainer.state.log_history, selection="selection" in encoded))
     _write_test_predictions(trainer, encoded["test"], data_args, metrics)
     return finish_run(
         trainer, (model_args, data_args, training_args), metrics, timer, default_preset=DEFAULT_PRESET,

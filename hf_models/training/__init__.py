@@ -5,6 +5,7 @@
 - `trainer`: `ReproducibleTrainer` and `train_model`;
 - `plots`: `loss.png` and `accuracy.png`, redrawn during training;
 - `plateau`: a pretraining loss against the unigram entropy of its data;
+- `transfer`: finetuning that keeps the backbone (discriminative rates, gradual unfreezing, weight averaging);
 - `finish`: the end of a run (model, plots, run record, `report.json`).
 
 The run's tokenizer comes from `hf_models.tokenization.resolve_tokenizer`, its metrics from
@@ -17,9 +18,13 @@ from .plateau import PLATEAU_KEYS, check_plateau, unigram_entropy
 from .plots import PlotCallback, plot_curves
 from .setup import build_config, check_block_size, load_or_build_model
 from .trainer import ReproducibleTrainer, last_logged, train_model
+from .transfer import GradualUnfreezingCallback, WeightAveragingCallback, discriminative_optimizer
 
 __all__ = [
     "PLATEAU_KEYS",
+    "GradualUnfreezingCallback",
+    "WeightAveragingCallback",
+    "discriminative_optimizer",
     "ModelArguments",
     "PlotCallback",
     "ReproducibleTrainer",

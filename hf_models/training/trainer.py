@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
-from transformers import PreTrainedModel, PreTrainedTokenizerBase, Trainer, TrainingArguments
+from transformers import PreTrainedModel, PreTrainedTokenizerBase, Trainer, TrainerCallback, TrainingArguments
 
 from .plots import PlotCallback
 
@@ -33,9 +33,10 @@ def train_model(
     train_dataset,
     data_collator: Callable,
     eval_dataset=None,
+    callbacks: Sequence[TrainerCallback] = (),
     **trainer_kwargs: Any,
 ) -> tuple[Trainer, dict[str, Any]]:
-    """Build a `ReproducibleTrainer` (with the plot callback), so that evaluations do not shift the training's
+    """Build a `ReproducibleTrainer` (with the plot callback and `callbacks`), so that evaluations do not shift the training's
     random stream, and train, resuming from `--resume_from_checkpoint` if given.
 
     Returns the trainer and the training metrics, with `train_samples` and `final_train_loss`: the last logged
@@ -47,7 +48,7 @@ def train_model(
         eval_dataset=eval_dataset,
         processing_class=tokenizer,
         data_collator=data_collator,
-        callbacks=[PlotCallback()],
+        callbacks=[PlotCallback(), *callbacks],
         **trainer_kwargs,
     )
     result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)

@@ -1,0 +1,95 @@
+"""Finetuning that keeps what pretraining learned (ULMFiT's toolbox), for any head on a `SmallEncoderModel`:
+
+- `discriminative_optimizer`: the backbone at its own learning rate, the new head at the main one;
+- `GradualUnfreezingCallback`: the head alone first, then one more group of backbone layers each epoch, from the top;
+- `WeightAveragingCallback`: the average of the weights at the end of the last epochs.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from transformers import PreTrainedModel, Trainer, TrainerCallback, TrainingArguments
+
+
+def discriminative_optimizer(
+    model: PreTrainedModel, training_args: TrainingArguments, backbone_lr: float | None
+) -> tuple[type, dict] | None:
+    """Trainer's AdamW with two parameter groups: the backbone at `backbone_lr`, the head at the main rate.
+
+    Weight decay follows Trainer's rule (none on biases and LayerNorm weights). None: Trainer's default. Frozen
+    parameters are included: they get no gradient, so AdamW skips them until gradual unfreezing thaws them."""
+    if backbone_lr is None:
+        return None
+    decay = set(Trainer.get_decay_parameter_names(None, model))
+    groups = []
+    for in_backbone, lr in ((True, backbone_lr), (False, training_args.learning_rate)):
+        for with_decay in (True, False):
+            params = [
+                p
+                for name, p in model.named_parameters()
+                if name.startswith(f"{model.base_model_prefix}.") == in_backbone and (name in decay) == with_decay
+            ]
+            if params:
+                groups.append({"params": params, "lr": lr, "weight_decay": training_args.weight_decay * with_decay})
+    optimizer_cls, optimizer_kwargs = Trainer.get_optimizer_cls_and_kwargs(training_args, model)
+    return optimizer_cls, {**optimizer_kwargs, "params": groups}
+
+
+def backbone_layer_groups(model: PreTrainedModel) -> list[list[nn.Parameter]]:
+    """The backbone's parameters in ULMFiT's unfreezing order: the last block (with the final norm) first, then
+    each block below it, the embeddings last."""
+    backbone = model.base_model
+    blocks = list(backbone.layers)
+    groups = [[*blocks[-1].parameters(), *backbone.norm.parameters()]]
+    groups += [list(block.parameters()) for block in reversed(blocks[:-1])]
+    groups.append([*backbone.embed_tokens.parameters(), *backbone.embed_positions.parameters()])
+    return groups
+
+
+class GradualUnfreezingCallback(TrainerCallback):
+    """Epoch 1 trains the head alone; each later epoch thaws `groups_per_epoch` more backbone layer groups, from
+    the top. The optimizer must hold every parameter from the start (`discriminative_optimizer` does)."""
+
+    def __init__(self, model: PreTrainedModel, groups_per_epoch: int) -> None:
+        if groups_per_epoch < 1:
+            raise ValueError(f"gradual unfreezing needs at least 1 layer group per epoch, not {groups_per_epoch}")
+        self.groups = backbone_layer_groups(model)
+        self.groups_per_epoch = groups_per_epoch
+        model.base_model.requires_grad_(False)
+
+    def thawed_groups(self, epoch: int) -> int:
+        """How many layer groups train during `epoch` (0-based)."""
+        return min(len(self.groups), self.groups_per_epoch * epoch)
+
+    def on_epoch_begin(self, args, state, control, **kwargs):
+        thawed = self.thawed_groups(round(state.epoch or 0))
+        for index, group in enumerate(self.groups):
+            for parameter in group:
+                parameter.requires_grad_(index < thawed)
+
+
+class WeightAveragingCallback(TrainerCallback):
+    """Average the weights at the end of the last `epochs` epochs, and load the average when training ends (a
+    stochastic weight average with one snapshot per epoch)."""
+
+    def __init__(self, model: nn.Module, epochs: int) -> None:
+        if epochs < 1:
+            raise ValueError(f"weight averaging needs at least 1 epoch, not {epochs}")
+        self.model, self.epochs = model, epochs
+        self.total: dict[str, torch.Tensor] = {}
+        self.count = 0
+
+    def on_epoch_end(self, args, state, control, **kwargs):
+        if round(state.epoch) <= args.num_train_epochs - self.epochs:
+            return
+        for name, tensor in self.model.state_dict().items():
+            if tensor.is_floating_point():
+                self.total[name] = self.total.get(name, 0) + tensor.detach().float()
+        self.count += 1
+
+    def on_train_end(self, args, state, control, **kwargs):
+        if self.count:
+            state_dict = self.model.state_dict()
+            average = {name: (total / self.count).to(state_dict[name].dtype) for name, total in self.total.items()}
+            self.model.load_state_dict(average, strict=False)
