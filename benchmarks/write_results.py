@@ -145,6 +145,10 @@ def sentiment_rows_of(bench: Path, profile: str, timings: dict, hardware: str, d
             "per_seed": {run.name: round(acc, 4) for run, acc in zip(records, finals, strict=True)},
             "per_epoch": per_epoch,
             "predictions_test": str(next(iter(records)) / "test_predictions.txt"),
+            "predictions_test_per_seed": {
+                str(r.hyperparameters.get("seed", run.name.rsplit("seed", 1)[-1])): str(run / "test_predictions.txt")
+                for run, r in records.items()
+            },
         }
         std = statistics.stdev(finals) if len(finals) > 1 else 0.0
         rows[row.key] = entry(statistics.mean(finals), std, list(row.steps), timings, hardware, date, extra)
@@ -177,12 +181,29 @@ def copy_headline_predictions(results: dict, predictions_dir: Path, suffix: str 
     (predictions_dir / "README.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
+def copy_seed_predictions(rows: dict, predictions_dir: Path) -> list[Path]:
+    """Every sentiment row's test predictions, one file per finetuning seed: `sentiment/<row>/seed<N>.txt` (the test
+    labels are held back and scored outside the project, so that each row and seed is scored on 2,000 reviews)."""
+    written = []
+    for key, row in rows.items():
+        for seed, source in row.get("predictions_test_per_seed", {}).items():
+            target = predictions_dir / "sentiment" / key / f"seed{seed}.txt"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, target)
+            written.append(target)
+    return written
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bench_dir", default="outputs/bench")
     parser.add_argument("--results", default="benchmarks/results.json")
     parser.add_argument("--predictions_dir", default=None, help="default: benchmarks/predictions[/gpu]")
     parser.add_argument("--profile", choices=["cpu", "gpu"], default=os.environ.get("PROFILE", "cpu"))
+    parser.add_argument(
+        "--tasks", nargs="+", choices=["birthplace", "sentiment"], default=["birthplace", "sentiment"],
+        help="the sections to write (a pipeline run alone writes its own)",
+    )
     parser.add_argument("--hardware", default=None, help="default: $BENCH_HARDWARE or detected")
     parser.add_argument("--date", default=None, help="default: today (UTC)")
     args = parser.parse_args()
@@ -197,12 +218,14 @@ def main() -> None:
     default_predictions = "benchmarks/predictions/gpu" if suffix else "benchmarks/predictions"
     predictions_dir = Path(args.predictions_dir or default_predictions)
 
-    fresh = {
-        f"birthplace_dev_acc{suffix}": birthplace_rows(bench, timings, hardware, date),
-        f"sentiment_valid_acc{suffix}": sentiment_rows_of(bench, args.profile, timings, hardware, date),
-    }
+    fresh = {}
+    if "birthplace" in args.tasks:
+        fresh[f"birthplace_dev_acc{suffix}"] = birthplace_rows(bench, timings, hardware, date)
+    if "sentiment" in args.tasks:
+        fresh[f"sentiment_valid_acc{suffix}"] = sentiment_rows_of(bench, args.profile, timings, hardware, date)
+        copy_seed_predictions(fresh[f"sentiment_valid_acc{suffix}"], predictions_dir)
     results.update(fresh)
-    copy_headline_predictions(fresh, predictions_dir, suffix)
+    copy_headline_predictions({**results, **fresh}, predictions_dir, suffix)
     results_path.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     sections = tuple(fresh)
     summary = {k: {row: (v["value"], v["std"]) for row, v in results[k].items() if "std" in v} for k in sections}

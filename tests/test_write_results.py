@@ -151,3 +151,21 @@ def test_a_missing_or_failed_run_stops_with_its_name(tmp_path, monkeypatch, what
         _write_results(monkeypatch, bench, results, predictions)
     # Nothing was written: the older row is not kept as if it were this run's, nor replaced by a partial section.
     assert json.loads(results.read_text()) == {"birthplace_dev_acc": {"vanilla_finetuned": {"value": 0.5}}}
+
+
+def test_every_sentiment_row_and_seed_gets_its_test_predictions(tmp_path, monkeypatch):
+    """The sentiment pipeline alone (--tasks sentiment) writes its section and one prediction file per row and seed;
+    the birthplace section of an earlier run stays as it was."""
+    bench, results, predictions = tmp_path / "bench", tmp_path / "results.json", tmp_path / "predictions"
+    _bench(bench)
+    earlier = {"birthplace_dev_acc": {"vanilla": {"value": 0.4}}}
+    results.write_text(json.dumps(earlier))
+
+    _write_results(monkeypatch, bench, results, predictions, "--tasks", "sentiment")
+
+    written = json.loads(results.read_text())
+    assert written["birthplace_dev_acc"] == earlier["birthplace_dev_acc"]
+    for row in plan.sentiment_rows("cpu"):
+        for i, seed in enumerate(plan.PROFILES["cpu"].sentiment.seeds):
+            path = predictions / "sentiment" / row.key / f"seed{seed}.txt"
+            assert path.read_text() == f"{i % 2}\n{i % 2}\n", path  # from that seed's own run
