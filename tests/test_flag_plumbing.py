@@ -211,7 +211,7 @@ SENTIMENT_ROWS = [
 ]  # fmt: skip
 
 SENTIMENT_LR_ROWS = [
-    Flag(("--backbone_learning_rate", "1e-5"), lambda r: _all({g["lr"] for g in r.trained["trainer"].optimizer.param_groups} == {1e-5, 3e-3})),
+    Flag(("--backbone_learning_rate", "1e-5"), lambda r: _all({g["initial_lr"] for g in r.trained["trainer"].optimizer.param_groups} == {1e-5, 3e-3})),
     Flag(("--causal_mask", "true"), lambda r: _all(r.config["is_causal"] is True)),
     Flag(("--classifier_pooling", "first"), lambda r: _all(r.config["classifier_pooling"] == "first")),
 ]  # fmt: skip
@@ -232,7 +232,7 @@ BIRTHPLACE_PRETRAIN_ROWS = [
     Flag(("--variant", "synthesizer"), lambda r: _all(r.config["attention_type"] == "synthesizer")),
     Flag(("--tokenizer_vocab_size", "300"), lambda r: _all(r.config["vocab_size"] == 300, r.record.hyperparameters["tokenizer_vocab_size"] == 300)),
     Flag(("--pretraining_objective", "openings"), lambda r: _all(r.record.objective == "openings", type(r.trained["collator"]).__name__ == "DataCollatorForSeq2Seq")),
-    Flag(("--opening_tokens", "5"), lambda r: _all(max(len(x) for x in r.trained["train_dataset"]["input_ids"]) <= 7, r.record.hyperparameters["opening_tokens"] == 5)),
+    Flag(("--opening_tokens", "5"), lambda r: _all(max(len(x) for x in r.trained["train_dataset"][:50]["input_ids"]) == 6, r.record.hyperparameters["opening_tokens"] == 5)),
     Flag(("--pretrain_with_qa",), lambda r: _all(r.record.split_sizes["train"] > 300, r.record.hyperparameters["pretrain_with_qa"] is True)),
     Flag(("--block_size", "32"), lambda r: _all(r.record.hyperparameters["block_size"] == 32)),
 ]  # fmt: skip
