@@ -22,9 +22,8 @@ import pytest
 import torch
 
 from hf_models.run_record import read_record
-from hf_models.tasks import birthplace
+from hf_models.tasks import birthplace, sentiment
 from hf_models.tasks import pretraining as pretrain
-from hf_models.tasks import sentiment
 
 TINY = "hidden_size=32,num_hidden_layers=2,num_attention_heads=2,intermediate_size=64,max_position_embeddings=64"
 COMMON = [

@@ -169,3 +169,27 @@ def test_every_sentiment_row_and_seed_gets_its_test_predictions(tmp_path, monkey
         for i, seed in enumerate(plan.PROFILES["cpu"].sentiment.seeds):
             path = predictions / "sentiment" / row.key / f"seed{seed}.txt"
             assert path.read_text() == f"{i % 2}\n{i % 2}\n", path  # from that seed's own run
+
+
+@pytest.mark.parametrize("baseline_first", [True, False])
+def test_a_baseline_in_a_models_folder_is_never_reported_as_the_model(tmp_path, monkeypatch, baseline_first):
+    """Each birthplace run folder (and its tune-split folder) also holds a London and a most-common evaluation,
+    better than the model's, written before or after it: every row still reports the model's scores."""
+    bench, results, predictions = tmp_path / "bench", tmp_path / "results.json", tmp_path / "predictions"
+    _bench(bench)
+    for row in plan.BIRTHPLACE_ROWS:
+        if BIRTHPLACE[row.key][1] is None:
+            continue  # the London row itself
+        for where in (bench / row.runs[0], bench / row.runs[0] / "eval_tune"):
+            record = RunRecord.from_dict(json.loads((where / "run_record.json").read_text()))
+            baselines = [Evaluation("validation", {"exact_match": 0.9}, 500, baseline=b) for b in ("london_baseline", "most_common_baseline")]
+            record.evaluations = [*baselines, *record.evaluations] if baseline_first else [*record.evaluations, *baselines]
+            record.save(where)  # fmt: skip
+
+    _write_results(monkeypatch, bench, results, predictions)
+
+    rows = json.loads(results.read_text())["birthplace_dev_acc"]
+    for key, (dev, tune, _) in BIRTHPLACE.items():
+        assert rows[key]["value"] == dev, key
+        assert rows[key].get("tune_split_acc") == tune, key
+    assert rows["vanilla"]["chosen_row"] == "vanilla_pretrain_only"

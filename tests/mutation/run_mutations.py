@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-COPIED = ("hf_models", "tests", "recipes", "pyproject.toml")
+COPIED = ("hf_models", "tests", "recipes", "benchmarks", "pyproject.toml")
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache")
 
 MODELING = "hf_models/small_encoder/modeling_small_encoder.py"
@@ -41,11 +41,27 @@ F1 = "hf_models/metrics/f1/f1.py"
 PERPLEXITY = "hf_models/metrics/perplexity/perplexity.py"
 ACCURACY = "hf_models/metrics/accuracy/accuracy.py"
 TRAINER = "hf_models/training/trainer.py"
+PRETRAINING = "hf_models/tasks/pretraining.py"
+SENTIMENT = "hf_models/tasks/sentiment.py"
+BIRTHPLACE = "hf_models/tasks/birthplace.py"
+QA_FORMATS = "hf_models/tasks/qa_formats.py"
+RUN_RECORD = "hf_models/run_record.py"
+CARD = "hf_models/hub/card.py"
+WRITE_RESULTS = "benchmarks/write_results.py"
 
 MODEL_TESTS = ("tests/test_synthesizer_reference.py", "tests/test_modeling.py")
 SPAN_TESTS = ("tests/test_span_corruption.py", "tests/test_determinism.py")
 LOADER_TESTS = ("tests/test_data_loaders.py",)
 METRIC_TESTS = ("tests/test_metrics.py",)
+# Issue 25's four kinds (a test node id keeps a mutant's run short).
+FLAGS = "tests/test_flag_plumbing.py"
+PRETRAIN_FLAG_TESTS = (f"{FLAGS}::test_pretrain_flags_reach_what_they_control",)
+SENTIMENT_FLAG_TESTS = (f"{FLAGS}::test_sentiment_flags_reach_what_they_control",)
+BIRTHPLACE_FLAG_TESTS = (f"{FLAGS}::test_birthplace_pretrain_and_finetune_flags",)
+BATCHED_TESTS = ("tests/test_batched_equals_single.py",)
+LABEL_TESTS = ("tests/test_labels_end_to_end.py",)
+SCORE_TESTS = ("tests/test_reported_score.py",)
+WRITE_RESULTS_TESTS = ("tests/test_write_results.py::test_a_baseline_in_a_models_folder_is_never_reported_as_the_model",)
 
 
 @dataclass(frozen=True)
@@ -446,7 +462,77 @@ MUTANTS: tuple[Mutant, ...] = (
         METRIC_TESTS,
         "accuracy returns the count",
     ),
-)
+    # --- issue 25: a flag that stops reaching what it controls ----------------------------------------------
+    Mutant("flag-mlm-probability-ignored", PRETRAINING, "mlm_probability=data_args.mlm_probability",
+           "mlm_probability=0.15", PRETRAIN_FLAG_TESTS, "--mlm_probability silently stays 0.15"),
+    Mutant("flag-max-eval-samples-ignored", PRETRAINING,
+           "eval_dataset = eval_dataset.select(range(min(len(eval_dataset), data_args.max_eval_samples)))",
+           "eval_dataset = eval_dataset", PRETRAIN_FLAG_TESTS, "--max_eval_samples does not truncate"),
+    Mutant("flag-language-not-recorded", PRETRAINING, "language=data_args.language,", "language=None,",
+           PRETRAIN_FLAG_TESTS, "--language never reaches the record (nor the card)"),
+    Mutant("flag-validation-share-ignored", PRETRAINING, "data_args.validation_split_percentage / 100", "5.0 / 100",
+           PRETRAIN_FLAG_TESTS, "--validation_split_percentage stays 5"),
+    Mutant("flag-freeze-backbone-ignored", SENTIMENT, "if data_args.freeze_backbone:", "if False:",
+           SENTIMENT_FLAG_TESTS, "--freeze_backbone trains the whole model"),
+    Mutant("flag-classifier-pooling-dropped", SENTIMENT, '"classifier_pooling": data_args.classifier_pooling}',
+           '"classifier_pooling": None}', SENTIMENT_FLAG_TESTS, "--classifier_pooling keeps the preset's"),
+    Mutant("flag-backbone-learning-rate-ignored", SENTIMENT,
+           "discriminative_optimizer(model, training_args, data_args.backbone_learning_rate)",
+           "discriminative_optimizer(model, training_args, None)", SENTIMENT_FLAG_TESTS,
+           "--backbone_learning_rate: one rate for all"),
+    Mutant("flag-max-seq-length-ignored", SENTIMENT,
+           "max_length = min(data_args.max_seq_length, model.config.max_position_embeddings)",
+           "max_length = model.config.max_position_embeddings", SENTIMENT_FLAG_TESTS,
+           "--max_seq_length does not truncate the reviews"),
+    Mutant("flag-opening-tokens-ignored", BIRTHPLACE, "min(bp_args.opening_tokens, block_size - 1)",
+           "min(40, block_size - 1)", BIRTHPLACE_FLAG_TESTS, "--opening_tokens stays 40"),
+    Mutant("flag-variant-ignored", BIRTHPLACE, "attention_type=bp_args.variant, is_causal=True",
+           'attention_type="vanilla", is_causal=True', BIRTHPLACE_FLAG_TESTS, "--variant synthesizer builds vanilla"),
+    Mutant("flag-tokenizer-vocab-size-ignored", BIRTHPLACE,
+           'train_bpe_tokenizer(corpus["text"], bp_args.tokenizer_vocab_size,',
+           'train_bpe_tokenizer(corpus["text"], 2000,', BIRTHPLACE_FLAG_TESTS, "--tokenizer_vocab_size stays 2000"),
+    # --- issue 25: a batched path that differs from one item at a time ---------------------------------------
+    Mutant("batched-answers-keep-right-padding", QA_FORMATS,
+           'padding_side, tokenizer.padding_side = tokenizer.padding_side, "left"',
+           "padding_side = tokenizer.padding_side", BATCHED_TESTS,
+           "greedy answers on the tokenizer's own (right) padding: prompts do not end where generation starts"),
+    Mutant("batched-answers-padding-side-not-restored", QA_FORMATS, "tokenizer.padding_side = padding_side",
+           "pass", BATCHED_TESTS, "answering leaves the tokenizer left-padding"),
+    Mutant("batched-first-pooling-reads-padding", MODELING, "index = attention_mask.argmax(-1)",
+           "index = torch.zeros_like(attention_mask[:, 0])", BATCHED_TESTS,
+           "'first' pooling reads position 0, a pad under left padding"),
+    Mutant("batched-trim-cuts-a-real-column", PROCESSING, "length = int(used.max()) + 1 if len(used) else 1",
+           "length = int(used.max()) if len(used) else 1", BATCHED_TESTS,
+           "span-corruption evaluation batches lose the longest row's last token"),
+    # --- issue 25: label semantics ---------------------------------------------------------------------------
+    Mutant("labels-id2label-reversed", SENTIMENT, "dict(enumerate(label_names))",
+           "dict(enumerate(reversed(label_names)))", LABEL_TESTS, "class 1 is named negative in the config"),
+    Mutant("labels-label2id-inverted", SENTIMENT, '"label2id": {name: i for i, name in id2label.items()}',
+           '"label2id": {name: 1 - i for i, name in id2label.items()}', LABEL_TESTS, "label2id disagrees with id2label"),
+    Mutant("labels-classlabel-names-swapped", LOADERS, 'CLS_LABEL_NAMES = ["negative", "positive"]',
+           'CLS_LABEL_NAMES = ["positive", "negative"]', LABEL_TESTS, "the label file's 1 is named negative"),
+    Mutant("labels-test-predictions-flipped", SENTIMENT, 'f.writelines(f"{int(label)}\\n" for label in test_predictions)',
+           'f.writelines(f"{1 - int(label)}\\n" for label in test_predictions)', LABEL_TESTS,
+           "the test predictions file writes the other class"),
+    Mutant("labels-card-ids-and-names-swapped", CARD, 'for k, v in sorted(config["id2label"].items()',
+           'for v, k in sorted(config["id2label"].items()', LABEL_TESTS, "the card's label list swaps ids and names"),
+    # --- issue 25: which score is reported ------------------------------------------------------------------
+    Mutant("score-record-prefers-baseline", RUN_RECORD, "key=lambda e: e.baseline is not None",
+           "key=lambda e: e.baseline is None", SCORE_TESTS, "the record's score is a baseline's when both are there"),
+    Mutant("score-record-evaluation-ignores-baseline", RUN_RECORD, "(e.split, e.baseline) == (split, baseline)",
+           "e.split == split", SCORE_TESTS, "the model's and a baseline's scores merge on a split"),
+    Mutant("score-evaluate-records-baseline-as-model", BIRTHPLACE,
+           'baseline = source if source.endswith("_baseline") else None', "baseline = None", SCORE_TESTS,
+           "evaluate records London's score as the model's"),
+    Mutant("score-card-model-index-has-baselines", CARD, "        if evaluation.baseline is None\n", "", SCORE_TESTS,
+           "the card's model-index lists baselines as the model's results"),
+    Mutant("score-card-baseline-unlabelled", CARD, "(baseline, not this model)", "", SCORE_TESTS,
+           "the card's results table does not say a baseline row is not the model"),
+    Mutant("score-write-results-last-evaluation", WRITE_RESULTS,
+           'scores = record_of(row, folder, metric="exact_match").scored("validation")',
+           'scores = record_of(row, folder, metric="exact_match").evaluations[-1]', WRITE_RESULTS_TESTS,
+           "the benchmark row reports the folder's last evaluation, a baseline's"),
+)  # fmt: skip
 
 # Mutants that change no behaviour, each with the reason. None so far: every planted bug is observable.
 EQUIVALENT: dict[str, str] = {}
@@ -462,7 +548,9 @@ def check_targets(mutants: tuple[Mutant, ...]) -> None:
         count = source.count(mutant.old)
         if count != 1:
             problems.append(f"{mutant.name}: target found {count} times in {mutant.path}: {mutant.old!r}")
-        problems += [f"{mutant.name}: no test file {t}" for t in mutant.tests if not (REPO_ROOT / t).is_file()]
+        problems += [
+            f"{mutant.name}: no test file {t}" for t in mutant.tests if not (REPO_ROOT / t.split("::")[0]).is_file()
+        ]
     problems += [f"EQUIVALENT names an unknown mutant {n!r}" for n in EQUIVALENT if n not in names]
     if problems:
         raise SystemExit("mutation list is out of date:\n  " + "\n  ".join(problems))
