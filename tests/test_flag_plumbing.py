@@ -251,3 +251,37 @@ def test_birthplace_pretrain_and_finetune_flags(monkeypatch, tmp_path, synthetic
     base += ["--tokenizer_name_or_path", str(tiny_tokenizer_dir)]
     run = run_scenario(monkeypatch, birthplace, base, BIRTHPLACE_FINETUNE_ROWS, tmp_path / "finetune")
     check_all(run, BIRTHPLACE_FINETUNE_ROWS)
+
+
+# --------------------------------------------------------------------------------------------------
+# tokenizer/train_tokenizer.py (`--no_progress` only hides the bars: display, not behaviour)
+# --------------------------------------------------------------------------------------------------
+@dataclass
+class TokenizerRun:
+    out: Path
+    summary: dict
+
+
+def _saved_max_length(run: TokenizerRun) -> int:
+    return json.loads((run.out / "tokenizer_config.json").read_text(encoding="utf-8"))["model_max_length"]
+
+
+TRAIN_TOKENIZER_ROWS = [
+    Flag(("--min_frequency", "400"), lambda r: _all(r.summary["vocab_size"] < 700)),
+    Flag(("--model_max_length", "77"), lambda r: _all(_saved_max_length(r) == 77)),
+    Flag(("--max_chars", "3000"), lambda r: _all(3000 <= r.summary["train_chars"] < 3400)),
+]  # fmt: skip
+
+
+def test_train_tokenizer_flags_reach_what_they_control(tmp_path, synthetic_birthplace_dir, capsys):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("train_tokenizer", Path(__file__).parents[1] / "tokenizer" / "train_tokenizer.py")
+    cli = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cli)
+    flags = [arg for row in TRAIN_TOKENIZER_ROWS for arg in row.args]
+    out = tmp_path / "tok"
+    base = ["--files", str(synthetic_birthplace_dir / "wiki.txt"), "--vocab_size", "700", "--output_dir", str(out)]
+    assert cli.main([*base, *flags, "--no_progress"]) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    check_all(TokenizerRun(out, summary), TRAIN_TOKENIZER_ROWS)  # fmt: skip

@@ -58,7 +58,10 @@ FLAGS = "tests/test_flag_plumbing.py"
 PRETRAIN_FLAG_TESTS = (f"{FLAGS}::test_pretrain_flags_reach_what_they_control",)
 SENTIMENT_FLAG_TESTS = (f"{FLAGS}::test_sentiment_flags_reach_what_they_control",)
 BIRTHPLACE_FLAG_TESTS = (f"{FLAGS}::test_birthplace_pretrain_and_finetune_flags",)
-BATCHED_TESTS = ("tests/test_batched_equals_single.py",)
+BATCHED = "tests/test_batched_equals_single.py"
+ANSWER_TESTS = (f"{BATCHED}::test_greedy_answers_batched_equal_one_at_a_time",)
+CLASSIFY_TESTS = (f"{BATCHED}::test_classification_batched_equals_one_at_a_time",)
+SPAN_EVAL_TESTS = (f"{BATCHED}::test_span_corruption_evaluation_batched_equals_one_at_a_time",)
 LABEL_TESTS = ("tests/test_labels_end_to_end.py",)
 SCORE_TESTS = ("tests/test_reported_score.py",)
 WRITE_RESULTS_TESTS = ("tests/test_write_results.py::test_a_baseline_in_a_models_folder_is_never_reported_as_the_model",)
@@ -494,15 +497,15 @@ MUTANTS: tuple[Mutant, ...] = (
     # --- issue 25: a batched path that differs from one item at a time ---------------------------------------
     Mutant("batched-answers-keep-right-padding", QA_FORMATS,
            'padding_side, tokenizer.padding_side = tokenizer.padding_side, "left"',
-           "padding_side = tokenizer.padding_side", BATCHED_TESTS,
+           "padding_side = tokenizer.padding_side", ANSWER_TESTS,
            "greedy answers on the tokenizer's own (right) padding: prompts do not end where generation starts"),
     Mutant("batched-answers-padding-side-not-restored", QA_FORMATS, "tokenizer.padding_side = padding_side",
-           "pass", BATCHED_TESTS, "answering leaves the tokenizer left-padding"),
+           "pass", ANSWER_TESTS, "answering leaves the tokenizer left-padding"),
     Mutant("batched-first-pooling-reads-padding", MODELING, "index = attention_mask.argmax(-1)",
-           "index = torch.zeros_like(attention_mask[:, 0])", BATCHED_TESTS,
+           "index = torch.zeros_like(attention_mask[:, 0])", CLASSIFY_TESTS,
            "'first' pooling reads position 0, a pad under left padding"),
     Mutant("batched-trim-cuts-a-real-column", PROCESSING, "length = int(used.max()) + 1 if len(used) else 1",
-           "length = int(used.max()) if len(used) else 1", BATCHED_TESTS,
+           "length = int(used.max()) if len(used) else 1", SPAN_EVAL_TESTS,
            "span-corruption evaluation batches lose the longest row's last token"),
     # --- issue 25: label semantics ---------------------------------------------------------------------------
     Mutant("labels-id2label-reversed", SENTIMENT, "dict(enumerate(label_names))",
