@@ -284,3 +284,25 @@ def test_bad_lab_checkpoint_lists_every_problem(lab_checkpoints, tmp_path):
     assert "1 missing keys" in message and "base.transformer_encoder.layers.1.norm2.bias" in message
     assert "base.transformer_encoder.layers.0.linear1.weight: (24, 7), expected (24, 24)" in message
     assert "unknown keys" not in message
+
+
+# `python -m hf_models.convert`: every flag through `main`, checked on the saved config (one row per flag).
+CONVERT_FLAG_ROWS = [
+    (False, ("--num_heads", "4"), lambda config: config["num_attention_heads"] == 4),  # the default is 8
+    (False, ("--variant", "vanilla"), lambda config: config["attention_type"] == "vanilla"),
+    (True, ("--variant", "synthesizer"), lambda config: config["attention_type"] == "synthesizer"),
+    (True, ("--share_synthesizer_heads",), lambda config: config["synthesizer_shared_heads"] is True),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("synthesizer", [False, True], ids=["vanilla", "synthesizer"])
+def test_convert_command_line_flags_reach_the_saved_config(tmp_path, synthesizer):
+    import json
+
+    from hf_models.convert import main
+
+    torch.save(course_gpt(synthesizer=synthesizer).state_dict(), tmp_path / "model.pt")
+    rows = [(flags, check) for is_synth, flags, check in CONVERT_FLAG_ROWS if is_synth == synthesizer]
+    main(["cs224n-mingpt", str(tmp_path / "model.pt"), "--output_dir", str(tmp_path / "hf")] + [a for f, _ in rows for a in f])
+    config = json.loads((tmp_path / "hf" / "config.json").read_text(encoding="utf-8"))
+    assert [flags for flags, check in rows if not check(config)] == []  # fmt: skip
