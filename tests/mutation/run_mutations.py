@@ -241,16 +241,16 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "pooling-last-assumes-right-padding",
         MODELING,
-        "index = (attention_mask * positions).argmax(-1)",
-        "index = attention_mask.sum(-1) - 1",
+        "last = hidden_states[rows, (attention_mask * positions).argmax(-1)]",
+        "last = hidden_states[rows, attention_mask.sum(-1) - 1]",
         MODEL_TESTS,
         "wrong pooling: 'last' reads a pad under left padding",
     ),
     Mutant(
         "pooling-mean-over-padding",
         MODELING,
-        "return (hidden_states * weights).sum(1) / weights.sum(1).clamp(min=1.0)",
-        "return hidden_states.mean(1)",
+        "mean = (hidden_states * weights).sum(1) / weights.sum(1).clamp(min=1.0)",
+        "mean = hidden_states.mean(1)",
         MODEL_TESTS,
         "wrong pooling: the mean includes pads",
     ),
@@ -265,7 +265,17 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "masked-lm-stays-causal",
         MODELING,
+        '"""Bidirectional masked LM: the causal mask is always off for this head."""\n\n'
+        '    _tied_weights_keys = {"lm_head.weight": "model.embed_tokens.weight"}\n\n'
+        "    def __init__(self, config: SmallEncoderConfig):\n"
+        "        if config.is_causal:\n"
+        "            config = copy.deepcopy(config)\n"
         "            config.is_causal = False\n",
+        '"""Bidirectional masked LM: the causal mask is always off for this head."""\n\n'
+        '    _tied_weights_keys = {"lm_head.weight": "model.embed_tokens.weight"}\n\n'
+        "    def __init__(self, config: SmallEncoderConfig):\n"
+        "        if config.is_causal:\n"
+        "            config = copy.deepcopy(config)\n"
         "            config.is_causal = True\n",
         MODEL_TESTS,
         "the masked LM keeps the causal mask",
@@ -477,11 +487,11 @@ MUTANTS: tuple[Mutant, ...] = (
            PRETRAIN_FLAG_TESTS, "--validation_split_percentage stays 5"),
     Mutant("flag-freeze-backbone-ignored", SENTIMENT, "if data_args.freeze_backbone:", "if False:",
            SENTIMENT_FLAG_TESTS, "--freeze_backbone trains the whole model"),
-    Mutant("flag-classifier-pooling-dropped", SENTIMENT, '"classifier_pooling": data_args.classifier_pooling}',
-           '"classifier_pooling": None}', SENTIMENT_FLAG_TESTS, "--classifier_pooling keeps the preset's"),
+    Mutant("flag-classifier-pooling-dropped", SENTIMENT, '"classifier_pooling": data_args.classifier_pooling,',
+           '"classifier_pooling": None,', SENTIMENT_FLAG_TESTS, "--classifier_pooling keeps the preset's"),
     Mutant("flag-backbone-learning-rate-ignored", SENTIMENT,
-           "discriminative_optimizer(model, training_args, data_args.backbone_learning_rate)",
-           "discriminative_optimizer(model, training_args, None)", SENTIMENT_FLAG_TESTS,
+           "backbone_lr = data_args.backbone_learning_rate",
+           "backbone_lr = None", SENTIMENT_FLAG_TESTS,
            "--backbone_learning_rate: one rate for all"),
     Mutant("flag-max-seq-length-ignored", SENTIMENT,
            "max_length = min(data_args.max_seq_length, model.config.max_position_embeddings)",
@@ -501,8 +511,8 @@ MUTANTS: tuple[Mutant, ...] = (
            "greedy answers on the tokenizer's own (right) padding: prompts do not end where generation starts"),
     Mutant("batched-answers-padding-side-not-restored", QA_FORMATS, "tokenizer.padding_side = padding_side",
            "pass", ANSWER_TESTS, "answering leaves the tokenizer left-padding"),
-    Mutant("batched-first-pooling-reads-padding", MODELING, "index = attention_mask.argmax(-1)",
-           "index = torch.zeros_like(attention_mask[:, 0])", CLASSIFY_TESTS,
+    Mutant("batched-first-pooling-reads-padding", MODELING, "return hidden_states[rows, attention_mask.argmax(-1)]",
+           "return hidden_states[rows, torch.zeros_like(attention_mask[:, 0])]", CLASSIFY_TESTS,
            "'first' pooling reads position 0, a pad under left padding"),
     Mutant("batched-trim-cuts-a-real-column", PROCESSING, "length = int(used.max()) + 1 if len(used) else 1",
            "length = int(used.max()) if len(used) else 1", SPAN_EVAL_TESTS,
