@@ -34,6 +34,7 @@ def test_the_title_is_the_name_and_periods_of_initials_end_no_sentence():
     # wiki.txt's own cases: an initial in the title, "b." and "St." inside a sentence.
     fry = "Douglas P. Fry. Douglas P Fry (b. 1953 in St. Louis) is a professor ."
     assert split_paragraph(fry) == ("Douglas P. Fry", ["Douglas P Fry (b. 1953 in St. Louis) is a professor ."])
+    assert split_paragraph("J.C. Patterson. Born in Armagh .") == ("J.C. Patterson", ["Born in Armagh ."])
     assert split_paragraph("born in Paris .") == (None, ["born in Paris ."])
 
 

@@ -46,6 +46,7 @@ AUGMENT_FORMS = ("permute", "name_first", "opening")
 # most, three lower-case letters, a day "29."), also after "(" or "*"; and a sentence starts with a capital, a digit or an opening quote/bracket.
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 _ABBREVIATION = re.compile(r"(?:^|\s)[(*\"']*(?:(?:\w\.)+|[A-Z][a-z]{0,2}\.|[a-z]{1,3}\.|\d{1,2}\.)$")
+_INITIALS = re.compile(r"(?:\w\.)*\w")  # "P", "J.C": the title goes on after them
 _SUBJECT_PRONOUNS = ("He", "She", "They")
 _POSSESSIVE_PRONOUNS = ("His", "Her", "Their")
 
@@ -62,12 +63,13 @@ def _split_sentences(text: str) -> list[str]:
 
 def split_paragraph(paragraph: str) -> tuple[str | None, list[str]]:
     """`(title, sentences)` of a `wiki.txt` paragraph: the title is the text before the first '. ' that ends no
-    initial ('Douglas P. Fry. Douglas P Fry (born ...' has the title 'Douglas P. Fry'); None without one."""
+    initial ('Douglas P. Fry. Douglas P Fry (born ...' has the title 'Douglas P. Fry', 'J.C. Patterson. Born ...'
+    'J.C. Patterson'); None without one."""
     paragraph = paragraph.strip()
     start = 0
     while (cut := paragraph.find(". ", start)) != -1:
         last_word = paragraph[:cut].rsplit(" ", 1)[-1]
-        if len(last_word) > 1:
+        if not _INITIALS.fullmatch(last_word):
             return paragraph[:cut], _split_sentences(paragraph[cut + 2 :].strip())
         start = cut + 2
     return None, _split_sentences(paragraph)
