@@ -168,3 +168,20 @@ def test_without_the_option_the_corpus_is_returned_as_it_is(tiny_tokenizer):
     assert same is corpus and cost == {}
     with pytest.raises(ValueError, match="--augment"):
         BirthplaceArguments(augment="shuffle")
+
+
+def test_the_plan_adds_augmented_rows_and_keeps_the_others():
+    import plan
+
+    for profile in ("cpu", "gpu"):
+        steps = {step.name: step.command for step in plan.plan(profile, plan.Paths("data", "out", "py"))["birthplace"]}
+        for variant in ("vanilla", "synthesizer"):
+            plain, augmented = steps[f"bp_{variant}_pretrain"], steps[f"bp_{variant}_augmented_pretrain"]
+            assert "--augment" not in plain  # the current rows are unchanged
+            assert augmented[augmented.index("--augment") + 1] == plan.PROFILES[profile].birthplace.augment
+            # The same tokenizer: the plain vanilla run's, trained on wiki.txt without the copies.
+            assert augmented[augmented.index("--tokenizer_name_or_path") + 1] == "out/birthplace/vanilla_pretrain"
+            assert f"bp_{variant}_augmented_probe" in steps and f"bp_{variant}_augmented_eval_dev" in steps
+    keys = {row.key for row in plan.BIRTHPLACE_ROWS}
+    assert {"vanilla_finetuned", "vanilla_augmented_pretrain_only", "synthesizer_augmented_finetuned"} <= keys
+    assert set(plan.TUNE_SPLIT_CHOICE) == {"vanilla", "synthesizer", "vanilla_augmented", "synthesizer_augmented"}
