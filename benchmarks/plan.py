@@ -40,6 +40,11 @@ class BirthplaceProfile:
     objective: str = "openings"  # or "span_corruption", the course's (BENCHMARKS.md)
     nopretrain_epochs: int = 10  # the finetuning of a model trained from scratch
     config_overrides: str | None = None
+    # The augmented rows (issue 21): the same pretraining with `--augment` copies of each paragraph. Their epochs are
+    # the profile's choice: on the CPU, the tokens of the plain rows (about 2.3x as many tokens per epoch).
+    augment: str = "name_first,opening"
+    augmented_pretrain_epochs: int = 0
+    synthesizer_augmented_pretrain_epochs: int = 0
 
 
 @dataclass(frozen=True)
@@ -75,7 +80,10 @@ PROFILES = {
         ("--use_cpu", "true"),
         "",
         ("--threads", "1", "--generation_repeats", "2"),
-        BirthplaceProfile(pretrain_epochs=76, synthesizer_pretrain_epochs=16, batch_size=32, opening_tokens=40),
+        # The augmented rows: 102,964 paragraph tokens per epoch + 41,428 (name_first) + 94,905 (opening), so 33 and 7
+        # epochs see the tokens of 76 and 16; they add about 45 min to the pipeline.
+        BirthplaceProfile(pretrain_epochs=76, synthesizer_pretrain_epochs=16, batch_size=32, opening_tokens=40,
+                          augmented_pretrain_epochs=33, synthesizer_augmented_pretrain_epochs=7),  # fmt: skip
         SentimentProfile(news_lines=10_000, novel_lines=110_000, pretrain_steps=2800, batch_size=32),
     ),
     # One GPU in bf16: the cs224n-mingpt size and hundreds of birthplace epochs; the whole French corpus (35M tokens)
@@ -85,7 +93,9 @@ PROFILES = {
         ("--bf16", "true"),
         "_gpu",
         ("--device", "cuda", "--dtype", "bf16", "--batch_size", "64"),
-        BirthplaceProfile(pretrain_epochs=300, synthesizer_pretrain_epochs=300, batch_size=64, opening_tokens=64),
+        # The augmented rows keep the 300 epochs (2.3x the tokens: 117,719 per epoch + 50,386 + 106,563).
+        BirthplaceProfile(pretrain_epochs=300, synthesizer_pretrain_epochs=300, batch_size=64, opening_tokens=64,
+                          augmented_pretrain_epochs=300, synthesizer_augmented_pretrain_epochs=300),  # fmt: skip
         SentimentProfile(news_lines=1_000_000, novel_lines=1_000_000, pretrain_steps=20_000, batch_size=128),
     ),
 }
@@ -114,6 +124,8 @@ class Row:
 
 
 BIRTHPLACE_VARIANTS = ("vanilla", "synthesizer")
+# Each variant pretrained on the paragraphs, then on the paragraphs and their augmented copies (`--augment`).
+BIRTHPLACE_MODELS = tuple((variant, f"{variant}{suffix}") for suffix in ("", "_augmented") for variant in BIRTHPLACE_VARIANTS)
 SENTIMENT_SETUPS = ("scratch", "pretrained", "frozen")
 
 
@@ -124,21 +136,22 @@ def _bp_rows() -> tuple[Row, ...]:
         Row("vanilla_nopretrain", ("birthplace/nopretrain_finetune",), ("bp_nopretrain_finetune", "bp_nopretrain_eval_dev"),
             "vanilla\nno pretrain", "bp_nopretrain_eval_tune"),
     ]  # fmt: skip
-    for variant in BIRTHPLACE_VARIANTS:
-        pretrain = f"bp_{variant}_pretrain"
-        rows.append(Row(f"{variant}_pretrain_only", (f"birthplace/{variant}_pretrain",), (pretrain, f"{pretrain}_eval_dev"),
-                        f"{variant}\npretrained", f"{pretrain}_eval_tune"))  # fmt: skip
-        rows.append(Row(f"{variant}_finetuned", (f"birthplace/{variant}_finetune",),
-                        (pretrain, f"bp_{variant}_finetune", f"bp_{variant}_eval_dev"), f"{variant}\n+ finetuned",
-                        f"bp_{variant}_eval_tune"))  # fmt: skip
+    for _, model in BIRTHPLACE_MODELS:
+        pretrain, name = f"bp_{model}_pretrain", model.replace("_", "\n")
+        rows.append(Row(f"{model}_pretrain_only", (f"birthplace/{model}_pretrain",), (pretrain, f"{pretrain}_eval_dev"),
+                        f"{name}\npretrained", f"{pretrain}_eval_tune"))  # fmt: skip
+        rows.append(Row(f"{model}_finetuned", (f"birthplace/{model}_finetune",),
+                        (pretrain, f"bp_{model}_finetune", f"bp_{model}_eval_dev"), f"{name}\n+ finetuned",
+                        f"bp_{model}_eval_tune"))  # fmt: skip
     return tuple(rows)
 
 
 BIRTHPLACE_ROWS = _bp_rows()
 # The headline rows: of the course's pretrain-then-finetune model and the pretrained model alone, the one with the
 # better accuracy on the tuning split (training questions held out of both stages; ties go to the course's finetuned
-# model). The dev set never takes part in the choice.
-TUNE_SPLIT_CHOICE = {variant: (f"{variant}_finetuned", f"{variant}_pretrain_only") for variant in BIRTHPLACE_VARIANTS}
+# model). The dev set never takes part in the choice. The augmented models get rows of their own the same way
+# (`vanilla_augmented`, `synthesizer_augmented`).
+TUNE_SPLIT_CHOICE = {model: (f"{model}_finetuned", f"{model}_pretrain_only") for _, model in BIRTHPLACE_MODELS}
 
 
 def sentiment_rows(profile: str) -> tuple[Row, ...]:
@@ -215,23 +228,26 @@ def birthplace_steps(profile: Profile, paths: Paths) -> list[Step]:
         Step("bp_london", (*recipe, "evaluate", "--data_dir", real, "--london_baseline", "--output_dir", f"{bp}/london",
                            *common)),
     ]  # fmt: skip
-    for variant in BIRTHPLACE_VARIANTS:
-        if variant == "vanilla":
-            tokenizer, epochs = ("--tokenizer_vocab_size", str(p.vocab_size)), p.pretrain_epochs
-        else:
-            tokenizer, epochs = ("--tokenizer_name_or_path", f"{bp}/vanilla_pretrain"), p.synthesizer_pretrain_epochs
-        pretrained, finetuned = f"{bp}/{variant}_pretrain", f"{bp}/{variant}_finetune"
+    epochs = {"vanilla": p.pretrain_epochs, "synthesizer": p.synthesizer_pretrain_epochs,
+              "vanilla_augmented": p.augmented_pretrain_epochs,
+              "synthesizer_augmented": p.synthesizer_augmented_pretrain_epochs}  # fmt: skip
+    for variant, model in BIRTHPLACE_MODELS:
+        # The first model trains the tokenizer (on wiki.txt, never on the copies); the others share it.
+        tokenizer = ("--tokenizer_vocab_size", str(p.vocab_size)) if model == "vanilla" else (
+            "--tokenizer_name_or_path", f"{bp}/vanilla_pretrain")  # fmt: skip
+        augment = ("--augment", p.augment) if model != variant else ()
+        pretrained, finetuned = f"{bp}/{model}_pretrain", f"{bp}/{model}_finetune"
         steps += [
-            Step(f"bp_{variant}_pretrain", (*recipe, "pretrain", "--variant", variant, *tokenizer, "--output_dir", pretrained,
-                                            "--num_train_epochs", str(epochs), *pretrain_args)),
-            Step(f"bp_{variant}_probe", (py, "benchmarks/probe_facts.py", "--data_dir", real, "--model_name_or_path", pretrained)),
-            *_evaluate_all(f"bp_{variant}_pretrain", pretrained, py, real, tune, common),
+            Step(f"bp_{model}_pretrain", (*recipe, "pretrain", "--variant", variant, *tokenizer, *augment, "--output_dir",
+                                          pretrained, "--num_train_epochs", str(epochs[model]), *pretrain_args)),
+            Step(f"bp_{model}_probe", (py, "benchmarks/probe_facts.py", "--data_dir", real, "--model_name_or_path", pretrained)),
+            *_evaluate_all(f"bp_{model}_pretrain", pretrained, py, real, tune, common),
             # The course's finetuning stage. After mixed pretraining the model already answers; a short, gentle pass keeps it.
-            Step(f"bp_{variant}_finetune", (*recipe, "finetune", "--model_name_or_path", pretrained, "--output_dir",
-                                            finetuned, "--num_train_epochs", "2", "--learning_rate", "1e-4", *finetune_args)),
-            *_evaluate_all(f"bp_{variant}", finetuned, py, real, tune, common),
+            Step(f"bp_{model}_finetune", (*recipe, "finetune", "--model_name_or_path", pretrained, "--output_dir",
+                                          finetuned, "--num_train_epochs", "2", "--learning_rate", "1e-4", *finetune_args)),
+            *_evaluate_all(f"bp_{model}", finetuned, py, real, tune, common),
         ]  # fmt: skip
-        if variant == "vanilla":  # no pretraining: the same model shape and tokenizer, finetuned from random weights
+        if model == "vanilla":  # no pretraining: the same model shape and tokenizer, finetuned from random weights
             steps += [
                 Step("bp_nopretrain_finetune", (*recipe, "finetune", "--variant", "vanilla", "--tokenizer_name_or_path",
                                                 f"{bp}/vanilla_pretrain", *_overrides(p.config_overrides), "--output_dir",

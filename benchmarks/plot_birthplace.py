@@ -24,6 +24,10 @@ COLOURS = {  # by the plan's row
     "vanilla_finetuned": "#8fa9d6",
     "synthesizer_pretrain_only": "#55a868",
     "synthesizer_finetuned": "#9fd0ac",
+    "vanilla_augmented_pretrain_only": "#8172b2",
+    "vanilla_augmented_finetuned": "#b8aee0",
+    "synthesizer_augmented_pretrain_only": "#c44e52",
+    "synthesizer_augmented_finetuned": "#e8a0a2",
 }
 
 

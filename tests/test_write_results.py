@@ -44,6 +44,10 @@ BIRTHPLACE = {
     "vanilla_finetuned": (0.32, 0.33, "London"),
     "synthesizer_pretrain_only": (0.08, 0.10, "Rome"),
     "synthesizer_finetuned": (0.09, 0.10, "Oslo"),
+    "vanilla_augmented_pretrain_only": (0.50, 0.52, "Lyon"),
+    "vanilla_augmented_finetuned": (0.51, 0.50, "Lyon"),
+    "synthesizer_augmented_pretrain_only": (0.20, 0.21, "Rome"),
+    "synthesizer_augmented_finetuned": (0.22, 0.21, "Rome"),
 }
 SENTIMENT = {"scratch": [0.70, 0.74], "pretrained": [0.71, 0.76], "frozen": [0.68, 0.69]}  # the first seed's
 
@@ -114,6 +118,9 @@ def test_birthplace_headline_is_chosen_on_the_tune_split_never_on_dev(tmp_path, 
               "bp_vanilla_pretrain_eval_dev", "bp_vanilla_pretrain_eval_tune")  # fmt: skip
     assert rows["vanilla"]["wall_time_s"] == sum(seconds[s] for s in choice)
     assert rows["synthesizer"]["chosen_row"] == "synthesizer_finetuned"
+    # The augmented models have headline rows of their own, chosen the same way; the plain ones stay as they were.
+    assert rows["vanilla_augmented"]["chosen_row"] == "vanilla_augmented_pretrain_only"
+    assert rows["synthesizer_augmented"]["chosen_row"] == "synthesizer_augmented_finetuned"
     assert rows["london"]["value"] == 0.05 and "tune_split_acc" not in rows["london"]
     assert (predictions / "birthplace_test_predictions.txt").read_text() == "Paris\n"
 
@@ -129,7 +136,8 @@ def test_gpu_profile_writes_its_own_sections_and_leaves_the_cpu_rows(tmp_path, m
     written = json.loads(results.read_text())
     assert written["sentiment_valid_acc"] == {"pretrained": cpu_row}
     assert written["sentiment_valid_acc_gpu"]["pretrained"]["value"] == pytest.approx(0.74)
-    assert set(written["birthplace_dev_acc_gpu"]) == {row.key for row in plan.BIRTHPLACE_ROWS} | {"vanilla", "synthesizer"}
+    assert set(written["birthplace_dev_acc_gpu"]) == {row.key for row in plan.BIRTHPLACE_ROWS} | {
+        "vanilla", "synthesizer", "vanilla_augmented", "synthesizer_augmented"}  # fmt: skip
     assert "`sentiment_valid_acc_gpu.pretrained` row" in (predictions / "README.md").read_text()
 
 

@@ -7,9 +7,12 @@
 - Objectives: `span_corrupt` / `SpanCorruptionCollator` (CS224N), `corrupt_for_evaluation` (a fixed
   span-corrupted evaluation set), `encode_birthplace_qa` (our BPE) and `encode_char_qa` (CS224N's characters),
   `encode_openings` (causal LM on each document's first tokens). `IGNORE_INDEX` is the label every loss skips.
+- Knowledge augmentation of birthplace paragraphs (more forms of each biography): `augment_paragraph`,
+  `augmented_copies`, `augmentation_cost` (examples and tokens per form), `augment_forms`, `AUGMENT_FORMS`.
 - A synthetic birthplace task for demos: `write_synthetic_birthplace` (in `hf_models.data.synthetic`).
 """
 
+from .augmentation import AUGMENT_FORMS, augment_forms, augment_paragraph, augmentation_cost, augmented_copies
 from .errors import DataError, DataWarning
 from .loaders import (
     detokenize_spm,
@@ -33,9 +36,14 @@ from .processing import TrimPaddingCollator, group_texts, tokenize_and_group, to
 from .synthetic import write_synthetic_birthplace
 
 __all__ = [
+    "AUGMENT_FORMS",
     "IGNORE_INDEX",
     "DataError",
     "DataWarning",
+    "augment_forms",
+    "augment_paragraph",
+    "augmentation_cost",
+    "augmented_copies",
     "SpanCorruptionCollator",
     "TrimPaddingCollator",
     "check_characters",

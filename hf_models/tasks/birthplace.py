@@ -31,6 +31,9 @@ from hf_models.data import (
     IGNORE_INDEX,
     SpanCorruptionCollator,
     TrimPaddingCollator,
+    augment_forms,
+    augmentation_cost,
+    augmented_copies,
     encode_birthplace_qa,
     encode_openings,
     load_birthplace,
@@ -95,6 +98,18 @@ class BirthplaceArguments:
             "lines with span corruption, `question ⁇ answer ⁇ </s>` examples with 'openings'."
         },
     )
+    augment: str = field(
+        default="",
+        metadata={
+            "help": "pretrain: comma-separated forms of each wiki.txt paragraph added to the corpus (knowledge "
+            "augmentation, `hf_models.data.augmentation`): 'permute' (sentences in another order), 'name_first' "
+            "(every sentence starts with the full name), 'opening' (the opening sentence alone). Built from the "
+            "paragraph's own text only; the tokenizer is trained on the paragraphs without them."
+        },
+    )
+    augment_copies: int = field(
+        default=1, metadata={"help": "pretrain with --augment: most copies of a paragraph per form (distinct ones)."}
+    )
     eval_split: str = field(
         default="validation",
         metadata={"help": "evaluate: which questions to answer.", "choices": ["validation", "test", "train"]},
@@ -116,6 +131,11 @@ class BirthplaceArguments:
         },
     )
 
+    def __post_init__(self) -> None:  # a wrong --augment fails before the tokenizer and the model are built
+        augment_forms(self.augment)
+        if self.augment_copies < 1:
+            raise ValueError(f"--augment_copies must be positive, got {self.augment_copies}")
+
 
 def _model(model_args: ModelArguments, bp_args: BirthplaceArguments, tokenizer) -> SmallEncoderForCausalLM:
     return load_or_build_model(
@@ -124,7 +144,9 @@ def _model(model_args: ModelArguments, bp_args: BirthplaceArguments, tokenizer) 
 
 
 # Arguments of the pretraining only: not hyperparameters of a finetuning run.
-PRETRAINING_ONLY = ("tokenizer_vocab_size", "pretraining_objective", "opening_tokens", "pretrain_with_qa")
+PRETRAINING_ONLY = (
+    "tokenizer_vocab_size", "pretraining_objective", "opening_tokens", "pretrain_with_qa", "augment", "augment_copies",
+)  # fmt: skip
 
 
 def _finish(trainer, arguments: tuple, metrics: dict, timer: RunTimer, task: str, objective: str, split_sizes: dict):
@@ -174,7 +196,7 @@ def _pretraining_tokenizer(model_args: ModelArguments, bp_args: BirthplaceArgume
 def pretrain(model_args: ModelArguments, bp_args: BirthplaceArguments, training_args: TrainingArguments) -> dict:
     timer = RunTimer()
     _require_data_dir(bp_args)
-    corpus = load_birthplace_corpus(bp_args.data_dir)["train"]
+    corpus = paragraphs = load_birthplace_corpus(bp_args.data_dir)["train"]
     qa_train = load_birthplace(bp_args.data_dir)["train"] if bp_args.pretrain_with_qa else None
     if qa_train is not None and bp_args.pretraining_objective == "span_corruption":
         qa = datasets.Dataset.from_dict({"text": qa_texts(qa_train)})
@@ -182,6 +204,8 @@ def pretrain(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
     tokenizer = _pretraining_tokenizer(model_args, bp_args, corpus)
     model = _model(model_args, bp_args, tokenizer)
     block_size = check_block_size(bp_args.block_size, model)
+    # Knowledge augmentation: after the tokenizer, which never sees the copies (with or without them, one tokenizer).
+    corpus, augmentation = _augment(corpus, list(paragraphs["text"]), tokenizer, bp_args, block_size, training_args.seed)
 
     with training_args.main_process_first(desc="tokenization"):
         if bp_args.pretraining_objective == "openings":
@@ -194,11 +218,25 @@ def pretrain(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
     trainer, metrics = train_model(model, training_args, tokenizer, train_dataset, collator)
     metrics["block_size"] = block_size
     metrics["pretraining_objective"] = bp_args.pretraining_objective
+    metrics.update(augmentation)
     metrics.update(check_plateau(metrics["final_train_loss"], unigram_entropy(train_dataset, len(tokenizer))))
     trainer.log_metrics("train", metrics)
     arguments = (model_args, bp_args, training_args)
     objective = bp_args.pretraining_objective
     return _finish(trainer, arguments, metrics, timer, "birthplace-pretraining", objective, {"train": len(train_dataset)})
+
+
+def _augment(corpus, paragraphs: list[str], tokenizer, bp_args: BirthplaceArguments, block_size: int, seed: int):
+    """The corpus followed by the `--augment` copies of its paragraphs, and their cost (none without the option:
+    the corpus is returned as it is)."""
+    forms = augment_forms(bp_args.augment)
+    if not forms:
+        return corpus, {}
+    openings = bp_args.pretraining_objective == "openings"
+    copies = augmented_copies(paragraphs, forms, bp_args.augment_copies, seed)
+    cost = augmentation_cost(paragraphs, copies, tokenizer, min(bp_args.opening_tokens, block_size - 1) if openings else None)
+    added = datasets.Dataset.from_dict({"text": [text for form in forms for text in copies[form]]})
+    return concatenate_datasets([corpus, added.cast(corpus.features)]), cost
 
 
 def _openings_dataset(corpus, qa_train, tokenizer, bp_args: BirthplaceArguments, block_size: int):

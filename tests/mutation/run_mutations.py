@@ -33,6 +33,7 @@ IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache")
 
 MODELING = "hf_models/small_encoder/modeling_small_encoder.py"
 OBJECTIVES = "hf_models/data/objectives.py"
+AUGMENTATION = "hf_models/data/augmentation.py"
 LOADERS = "hf_models/data/loaders.py"
 TEXTIO = "hf_models/textio.py"
 PROCESSING = "hf_models/data/processing.py"
@@ -376,6 +377,30 @@ MUTANTS: tuple[Mutant, ...] = (
         "random.Random(seed)",
         SPAN_TESTS,
         "the eval corruption depends on the row's index no more",
+    ),
+    Mutant(
+        "augment-permute-keeps-the-order",
+        AUGMENTATION,
+        "seen, out = {tuple(range(len(sentences)))}, []",
+        "seen, out = set(), []",
+        ("tests/test_augmentation.py",),
+        "a permuted copy may be the paragraph itself",
+    ),
+    Mutant(
+        "augment-name-first-keeps-pronouns",
+        AUGMENTATION,
+        "    if first in _SUBJECT_PRONOUNS:\n        return f\"{name} {rest}\"",
+        "    if first in _SUBJECT_PRONOUNS:\n        return f\"{name}: {sentence}\"",
+        ("tests/test_augmentation.py",),
+        "a leading He/She is kept behind the name instead of replaced",
+    ),
+    Mutant(
+        "augment-cost-ignores-the-opening-cut",
+        AUGMENTATION,
+        "len(x) if max_tokens is None else min(len(x), max_tokens) + 1",
+        "len(x) + 1",
+        ("tests/test_augmentation.py",),
+        "the tokens reported for the openings objective are the whole copies'",
     ),
     Mutant(
         "qa-labels-on-question",

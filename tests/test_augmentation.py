@@ -1,0 +1,187 @@
+"""Knowledge augmentation of the birthplace pretraining (`--augment`): each form on hand-written paragraphs, its
+determinism, that it reads nothing but the paragraph, and that the copies (and their cost) reach the training set
+while the default run is unchanged."""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from hf_models.data import augment_forms, augment_paragraph, augmentation_cost, augmented_copies, encode_openings
+from hf_models.data.augmentation import name_first, opening_sentence, split_paragraph
+
+TINY = "hidden_size=32,num_hidden_layers=1,num_attention_heads=2,intermediate_size=64,max_position_embeddings=64"
+COMMON = ["--use_cpu", "--report_to", "none", "--save_strategy", "no", "--disable_tqdm", "true",
+          "--log_level", "warning", "--seed", "0"]  # fmt: skip
+
+ADA = (
+    "Ada Lovelace. Lovelace was born in London in 1815. She wrote the first program. "
+    "Her father was Lord Byron. Ada Lovelace died in 1852 ."
+)
+
+
+def test_the_title_is_the_name_and_periods_of_initials_end_no_sentence():
+    assert split_paragraph(ADA) == (
+        "Ada Lovelace",
+        ["Lovelace was born in London in 1815.", "She wrote the first program.", "Her father was Lord Byron.",
+         "Ada Lovelace died in 1852 ."],
+    )  # fmt: skip
+    # wiki.txt's own cases: an initial in the title, "b." and "St." inside a sentence.
+    fry = "Douglas P. Fry. Douglas P Fry (b. 1953 in St. Louis) is a professor ."
+    assert split_paragraph(fry) == ("Douglas P. Fry", ["Douglas P Fry (b. 1953 in St. Louis) is a professor ."])
+    assert split_paragraph("J.C. Patterson. Born in Armagh .") == ("J.C. Patterson", ["Born in Armagh ."])
+    assert split_paragraph("born in Paris .") == (None, ["born in Paris ."])
+
+
+def test_permute_gives_every_other_order_of_the_sentences_after_the_title():
+    title, sentences = split_paragraph(ADA)
+    others = {
+        f"{title}. " + " ".join(order) for order in itertools.permutations(sentences) if list(order) != sentences
+    }
+    assert len(others) == 23
+    everything = augment_paragraph(ADA, "permute", copies=100, seed=0)
+    assert len(everything) == 23 and set(everything) == others  # all different, never the paragraph itself
+    two = augment_paragraph(ADA, "permute", copies=2, seed=0)
+    assert len(two) == 2 and set(two) <= others
+    one_sentence = "Khatchig Mouradian. Khatchig Mouradian is a journalist born in Lebanon ."
+    assert augment_paragraph(one_sentence, "permute", copies=3) == []  # nothing to permute: no copy
+
+
+def test_name_first_puts_the_full_name_at_the_start_of_each_sentence():
+    assert augment_paragraph(ADA, "name_first") == [
+        "Ada Lovelace. Ada Lovelace was born in London in 1815. Ada Lovelace wrote the first program. "
+        "Ada Lovelace's father was Lord Byron. Ada Lovelace died in 1852 ."
+    ]
+    # No pronoun or surname to replace: the name is put before the sentence.
+    assert name_first("John Stephen. Born in Glasgow, Stephen became a welder .") == (
+        "John Stephen. John Stephen: Born in Glasgow, Stephen became a welder ."
+    )
+    # Already in the form (the name without the title's periods counts): no copy.
+    assert augment_paragraph("Douglas P. Fry. Douglas P Fry (born 1953 in Boston) is a professor .", "name_first") == []
+    assert name_first("born in Paris .") is None  # no title, no name
+
+
+def test_opening_is_the_first_sentence_alone_starting_with_the_name():
+    assert augment_paragraph(ADA, "opening") == ["Ada Lovelace was born in London in 1815."]
+    assert opening_sentence("Khatchig Mouradian. Khatchig Mouradian is a journalist born in Lebanon .") == (
+        "Khatchig Mouradian is a journalist born in Lebanon ."
+    )
+    assert opening_sentence("born in Paris .") is None  # the paragraph itself
+
+
+def test_augmentation_is_deterministic_with_the_seed():
+    for form in ("permute", "name_first", "opening"):
+        assert augment_paragraph(ADA, form, copies=3, seed=7) == augment_paragraph(ADA, form, copies=3, seed=7)
+    # The seed does choose the orders: not every seed draws the same first one.
+    firsts = {augment_paragraph(ADA, "permute", copies=1, seed=seed)[0] for seed in range(10)}
+    assert len(firsts) > 1
+    # A paragraph's copies do not depend on the other paragraphs.
+    alone = augmented_copies([ADA], ["permute"], 2, seed=3)["permute"]
+    among = augmented_copies(["Bob Ray. Ray was born in Oslo. He sang .", ADA], ["permute"], 2, seed=3)["permute"]
+    assert among[-2:] == alone
+
+
+def test_the_copies_use_the_paragraph_alone(synthetic_birthplace_dir: Path):
+    """The function sees the paragraph, the form, a count and a seed, nothing else; every word of a copy is one of
+    the paragraph's (the name put first adds only ':' and "'s")."""
+    assert list(inspect.signature(augment_paragraph).parameters) == ["paragraph", "form", "copies", "seed"]
+    paragraphs = (synthetic_birthplace_dir / "wiki.txt").read_text(encoding="utf-8").splitlines()
+    copies = augmented_copies(paragraphs, ["permute", "name_first", "opening"], 2, seed=0)
+    assert all(copies.values())
+    for paragraph in paragraphs:
+        words = set(paragraph.replace(".", " ").split())
+        for form in copies:
+            for copy in augment_paragraph(paragraph, form, 2, 0):
+                assert set(re.sub(r"'s\b|:|\.", " ", copy).split()) <= words, (form, copy)
+
+
+def test_the_forms_are_checked():
+    assert augment_forms("") == ()
+    assert augment_forms("opening, name_first") == ("opening", "name_first")
+    for wrong in ("shuffle", "opening,opening"):
+        with pytest.raises(ValueError, match="--augment"):
+            augment_forms(wrong)
+    with pytest.raises(ValueError, match="copies"):
+        augment_paragraph(ADA, "opening", copies=0)
+
+
+def test_the_cost_counts_the_examples_and_the_tokens_trained_on(tiny_tokenizer):
+    paragraphs = [ADA, "Bob Ray. Ray was born in Oslo. He sang ."]
+    copies = augmented_copies(paragraphs, ["name_first", "opening"], 1, seed=0)
+    full = augmentation_cost(paragraphs, copies, tiny_tokenizer, max_tokens=None)
+    lengths = {form: [len(tiny_tokenizer(t, add_special_tokens=False)["input_ids"]) for t in texts]
+               for form, texts in copies.items()}  # fmt: skip
+    assert full["train_augment_name_first_examples"] == 2 and full["train_augment_opening_examples"] == 2
+    assert full["train_augment_name_first_tokens"] == sum(lengths["name_first"])
+    assert full["train_augment_paragraphs_examples"] == 2
+    # With the openings objective, what encode_openings keeps: the first tokens and eos.
+    cut = augmentation_cost(paragraphs, copies, tiny_tokenizer, max_tokens=6)
+    kept = encode_openings({"text": copies["opening"]}, tiny_tokenizer, max_tokens=6)["input_ids"]
+    assert cut["train_augment_opening_tokens"] == sum(map(len, kept))
+
+
+def _pretrain(data_dir: Path, out: Path, *extra: str) -> dict:
+    from hf_models.tasks import birthplace
+
+    birthplace.main([
+        "pretrain", "--data_dir", str(data_dir), "--tokenizer_vocab_size", "400", "--config_overrides", TINY,
+        "--output_dir", str(out), "--max_steps", "1", "--per_device_train_batch_size", "8", *extra, *COMMON,
+    ])  # fmt: skip
+    return json.loads((out / "report.json").read_text())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("objective", ["openings", "span_corruption"])
+def test_the_option_reaches_the_training_set_and_the_record(tmp_path, synthetic_birthplace_dir, objective):
+    """With either objective (augmented openings, or span corruption of the copies), the training set is the
+    paragraphs, the QA pairs and the copies; the report and the record state each form's examples and tokens."""
+    data = synthetic_birthplace_dir
+    paragraphs = (data / "wiki.txt").read_text(encoding="utf-8").splitlines()
+    questions = len((data / "birth_places_train.tsv").read_text(encoding="utf-8").splitlines())
+    args = ("--pretraining_objective", objective, "--opening_tokens", "12", "--pretrain_with_qa")
+    plain = _pretrain(data, tmp_path / "plain", *args)
+    assert plain["train_samples"] == len(paragraphs) + questions
+    assert not any(key.startswith("train_augment") for key in plain)  # the default run: no augmentation at all
+
+    report = _pretrain(data, tmp_path / "augmented", *args, "--augment", "name_first,opening")
+    copies = augmented_copies(paragraphs, ["name_first", "opening"], 1, seed=0)
+    assert report["train_samples"] == len(paragraphs) + questions + sum(map(len, copies.values()))
+    assert report["train_augment_opening_examples"] == len(copies["opening"]) == len(paragraphs)
+    assert report["train_augment_name_first_tokens"] > 0
+    record = json.loads((tmp_path / "augmented" / "run_record.json").read_text())
+    assert record["train_metrics"]["train_augment_opening_tokens"] == report["train_augment_opening_tokens"]
+    assert record["hyperparameters"]["augment"] == "name_first,opening"
+
+
+def test_without_the_option_the_corpus_is_returned_as_it_is(tiny_tokenizer):
+    import datasets
+
+    from hf_models.tasks.birthplace import BirthplaceArguments, _augment
+
+    corpus = datasets.Dataset.from_dict({"text": [ADA]})
+    same, cost = _augment(corpus, [ADA], tiny_tokenizer, BirthplaceArguments(data_dir="unused"), 64, seed=0)
+    assert same is corpus and cost == {}
+    with pytest.raises(ValueError, match="--augment"):
+        BirthplaceArguments(augment="shuffle")
+
+
+def test_the_plan_adds_augmented_rows_and_keeps_the_others():
+    import plan
+
+    for profile in ("cpu", "gpu"):
+        steps = {step.name: step.command for step in plan.plan(profile, plan.Paths("data", "out", "py"))["birthplace"]}
+        for variant in ("vanilla", "synthesizer"):
+            plain, augmented = steps[f"bp_{variant}_pretrain"], steps[f"bp_{variant}_augmented_pretrain"]
+            assert "--augment" not in plain  # the current rows are unchanged
+            assert augmented[augmented.index("--augment") + 1] == plan.PROFILES[profile].birthplace.augment
+            # The same tokenizer: the plain vanilla run's, trained on wiki.txt without the copies.
+            assert augmented[augmented.index("--tokenizer_name_or_path") + 1] == "out/birthplace/vanilla_pretrain"
+            assert f"bp_{variant}_augmented_probe" in steps and f"bp_{variant}_augmented_eval_dev" in steps
+    keys = {row.key for row in plan.BIRTHPLACE_ROWS}
+    assert {"vanilla_finetuned", "vanilla_augmented_pretrain_only", "synthesizer_augmented_finetuned"} <= keys
+    assert set(plan.TUNE_SPLIT_CHOICE) == {"vanilla", "synthesizer", "vanilla_augmented", "synthesizer_augmented"}
