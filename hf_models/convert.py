@@ -288,7 +288,8 @@ def attach_tokenizer(model: PreTrainedModel, tokenizer_dir: str | os.PathLike) -
     try:
         tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
     except (OSError, ValueError) as error:
-        raise UsageError(f"--tokenizer {tokenizer_dir}: cannot load a tokenizer ({' '.join(str(error).split())[:200]})") from None
+        reason = " ".join(str(error).split())[:200]
+        raise UsageError(f"--tokenizer {tokenizer_dir}: cannot load a tokenizer ({reason})") from None
     if len(tokenizer) != model.config.vocab_size:
         raise UsageError(
             f"{tokenizer_dir}: the tokenizer has {len(tokenizer)} tokens but the checkpoint's vocabulary has "
@@ -360,7 +361,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="minGPT's attention (default: detected from the keys)")  # fmt: skip
     parser.add_argument("--num_heads", type=int, default=None, help="attention heads (default: the course's)")
     parser.add_argument("--overwrite_output_dir", action="store_true",
-                        help="replace what --output_dir holds (a model, a tokenizer, a run record); refused otherwise")  # fmt: skip
+                        help="replace what --output_dir holds (a model, a tokenizer, a record); refused otherwise")  # fmt: skip
     parser.add_argument("--share_synthesizer_heads", action="store_true",
                         help="keep the course synthesizer's single B and b2 shared by the heads (exact parameter "
                         "count) instead of tiling them")  # fmt: skip

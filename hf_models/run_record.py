@@ -191,7 +191,8 @@ class RunRecord:
 
     def save(self, folder: str | os.PathLike) -> Path:
         path = Path(folder) / RECORD_FILE
-        return atomic_write_text(path, json.dumps(to_json(dataclasses.asdict(self)), indent=2, ensure_ascii=False) + "\n")
+        text = json.dumps(to_json(dataclasses.asdict(self)), indent=2, ensure_ascii=False) + "\n"
+        return atomic_write_text(path, text)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunRecord:

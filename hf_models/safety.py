@@ -40,7 +40,9 @@ def _same_path(a: str | os.PathLike, b: str | os.PathLike) -> bool:
     return Path(a).resolve() == Path(b).resolve()
 
 
-def check_not_input(path: str | os.PathLike, inputs: Iterable[tuple[str, str | os.PathLike | None]], what: str) -> None:
+def check_not_input(
+    path: str | os.PathLike, inputs: Iterable[tuple[str, str | os.PathLike | None]], what: str
+) -> None:
     """Refuse an output `path` that is one of the command's inputs (`(flag, path)` pairs), or lies inside an input
     file's place: no command ever writes over what it reads."""
     for flag, source in inputs:

@@ -68,9 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         files = iter_text_files(args.files)
-        check_output_dir(
-            args.output_dir, overwrite=args.overwrite_output_dir, inputs=[("--files", f) for f in [*args.files, *files]]
-        )
+        inputs = [("--files", f) for f in [*args.files, *files]]
+        check_output_dir(args.output_dir, overwrite=args.overwrite_output_dir, inputs=inputs)
         empty = [str(f) for f in files if f.stat().st_size == 0]
         if empty:
             raise UsageError(f"empty file(s): {', '.join(empty)}; give files with text")

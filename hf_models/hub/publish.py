@@ -186,7 +186,8 @@ def _expected_shapes(run_dir: Path, config: dict[str, Any]) -> tuple[dict[str, t
         with torch.device("meta"):
             model = model_class(model_config)
     except (ValueError, TypeError, StrictDataclassError) as error:
-        raise PushError(f"{run_dir}/config.json is not a valid small-encoder config: {' '.join(str(error).split())}") from None
+        reason = " ".join(str(error).split())
+        raise PushError(f"{run_dir}/config.json is not a valid small-encoder config: {reason}") from None
     shapes = {name: tuple(tensor.shape) for name, tensor in model.state_dict().items()}
     kept = {name for name, _ in model.named_parameters()} | {name for name, _ in model.named_buffers()}
     return shapes, set(shapes) - kept
@@ -201,9 +202,12 @@ def check_weights(run_dir: str | os.PathLike, config: dict[str, Any]) -> None:
     for path in sorted(run_dir.glob("model*.safetensors")):
         try:
             with safe_open(str(path), framework="pt") as weights:
-                found.update({key: tuple(weights.get_slice(key).get_shape()) for key in weights.keys()})  # noqa: SIM118
+                names = list(weights.keys())  # a safe_open handle is not iterable
+                found.update({key: tuple(weights.get_slice(key).get_shape()) for key in names})
         except (SafetensorError, OSError) as error:
-            raise PushError(f"{path}: not a readable safetensors file (truncated?): {error}; save the model again") from None
+            raise PushError(
+                f"{path}: not a readable safetensors file (truncated?): {error}; save the model again"
+            ) from None
     unknown = sorted(set(found) - set(expected))
     wrong = [f"{key} {found[key]} (config.json implies {expected[key]})" for key in sorted(found) if key in expected
              and found[key] != expected[key]]  # fmt: skip

@@ -175,9 +175,9 @@ def _check_before_training(model_args: ModelArguments, data_args: SentimentArgum
         raise UsageError(f"--max_seq_length {data_args.max_seq_length}: give a positive number of tokens")
     check_run_output(model_args, training_args, [("--data_dir", data_args.data_dir)])
     predictions = _test_predictions_path(training_args, data_args)
-    data_files = [("--data_dir", os.path.join(data_args.data_dir, name)) for name in os.listdir(data_args.data_dir)] if (
-        os.path.isdir(data_args.data_dir)
-    ) else []
+    data_dir = data_args.data_dir
+    names = os.listdir(data_dir) if os.path.isdir(data_dir) else []
+    data_files = [("--data_dir", os.path.join(data_dir, name)) for name in names]
     check_not_input(predictions, data_files, "--test_predictions_file")
     if os.path.isdir(predictions):
         raise UsageError(f"--test_predictions_file {predictions} is a folder; give a file name")

@@ -198,7 +198,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--data_dir", required=True, help="birthplace/ (wiki.txt) or cls-books/ (dict.txt + .model)")
     parser.add_argument("--output_dir", required=True)
     parser.add_argument("--overwrite_output_dir", action="store_true",
-                        help="replace what --output_dir holds (a tokenizer, a model, a run record); refused otherwise")  # fmt: skip
+                        help="replace what --output_dir holds (a tokenizer, a model, a record); refused otherwise")  # fmt: skip
     args = parser.parse_args(argv)
     data_files = sorted(Path(args.data_dir).iterdir()) if Path(args.data_dir).is_dir() else []
     inputs = [("--data_dir", args.data_dir), *(("--data_dir", f) for f in data_files)]

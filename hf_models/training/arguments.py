@@ -75,7 +75,8 @@ def parse_args(dataclass_types: Sequence[type], args: Sequence[str] | None = Non
         try:
             return parser.parse_json_file(json_file=path)
         except json.JSONDecodeError as error:
-            raise UsageError(f"{args[0]}:{error.lineno}: not valid JSON ({error.msg}); fix the arguments file") from None
+            where = f"{args[0]}:{error.lineno}"
+            raise UsageError(f"{where}: not valid JSON ({error.msg}); fix the arguments file") from None
         except (TypeError, ValueError) as error:  # unknown keys, or a value of the wrong type
             raise UsageError(f"{args[0]}: {error}") from None
     return parser.parse_args_into_dataclasses(args=args)

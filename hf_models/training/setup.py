@@ -52,7 +52,8 @@ def build_config(
     try:
         config.validate()
     except (ValueError, StrictDataclassError) as error:
-        raise UsageError(f"the model config ({model_config}, {config_overrides or 'no overrides'}): {_first_line(error)}") from None
+        source = f"{model_config}, {config_overrides or 'no overrides'}"
+        raise UsageError(f"the model config ({source}): {_first_line(error)}") from None
     return config
 
 
@@ -95,5 +96,7 @@ def check_block_size(block_size: int | None, model: PreTrainedModel, flag: str =
     """`--block_size`, or the model's `max_position_embeddings` when not given; positive and never more than that."""
     max_positions = model.config.max_position_embeddings
     if block_size is not None and not 0 < block_size <= max_positions:
-        raise UsageError(f"{flag} {block_size}: give a length from 1 to the model's max_position_embeddings={max_positions}")
+        raise UsageError(
+            f"{flag} {block_size}: give a length from 1 to the model's max_position_embeddings={max_positions}"
+        )
     return block_size or max_positions
