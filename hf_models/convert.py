@@ -288,8 +288,7 @@ def attach_tokenizer(model: PreTrainedModel, tokenizer_dir: str | os.PathLike) -
     try:
         tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
     except (OSError, ValueError) as error:
-        reason = " ".join(str(error).split())[:200]
-        raise UsageError(f"--tokenizer {tokenizer_dir}: cannot load a tokenizer ({reason})") from None
+        raise UsageError(f"--tokenizer {tokenizer_dir}: cannot load a tokenizer ({' '.join(str(error).split())})") from None
     if len(tokenizer) != model.config.vocab_size:
         raise UsageError(
             f"{tokenizer_dir}: the tokenizer has {len(tokenizer)} tokens but the checkpoint's vocabulary has "
@@ -369,8 +368,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 
 def check_output(args: argparse.Namespace) -> None:
-    """Before converting: an --output_dir that is no input and, unless --overwrite_output_dir, holds no earlier
-    output; and never an old tokenizer left beside new weights."""
+    """Before converting: an --output_dir that is no input, holds no earlier output (unless allowed) nor an old
+    tokenizer that would stay beside new weights."""
     inputs = [("the checkpoint", args.checkpoint), ("--tokenizer", args.tokenizer)]
     check_output_dir(args.output_dir, overwrite=args.overwrite_output_dir, inputs=inputs)
     old_tokenizer = {"tokenizer.json", "tokenizer_config.json", "vocab.json"} & set(used_files(args.output_dir))
