@@ -34,7 +34,7 @@ mutation: $(STAMP)
 	nice -n 5 $(PY) tests/mutation/run_mutations.py
 
 demo: $(STAMP)
-	$(PY) recipes/demo.py $(if $(DATA_DIR),--data_dir $(DATA_DIR),)
+	$(PY) recipes/demo.py --overwrite_output_dir $(if $(DATA_DIR),--data_dir $(DATA_DIR),)
 
 tour: $(STAMP)
 	$(PY) examples/model_tour.py

@@ -65,7 +65,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Command-line entry point; returns the exit status (0 on success, 1 with one line on stderr otherwise)."""
+    """Command-line entry point; returns the exit status: 0 on success, 2 with one line on stderr for the user's
+    errors, 1 for the network's."""
     args = parse_args(argv)
     options = CardOptions(repo_id=args.repo_id, language=args.language, license=args.license, birthplace=args.birthplace)
     try:
@@ -83,14 +84,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         print(f"{PROG}: uploaded {n_files} files from {args.run_dir} to {endpoint()}/{args.repo_id} ({url})")
         return 0
-    except PushError as error:
-        print(f"{PROG}: {error}", file=sys.stderr)
-        return 1
+    except PushError as error:  # the user's to fix: status 2, as every command line
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     except HFValidationError as error:
-        print(f"{PROG}: invalid --repo_id: {one_line(error)}", file=sys.stderr)
-        return 1
-    except network_errors() as error:
-        print(f"{PROG}: {explain(error)}", file=sys.stderr)
+        print(f"error: invalid --repo_id: {one_line(error)}", file=sys.stderr)
+        return 2
+    except network_errors() as error:  # the network or the Hub: status 1
+        print(f"error: {explain(error)}", file=sys.stderr)
         return 1
 
 

@@ -185,8 +185,10 @@ class Paths:
 
 
 def _common(profile: Profile) -> tuple[str, ...]:
+    # A pipeline rerun into the same OUT replaces its own earlier runs: the recipes refuse a used output folder
+    # without --overwrite_output_dir (README, "Safety").
     return ("--report_to", "none", "--save_strategy", "no", "--dataloader_num_workers", "0", "--disable_tqdm", "true",
-            "--seed", "42", *profile.device_args)  # fmt: skip
+            "--seed", "42", "--overwrite_output_dir", *profile.device_args)  # fmt: skip
 
 
 def _overrides(value: str | None) -> tuple[str, ...]:
@@ -287,7 +289,8 @@ def sentiment_steps(profile: Profile, paths: Paths) -> list[Step]:
         Step("se_tfidf", (py, "benchmarks/tfidf_baseline.py", "--data_dir", cls, "--output_dir", f"{se}/tfidf"),
              may_fail=True),
         Step("se_tokenizer", (py, "tokenizer/train_tokenizer.py", "--files", f"{corpus}/pretrain.txt", "--vocab_size",
-                              str(p.vocab_size), "--output_dir", f"{se}/tokenizer", "--no_progress")),
+                              str(p.vocab_size), "--output_dir", f"{se}/tokenizer", "--no_progress",
+                              "--overwrite_output_dir")),
         Step("se_pretrain", (*pretrain, "--train_files", f"{corpus}/pretrain.txt", "--validation_split_percentage", "1",
                              "--max_eval_samples", "200", "--tokenizer_name_or_path", f"{se}/tokenizer", *model,
                              "--output_dir", f"{se}/pretrain", "--max_steps", str(p.pretrain_steps), "--learning_rate",

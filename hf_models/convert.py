@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -35,7 +36,9 @@ import torch
 from transformers import AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
 from .run_record import RunRecord, model_size
+from .safety import check_output_dir, command_line, used_files
 from .small_encoder import SmallEncoderConfig, SmallEncoderForCausalLM, SmallEncoderForSequenceClassification
+from .textio import UsageError
 from .tokenization import config_token_ids
 
 COURSES = ("altegrad-lab", "cs224n-mingpt")
@@ -46,7 +49,7 @@ LAB_DROPOUTS = dict(embedding_dropout=0.0, attention_dropout=0.0, hidden_dropout
 StateDict = dict[str, torch.Tensor]
 
 
-class CheckpointError(ValueError):
+class CheckpointError(UsageError):
     """A course checkpoint that does not match the expected model: the message lists every bad key."""
 
 
@@ -58,7 +61,11 @@ def load_course_state_dict(path: str | os.PathLike) -> StateDict:
     try:
         checkpoint = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as error:  # torch raises several types for a non-checkpoint file
-        raise CheckpointError(f"{path}: not a PyTorch state dict ({type(error).__name__}: {error})") from error
+        # torch's own message is several paragraphs of pickle advice: its first line says enough.
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        raise CheckpointError(
+            f"{path}: not a PyTorch state dict, or a corrupt one ({type(error).__name__}: {first_line[:200]})"
+        ) from None
     for key in STATE_DICT_WRAPPER_KEYS:
         if isinstance(checkpoint, dict) and isinstance(checkpoint.get(key), dict):
             checkpoint = checkpoint[key]
@@ -278,9 +285,12 @@ def convert_cs224n_mingpt(
 
 def attach_tokenizer(model: PreTrainedModel, tokenizer_dir: str | os.PathLike) -> PreTrainedTokenizerBase:
     """Load the tokenizer, check that it fits the embedding table, and copy its special-token ids into the config."""
-    tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
+    except (OSError, ValueError) as error:
+        raise UsageError(f"--tokenizer {tokenizer_dir}: cannot load a tokenizer ({' '.join(str(error).split())})") from None
     if len(tokenizer) != model.config.vocab_size:
-        raise ValueError(
+        raise UsageError(
             f"{tokenizer_dir}: the tokenizer has {len(tokenizer)} tokens but the checkpoint's vocabulary has "
             f"{model.config.vocab_size}: pass the tokenizer the course model was trained with."
         )
@@ -305,7 +315,7 @@ def convert_checkpoint(
     source = str(checkpoint_path)
     if course == "altegrad-lab":
         if variant not in (None, "vanilla"):
-            raise ValueError(f"the lab's model has vanilla attention only, not --variant {variant}")
+            raise UsageError(f"the lab's model has vanilla attention only, not --variant {variant}")
         model = convert_altegrad_lab(state_dict, num_heads=num_heads or DEFAULT_NUM_HEADS[course], source=source)
     elif course == "cs224n-mingpt":
         model = convert_cs224n_mingpt(state_dict, variant, num_heads, share_synthesizer_heads, source=source)
@@ -349,29 +359,42 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--variant", choices=("vanilla", "synthesizer"), default=None,
                         help="minGPT's attention (default: detected from the keys)")  # fmt: skip
     parser.add_argument("--num_heads", type=int, default=None, help="attention heads (default: the course's)")
+    parser.add_argument("--overwrite_output_dir", action="store_true",
+                        help="replace what --output_dir holds (a model, a tokenizer, a record); refused otherwise")  # fmt: skip
     parser.add_argument("--share_synthesizer_heads", action="store_true",
                         help="keep the course synthesizer's single B and b2 shared by the heads (exact parameter "
                         "count) instead of tiling them")  # fmt: skip
     return parser.parse_args(argv)
 
 
+def check_output(args: argparse.Namespace) -> None:
+    """Before converting: an --output_dir that is no input, holds no earlier output (unless allowed) nor an old
+    tokenizer that would stay beside new weights."""
+    inputs = [("the checkpoint", args.checkpoint), ("--tokenizer", args.tokenizer)]
+    check_output_dir(args.output_dir, overwrite=args.overwrite_output_dir, inputs=inputs)
+    old_tokenizer = {"tokenizer.json", "tokenizer_config.json", "vocab.json"} & set(used_files(args.output_dir))
+    if old_tokenizer and args.tokenizer is None:
+        raise UsageError(
+            f"--output_dir {args.output_dir} holds an earlier tokenizer ({', '.join(sorted(old_tokenizer))}) that "
+            "would stay beside the new weights; give --tokenizer, or pick a new folder"
+        )
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
-    try:
-        model = convert_checkpoint(
-            args.course,
-            args.checkpoint,
-            args.output_dir,
-            tokenizer_dir=args.tokenizer,
-            variant=args.variant,
-            num_heads=args.num_heads,
-            share_synthesizer_heads=args.share_synthesizer_heads,
-        )
-    except (ValueError, FileNotFoundError) as error:  # CheckpointError, a tokenizer that does not fit
-        raise SystemExit(f"error: {error}") from None
+    check_output(args)
+    model = convert_checkpoint(
+        args.course,
+        args.checkpoint,
+        args.output_dir,
+        tokenizer_dir=args.tokenizer,
+        variant=args.variant,
+        num_heads=args.num_heads,
+        share_synthesizer_heads=args.share_synthesizer_heads,
+    )
     parameters = model.num_parameters()
     print(f"Saved {type(model).__name__} ({parameters:,} parameters) to {args.output_dir}")
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(command_line(main))

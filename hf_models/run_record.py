@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .textio import atomic_write_text
+
 __all__ = [
     "RECORD_FILE",
     "Evaluation",
@@ -189,9 +191,8 @@ class RunRecord:
 
     def save(self, folder: str | os.PathLike) -> Path:
         path = Path(folder) / RECORD_FILE
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(to_json(dataclasses.asdict(self)), indent=2, ensure_ascii=False) + "\n", "utf-8")
-        return path
+        text = json.dumps(to_json(dataclasses.asdict(self)), indent=2, ensure_ascii=False) + "\n"
+        return atomic_write_text(path, text)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunRecord:

@@ -1,18 +1,25 @@
 """Reading text files, the one place that does it: plain or gzip files, or folders of them, decoded as UTF-8 line
 by line, so that bad input gets an error naming `file:line` (never a bare `UnicodeDecodeError` from deep inside
 a reader). The tokenizer trainer, the corpus readers and the data loaders all read through here.
+
+It also holds the two things every command line shares about files: `UsageError`, the project's one class for an
+input the user can fix (printed as one `error: ...` line with exit status 2), and `atomic_write_text`, so that a
+write that fails half-way never leaves a truncated file where the previous good one was.
 """
 
 from __future__ import annotations
 
 import gzip
 import os
+import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 __all__ = [
     "DataError",
     "TextDecodeError",
+    "UsageError",
+    "atomic_write_text",
     "check_not_empty",
     "find_invalid_utf8",
     "iter_text_files",
@@ -22,7 +29,12 @@ __all__ = [
 ]
 
 
-class DataError(ValueError):
+class UsageError(ValueError):
+    """An input the user can fix (a flag, a value, a file, an output folder): the message says what, where and what
+    to do. Every command line prints it as one line, `error: MESSAGE`, and exits with status 2."""
+
+
+class DataError(UsageError):
     """Bad input data. The message names the file, and the line (`file:line`) when there is one."""
 
 
@@ -123,3 +135,22 @@ def read_lines(path: str | os.PathLike) -> list[str]:
         raise FileNotFoundError(f"{path}: file not found")
     check_not_empty(path)
     return list(iter_text_lines(path, skip_empty=False))
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
+    """Write `text` (UTF-8) to `path` through a temporary file in the same folder and `os.replace`: readers see the
+    old file or the new one, never half of one. Creates the parent folders."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path

@@ -40,7 +40,9 @@ from transformers import TrainingArguments  # noqa: E402
 
 from hf_models.data import DataWarning, load_birthplace  # noqa: E402
 from hf_models.data.synthetic import write_synthetic_birthplace  # noqa: E402
+from hf_models.safety import command_line, used_files  # noqa: E402
 from hf_models.tasks.birthplace import BirthplaceArguments, evaluate_answers, finetune, pretrain  # noqa: E402
+from hf_models.textio import UsageError  # noqa: E402
 from hf_models.tokenization import iter_text_lines, train_bpe_tokenizer  # noqa: E402
 from hf_models.training import ModelArguments, setup_run  # noqa: E402
 
@@ -112,14 +114,18 @@ def _print_table(scores: dict[str, dict], place: str, elapsed: float) -> None:
     print(f"Wall time: {_minutes(elapsed)}")
 
 
-def _finetune_and_score(out: Path, setting: dict, bp_args: BirthplaceArguments, num_questions: int, common: dict):
+def _finetune_and_score(
+    out: Path, setting: dict, bp_args: BirthplaceArguments, num_questions: int, common: dict, overwrite: dict
+):
     """3. Finetuning, with and without pretraining (same tokenizer, architecture and budget), then 4. greedy
     decoding of the held-out people's answers, scored by exact match."""
     runs = {
-        "with pretraining": ("finetune", ModelArguments(model_name_or_path=str(out / "pretrain"))),
+        "with pretraining": ("finetune", ModelArguments(model_name_or_path=str(out / "pretrain"), **overwrite)),
         "without pretraining": (
             "finetune_scratch",
-            ModelArguments(tokenizer_name_or_path=str(out / "tokenizer"), config_overrides=setting["model"]),
+            ModelArguments(
+                tokenizer_name_or_path=str(out / "tokenizer"), config_overrides=setting["model"], **overwrite
+            ),
         ),
     }
     scores, options = {}, setting["finetune"]
@@ -134,7 +140,7 @@ def _finetune_and_score(out: Path, setting: dict, bp_args: BirthplaceArguments, 
             out / "logs",
             f"evaluate_{name}",
             evaluate_answers,
-            ModelArguments(model_name_or_path=run_dir),
+            ModelArguments(model_name_or_path=run_dir, **overwrite),
             bp_args,
             output_dir=run_dir,
             log_level="warning",
@@ -144,11 +150,22 @@ def _finetune_and_score(out: Path, setting: dict, bp_args: BirthplaceArguments, 
 
 
 def run_demo(
-    data_dir: str | None = None, output_dir: str = "runs/demo", quick: bool = False, seed: int = 0
+    data_dir: str | None = None,
+    output_dir: str = "runs/demo",
+    quick: bool = False,
+    seed: int = 0,
+    overwrite_output_dir: bool = False,
 ) -> dict[str, dict]:
-    """Run the whole pipeline and return the three scores (`correct`, `total`, `exact_match` each)."""
+    """Run the whole pipeline and return the three scores (`correct`, `total`, `exact_match` each). An earlier demo
+    in `output_dir` is refused unless `overwrite_output_dir`."""
     start = time.perf_counter()
     out = Path(output_dir)
+    earlier = [name for name in ("tokenizer", "pretrain", "finetune", "finetune_scratch") if used_files(out / name)]
+    if earlier and not overwrite_output_dir:
+        raise UsageError(
+            f"--output_dir {out} holds an earlier demo ({', '.join(earlier)}); pick a new folder, or add "
+            "--overwrite_output_dir to replace it"
+        )
     setting = SETTINGS["real" if data_dir else "quick" if quick else "synthetic"]
     if data_dir is None:
         data_dir = str(write_synthetic_birthplace(out / "data", num_people=setting["num_people"], seed=seed))
@@ -169,7 +186,10 @@ def run_demo(
     bp_args = BirthplaceArguments(data_dir=data_dir)
 
     # 2. Pretraining with span corruption.
-    model_args = ModelArguments(tokenizer_name_or_path=str(out / "tokenizer"), config_overrides=setting["model"])
+    overwrite = {"overwrite_output_dir": overwrite_output_dir}
+    model_args = ModelArguments(
+        tokenizer_name_or_path=str(out / "tokenizer"), config_overrides=setting["model"], **overwrite
+    )
     steps = _logging_steps(len(paragraphs), setting["pretrain"])
     metrics = _run(
         out / "logs", "pretrain", pretrain, model_args, bp_args,
@@ -179,7 +199,7 @@ def run_demo(
         f"[demo] 2. pretrained on wiki.txt with span corruption: final loss {metrics['final_train_loss']:.3f} "
         f"({_minutes(time.perf_counter() - start)})"
     )
-    scores = _finetune_and_score(out, setting, bp_args, len(qa["train"]), common)
+    scores = _finetune_and_score(out, setting, bp_args, len(qa["train"]), common, overwrite)
     most_common = BirthplaceArguments(data_dir=data_dir, most_common_baseline=True)
     scores["most common place"] = _run(out / "logs", "most_common", evaluate_answers, ModelArguments(), most_common)
     place = Counter(qa["train"]["answer"]).most_common(1)[0][0]
@@ -194,6 +214,7 @@ def main(args: list[str] | None = None) -> int:
     parser.add_argument("--output_dir", default="runs/demo")
     parser.add_argument("--quick", action="store_true", help="the shortened run of the test suite (synthetic only)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic data and of training")
+    parser.add_argument("--overwrite_output_dir", action="store_true", help="replace an earlier demo in --output_dir")
     parser.add_argument(
         "--threads",
         type=int,
@@ -208,7 +229,7 @@ def main(args: list[str] | None = None) -> int:
     # No datasets bars (tokenizing a few hundred lines); Trainer's own bars stay.
     datasets.disable_progress_bars()
     transformers.utils.logging.disable_progress_bar()  # weight loading; Trainer's own bars stay
-    scores = run_demo(parsed.data_dir, parsed.output_dir, parsed.quick, parsed.seed)
+    scores = run_demo(parsed.data_dir, parsed.output_dir, parsed.quick, parsed.seed, parsed.overwrite_output_dir)
     pretrained = scores["with pretraining"]["exact_match"]
     baselines = max(scores["without pretraining"]["exact_match"], scores["most common place"]["exact_match"])
     if pretrained > baselines:
@@ -220,4 +241,4 @@ def main(args: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(command_line(main))

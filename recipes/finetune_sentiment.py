@@ -29,7 +29,8 @@ The logic is library code: `hf_models.tasks.sentiment`.
 
 import sys
 
+from hf_models.safety import command_line
 from hf_models.tasks.sentiment import main
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    sys.exit(command_line(main, sys.argv[1:]))

@@ -10,6 +10,7 @@ import pytest
 from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
 from hf_models.data import detokenize_spm
+from hf_models.safety import command_line
 from hf_models.tokenization import (
     SPECIAL_TOKENS,
     TextDecodeError,
@@ -161,12 +162,10 @@ def _bad_input(directory: Path, kind: str) -> Path:
 )
 def test_cli_bad_inputs_give_one_line_errors(tmp_path: Path, capsys, kind: str, expected: str) -> None:
     path = _bad_input(tmp_path, kind)
-    rc = _load_cli().main(
-        ["--files", str(path), "--vocab_size", "300", "--output_dir", str(tmp_path / "tok"), "--no_progress"]
-    )
-    assert rc == 1
+    argv = ["--files", str(path), "--vocab_size", "300", "--output_dir", str(tmp_path / "tok"), "--no_progress"]
+    assert command_line(_load_cli().main, argv) == 2
     err = capsys.readouterr().err
-    assert expected in err and "Traceback" not in err
+    assert err.startswith("error: ") and len(err.splitlines()) == 1 and expected in err and "Traceback" not in err
 
 
 def test_round_trip_on_every_real_line(shared_data_dir: Path, tmp_path: Path) -> None:

@@ -20,10 +20,11 @@ from collections.abc import Iterator
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "true")
 
 
+from hf_models.safety import check_output_dir, command_line
+from hf_models.textio import UsageError
 from hf_models.tokenization import (
     DEFAULT_MODEL_MAX_LENGTH,
     SPECIAL_TOKENS,
-    TextDecodeError,
     chars_per_token,
     config_token_ids,
     iter_text_files,
@@ -43,6 +44,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--max_chars", type=int, default=None, help="train and measure on the first N characters of the corpus only"
     )
     parser.add_argument("--no_progress", action="store_true", help="hide the progress bars")
+    parser.add_argument(
+        "--overwrite_output_dir",
+        action="store_true",
+        help="replace what --output_dir holds (a tokenizer, a model, a run record); refused otherwise",
+    )
     return parser.parse_args(argv)
 
 
@@ -62,9 +68,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         files = iter_text_files(args.files)
+        inputs = [("--files", f) for f in [*args.files, *files]]
+        check_output_dir(args.output_dir, overwrite=args.overwrite_output_dir, inputs=inputs)
         empty = [str(f) for f in files if f.stat().st_size == 0]
         if empty:
-            raise ValueError(f"empty file(s): {', '.join(empty)}")
+            raise UsageError(f"empty file(s): {', '.join(empty)}; give files with text")
 
         def corpus() -> Iterator[str]:
             return _take_chars(iter_text_lines(files), args.max_chars)
@@ -85,9 +93,10 @@ def main(argv: list[str] | None = None) -> int:
         start = time.perf_counter()
         cpt = chars_per_token(tok, corpus())
         encode_s = time.perf_counter() - start
-    except (OSError, ValueError, TextDecodeError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
+    except UsageError:  # TextDecodeError too
+        raise
+    except (OSError, ValueError) as err:  # a missing or unreadable file, a vocabulary too small, no text to measure
+        raise UsageError(str(err)) from None
     ids = config_token_ids(tok)
     print(f"Saved to {args.output_dir} (vocab {len(tok)}), trained in {train_s:.1f} s")
     if len(tok) < args.vocab_size:
@@ -114,4 +123,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(command_line(main))

@@ -14,6 +14,7 @@ from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
 from ..run_record import RunRecord
 from ..small_encoder import HEADS
+from ..textio import UsageError
 
 __all__ = ["DEFAULT_LICENSE", "CardOptions", "PushError", "build_model_card", "head_of"]
 
@@ -63,8 +64,8 @@ BIRTHPLACE_LIMITATION = (
 )
 
 
-class PushError(Exception):
-    """A problem the user can fix; the command line prints it as one line and exits with status 1."""
+class PushError(UsageError):
+    """A problem the user can fix; the command line prints it as one line (`error: ...`) and exits with status 2."""
 
 
 @dataclass

@@ -18,10 +18,14 @@ from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
 
+import torch
 from huggingface_hub import HfApi, ModelCard, get_token
-from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
+from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled, StrictDataclassError
+from safetensors import SafetensorError, safe_open
 
+from .. import small_encoder
 from ..run_record import read_record
+from ..textio import atomic_write_text
 from .card import CardOptions, PushError, build_model_card, head_of
 
 __all__ = ["ALLOW_PATTERNS", "ExportResult", "collect_files", "code_files", "explain", "export_folder", "upload"]
@@ -41,6 +45,8 @@ TOKENIZER_FILES = (
 )
 CONFIG_FILES = ("config.json", "generation_config.json")
 PLOT_PATTERN = "*.png"
+# Written into every folder `export_folder` makes: `--overwrite` deletes a folder only when it holds this file.
+EXPORT_MARKER = ".push_to_hub_export"
 # Everything that may be uploaded: `upload_folder` receives this list, and `export_folder` refuses to stage a file
 # that does not match it, so the dry run and the upload can only ever contain these names.
 ALLOW_PATTERNS: list[str] = [
@@ -102,12 +108,27 @@ def _find_plots(run_dir: Path, skip: Path | None, max_depth: int = 2) -> list[Pa
 
 
 def collect_files(run_dir: str | os.PathLike, skip: str | os.PathLike | None = None) -> list[Path]:
-    """The run files to copy as they are (weights, configs, code, tokenizer, plots), relative to `run_dir`."""
+    """The run files to copy as they are (weights, configs, code, tokenizer, plots), relative to `run_dir`.
+
+    A symbolic link, or a path that resolves outside the run folder, is refused (PushError): a link to
+    `/etc/passwd` named `notes.png` must never be uploaded."""
     run_dir = Path(run_dir)
     top_level = (*WEIGHT_PATTERNS, *CONFIG_FILES, *CODE_PATTERNS, *TOKENIZER_FILES)
-    wanted = [Path(p.name) for p in sorted(run_dir.iterdir()) if p.is_file() and any(fnmatch(p.name, t) for t in top_level)]
+    wanted = [
+        Path(p.name) for p in sorted(run_dir.iterdir())
+        if (p.is_file() or p.is_symlink()) and any(fnmatch(p.name, t) for t in top_level)
+    ]  # fmt: skip
     plots = _find_plots(run_dir, Path(skip) if skip is not None else None)
-    return [f for f in sorted({*wanted, *plots}, key=lambda p: p.as_posix()) if _allowed(f)]
+    files = [f for f in sorted({*wanted, *plots}, key=lambda p: p.as_posix()) if _allowed(f)]
+    root = run_dir.resolve()
+    for rel in files:
+        linked = [run_dir / Path(*rel.parts[: i + 1]) for i in range(len(rel.parts))]
+        if any(p.is_symlink() for p in linked) or not (run_dir / rel).resolve().is_relative_to(root):
+            raise PushError(
+                f"{run_dir / rel} is a symbolic link or resolves outside {run_dir}; links are never exported: "
+                "replace it with the file itself or remove it"
+            )
+    return files
 
 
 def code_files(run_dir: str | os.PathLike) -> list[Path]:
@@ -150,10 +171,63 @@ def _check_run_dir(run_dir: Path) -> dict[str, Any]:
     head_of(config["architectures"][0])
     if not config.get("auto_map"):
         raise PushError(f"{run_dir}/config.json has no `auto_map`; save the model again with the current hf_models")
+    check_weights(run_dir, config)
     return config
 
 
+def _expected_shapes(run_dir: Path, config: dict[str, Any]) -> tuple[dict[str, tuple[int, ...]], set[str]]:
+    """The tensor shapes `config.json` implies (a model built on the meta device: no memory), and the tied names
+    that `save_pretrained` leaves out."""
+    model_class = getattr(small_encoder, config["architectures"][0], None)
+    if model_class is None:
+        raise PushError(f"{run_dir}/config.json: unknown architecture {config['architectures'][0]!r}")
+    try:
+        model_config = small_encoder.SmallEncoderConfig.from_dict(config)
+        with torch.device("meta"):
+            model = model_class(model_config)
+    except (ValueError, TypeError, StrictDataclassError) as error:
+        reason = " ".join(str(error).split())
+        raise PushError(f"{run_dir}/config.json is not a valid small-encoder config: {reason}") from None
+    shapes = {name: tuple(tensor.shape) for name, tensor in model.state_dict().items()}
+    kept = {name for name, _ in model.named_parameters()} | {name for name, _ in model.named_buffers()}
+    return shapes, set(shapes) - kept
+
+
+def check_weights(run_dir: str | os.PathLike, config: dict[str, Any]) -> None:
+    """Open every `model*.safetensors` (a truncated or foreign file fails here) and check each tensor's name and
+    shape against what `config.json` implies (vocabulary, hidden size, layers), before anything is exported."""
+    run_dir = Path(run_dir)
+    expected, tied = _expected_shapes(run_dir, config)
+    found: dict[str, tuple[int, ...]] = {}
+    for path in sorted(run_dir.glob("model*.safetensors")):
+        try:
+            with safe_open(str(path), framework="pt") as weights:
+                names = list(weights.keys())  # a safe_open handle is not iterable
+                found.update({key: tuple(weights.get_slice(key).get_shape()) for key in names})
+        except (SafetensorError, OSError) as error:
+            raise PushError(
+                f"{path}: not a readable safetensors file (truncated?): {error}; save the model again"
+            ) from None
+    unknown = sorted(set(found) - set(expected))
+    wrong = [f"{key} {found[key]} (config.json implies {expected[key]})" for key in sorted(found) if key in expected
+             and found[key] != expected[key]]  # fmt: skip
+    missing = sorted(set(expected) - set(found) - tied)
+    if "model.safetensors.index.json" in {p.name for p in run_dir.iterdir()}:
+        missing = []  # a sharded model may list its shards; the shards present were checked
+    problems = [*(f"shape of {w}" for w in wrong), *(f"unexpected tensor {k}" for k in unknown[:3]),
+                *(f"missing tensor {k}" for k in missing[:3])]  # fmt: skip
+    if problems:
+        raise PushError(
+            f"{run_dir}: the weights do not match config.json ({'; '.join(problems[:4])}); export the folder the "
+            "model was saved in, unchanged"
+        )
+
+
 def _prepare_local_dir(local_dir: Path, run_dir: Path, overwrite: bool) -> None:
+    if local_dir.is_symlink():
+        raise PushError(f"--local_dir {local_dir} is a symbolic link; give a real folder")
+    if local_dir.exists() and not local_dir.is_dir():
+        raise PushError(f"--local_dir {local_dir} is a file; give a folder")
     if local_dir.exists() and any(local_dir.iterdir()):
         if not overwrite:
             raise PushError(f"--local_dir {local_dir} is not empty; pick a new folder or add --overwrite")
@@ -161,6 +235,12 @@ def _prepare_local_dir(local_dir: Path, run_dir: Path, overwrite: bool) -> None:
         # Never delete the run itself, one of its parents, the home folder or the file-system root.
         if resolved in (run, *run.parents, Path.home().resolve()) or resolved == Path(resolved.anchor):
             raise PushError(f"refusing to overwrite {local_dir}: it holds the run or is a system folder")
+        # Only a folder this command exported (it holds the marker) is ever deleted.
+        if not (resolved / EXPORT_MARKER).is_file():
+            raise PushError(
+                f"refusing to overwrite {local_dir}: push_to_hub.py did not export it (no {EXPORT_MARKER}); "
+                "pick a new folder, or empty it yourself"
+            )
         shutil.rmtree(resolved)
     local_dir.mkdir(parents=True, exist_ok=True)
 
@@ -180,16 +260,17 @@ def export_folder(
         if rel.name != "config.json":
             (local_dir / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(run_dir / rel, local_dir / rel)
-    (local_dir / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    atomic_write_text(local_dir / "config.json", json.dumps(config, indent=2, sort_keys=True) + "\n")
     if not (run_dir / "tokenizer_config.json").is_file():
         print(f"{PROG}: warning: no tokenizer files in {run_dir}; pipeline() will not work from the export", file=sys.stderr)
     plots = [f for f in files if fnmatch(f.name, PLOT_PATTERN)]
     card = build_model_card(run_dir, config, read_record(run_dir), options or CardOptions(), plots)
-    card.save(local_dir / "README.md")
+    atomic_write_text(local_dir / "README.md", str(card))
     staged = sorted((p.relative_to(local_dir) for p in local_dir.rglob("*") if p.is_file()), key=lambda p: p.as_posix())
     refused = [rel for rel in staged if not _allowed(rel)]
     if refused:
-        raise PushError(f"internal error: staged files outside the allowlist: {', '.join(map(str, refused))}")
+        raise RuntimeError(f"internal error: staged files outside the allowlist: {', '.join(map(str, refused))}")
+    (local_dir / EXPORT_MARKER).write_text("exported by push_to_hub.py; --overwrite may delete this folder\n")
     return ExportResult(folder=local_dir, files=staged, allow_patterns=list(ALLOW_PATTERNS), card=card)
 
 

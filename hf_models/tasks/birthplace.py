@@ -18,7 +18,6 @@ import os
 import sys
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import datasets
@@ -42,12 +41,15 @@ from hf_models.data import (
 )
 from hf_models.metrics import load_metric
 from hf_models.run_record import Evaluation, RunRecord, model_reference, read_record
+from hf_models.safety import check_not_input
+from hf_models.textio import UsageError, atomic_write_text
 from hf_models.tokenization import resolve_tokenizer, train_bpe_tokenizer
 from hf_models.training import (
     ModelArguments,
     RunTimer,
     check_block_size,
     check_plateau,
+    check_run_output,
     finish_run,
     load_or_build_model,
     run_task,
@@ -55,7 +57,9 @@ from hf_models.training import (
     unigram_entropy,
     write_report,
 )
+from hf_models.training.setup import check_vocabulary
 
+from .birthplace_arguments import BirthplaceArguments
 from .qa_formats import BPEQAFormat, CourseQAFormat
 
 logger = logging.getLogger(__name__)
@@ -64,77 +68,6 @@ DEFAULT_PRESET = "cs224n-mingpt"
 SUBCOMMANDS = ("pretrain", "finetune", "evaluate")
 DATASET = "birthplace"
 LANGUAGE = "en"
-
-
-@dataclass
-class BirthplaceArguments:
-    data_dir: str = field(
-        default=None,
-        metadata={"help": "Folder with wiki.txt, birth_places_train.tsv, birth_dev.tsv, birth_test_inputs.tsv."},
-    )
-    variant: str = field(
-        default="vanilla",
-        metadata={"help": "Attention of a model built from scratch.", "choices": ["vanilla", "synthesizer"]},
-    )
-    block_size: int | None = field(
-        default=None, metadata={"help": "Tokens per sequence. Defaults to the model's max_position_embeddings."}
-    )
-    tokenizer_vocab_size: int = field(
-        default=2000, metadata={"help": "pretrain without --tokenizer_name_or_path: size of the BPE trained on wiki.txt."}
-    )
-    pretraining_objective: str = field(
-        default="span_corruption",
-        metadata={
-            "help": "pretrain: 'span_corruption' (the course's), or 'openings': causal LM on the first "
-            "--opening_tokens tokens of each wiki.txt paragraph, where the birth facts are.",
-            "choices": ["span_corruption", "openings"],
-        },
-    )
-    opening_tokens: int = field(default=40, metadata={"help": "pretrain with 'openings': tokens kept per paragraph."})
-    pretrain_with_qa: bool = field(
-        default=False,
-        metadata={
-            "help": "pretrain: mix the training QA pairs into the corpus (mixed training): 'question answer' "
-            "lines with span corruption, `question ⁇ answer ⁇ </s>` examples with 'openings'."
-        },
-    )
-    augment: str = field(
-        default="",
-        metadata={
-            "help": "pretrain: comma-separated forms of each wiki.txt paragraph added to the corpus (knowledge "
-            "augmentation, `hf_models.data.augmentation`): 'permute' (sentences in another order), 'name_first' "
-            "(every sentence starts with the full name), 'opening' (the opening sentence alone). Built from the "
-            "paragraph's own text only; the tokenizer is trained on the paragraphs without them."
-        },
-    )
-    augment_copies: int = field(
-        default=1, metadata={"help": "pretrain with --augment: most copies of a paragraph per form (distinct ones)."}
-    )
-    eval_split: str = field(
-        default="validation",
-        metadata={"help": "evaluate: which questions to answer.", "choices": ["validation", "test", "train"]},
-    )
-    predictions_file: str | None = field(
-        default=None, metadata={"help": "evaluate: where to write the predictions (default OUTPUT_DIR/predictions_SPLIT.txt)."}
-    )
-    london_baseline: bool = field(default=False, metadata={"help": "evaluate: answer 'London' to every question."})
-    most_common_baseline: bool = field(
-        default=False, metadata={"help": "evaluate: answer the most common training birthplace to every question."}
-    )
-    max_new_tokens: int = field(default=16, metadata={"help": "evaluate: longest generated answer, in tokens."})
-    course_vocabulary: bool = field(
-        default=False,
-        metadata={
-            "help": "CS224N's own setting: its character vocabulary (built from wiki.txt: □ pad = 0, ⁇ mask = 1, "
-            "then the sorted characters), character span corruption, QA rows 'question⁇answer⁇', and answers read "
-            "from 32 greedily generated characters, between the first and second ⁇. Give it to every subcommand."
-        },
-    )
-
-    def __post_init__(self) -> None:  # a wrong --augment fails before the tokenizer and the model are built
-        augment_forms(self.augment)
-        if self.augment_copies < 1:
-            raise ValueError(f"--augment_copies must be positive, got {self.augment_copies}")
 
 
 def _model(model_args: ModelArguments, bp_args: BirthplaceArguments, tokenizer) -> SmallEncoderForCausalLM:
@@ -170,7 +103,14 @@ def qa_format(bp_args: BirthplaceArguments) -> BPEQAFormat | CourseQAFormat:
 
 def _require_data_dir(bp_args: BirthplaceArguments) -> None:
     if bp_args.data_dir is None:
-        raise ValueError("--data_dir is required")
+        raise UsageError("--data_dir is required: the folder with wiki.txt and the birth_*.tsv files")
+
+
+def _data_files(bp_args: BirthplaceArguments) -> list[tuple[str, str]]:
+    """The data folder and its files, as inputs that no output may replace."""
+    folder = Path(bp_args.data_dir)
+    files = sorted(folder.iterdir()) if folder.is_dir() else []
+    return [("--data_dir", str(folder)), *(("--data_dir", str(f)) for f in files)]
 
 
 def qa_texts(dataset: datasets.Dataset) -> list[str]:
@@ -196,6 +136,7 @@ def _pretraining_tokenizer(model_args: ModelArguments, bp_args: BirthplaceArgume
 def pretrain(model_args: ModelArguments, bp_args: BirthplaceArguments, training_args: TrainingArguments) -> dict:
     timer = RunTimer()
     _require_data_dir(bp_args)
+    check_run_output(model_args, training_args, _data_files(bp_args))
     corpus = paragraphs = load_birthplace_corpus(bp_args.data_dir)["train"]
     qa_train = load_birthplace(bp_args.data_dir)["train"] if bp_args.pretrain_with_qa else None
     if qa_train is not None and bp_args.pretraining_objective == "span_corruption":
@@ -267,6 +208,7 @@ def _openings_dataset(corpus, qa_train, tokenizer, bp_args: BirthplaceArguments,
 def finetune(model_args: ModelArguments, bp_args: BirthplaceArguments, training_args: TrainingArguments) -> dict:
     timer = RunTimer()
     _require_data_dir(bp_args)
+    check_run_output(model_args, training_args, _data_files(bp_args))
     qa_rows = qa_format(bp_args)
     tokenizer = resolve_tokenizer(
         model_args.tokenizer_path,
@@ -321,6 +263,8 @@ def _predictions(model_args: ModelArguments, bp_args: BirthplaceArguments, train
     answers = qa_format(bp_args)
     tokenizer = resolve_tokenizer(model_args.tokenizer_path, answers.vocabulary, missing=missing)
     model = SmallEncoderForCausalLM.from_pretrained(model_args.model_name_or_path, dtype=torch.float32)
+    check_vocabulary(tokenizer, model.config.vocab_size, model_args.tokenizer_path, model_args.model_name_or_path)
+    check_block_size(bp_args.block_size, model)
     model.to("cpu" if training_args.use_cpu or not torch.cuda.is_available() else "cuda")
     predictions = answers.predict(
         model, tokenizer, questions, bp_args.block_size, training_args.per_device_eval_batch_size
@@ -344,11 +288,48 @@ def _record_evaluation(output_dir: str, bp_args: BirthplaceArguments, source: st
     record.save(output_dir)
 
 
+def _evaluation_outputs(model_args: ModelArguments, bp_args: BirthplaceArguments, training_args) -> tuple:
+    """The output folder (None: print only), predictions file and report of `evaluate`, checked before any work:
+    they never replace an input file, and earlier predictions or reports are kept unless --overwrite_output_dir. A
+    baseline's files carry its name (`predictions_validation_london_baseline.txt`), so that it never replaces a
+    model's in the model's folder."""
+    output_dir = training_args.output_dir if _output_dir_given(training_args) else None
+    name = _output_name(bp_args)
+    predictions_file = bp_args.predictions_file or (
+        os.path.join(output_dir, f"predictions_{name}.txt") if output_dir else None
+    )
+    report = os.path.join(output_dir, f"report_evaluate_{name}.json") if output_dir else None
+    if bp_args.max_new_tokens <= 0:
+        raise UsageError(f"--max_new_tokens {bp_args.max_new_tokens}: give a positive number of tokens")
+    model_files = []  # the model's own files; its earlier predictions and reports are outputs
+    if model_args.model_name_or_path and os.path.isdir(model_args.model_name_or_path):
+        model_files = [
+            ("--model_name_or_path", str(p)) for p in Path(model_args.model_name_or_path).iterdir()
+            if not p.name.startswith(("predictions", "report"))
+        ]  # fmt: skip
+    for path in [p for p in (predictions_file, report) if p]:
+        what = "--predictions_file" if path == predictions_file else "the report"
+        check_not_input(path, [*_data_files(bp_args), *model_files], what)
+        if os.path.exists(path) and not model_args.overwrite_output_dir:
+            raise UsageError(
+                f"{path} already exists; pick another --output_dir or --predictions_file, or add "
+                "--overwrite_output_dir to replace it"
+            )
+    return output_dir, predictions_file, report
+
+
+def _output_name(bp_args: BirthplaceArguments) -> str:
+    """The split, and the baseline's name for a baseline: the stem of the predictions and report files."""
+    baseline = "london" if bp_args.london_baseline else "most_common" if bp_args.most_common_baseline else None
+    return f"{bp_args.eval_split}_{baseline}_baseline" if baseline else bp_args.eval_split
+
+
 def evaluate_answers(
     model_args: ModelArguments, bp_args: BirthplaceArguments, training_args: TrainingArguments
 ) -> dict:
     timer = RunTimer()
     _require_data_dir(bp_args)
+    output_dir, predictions_file, report = _evaluation_outputs(model_args, bp_args, training_args)
     qa = load_birthplace(bp_args.data_dir)
     split = qa[bp_args.eval_split]
     predictions, source = _predictions(model_args, bp_args, training_args, qa)
@@ -361,17 +342,11 @@ def evaluate_answers(
     else:
         print(f"No answers for the {bp_args.eval_split} split: {len(predictions)} predictions written, not scored")
 
-    output_dir = training_args.output_dir if _output_dir_given(training_args) else None
-    predictions_file = bp_args.predictions_file or (
-        os.path.join(output_dir, f"predictions_{bp_args.eval_split}.txt") if output_dir else None
-    )
     if predictions_file and training_args.process_index == 0:
-        Path(predictions_file).parent.mkdir(parents=True, exist_ok=True)
         # One line per question; a newline inside a generated answer would shift every later line.
-        Path(predictions_file).write_text("".join(p.replace("\n", " ") + "\n" for p in predictions), encoding="utf-8")
+        atomic_write_text(predictions_file, "".join(p.replace("\n", " ") + "\n" for p in predictions))
         metrics["predictions_file"] = predictions_file
     if output_dir and training_args.process_index == 0:
-        report = os.path.join(output_dir, f"report_evaluate_{bp_args.eval_split}.json")
         write_report(training_args, (model_args, bp_args, training_args), metrics, timer.seconds, path=report)
         if "exact_match" in metrics:
             _record_evaluation(output_dir, bp_args, source, metrics, timer)
@@ -387,6 +362,6 @@ def main(args: Sequence[str] | None = None) -> dict:
     """`recipes/birthplace.py {pretrain|finetune|evaluate} --data_dir DIR [options]`."""
     args = list(sys.argv[1:] if args is None else args)
     if not args or args[0] not in SUBCOMMANDS:
-        raise SystemExit(f"usage: birthplace.py {{{'|'.join(SUBCOMMANDS)}}} --data_dir DIR [options]; -h for help")
+        raise UsageError(f"usage: birthplace.py {{{'|'.join(SUBCOMMANDS)}}} --data_dir DIR [options]; -h for help")
     step = {"pretrain": pretrain, "finetune": finetune, "evaluate": evaluate_answers}[args[0]]
     return run_task(step, BirthplaceArguments, args[1:])

@@ -27,12 +27,14 @@ from hf_models.data import (
     tokenize_documents,
 )
 from hf_models.metrics import load_metric
+from hf_models.textio import UsageError
 from hf_models.tokenization import resolve_tokenizer
 from hf_models.training import (
     ModelArguments,
     RunTimer,
     check_block_size,
     check_plateau,
+    check_run_output,
     finish_run,
     load_or_build_model,
     run_task,
@@ -168,10 +170,14 @@ def pretrain(
     """Train, evaluate (loss and perplexity), check for a plateau, and save the run."""
     timer = RunTimer()
     if not data_args.train_files:
-        raise ValueError("--train_files is required")
+        raise UsageError("--train_files is required: give the text files (or folders) to pretrain on")
+    inputs = [("--train_files", f) for f in data_args.train_files] + [
+        ("--validation_files", f) for f in data_args.validation_files or ()
+    ]
+    check_run_output(model_args, training_args, inputs)
     logger.info(f"Objective {data_args.objective}, world size {training_args.world_size}")
     if data_args.lab_vocabulary and data_args.objective != "clm":
-        raise ValueError(f"--lab_vocabulary has no mask token: --objective {data_args.objective} needs one; use clm")
+        raise UsageError(f"--lab_vocabulary has no mask token: --objective {data_args.objective} needs one; use clm")
     tokenizer = resolve_tokenizer(
         model_args.tokenizer_path,
         "altegrad-lab-raw" if data_args.lab_vocabulary else "bpe",
@@ -185,7 +191,8 @@ def pretrain(
     model = load_or_build_model(model_class, model_args, tokenizer, DEFAULT_PRESET, is_causal=not bidirectional)
     n_params = model.num_parameters()
     logger.info(f"Training a {model_class.__name__} with {n_params / 1e6:.2f}M parameters")
-    block_size = check_block_size(data_args.block_size or min(128, model.config.max_position_embeddings), model)
+    default_block = min(128, model.config.max_position_embeddings)
+    block_size = check_block_size(default_block if data_args.block_size is None else data_args.block_size, model)
     train_dataset, eval_dataset, collator = _datasets(data_args, training_args, tokenizer, block_size)
     rtd = data_args.objective == "rtd"
     trained = ReplacedTokenDetection(model, data_args.generator_layers, data_args.rtd_weight) if rtd else model

@@ -18,12 +18,15 @@ from transformers.trainer_utils import IntervalStrategy
 from hf_models import SmallEncoderForSequenceClassification
 from hf_models.data import load_cls_books
 from hf_models.metrics import load_metric
+from hf_models.safety import check_not_input
+from hf_models.textio import UsageError, atomic_write_text
 from hf_models.tokenization import resolve_tokenizer
 from hf_models.training import (
     GradualUnfreezingCallback,
     ModelArguments,
     RunTimer,
     WeightAveragingCallback,
+    check_run_output,
     discriminative_optimizer,
     finish_run,
     load_or_build_model,
@@ -162,12 +165,9 @@ def _compute_metrics():
 def _write_test_predictions(trainer: Trainer, test_set, data_args: SentimentArguments, metrics: dict) -> None:
     """Test labels are held back: predict them, one label (0 or 1) per line, in the order of the reviews."""
     test_predictions = np.argmax(trainer.predict(test_set, metric_key_prefix="test").predictions, axis=-1)
-    output_dir = trainer.args.output_dir
     if trainer.is_world_process_zero():
-        os.makedirs(output_dir, exist_ok=True)
-        path = os.path.join(output_dir, data_args.test_predictions_file)
-        with open(path, "w", encoding="utf-8") as f:
-            f.writelines(f"{int(label)}\n" for label in test_predictions)
+        path = _test_predictions_path(trainer.args, data_args)
+        atomic_write_text(path, "".join(f"{int(label)}\n" for label in test_predictions))
         metrics["test_predictions_file"] = path
     metrics["test_samples"] = len(test_predictions)
 
@@ -178,7 +178,7 @@ def _selection_split(encoded, data_args: SentimentArguments, training_args: Trai
     if not data_args.selection_split_percentage:
         return encoded["validation"]
     if data_args.average_last_epochs:
-        raise ValueError(
+        raise UsageError(
             "--selection_split_percentage keeps one epoch and --average_last_epochs averages several: give one of them"
         )
     split = encoded["train"].train_test_split(
@@ -222,18 +222,38 @@ def _per_epoch(log_history: list[dict], selection: bool) -> dict:
     return per_epoch
 
 
+def _test_predictions_path(training_args: TrainingArguments, data_args: SentimentArguments) -> str:
+    return os.path.join(training_args.output_dir, data_args.test_predictions_file)
+
+
+def _check_before_training(model_args: ModelArguments, data_args: SentimentArguments, training_args) -> None:
+    """Everything the user gave that could fail after training, checked before it: the output folder, the test
+    predictions' path (never an input, never a folder) and the sequence length."""
+    if data_args.data_dir is None:
+        raise UsageError("--data_dir is required: the folder with the CLS-FR books files")
+    if data_args.from_scratch == bool(model_args.model_name_or_path):
+        raise UsageError("give exactly one of --model_name_or_path (pretrained) and --from_scratch")
+    if data_args.max_seq_length <= 0:
+        raise UsageError(f"--max_seq_length {data_args.max_seq_length}: give a positive number of tokens")
+    check_run_output(model_args, training_args, [("--data_dir", data_args.data_dir)])
+    predictions = _test_predictions_path(training_args, data_args)
+    data_dir = data_args.data_dir
+    names = os.listdir(data_dir) if os.path.isdir(data_dir) else []
+    data_files = [("--data_dir", os.path.join(data_dir, name)) for name in names]
+    check_not_input(predictions, data_files, "--test_predictions_file")
+    if os.path.isdir(predictions):
+        raise UsageError(f"--test_predictions_file {predictions} is a folder; give a file name")
+
+
 def finetune(model_args: ModelArguments, data_args: SentimentArguments, training_args: TrainingArguments) -> dict:
     """Train the classifier, evaluate it every epoch, predict the test reviews, and save the run."""
     timer = RunTimer()
-    if data_args.data_dir is None:
-        raise ValueError("--data_dir is required")
-    if data_args.from_scratch == bool(model_args.model_name_or_path):
-        raise ValueError("give exactly one of --model_name_or_path (pretrained) and --from_scratch")
+    _check_before_training(model_args, data_args, training_args)
     if training_args.eval_strategy == IntervalStrategy.NO:
         # The recipe's point is the per-epoch validation curve.
         training_args.eval_strategy = IntervalStrategy.EPOCH
     if data_args.lab_vocabulary and data_args.lab_raw_text:
-        raise ValueError("give at most one of --lab_vocabulary (.spm pieces) and --lab_raw_text (raw reviews)")
+        raise UsageError("give at most one of --lab_vocabulary (.spm pieces) and --lab_raw_text (raw reviews)")
     # The lab's vocabulary is built from DATA_DIR when no tokenizer is given.
     vocabulary = "altegrad-lab" if data_args.lab_vocabulary else "altegrad-lab-raw" if data_args.lab_raw_text else "bpe"
     tokenizer = resolve_tokenizer(
@@ -248,6 +268,8 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
     trainable = model.num_parameters(only_trainable=True)
     logger.info(f"{trainable:,} trainable parameters of {model.num_parameters():,}")
     max_length = min(data_args.max_seq_length, model.config.max_position_embeddings)
+    if max_length < data_args.max_seq_length:
+        logger.warning(f"--max_seq_length {data_args.max_seq_length} is cut to the model's {max_length} positions")
     encoded = _encoded_reviews(raw, data_args, training_args, tokenizer, max_length)
     eval_sets = _selection_split(encoded, data_args, training_args)
     callbacks, backbone_lr = _transfer_callbacks(model, data_args, training_args)

@@ -17,10 +17,14 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, processors
 from transformers import AutoTokenizer, PreTrainedTokenizerFast
+
+from ..safety import check_output_dir, command_line
+from ..textio import UsageError
 
 __all__ = [
     "COURSE_VOCABULARIES",
@@ -44,7 +48,7 @@ CS224N_MASK_CHAR = "\u2047"  # ⁇
 LAB_SPECIAL_TOKENS = ("<s>", "<pad>", "</s>", "<unk>")  # fairseq's Dictionary: ids 0-3
 
 
-class VocabularyError(ValueError):
+class VocabularyError(UsageError):
     """A vocabulary file that cannot give the course's ids; the message names the file and line."""
 
 
@@ -62,7 +66,12 @@ def build_cs224n_char_tokenizer(
 ) -> PreTrainedTokenizerFast:
     """CS224N's character tokenizer, built from `wiki.txt` exactly as the course's `stoi`."""
     wiki_path = Path(wiki_path)
-    text = wiki_path.read_text(encoding="utf-8")
+    try:
+        text = wiki_path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise VocabularyError(f"{wiki_path}: invalid UTF-8 at byte {error.start}") from None
+    if not text.strip():
+        raise VocabularyError(f"{wiki_path}: file is empty; the course vocabulary is built from its characters")
     try:
         vocabulary = cs224n_char_vocabulary(text)
     except VocabularyError as error:
@@ -204,10 +213,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("course", choices=COURSE_VOCABULARIES)
     parser.add_argument("--data_dir", required=True, help="birthplace/ (wiki.txt) or cls-books/ (dict.txt + .model)")
     parser.add_argument("--output_dir", required=True)
+    parser.add_argument("--overwrite_output_dir", action="store_true",
+                        help="replace what --output_dir holds (a tokenizer, a model, a record); refused otherwise")  # fmt: skip
     args = parser.parse_args(argv)
+    data_files = sorted(Path(args.data_dir).iterdir()) if Path(args.data_dir).is_dir() else []
+    inputs = [("--data_dir", args.data_dir), *(("--data_dir", f) for f in data_files)]
+    check_output_dir(args.output_dir, overwrite=args.overwrite_output_dir, inputs=inputs)
     tokenizer = build_course_tokenizer(args.course, args.data_dir, args.output_dir)
     print(f"Saved a {len(tokenizer):,}-token tokenizer to {args.output_dir}")
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(command_line(main))

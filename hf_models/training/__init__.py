@@ -12,7 +12,7 @@ The run's tokenizer comes from `hf_models.tokenization.resolve_tokenizer`, its m
 `hf_models.metrics.load_metric`.
 """
 
-from .arguments import ModelArguments, parse_args, run_task, setup_run
+from .arguments import ModelArguments, check_run_output, check_training_arguments, parse_args, run_task, setup_run
 from .finish import RunTimer, finish_run, model_source, write_report
 from .plateau import PLATEAU_KEYS, check_plateau, unigram_entropy
 from .plots import PlotCallback, plot_curves
@@ -31,6 +31,8 @@ __all__ = [
     "RunTimer",
     "build_config",
     "check_block_size",
+    "check_run_output",
+    "check_training_arguments",
     "check_plateau",
     "finish_run",
     "last_logged",

@@ -63,14 +63,21 @@ def write_report(
     run = hardware(training_args)
     path = Path(path) if path is not None else Path(training_args.output_dir) / "report.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    return evaluate.save(
-        str(path),
-        arguments=to_json(args_dict),
-        **to_json(metrics),
-        world_size=run["world_size"],
-        mixed_precision=run["mixed_precision"],
-        wall_time_s=wall_time_s,
-    )
+    # evaluate.save writes in place: it writes a temporary name here, moved over the report in one step.
+    staging = path.with_name(f".{path.stem}.{os.getpid()}.tmp.json")
+    try:
+        evaluate.save(
+            str(staging),
+            arguments=to_json(args_dict),
+            **to_json(metrics),
+            world_size=run["world_size"],
+            mixed_precision=run["mixed_precision"],
+            wall_time_s=wall_time_s,
+        )
+        os.replace(staging, path)
+    finally:
+        staging.unlink(missing_ok=True)
+    return path
 
 
 def finish_run(

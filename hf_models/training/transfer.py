@@ -11,6 +11,8 @@ import torch
 from torch import nn
 from transformers import PreTrainedModel, Trainer, TrainerCallback, TrainingArguments
 
+from ..textio import UsageError
+
 
 def discriminative_optimizer(
     model: PreTrainedModel, training_args: TrainingArguments, backbone_lr: float | None
@@ -53,7 +55,7 @@ class GradualUnfreezingCallback(TrainerCallback):
 
     def __init__(self, model: PreTrainedModel, groups_per_epoch: int) -> None:
         if groups_per_epoch < 1:
-            raise ValueError(f"gradual unfreezing needs at least 1 layer group per epoch, not {groups_per_epoch}")
+            raise UsageError(f"--gradual_unfreezing needs at least 1 layer group per epoch, not {groups_per_epoch}")
         self.groups = backbone_layer_groups(model)
         self.groups_per_epoch = groups_per_epoch
         model.base_model.requires_grad_(False)
@@ -75,7 +77,7 @@ class WeightAveragingCallback(TrainerCallback):
 
     def __init__(self, model: nn.Module, epochs: int) -> None:
         if epochs < 1:
-            raise ValueError(f"weight averaging needs at least 1 epoch, not {epochs}")
+            raise UsageError(f"--average_last_epochs needs at least 1 epoch, not {epochs}")
         self.model, self.epochs = model, epochs
         self.total: dict[str, torch.Tensor] = {}
         self.count = 0
