@@ -1,0 +1,193 @@
+"""The Gradio app (`recipes/app.py`, logic in `hf_models/app.py`) on tiny trained runs: its functions against the
+models' own outputs, the app served on 127.0.0.1 and driven with `gradio_client`, the Space that
+`push_to_hub.py --space` writes, and a real headless Chromium that types a question and reads the answer (skipped
+when no browser is installed; `make app-test` installs one)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from hf_models import app
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+TINY = "hidden_size=32,num_hidden_layers=2,num_attention_heads=2,intermediate_size=64,max_position_embeddings=64"
+QUIET = ["--use_cpu", "--report_to", "none", "--save_strategy", "no", "--disable_tqdm", "true", "--log_level", "warning"]
+SCREENSHOTS = Path(os.environ.get("APP_SCREENSHOT_DIR", REPO_ROOT / "docs" / "images"))
+
+
+def _cls_books(folder: Path) -> Path:
+    """A CLS-books look-alike: SentencePiece-style reviews, one word telling the label."""
+    for split, n in (("train", 64), ("valid", 16), ("test", 8)):
+        labels = [i % 2 for i in range(n)]
+        words = ["\u2581un \u2581livre \u2581" + ("superbe" if y else "ennuyeux") for y in labels]
+        (folder / f"{split}.review.spm").write_text("".join(w + "\n" for w in words), encoding="utf-8")
+        if split != "test":
+            (folder / f"{split}.label").write_text("".join(f"{y}\n" for y in labels), encoding="utf-8")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory, synthetic_birthplace_dir: Path, tiny_tokenizer_dir: Path) -> dict:
+    """Three tiny recipe runs: a pretrained-then-finetuned birthplace model, a synthesizer finetuned from scratch,
+    and a review classifier."""
+    from hf_models.tasks import birthplace, sentiment
+
+    torch.set_num_threads(1)
+    root = tmp_path_factory.mktemp("app")
+    data, tok = str(synthetic_birthplace_dir), str(tiny_tokenizer_dir)
+    model = ["--tokenizer_name_or_path", tok, "--config_overrides", TINY]
+    steps = ["--per_device_train_batch_size", "16", "--learning_rate", "5e-3", *QUIET]
+    pre, finetuned, synth, cls = root / "pretrain", root / "pretrained", root / "scratch-synthesizer", root / "sentiment"
+    birthplace.main(["pretrain", "--data_dir", data, "--output_dir", str(pre), "--max_steps", "6", *model, *steps])
+    # 60 steps at 1e-2 (2 s) are enough for the answers to be place names.
+    finetune = ["finetune", "--data_dir", data, "--max_steps", "60", *steps, "--learning_rate", "1e-2"]
+    birthplace.main([*finetune, "--model_name_or_path", str(pre), "--output_dir", str(finetuned)])
+    birthplace.main([*finetune, "--variant", "synthesizer", "--output_dir", str(synth), *model])
+    sentiment.main(["--data_dir", str(_cls_books(root)), "--from_scratch", "--output_dir", str(cls), *model]
+                   + ["--max_steps", "30", *steps])  # fmt: skip
+    return {"root": root, "pretrained": finetuned, "synthesizer": synth, "sentiment": cls}
+
+
+@pytest.fixture(scope="module")
+def models(runs: dict) -> list[app.LoadedModel]:
+    return app.load_models([f"pretrained={runs['pretrained']}", f"scratch={runs['synthesizer']}", str(runs["sentiment"])])
+
+
+# --------------------------------------------------------------------------------------------------
+# The functions
+# --------------------------------------------------------------------------------------------------
+def test_models_load_with_labels_and_heads(models: list[app.LoadedModel], runs: dict) -> None:
+    assert [(m.label, m.kind, m.attention_type) for m in models] == [
+        ("pretrained", "causal-lm", "vanilla"),
+        ("scratch", "causal-lm", "synthesizer"),
+        ("sentiment", "classifier", "vanilla"),
+    ]
+    assert all(not m.model.training for m in models)
+
+
+def _greedy_answer(loaded: app.LoadedModel, question: str, max_new_tokens: int = 16) -> str:
+    """The answer decoded independently of the app: `question ⁇` then greedy tokens until `⁇` or `</s>`."""
+    tokenizer, model = loaded.tokenizer, loaded.model
+    ids = tokenizer(question, add_special_tokens=False)["input_ids"] + [tokenizer.sep_token_id]
+    with torch.no_grad():
+        out = model.generate(torch.tensor([ids]), max_new_tokens=max_new_tokens, do_sample=False, use_cache=False,
+                             pad_token_id=tokenizer.pad_token_id)[0, len(ids):].tolist()  # fmt: skip
+    stops = {tokenizer.sep_token_id, tokenizer.eos_token_id}
+    out = out[: next((i for i, t in enumerate(out) if t in stops), len(out))]
+    return tokenizer.decode(out, skip_special_tokens=True).strip()
+
+
+def test_birthplace_answers_side_by_side_with_london(models: list[app.LoadedModel], synthetic_birthplace_dir: Path) -> None:
+    from hf_models.data import load_birthplace
+
+    questions = list(load_birthplace(str(synthetic_birthplace_dir))["validation"]["question"][:3])
+    places = set(load_birthplace(str(synthetic_birthplace_dir))["train"]["answer"])
+    for question in questions:
+        answers = app.answer_birthplace(models, question)
+        assert list(answers) == ["pretrained", "scratch", app.LONDON_LABEL]
+        assert answers[app.LONDON_LABEL] == "London"
+        for loaded in models[:2]:
+            assert answers[loaded.label] == _greedy_answer(loaded, question)
+    # The finetuned models answer with a place name.
+    assert app.answer_birthplace(models, questions[0])["pretrained"] in places
+
+
+def test_review_probabilities_are_the_models_softmax(models: list[app.LoadedModel]) -> None:
+    classifier = models[2]
+    for review in ("Un livre superbe.", "Un livre ennuyeux, ennuyeux."):
+        scores = app.classify_review(classifier, review)
+        encoded = classifier.tokenizer(review, return_tensors="pt")
+        with torch.no_grad():
+            probabilities = classifier.model(**encoded).logits.softmax(-1)[0]
+        id2label = classifier.model.config.id2label
+        assert scores == pytest.approx({id2label[i]: float(p) for i, p in enumerate(probabilities)}, abs=1e-6)
+        assert sum(scores.values()) == pytest.approx(1.0)
+    # Trained on one decisive word per review: the label follows it.
+    superbe, ennuyeux = (app.classify_review(classifier, f"un livre {w}") for w in ("superbe", "ennuyeux"))
+    assert max(superbe, key=superbe.get) != max(ennuyeux, key=ennuyeux.get)
+
+
+def test_vanilla_attention_map_is_the_models_causal_softmax(models: list[app.LoadedModel]) -> None:
+    loaded = models[0]
+    attention = app.attention_map(loaded, "Where was Anna born?", layer=1, head=1)
+    ids = loaded.tokenizer("Where was Anna born?")["input_ids"]
+    assert len(attention.tokens) == len(ids) == attention.weights.shape[0] == attention.weights.shape[1]
+    with torch.no_grad():
+        expected = loaded.model(torch.tensor([ids]), output_attentions=True, use_cache=False).attentions[1][0, 1]
+    np.testing.assert_allclose(attention.weights, expected.numpy(), atol=1e-6)
+    np.testing.assert_allclose(attention.weights.sum(-1), 1.0, atol=1e-5)
+    assert np.triu(attention.weights, 1).max() == 0.0  # a causal LM never looks ahead
+    assert "vanilla attention" in attention.title
+
+
+def test_synthesizer_map_shows_its_synthesized_scores(models: list[app.LoadedModel]) -> None:
+    """The heatmap of a synthesizer is the softmax of `synthesize_scores` (from the queries alone), causally masked."""
+    loaded = models[1]
+    text = "Where was Anna born?"
+    attention = app.attention_map(loaded, text, layer=0, head=1)
+    ids = torch.tensor([loaded.tokenizer(text)["input_ids"]])
+    block = loaded.model.model.layers[0]
+    with torch.no_grad():
+        hidden = loaded.model(ids, output_hidden_states=True, use_cache=False).hidden_states[0]
+        inputs = block.attn_norm(hidden) if block.norm_first else hidden
+        positions = torch.arange(ids.shape[1])[None]
+        scores = block.self_attn.synthesize_scores(inputs, positions)[0, 1, :, : ids.shape[1]]
+    causal = torch.ones(ids.shape[1], ids.shape[1], dtype=torch.bool).tril()
+    expected = scores.masked_fill(~causal, float("-inf")).softmax(-1)
+    np.testing.assert_allclose(attention.weights, expected.numpy(), atol=1e-5)
+    assert "synthesizer" in attention.title and "no keys" in attention.title
+    image = app.render_heatmap(attention)
+    assert image.size[0] > 200 and image.size[1] > 200
+
+
+def test_long_text_is_cut_to_what_the_synthesizer_spans(models: list[app.LoadedModel]) -> None:
+    loaded = models[1]
+    attention = app.attention_map(loaded, "word " * 500, layer=0, head=0)
+    assert len(attention.tokens) == loaded.model.config.synthesizer_length
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda m: app.answer_birthplace(m, "   "), "type a question first"),
+        (lambda m: app.answer_birthplace(m[2:], "Where was Anna born?"), "no causal LM is loaded"),
+        (lambda m: app.classify_review(m[2], ""), "type a review first"),
+        (lambda m: app.classify_review(m[0], "Bien."), "pretrained is not a classifier"),
+        (lambda m: app.attention_map(m[0], "Hello", layer=5, head=0), "layers 0 to 1; layer 5 does not exist"),
+        (lambda m: app.attention_map(m[0], "Hello", layer=0, head=2), "heads 0 to 1; head 2 does not exist"),
+        (lambda m: app.load_models(["runs/no/such/run"]), "runs/no/such/run: no such run folder"),
+        (lambda m: app.load_models(["someone/not-cached-model"]), "cannot load someone/not-cached-model from the Hub"),
+        (lambda m: app.parse_source("label="), "empty model source"),
+    ],
+)
+def test_errors_are_one_clear_line(models: list[app.LoadedModel], call, message: str) -> None:
+    with pytest.raises(app.AppError) as error:
+        call(models)
+    assert message in str(error.value)
+    assert "\n" not in str(error.value) and len(str(error.value)) < 300
+
+
+def test_a_folder_without_a_model_and_duplicate_labels(tmp_path: Path, runs: dict) -> None:
+    with pytest.raises(app.AppError, match="has no config.json"):
+        app.load_models([str(tmp_path)])
+    with pytest.raises(app.AppError, match="two models are labelled 'a'"):
+        app.load_models([f"a={runs['sentiment']}", f"a={runs['sentiment']}"])
+
+
+def test_app_config_file(tmp_path: Path) -> None:
+    assert app.read_app_config(tmp_path) == []
+    (tmp_path / "app.json").write_text('{"models": ["x=user/model"]}')
+    assert app.read_app_config(tmp_path) == ["x=user/model"]
+    (tmp_path / "app.json").write_text('{"model": "user/model"}')
+    with pytest.raises(app.AppError, match="expected"):
+        app.read_app_config(tmp_path)
