@@ -284,7 +284,7 @@ def _birthplace_tab(gr, models: Sequence[LoadedModel]) -> None:
         answers.append(gr.Textbox(label=LONDON_LABEL, interactive=False, elem_id="birthplace-london"))
 
     def run(text: str) -> list[str]:
-        return list(answer_birthplace(models, text).values())
+        return list(answer_birthplace(models, text).values())  # at least two outputs: the models and London
 
     ask.click(shown_as_one_line(run), inputs=question, outputs=answers, api_name="birthplace")
     question.submit(shown_as_one_line(run), inputs=question, outputs=answers, api_name=False)
@@ -298,10 +298,11 @@ def _sentiment_tab(gr, models: Sequence[LoadedModel]) -> None:
     with gr.Row():
         labels = [gr.Label(label=m.label, num_top_classes=3, elem_id=f"sentiment-label-{i}") for i, m in enumerate(classifiers)]
 
-    def run(text: str) -> list[dict[str, float]]:
+    def run(text: str) -> list[dict[str, float]] | dict[str, float]:
         if not classifiers:
             raise AppError("no classifier is loaded: start the app with a run of recipes/finetune_sentiment.py")
-        return [classify_review(m, text) for m in classifiers]
+        scores = [classify_review(m, text) for m in classifiers]
+        return scores[0] if len(scores) == 1 else scores  # Gradio wants a bare value for one output
 
     classify.click(shown_as_one_line(run), inputs=review, outputs=labels or None, api_name="sentiment")
 

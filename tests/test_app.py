@@ -191,3 +191,74 @@ def test_app_config_file(tmp_path: Path) -> None:
     (tmp_path / "app.json").write_text('{"model": "user/model"}')
     with pytest.raises(app.AppError, match="expected"):
         app.read_app_config(tmp_path)
+
+
+# --------------------------------------------------------------------------------------------------
+# The app, served on the loopback interface
+# --------------------------------------------------------------------------------------------------
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def served(models: list[app.LoadedModel]):
+    """The app on 127.0.0.1 (a free port) in this process; closed, server and threads, when the module ends."""
+    pytest.importorskip("gradio", reason="gradio is not installed: pip install -e '.[app]'")
+    os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
+    demo = app.build_app(models)
+    port = _free_port()
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, share=False, quiet=True)
+    try:
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        demo.close()
+
+
+@pytest.fixture(scope="module")
+def client(served: str):
+    from gradio_client import Client
+
+    return Client(served, verbose=False, httpx_kwargs={"timeout": 60})
+
+
+def test_served_app_answers_like_the_functions(client, models: list[app.LoadedModel]) -> None:
+    question = "Where was Anna Smith born?"
+    answers = client.predict(question, api_name="/birthplace")
+    assert list(answers) == list(app.answer_birthplace(models, question).values())
+    assert answers[-1] == "London"
+
+    review = "un livre superbe"
+    result = client.predict(review, api_name="/sentiment")
+    expected = app.classify_review(models[2], review)
+    assert result["label"] == max(expected, key=expected.get)
+    assert {c["label"]: c["confidence"] for c in result["confidences"]} == pytest.approx(expected, abs=1e-6)
+
+    from PIL import Image
+
+    path = client.predict("scratch", "Where was Anna born?", 1, 1, api_name="/attention")
+    assert Image.open(path).size == app.render_heatmap(app.attention_map(models[1], "Where was Anna born?", 1, 1)).size
+
+
+def test_served_app_shows_one_line_errors(client) -> None:
+    from gradio_client.exceptions import AppError
+
+    for args, api_name, message in (
+        (("  ",), "/birthplace", "type a question first"),
+        (("scratch", "  ", 0, 0), "/attention", "type some text first"),
+        (("scratch", "Hello", 7, 0), "/attention", "Value 7 is greater than maximum value 1"),  # Gradio's own check
+    ):
+        with pytest.raises(AppError) as error:
+            client.predict(*args, api_name=api_name)
+        assert message in str(error.value) and "\n" not in str(error.value)
+
+
+def test_command_line_refuses_a_missing_run_in_one_line(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    result = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "recipes" / "app.py"), str(tmp_path / "missing")],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert result.stderr.strip() == f"app.py: {tmp_path / 'missing'}: no such run folder (and not a Hub id of the form USER/NAME)"
