@@ -262,3 +262,221 @@ def test_command_line_refuses_a_missing_run_in_one_line(tmp_path: Path) -> None:
     )  # fmt: skip
     assert result.returncode == 1
     assert result.stderr.strip() == f"app.py: {tmp_path / 'missing'}: no such run folder (and not a Hub id of the form USER/NAME)"
+
+
+# --------------------------------------------------------------------------------------------------
+# The Space (`push_to_hub.py --space`)
+# --------------------------------------------------------------------------------------------------
+def _push_to_hub():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("push_to_hub_for_app", REPO_ROOT / "push_to_hub.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _files(folder: Path) -> set[str]:
+    return {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
+
+
+def _distribution_name(requirement: str) -> str:
+    import re
+
+    return re.split(r"[<>=!~\[; ]", requirement, maxsplit=1)[0].lower().replace("_", "-")
+
+
+@pytest.fixture(scope="module")
+def space_export(runs: dict, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    pytest.importorskip("gradio", reason="gradio is not installed: pip install -e '.[app]'")
+    out = tmp_path_factory.mktemp("space-dry-run") / "out"
+    argv = [str(runs["pretrained"]), "--repo_id", "tester/tiny-bp", "--space", "tester/tiny-bp-app"]
+    assert _push_to_hub().main([*argv, "--dry_run", "--local_dir", str(out)]) == 0
+    return out
+
+
+def test_space_ships_the_projects_app_byte_for_byte(space_export: Path) -> None:
+    from hf_models import space
+
+    package = {p.relative_to(space.PACKAGE_DIR).as_posix() for p in space.PACKAGE_DIR.rglob("*.py")} - {
+        p.relative_to(space.PACKAGE_DIR).as_posix() for p in space.PACKAGE_DIR.rglob("__pycache__/*.py")
+    }
+    files = _files(space_export / "space")
+    assert {"README.md", "app.py", "app.json", "requirements.txt"} <= files
+    assert {f"hf_models/{rel}" for rel in package} <= files
+    assert "hf_models/small_encoder/presets/cs224n-mingpt.json" in files
+    assert (space_export / "space" / "app.py").read_bytes() == (REPO_ROOT / "recipes" / "app.py").read_bytes()
+    for rel in files - {"README.md", "app.py", "app.json", "requirements.txt"}:
+        assert (space_export / "space" / rel).read_bytes() == (space.PACKAGE_DIR / rel[len("hf_models/") :]).read_bytes()
+    assert json.loads((space_export / "space" / "app.json").read_text()) == {"models": ["pretrained=tester/tiny-bp"]}
+    # The model export sits beside it, as without --space.
+    assert {"config.json", "model.safetensors", "README.md"} <= _files(space_export / "model")
+
+
+def test_space_metadata_and_pinned_requirements(space_export: Path) -> None:
+    from importlib import metadata
+
+    from huggingface_hub import SpaceCard
+
+    tomllib = pytest.importorskip("tomllib", reason="tomllib needs Python 3.11")
+
+    card = SpaceCard.load(space_export / "space" / "README.md")
+    assert (card.data.sdk, card.data.app_file, card.data.models) == ("gradio", "app.py", ["tester/tiny-bp"])
+    assert card.data.sdk_version == metadata.version("gradio")
+    assert card.data.python_version == f"{sys.version_info.major}.{sys.version_info.minor}"
+    lines = (space_export / "space" / "requirements.txt").read_text().splitlines()
+    pins = dict(line.split("==") for line in lines if "==" in line)
+    for name, version in pins.items():
+        assert version == metadata.version(name).split("+")[0]
+    project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
+    needed = {_distribution_name(r) for r in [*project["dependencies"], *project["optional-dependencies"]["app"]]}
+    assert needed <= {_distribution_name(name) for name in pins}, "a dependency of the app is not pinned in the Space"
+
+
+def test_exported_space_imports_its_own_package_and_fails_in_one_line_offline(space_export: Path) -> None:
+    """In the Space folder, `python app.py` reads app.json and imports the shipped hf_models, not this checkout's."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"HF_HUB_OFFLINE": "1"}
+    code = "import runpy, sys, hf_models; print(hf_models.__file__); sys.argv = ['app.py']; runpy.run_path('app.py', run_name='__main__')"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                            cwd=space_export / "space", timeout=300)  # fmt: skip
+    assert result.returncode == 1, result.stderr[-2000:]
+    assert Path(result.stdout.splitlines()[0]).resolve() == (space_export / "space" / "hf_models" / "__init__.py").resolve()
+    assert result.stderr.strip().splitlines()[-1].startswith("app.py: cannot load tester/tiny-bp from the Hub")
+
+
+class RecordingHfApi:
+    """Stands in for `HfApi`: records the calls and what the staged folder holds when `upload_folder` runs."""
+
+    calls: list[tuple[str, dict]] = []
+
+    def __init__(self, token: str | None = None, **kwargs) -> None:
+        self.calls.append(("__init__", {"token": token}))
+
+    def whoami(self, **kwargs) -> dict:
+        return {"name": "tester"}
+
+    def create_repo(self, **kwargs) -> str:
+        self.calls.append(("create_repo", kwargs))
+        return kwargs["repo_id"]
+
+    def upload_folder(self, **kwargs) -> object:
+        kwargs["_staged"] = _files(Path(kwargs["folder_path"]))
+        self.calls.append(("upload_folder", kwargs))
+        return type("CommitInfo", (), {"commit_url": f"https://huggingface.co/{kwargs['repo_id']}/commit/abc"})()
+
+
+def test_space_upload_creates_a_gradio_space_after_the_model(runs: dict, space_export: Path, monkeypatch) -> None:
+    from hf_models import hub, space
+
+    RecordingHfApi.calls = []
+    for module in (hub, space):
+        monkeypatch.setattr(module, "HfApi", RecordingHfApi)
+        monkeypatch.setattr(module, "get_token", lambda: "hf_fake_token")
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    argv = [str(runs["pretrained"]), "--repo_id", "tester/tiny-bp", "--space", "tester/tiny-bp-app"]
+    assert _push_to_hub().main(argv) == 0
+    uploads = [kwargs for name, kwargs in RecordingHfApi.calls if name == "upload_folder"]
+    creates = [kwargs for name, kwargs in RecordingHfApi.calls if name == "create_repo"]
+    assert [(c["repo_id"], c["repo_type"]) for c in creates] == [("tester/tiny-bp", "model"), ("tester/tiny-bp-app", "space")]
+    assert creates[1]["space_sdk"] == "gradio"
+    assert [(u["repo_id"], u["repo_type"]) for u in uploads] == [("tester/tiny-bp", "model"), ("tester/tiny-bp-app", "space")]
+    assert uploads[1]["allow_patterns"] == space.SPACE_ALLOW_PATTERNS
+    assert uploads[1]["_staged"] == _files(space_export / "space")
+
+
+def test_space_needs_the_model_repository(runs: dict, capsys) -> None:
+    with pytest.raises(SystemExit):
+        _push_to_hub().main([str(runs["pretrained"]), "--space", "tester/app", "--dry_run", "--local_dir", "x"])
+    assert "--space needs --repo_id" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------------------------------
+# A real browser: headless Chromium (Debian's chromium + chromium-driver) through Selenium
+# --------------------------------------------------------------------------------------------------
+@pytest.fixture
+def browser():
+    """Headless Chromium; skips, saying why, when Selenium, Chromium or chromedriver is missing."""
+    pytest.importorskip("selenium", reason="selenium is not installed: pip install -e '.[dev]' (or make app-test)")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    binary = next(filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None)
+    driver_path = shutil.which("chromedriver")
+    if binary is None or driver_path is None:
+        pytest.skip("no Chromium or chromedriver on PATH: run `make app-test` (apt-get install chromium chromium-driver)")
+    options = webdriver.ChromeOptions()
+    options.binary_location = binary
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1100,900"):
+        options.add_argument(argument)
+    driver = webdriver.Chrome(options=options, service=Service(driver_path))
+    driver.set_page_load_timeout(120)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def _screenshot(driver, name: str, folder: Path) -> Path:
+    """A small PNG of the page (256 colours)."""
+    from PIL import Image
+
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"app-{name}.png"
+    driver.save_screenshot(str(path))
+    Image.open(path).convert("RGB").quantize(colors=256).save(path, optimize=True)
+    return path
+
+
+def _open_tab(driver, wait, name: str) -> None:
+    from selenium.webdriver.common.by import By
+
+    driver.find_element(By.XPATH, f"//button[@role='tab' and normalize-space()='{name}']").click()
+    wait.until(lambda d: d.find_element(By.XPATH, f"//button[@role='tab' and normalize-space()='{name}']")
+               .get_attribute("aria-selected") == "true")  # fmt: skip
+
+
+def test_browser_asks_a_question_and_reads_the_answers(
+    browser, served: str, models, synthetic_birthplace_dir: Path, tmp_path: Path
+) -> None:
+    """Types a question, clicks, reads every answer from the page; then each tab, with a screenshot of each."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from hf_models.data import load_birthplace
+
+    folder = Path(os.environ.get("APP_SCREENSHOT_DIR") or tmp_path)
+    wait = WebDriverWait(browser, 120)
+    browser.get(served)
+
+    def value(css: str) -> str:
+        return browser.find_element(By.CSS_SELECTOR, css).get_attribute("value") or ""
+
+    question = load_birthplace(str(synthetic_birthplace_dir))["validation"]["question"][0]
+    expected = app.answer_birthplace(models, question)
+    assert expected["pretrained"], "the finetuned model should answer something"
+    wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "#birthplace-question textarea")).send_keys(question)
+    browser.find_element(By.CSS_SELECTOR, "#birthplace-button").click()
+    wait.until(lambda d: value("#birthplace-london textarea") == "London")
+    assert [value(f"#birthplace-answer-{i} textarea") for i in range(2)] == [expected["pretrained"], expected["scratch"]]
+    assert _screenshot(browser, "birthplace", folder).stat().st_size < 300_000
+
+    _open_tab(browser, wait, "Sentiment")
+    browser.find_element(By.CSS_SELECTOR, "#sentiment-review textarea").send_keys("un livre superbe")
+    browser.find_element(By.CSS_SELECTOR, "#sentiment-button").click()
+    scores = app.classify_review(models[2], "un livre superbe")
+    best = max(scores, key=scores.get)
+    wait.until(lambda d: best in d.find_element(By.CSS_SELECTOR, "#sentiment-label-0").text)
+    _screenshot(browser, "sentiment", folder)
+
+    _open_tab(browser, wait, "Attention")
+    model = browser.find_element(By.CSS_SELECTOR, "#attention-model input")
+    model.click()
+    model.send_keys(Keys.CONTROL, "a")
+    model.send_keys("scratch", Keys.ENTER)  # the synthesizer: its synthesized scores
+    wait.until(lambda d: value("#attention-model input") == "scratch")
+    browser.find_element(By.CSS_SELECTOR, "#attention-button").click()
+    image = wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#attention-image img"))
+    wait.until(lambda d: image[0].get_attribute("naturalWidth") not in (None, "0"))
+    browser.set_window_size(1100, 1500)  # the whole heatmap in the screenshot
+    _screenshot(browser, "attention", folder)
