@@ -130,24 +130,40 @@ def test_vanilla_attention_map_is_the_models_causal_softmax(models: list[app.Loa
     assert "vanilla attention" in attention.title
 
 
-def test_synthesizer_map_shows_its_synthesized_scores(models: list[app.LoadedModel]) -> None:
-    """The heatmap of a synthesizer is the softmax of `synthesize_scores` (from the queries alone), causally masked."""
-    loaded = models[1]
-    text = "Where was Anna born?"
-    attention = app.attention_map(loaded, text, layer=0, head=1)
+def _synthesized_attention(loaded: app.LoadedModel, text: str, layer: int, head: int) -> np.ndarray:
+    """softmax of the layer's `synthesize_scores` (computed from the queries alone), causally masked."""
     ids = torch.tensor([loaded.tokenizer(text)["input_ids"]])
-    block = loaded.model.model.layers[0]
+    block = loaded.model.model.layers[layer]
     with torch.no_grad():
-        hidden = loaded.model(ids, output_hidden_states=True, use_cache=False).hidden_states[0]
+        hidden = loaded.model(ids, output_hidden_states=True, use_cache=False).hidden_states[layer]
         inputs = block.attn_norm(hidden) if block.norm_first else hidden
         positions = torch.arange(ids.shape[1])[None]
-        scores = block.self_attn.synthesize_scores(inputs, positions)[0, 1, :, : ids.shape[1]]
+        scores = block.self_attn.synthesize_scores(inputs, positions)[0, head, :, : ids.shape[1]]
     causal = torch.ones(ids.shape[1], ids.shape[1], dtype=torch.bool).tril()
-    expected = scores.masked_fill(~causal, float("-inf")).softmax(-1)
-    np.testing.assert_allclose(attention.weights, expected.numpy(), atol=1e-5)
+    return scores.masked_fill(~causal, float("-inf")).softmax(-1).numpy()
+
+
+def test_synthesizer_map_shows_its_synthesized_scores(models: list[app.LoadedModel]) -> None:
+    loaded, text = models[1], "Where was Anna born?"
+    attention = app.attention_map(loaded, text, layer=1, head=1)
+    np.testing.assert_allclose(attention.weights, _synthesized_attention(loaded, text, 1, 1), atol=1e-5)
     assert "synthesizer" in attention.title and "no keys" in attention.title
     image = app.render_heatmap(attention)
     assert image.size[0] > 200 and image.size[1] > 200
+
+
+@pytest.mark.parametrize("attention_type", ["random", "factorized"])
+def test_other_synthesizers_show_their_synthesized_scores(attention_type: str, tiny_tokenizer) -> None:
+    from hf_models import SmallEncoderConfig, SmallEncoderForCausalLM
+
+    config = SmallEncoderConfig.from_preset("cs224n-mingpt")
+    config.update_from_string(TINY)
+    config.attention_type, config.vocab_size = attention_type, len(tiny_tokenizer)
+    torch.manual_seed(0)
+    loaded = app.LoadedModel(attention_type, "-", SmallEncoderForCausalLM(config).eval(), tiny_tokenizer, "causal-lm")
+    attention = app.attention_map(loaded, "Where was Anna born?", layer=0, head=1)
+    np.testing.assert_allclose(attention.weights, _synthesized_attention(loaded, "Where was Anna born?", 0, 1), atol=1e-5)
+    assert attention_type in attention.title
 
 
 def test_long_text_is_cut_to_what_the_synthesizer_spans(models: list[app.LoadedModel]) -> None:
