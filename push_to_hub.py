@@ -13,7 +13,7 @@ writes that folder to OUT; otherwise the same folder is staged in a temporary di
 
 `--space USER/APP` also publishes a Gradio Space that loads the model from `--repo_id`: the project's own app
 (`recipes/app.py` and the `hf_models` package, byte for byte), a pinned `requirements.txt` and a README with the Space
-metadata (`hf_models.space`). With `--dry_run`, OUT/model gets the model export and OUT/space the Space.
+metadata (`hf_models.hub.space`). With `--dry_run`, OUT/model gets the model export and OUT/space the Space.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from hf_models.hub import (
     one_line,
     upload,
 )
-from hf_models.space import export_space, publish_space
+from hf_models.hub.space import export_space, publish_space
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:

@@ -2,8 +2,8 @@
 
     python recipes/app.py [LABEL=]RUN_OR_HUB_ID [...] [--host 127.0.0.1] [--port 7860]
 
-- **Birthplace:** a question in; the answer of every loaded causal LM side by side (`tasks.birthplace.
-  predict_answers`, the function `evaluate` scores), with London's as the baseline.
+- **Birthplace:** a question in; the answer of every loaded causal LM side by side (the `predict` of its QA
+  format in `tasks.qa_formats`, what `evaluate` scores), with London's as the baseline.
 - **Sentiment:** a review in; each classifier's label and its probability (transformers' text-classification
   `pipeline`).
 - **Attention:** any text in; a heatmap of one layer's and one head's weights, as the model returns them with
@@ -32,6 +32,8 @@ from typing import Any
 import numpy as np
 import torch
 from transformers import AutoConfig, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
+
+from .tasks.qa_formats import BPEQAFormat, CourseQAFormat
 
 logger = logging.getLogger(__name__)
 
@@ -165,15 +167,11 @@ def answer_birthplace(models: Sequence[LoadedModel], question: str) -> dict[str,
 
 
 def _answer(loaded: LoadedModel, question: str) -> str:
-    from hf_models.tasks.birthplace import predict_answers
-
-    tokenizer = loaded.tokenizer
+    """The answer `recipes/birthplace.py evaluate` would give: the QA format of the model's vocabulary predicts it."""
+    # The course's character vocabulary (`--course_vocabulary`) has no </s>; our BPE has.
+    qa_format = CourseQAFormat() if loaded.tokenizer.eos_token_id is None else BPEQAFormat()
     try:
-        if tokenizer.eos_token_id is None:  # the course's character vocabulary (`--course_vocabulary`)
-            from hf_models.course_settings import predict_char_answers
-
-            return predict_char_answers(loaded.model, tokenizer, [question], batch_size=1)[0]
-        return predict_answers(loaded.model, tokenizer, [question], batch_size=1)[0]
+        return qa_format.predict(loaded.model, loaded.tokenizer, [question], block_size=None, batch_size=1)[0]
     except ValueError as error:  # e.g. characters outside the course vocabulary
         raise AppError(f"{loaded.label}: {_first_line(error)}") from None
 

@@ -270,14 +270,10 @@ def test_served_app_shows_one_line_errors(client) -> None:
         assert message in str(error.value) and "\n" not in str(error.value)
 
 
-def test_command_line_refuses_a_missing_run_in_one_line(tmp_path: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
-    result = subprocess.run(
-        [sys.executable, str(REPO_ROOT / "recipes" / "app.py"), str(tmp_path / "missing")],
-        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120,
-    )  # fmt: skip
-    assert result.returncode == 1
-    assert result.stderr.strip() == f"app.py: {tmp_path / 'missing'}: no such run folder (and not a Hub id of the form USER/NAME)"
+def test_command_line_refuses_a_missing_run_in_one_line(tmp_path: Path, capsys) -> None:
+    # In-process (the Space test runs the same launcher file in a fresh process).
+    assert app.main([str(tmp_path / "missing")]) == 1
+    assert capsys.readouterr().err.strip() == f"app.py: {tmp_path / 'missing'}: no such run folder (and not a Hub id of the form USER/NAME)"
 
 
 # --------------------------------------------------------------------------------------------------
@@ -312,7 +308,7 @@ def space_export(runs: dict, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_space_ships_the_projects_app_byte_for_byte(space_export: Path) -> None:
-    from hf_models import space
+    from hf_models.hub import space
 
     package = {p.relative_to(space.PACKAGE_DIR).as_posix() for p in space.PACKAGE_DIR.rglob("*.py")} - {
         p.relative_to(space.PACKAGE_DIR).as_posix() for p in space.PACKAGE_DIR.rglob("__pycache__/*.py")
@@ -382,10 +378,10 @@ class RecordingHfApi:
 
 
 def test_space_upload_creates_a_gradio_space_after_the_model(runs: dict, space_export: Path, monkeypatch) -> None:
-    from hf_models import hub, space
+    from hf_models.hub import publish, space
 
     RecordingHfApi.calls = []
-    for module in (hub, space):
+    for module in (publish, space):
         monkeypatch.setattr(module, "HfApi", RecordingHfApi)
         monkeypatch.setattr(module, "get_token", lambda: "hf_fake_token")
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)

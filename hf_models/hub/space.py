@@ -1,4 +1,5 @@
-"""A Gradio Space for a shared model (`push_to_hub.py RUN --repo_id USER/MODEL --space USER/NAME`).
+"""A Gradio Space for a shared model (`push_to_hub.py RUN --repo_id USER/MODEL --space USER/NAME`); `hf_models.hub.publish` shares
+the model itself.
 
 The Space runs the project's own app, not a copy of it:
 - `app.py` is `recipes/app.py` byte for byte (a three-line launcher of `hf_models.app.main`);
@@ -24,12 +25,13 @@ from pathlib import Path
 
 from huggingface_hub import HfApi, SpaceCard, SpaceCardData, get_token
 
-from .app import APP_CONFIG_FILE
-from .hub import OFFLINE_MESSAGE, PushError, _prepare_local_dir
+from ..app import APP_CONFIG_FILE
+from .card import PushError
+from .publish import OFFLINE_MESSAGE, _prepare_local_dir
 
 __all__ = ["SPACE_ALLOW_PATTERNS", "SpaceExport", "export_space", "publish_space", "space_requirements"]
 
-PACKAGE_DIR = Path(__file__).resolve().parent
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
 LAUNCHER = PACKAGE_DIR.parent / "recipes" / "app.py"
 # The distributions `hf_models` and its app import (pyproject's dependencies and the `app` extra).
 SPACE_PACKAGES = (
