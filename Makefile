@@ -11,7 +11,7 @@ export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 DATA_DIR ?=
 
-.PHONY: install test lint mutation demo tour bench clean
+.PHONY: install test lint mutation demo tour bench app-test clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -32,6 +32,17 @@ test: $(STAMP)
 # Plants ~50 bugs one at a time in a temporary copy of the tree and expects the tests to catch each (TESTING.md).
 mutation: $(STAMP)
 	nice -n 5 $(PY) tests/mutation/run_mutations.py
+
+# The app's tests, the browser one included: the app extra, Selenium and (as root, on Debian) Chromium and its
+# driver; the screenshots of the three tabs go to docs/images/.
+app-test: $(STAMP)
+	$(PY) -m pip install -q -e '.[app,dev]'
+	@if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			apt-get update -qq && apt-get install -y -qq chromium chromium-driver; \
+		else echo "app-test: no chromium/chromedriver and not root: the browser test will skip"; fi; \
+	fi
+	APP_SCREENSHOT_DIR=docs/images $(PY) -m pytest -rs tests/test_app.py
 
 demo: $(STAMP)
 	$(PY) recipes/demo.py --overwrite_output_dir $(if $(DATA_DIR),--data_dir $(DATA_DIR),)

@@ -3,12 +3,17 @@
 
     python push_to_hub.py RUN_DIR --repo_id USER/NAME [--private] [--revision R] [--commit_message M]
     python push_to_hub.py RUN_DIR --dry_run --local_dir OUT
+    python push_to_hub.py RUN_DIR --repo_id USER/NAME --space USER/APP [--dry_run --local_dir OUT]
 
 The run directory is exported into a staging folder: the weights, `config.json` (whose `auto_map` maps every head),
 the configuration and modeling code the run saved (so that `trust_remote_code=True` loads it without `hf_models`),
 the tokenizer files, the PNG plots and a `README.md` model card built from the run's `run_record.json`. `--dry_run`
 writes that folder to OUT; otherwise the same folder is staged in a temporary directory and uploaded with
 `HfApi.upload_folder`, restricted to an allowlist of file names. The logic is in `hf_models.hub`.
+
+`--space USER/APP` also publishes a Gradio Space that loads the model from `--repo_id`: the project's own app
+(`recipes/app.py` and the `hf_models` package, byte for byte), a pinned `requirements.txt` and a README with the Space
+metadata (`hf_models.hub.space`). With `--dry_run`, OUT/model gets the model export and OUT/space the Space.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from hf_models.hub import (
     one_line,
     upload,
 )
+from hf_models.hub.space import export_space, publish_space
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -48,6 +54,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--dry_run", action="store_true", help="write the folder that would be uploaded; no network")
     parser.add_argument("--local_dir", type=Path, help="with --dry_run: where to write the export")
     parser.add_argument("--overwrite", action="store_true", help="with --dry_run: replace a non-empty --local_dir")
+    parser.add_argument(
+        "--space", metavar="USER/APP", help="also publish a Gradio Space (hf_models.app) that loads --repo_id"
+    )
     parser.add_argument("--language", help="ISO code for the card (default: the run record's language)")
     parser.add_argument("--license", default=DEFAULT_LICENSE, help=f"license for the card (default: {DEFAULT_LICENSE})")
     parser.add_argument(
@@ -61,7 +70,16 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         parser.error("--dry_run needs --local_dir OUT")
     if not args.dry_run and not args.repo_id:
         parser.error("--repo_id USER/NAME is required (or use --dry_run --local_dir OUT)")
+    if args.space and not args.repo_id:
+        parser.error("--space needs --repo_id USER/NAME: the model repository the Space loads")
     return args
+
+
+def _print_export(folder: Path, files: list[Path]) -> None:
+    size = sum((folder / f).stat().st_size for f in files)
+    print(f"{PROG}: wrote {len(files)} files ({size / 1e6:.1f} MB) to {folder}; nothing was uploaded")
+    for rel in files:
+        print(f"  {rel.as_posix()}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -70,19 +88,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     options = CardOptions(repo_id=args.repo_id, language=args.language, license=args.license, birthplace=args.birthplace)
     try:
-        if args.repo_id:
-            validate_repo_id(args.repo_id)  # before any staging or network call
+        for repo_id in filter(None, (args.repo_id, args.space)):
+            validate_repo_id(repo_id)  # before any staging or network call
         if args.dry_run:
-            result = export_folder(args.run_dir, args.local_dir, options, overwrite=args.overwrite)
-            size = sum((result.folder / f).stat().st_size for f in result.files)
-            print(f"{PROG}: wrote {len(result.files)} files ({size / 1e6:.1f} MB) to {result.folder}; nothing was uploaded")
-            for rel in result.files:
-                print(f"  {rel.as_posix()}")
+            model_dir = args.local_dir / "model" if args.space else args.local_dir
+            result = export_folder(args.run_dir, model_dir, options, overwrite=args.overwrite)
+            _print_export(result.folder, result.files)
+            if args.space:
+                space = export_space(args.run_dir, args.local_dir / "space", args.space, args.repo_id, args.overwrite)
+                _print_export(space.folder, space.files)
             return 0
         url, n_files = upload(
             args.run_dir, options, private=args.private, revision=args.revision, commit_message=args.commit_message
         )
         print(f"{PROG}: uploaded {n_files} files from {args.run_dir} to {endpoint()}/{args.repo_id} ({url})")
+        if args.space:
+            url, n_files = publish_space(args.run_dir, args.space, args.repo_id, private=args.private)
+            print(f"{PROG}: uploaded the app ({n_files} files) to the Space {endpoint()}/spaces/{args.space} ({url})")
         return 0
     except PushError as error:  # the user's to fix: status 2, as every command line
         print(f"error: {error}", file=sys.stderr)

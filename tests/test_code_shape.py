@@ -37,7 +37,10 @@ def test_push_to_hub_is_a_thin_command_line() -> None:
 
 
 # The package's layers, lowest first: a module imports from its own layer or the ones below, never from above.
-LAYERS = ("small_encoder", "textio", "safety", "metrics", "tokenization", "data", "run_record", "training", "tasks", "convert", "hub")
+LAYERS = (
+    "small_encoder", "textio", "safety", "metrics", "tokenization", "data", "run_record", "training", "tasks", "convert",
+    "app", "hub",
+)  # fmt: skip
 PACKAGE = REPO_ROOT / "hf_models"
 MODELING_FILE = PACKAGE / "small_encoder" / "modeling_small_encoder.py"
 
