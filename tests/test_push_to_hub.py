@@ -19,6 +19,7 @@ import torch
 from huggingface_hub import ModelCard
 
 from hf_models import hub
+from hf_models.hub.publish import EXPORT_MARKER
 from hf_models.run_record import read_record
 from hf_models.small_encoder import AUTO_MAP, HEADS, SmallEncoderPreTrainedModel, modeling_small_encoder
 
@@ -118,7 +119,7 @@ def test_the_head_list_names_every_head_of_the_modeling_file() -> None:
         for obj in vars(modeling_small_encoder).values()
         if isinstance(obj, type) and issubclass(obj, SmallEncoderPreTrainedModel) and obj is not SmallEncoderPreTrainedModel
     }
-    assert set(HEADS.values()) == heads and len(heads) == 4
+    assert set(HEADS.values()) == heads and len(heads) == 5
     assert set(AUTO_MAP) == {"AutoConfig", *HEADS}
     assert all(hub.head_of(head.__name__)[0] == auto_class for auto_class, head in HEADS.items())
 
@@ -180,8 +181,10 @@ def test_dry_run_writes_allowlisted_folder(runs: dict[str, Path]) -> None:
             "plots/accuracy.png",
         }
         expected |= {"generation_config.json"} if name == "lm" else {"accuracy.png"}
-        assert files == expected
-        assert all(any(fnmatch(f, p) for p in hub.ALLOW_PATTERNS) for f in files)
+        # The export's own marker (what `--overwrite` may delete) stays local: the upload's patterns leave it out.
+        assert files == expected | {EXPORT_MARKER}
+        assert all(any(fnmatch(f, p) for p in hub.ALLOW_PATTERNS) for f in expected)
+        assert not any(fnmatch(EXPORT_MARKER, p) for p in hub.ALLOW_PATTERNS)
         config = json.loads((out / "config.json").read_text())
         assert config["use_cache"] is True
         assert config["auto_map"] == AUTO_MAP
