@@ -152,9 +152,16 @@ def build_altegrad_lab_tokenizer(
     vocabulary = {token: i for i, token in enumerate([*LAB_SPECIAL_TOKENS, *pieces])}
     tokenizer = Tokenizer(models.WordLevel(vocabulary, unk_token="<unk>"))
     tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    # The lab's data set puts <s> (its <sos>) in front of every sequence.
+    return wrap_lab_tokenizer(tokenizer, model_max_length, output_dir)
+
+
+def wrap_lab_tokenizer(
+    tokenizer: Tokenizer, model_max_length: int, output_dir: str | os.PathLike | None
+) -> PreTrainedTokenizerFast:
+    """A `tokenizers` model with the lab's ids as a transformers tokenizer (saved to `output_dir` if given): the
+    lab's data set puts <s> (its <sos>) in front of every sequence; <pad>, </s> and <unk> are fairseq's."""
     tokenizer.post_processor = processors.TemplateProcessing(
-        single="<s> $A", pair="<s> $A $B", special_tokens=[("<s>", vocabulary["<s>"])]
+        single="<s> $A", pair="<s> $A $B", special_tokens=[("<s>", LAB_SPECIAL_TOKENS.index("<s>"))]
     )
     hf_tokenizer = PreTrainedTokenizerFast(
         tokenizer_object=tokenizer,

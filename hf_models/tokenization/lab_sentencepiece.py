@@ -19,13 +19,18 @@ have none. Consecutive characters the model does not know become one `<unk>`, as
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
-from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
+from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers
 from transformers import PreTrainedTokenizerFast
 from transformers.convert_slow_tokenizer import generate_merges
 
-from .courses import LAB_SPECIAL_TOKENS, VocabularyError, read_fairseq_dictionary, read_sentencepiece_model
+from .courses import (
+    LAB_SPECIAL_TOKENS,
+    VocabularyError,
+    read_fairseq_dictionary,
+    read_sentencepiece_model,
+    wrap_lab_tokenizer,
+)
 
 __all__ = ["build_altegrad_lab_raw_tokenizer", "lab_piece_ids"]
 
@@ -111,18 +116,4 @@ def build_altegrad_lab_raw_tokenizer(
     prepend = "always" if proto.normalizer_spec.add_dummy_prefix else "never"
     tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme=prepend)
     tokenizer.decoder = decoders.Metaspace(replacement="\u2581", prepend_scheme=prepend)
-    tokenizer.post_processor = processors.TemplateProcessing(
-        single="<s> $A", pair="<s> $A $B", special_tokens=[("<s>", LAB_SPECIAL_TOKENS.index("<s>"))]
-    )
-    hf_tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=tokenizer,
-        model_max_length=model_max_length,
-        clean_up_tokenization_spaces=False,
-        bos_token="<s>",
-        pad_token="<pad>",
-        eos_token="</s>",
-        unk_token="<unk>",
-    )
-    if output_dir is not None:
-        hf_tokenizer.save_pretrained(str(Path(output_dir)))
-    return hf_tokenizer
+    return wrap_lab_tokenizer(tokenizer, model_max_length, output_dir)
