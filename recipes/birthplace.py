@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""CS224N assignment 5 with `Trainer`: knowledge access through pretraining, on the birthplace task.
+r"""CS224N assignment 5 with `Trainer`: knowledge access through pretraining, on the birthplace task.
 
 Three subcommands, as in the course's `run.py`:
 
@@ -29,9 +29,10 @@ The logic is library code: `hf_models.tasks.birthplace`.
 """
 
 import sys
+from functools import partial
 
 from hf_models.safety import command_line
 from hf_models.tasks.birthplace import main
 
 if __name__ == "__main__":
-    sys.exit(command_line(main, sys.argv[1:]))
+    sys.exit(command_line(partial(main, doc=__doc__), sys.argv[1:]))

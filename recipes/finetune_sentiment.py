@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Finetune a SmallEncoder for book-review sentiment (CLS-FR books) with `Trainer`: the ALTeGraD lab.
+r"""Finetune a SmallEncoder for book-review sentiment (CLS-FR books) with `Trainer`: the ALTeGraD lab.
 
     # from a pretrained model (its tokenizer is saved beside it)
     python recipes/finetune_sentiment.py --data_dir ../shared/data/cls-books \
@@ -28,9 +28,10 @@ The logic is library code: `hf_models.tasks.sentiment`.
 """
 
 import sys
+from functools import partial
 
 from hf_models.safety import command_line
 from hf_models.tasks.sentiment import main
 
 if __name__ == "__main__":
-    sys.exit(command_line(main, sys.argv[1:]))
+    sys.exit(command_line(partial(main, doc=__doc__), sys.argv[1:]))

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Pretrain a SmallEncoder language model on raw text with `Trainer`.
+r"""Pretrain a SmallEncoder language model on raw text with `Trainer`.
 
 Objectives:
   clm              next-token prediction on packed blocks (run_clm.py)
@@ -20,9 +20,10 @@ The logic is library code: `hf_models.tasks.pretraining`.
 """
 
 import sys
+from functools import partial
 
 from hf_models.safety import command_line
 from hf_models.tasks.pretraining import main
 
 if __name__ == "__main__":
-    sys.exit(command_line(main, sys.argv[1:]))
+    sys.exit(command_line(partial(main, doc=__doc__), sys.argv[1:]))
