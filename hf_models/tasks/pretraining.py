@@ -227,8 +227,11 @@ def pretrain(
     )  # fmt: skip
 
 
+# The command line: the task's flags, the model's, then Trainer's (each group under its title in --help).
+ARGUMENT_GROUPS = (FlagGroup("Pretraining arguments", DataTrainingArguments), model_group(DEFAULT_PRESET), TRAINER_GROUP)
+
+
 def main(args: Sequence[str] | None = None, doc: str | None = None) -> dict:
     """`recipes/pretrain.py`: parse the flags (or one JSON file) and pretrain; `doc`, the recipe's docstring, is its
     --help."""
-    groups = (FlagGroup("Pretraining arguments", DataTrainingArguments), model_group(DEFAULT_PRESET), TRAINER_GROUP)
-    return run_task(pretrain, groups, args, **help_sections(doc))
+    return run_task(pretrain, ARGUMENT_GROUPS, args, **help_sections(doc))

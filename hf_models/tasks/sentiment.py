@@ -302,8 +302,11 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
     )  # fmt: skip
 
 
+# The command line: the task's flags, the model's, then Trainer's (each group under its title in --help).
+ARGUMENT_GROUPS = (FlagGroup("Sentiment arguments", SentimentArguments), model_group(DEFAULT_PRESET), TRAINER_GROUP)
+
+
 def main(args: Sequence[str] | None = None, doc: str | None = None) -> dict:
     """`recipes/finetune_sentiment.py`: parse the flags (or one JSON file) and finetune; `doc`, the recipe's
     docstring, is its --help."""
-    groups = (FlagGroup("Sentiment arguments", SentimentArguments), model_group(DEFAULT_PRESET), TRAINER_GROUP)
-    return run_task(finetune, groups, args, **help_sections(doc))
+    return run_task(finetune, ARGUMENT_GROUPS, args, **help_sections(doc))

@@ -164,7 +164,11 @@ def parse_args(groups: Sequence[FlagGroup], args: Sequence[str] | None = None, *
         except (TypeError, ValueError) as error:  # unknown keys, or a value of the wrong type
             raise UsageError(f"{args[0]}: {error}") from None
     else:
-        flags = parser.parse_args_into_dataclasses(args=args, look_for_args_file=False)
+        *flags, unknown = parser.parse_args_into_dataclasses(
+            args=args, look_for_args_file=False, return_remaining_strings=True
+        )
+        if unknown:  # a typo, or a flag of another subcommand
+            raise UsageError(f"{parser.prog}: unknown arguments {' '.join(unknown)}; {parser.prog} -h lists its flags")
     return tuple(group.build(parsed) for group, parsed in zip(groups, flags, strict=True))
 
 
