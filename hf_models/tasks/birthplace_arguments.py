@@ -4,6 +4,7 @@ three steps, of which each subcommand takes only the fields it uses (`subcommand
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from dataclasses import dataclass, field
 
 from hf_models.data import augment_forms
@@ -103,8 +104,15 @@ def subcommand_groups(subcommand: str, default_preset: str) -> tuple[FlagGroup, 
     """The flag groups of one subcommand: its own birthplace fields, the model's, then Trainer's."""
     title = f"Birthplace arguments ({subcommand})"
     model_fields = EVALUATE_MODEL_FIELDS if subcommand == "evaluate" else None
+    # "evaluate: which questions to answer." reads "Which questions to answer." under evaluate's own -h.
+    prefix = f"{subcommand}: "
+    helps = {}
+    for spec in dataclasses.fields(BirthplaceArguments):
+        if (text := spec.metadata.get("help", "")).startswith(prefix):
+            text = text.removeprefix(prefix)
+            helps[spec.name] = text[:1].upper() + text[1:]
     return (
-        FlagGroup(title, BirthplaceArguments, SUBCOMMAND_FIELDS[subcommand]),
+        FlagGroup(title, BirthplaceArguments, SUBCOMMAND_FIELDS[subcommand], helps),
         model_group(default_preset, model_fields),
         TRAINER_GROUP,
     )
