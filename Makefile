@@ -11,7 +11,7 @@ export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 DATA_DIR ?=
 
-.PHONY: install test lint mutation demo tour bench app-test clean
+.PHONY: install test lint mutation demo tour bench app-test readme-check clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -52,6 +52,10 @@ tour: $(STAMP)
 
 bench: $(STAMP)
 	bash benchmarks/run_all.sh
+
+# Every command of README.md, run in a fresh clone of HEAD with tiny step counts (docs/check_readme.py; minutes).
+readme-check: $(STAMP)
+	nice -n 10 $(PY) docs/check_readme.py
 
 clean:
 	rm -rf $(VENV) runs outputs .pytest_cache .ruff_cache

@@ -42,10 +42,7 @@ from hf_models.hub.space import export_space, publish_space
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog=PROG,
-        description="Share a trained small-encoder run on the Hugging Face Hub (code, tokenizer, card, metrics).",
-    )
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("run_dir", type=Path, help="folder a recipe saved the model in (config.json, model.safetensors)")
     parser.add_argument("--repo_id", help="USER/NAME of the model repository (required unless --dry_run)")
     parser.add_argument("--private", action="store_true", help="create the repository as private")

@@ -417,9 +417,10 @@ def run(profile: str, pipelines: list[str]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("action", choices=("show", "run"))
-    parser.add_argument("--profile", choices=sorted(PROFILES), default=os.environ.get("PROFILE", "cpu"))
-    parser.add_argument("--pipeline", nargs="+", choices=sorted(PIPELINES), default=list(PIPELINES))
+    parser.add_argument("action", choices=("show", "run"), help="show: print the steps and their commands; run: run them")
+    parser.add_argument("--profile", choices=sorted(PROFILES), default=os.environ.get("PROFILE", "cpu"),
+                        help="cpu: 2 cores, about an hour per course; gpu: one GPU, bf16, larger runs")  # fmt: skip
+    parser.add_argument("--pipeline", nargs="+", choices=sorted(PIPELINES), default=list(PIPELINES), help="which courses")
     args = parser.parse_args(argv)
     if args.action == "run":
         return run(args.profile, args.pipeline)

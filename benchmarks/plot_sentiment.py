@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Draw the ALTeGraD lab's figure: validation accuracy per epoch of several sentiment runs on one plot.
+r"""Draw the ALTeGraD lab's figure: validation accuracy per epoch of several sentiment runs on one plot.
 
     python benchmarks/plot_sentiment.py --runs scratch=runs/sentiment/scratch \
         pretrained=runs/sentiment/pretrained frozen=runs/sentiment/frozen --output sentiment_accuracy.png
@@ -66,7 +66,7 @@ def main(args: list[str] | None = None) -> Path:
     parser.add_argument("--bench_dir", default="outputs/bench", help="without --runs: the OUT folder of plan.py run")
     parser.add_argument("--profile", default="cpu", help="without --runs: the plan's profile")
     parser.add_argument("--output", default="sentiment_accuracy.png", help="PNG file to write")
-    parser.add_argument("--title", default="CLS-FR books sentiment")
+    parser.add_argument("--title", default="CLS-FR books sentiment", help="the figure's title")
     parsed = parser.parse_args(args)
     runs = {row.label: [Path(parsed.bench_dir) / run for run in row.runs] for row in sentiment_rows(parsed.profile)}
     if parsed.runs:

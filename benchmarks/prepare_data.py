@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Prepare the benchmark data folders (under an ignored output folder; the real data is never copied into git).
+r"""Prepare the benchmark data folders (under an ignored output folder; the real data is never copied into git).
 
     python benchmarks/prepare_data.py birthplace-tune --data_root ../shared/data --out outputs/bench/data
     python benchmarks/prepare_data.py sentiment-corpus --data_root ../shared/data --out outputs/bench/data \
@@ -67,13 +67,13 @@ def sentiment_corpus(data_root: Path, out: Path, news_lines: int, novel_lines: i
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=["birthplace-tune", "sentiment-corpus"])
-    parser.add_argument("--data_root", default="../shared/data")
-    parser.add_argument("--out", default="outputs/bench/data")
-    parser.add_argument("--tune_fraction", type=float, default=0.1)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--news_lines", type=int, default=4000)
-    parser.add_argument("--novel_lines", type=int, default=20000)
+    parser.add_argument("what", choices=["birthplace-tune", "sentiment-corpus"], help="which data to prepare")
+    parser.add_argument("--data_root", default="../shared/data", help="the folder with birthplace/, cls-books/, french-corpus/")
+    parser.add_argument("--out", default="outputs/bench/data", help="where to write the prepared folder")
+    parser.add_argument("--tune_fraction", type=float, default=0.1, help="birthplace-tune: training questions held out")
+    parser.add_argument("--seed", type=int, default=0, help="birthplace-tune: seed of the held-out draw")
+    parser.add_argument("--news_lines", type=int, default=4000, help="sentiment-corpus: first news articles kept")
+    parser.add_argument("--novel_lines", type=int, default=20000, help="sentiment-corpus: first novel paragraphs kept")
     args = parser.parse_args()
     if args.what == "birthplace-tune":
         birthplace_tune(Path(args.data_root), Path(args.out), args.tune_fraction, args.seed)

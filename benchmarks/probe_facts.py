@@ -54,8 +54,8 @@ def complete(model, tokenizer, texts: list[str], max_new_tokens: int = 8, batch_
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data_dir", required=True)
-    parser.add_argument("--model_name_or_path", required=True)
+    parser.add_argument("--data_dir", required=True, help="the birthplace folder (wiki.txt, birth_dev.tsv)")
+    parser.add_argument("--model_name_or_path", required=True, help="a pretrained model folder")
     args = parser.parse_args()
     model = SmallEncoderForCausalLM.from_pretrained(args.model_name_or_path, dtype=torch.float32).eval()
     tokenizer = load_tokenizer(args.model_name_or_path)

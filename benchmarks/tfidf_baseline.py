@@ -17,9 +17,9 @@ from hf_models.data import load_cls_books
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--data_dir", required=True)
-    parser.add_argument("--output_dir", required=True)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data_dir", required=True, help="the cls-books folder")
+    parser.add_argument("--output_dir", required=True, help="where to write report.json and the test predictions")
     args = parser.parse_args()
     try:
         from sklearn.feature_extraction.text import TfidfVectorizer

@@ -1,4 +1,4 @@
-"""Training and generation throughput: one of our presets against transformers' GPT-2 of the same shape.
+r"""Training and generation throughput: one of our presets against transformers' GPT-2 of the same shape.
 
 All numbers come from one run, with the contenders interleaved (A, B, C, A, B, C, ...) so that a slower period of the
 machine hits every contender alike. Medians over the repeats are reported, with the ratios.
@@ -329,31 +329,31 @@ def results_entry(args: argparse.Namespace, report: dict, argv) -> dict:
 
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
-    parser.add_argument("--dtype", default="fp32", choices=["fp32", "bf16"])
-    parser.add_argument("--preset", default=DEFAULT_PRESET, choices=SmallEncoderConfig.available_presets())
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="where to measure")
+    parser.add_argument("--dtype", default="fp32", choices=["fp32", "bf16"], help="fp32, or bf16 autocast")
+    parser.add_argument("--preset", default=DEFAULT_PRESET, choices=SmallEncoderConfig.available_presets(), help="our model's shape")
     parser.add_argument("--config_overrides", default=None, help="e.g. 'num_hidden_layers=1,hidden_size=64'")
     parser.add_argument("--vocab_size", type=int, default=None, help="default: the preset's")
     parser.add_argument("--seq_len", type=int, default=None, help="default: the preset's block size")
     parser.add_argument("--dropout", type=float, default=0.1, help="all dropouts of both models (minGPT's is 0.1)")
-    parser.add_argument("--contenders", nargs="+", default=list(BASE_CONTENDERS), choices=BASE_CONTENDERS)
+    parser.add_argument("--contenders", nargs="+", default=list(BASE_CONTENDERS), choices=BASE_CONTENDERS, help="models to time")
     parser.add_argument("--compile", action="store_true", help="add a torch.compile'd copy of each contender")
     parser.add_argument("--compile_backend", default="inductor", help="torch.compile backend")
     parser.add_argument("--peak_tflops", type=float, default=None, help="peak for MFU (default: the GPU's bf16)")
-    parser.add_argument("--batch_size", type=int, default=16)
+    parser.add_argument("--batch_size", type=int, default=16, help="sequences per training step")
     parser.add_argument("--steps", type=int, default=5, help="training steps per timed repeat")
-    parser.add_argument("--warmup_steps", type=int, default=3)
-    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--warmup_steps", type=int, default=3, help="untimed steps first")
+    parser.add_argument("--repeats", type=int, default=7, help="timed repeats per contender, interleaved")
     parser.add_argument("--max_batch_search", action="store_true", help="CUDA: the largest batch that fits")
     parser.add_argument("--max_batch_limit", type=int, default=1024, help="stop the doubling search here")
-    parser.add_argument("--prompt_len", type=int, default=8)
+    parser.add_argument("--prompt_len", type=int, default=8, help="generation: prompt tokens")
     parser.add_argument(
         "--new_tokens", type=int, default=None, help="tokens to generate (default: 512 on the CPU, 128 on CUDA)"
     )
-    parser.add_argument("--generation_repeats", type=int, default=3)
+    parser.add_argument("--generation_repeats", type=int, default=3, help="generation: timed repeats")
     parser.add_argument("--threads", type=int, default=None, help="torch threads on the CPU (default: all cores)")
-    parser.add_argument("--skip", nargs="*", default=[], choices=["training", "generation", "memory"])
-    parser.add_argument("--results_json", type=Path, default=Path(__file__).resolve().parent / "results.json")
+    parser.add_argument("--skip", nargs="*", default=[], choices=["training", "generation", "memory"], help="parts not to run")
+    parser.add_argument("--results_json", type=Path, default=Path(__file__).resolve().parent / "results.json", help="file to update")
     parser.add_argument("--no_results_json", action="store_true", help="print only; do not update results.json")
     args = parser.parse_args(argv)
     if args.device == "cuda" and not torch.cuda.is_available():

@@ -196,10 +196,10 @@ def copy_seed_predictions(rows: dict, predictions_dir: Path) -> list[Path]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--bench_dir", default="outputs/bench")
-    parser.add_argument("--results", default="benchmarks/results.json")
+    parser.add_argument("--bench_dir", default="outputs/bench", help="the OUT folder of `benchmarks/plan.py run`")
+    parser.add_argument("--results", default="benchmarks/results.json", help="file to update")
     parser.add_argument("--predictions_dir", default=None, help="default: benchmarks/predictions[/gpu]")
-    parser.add_argument("--profile", choices=["cpu", "gpu"], default=os.environ.get("PROFILE", "cpu"))
+    parser.add_argument("--profile", choices=["cpu", "gpu"], default=os.environ.get("PROFILE", "cpu"), help="which sections")
     parser.add_argument(
         "--tasks", nargs="+", choices=["birthplace", "sentiment"], default=["birthplace", "sentiment"],
         help="the sections to write (a pipeline run alone writes its own)",

@@ -350,7 +350,7 @@ def conversion_record(course: str, model: PreTrainedModel, checkpoint_path: str 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m hf_models.convert", description="Convert a course checkpoint into a save_pretrained folder."
+        prog="python -m hf_models.convert", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("course", choices=COURSES, help="which course code saved the checkpoint")
     parser.add_argument("checkpoint", help="the .pt file (a state dict, or a dict with model_state_dict)")

@@ -1,37 +1,35 @@
 #!/usr/bin/env python
-"""CS224N assignment 5 with `Trainer`: knowledge access through pretraining, on the birthplace task.
+r"""CS224N assignment 5 with `Trainer`: knowledge access through pretraining, on the birthplace task.
 
-Three subcommands, as in the course's `run.py`:
+Three subcommands, as in the course's `run.py` (each has its own -h; the README has the benchmark's settings):
 
-    # 1. pretrain on wiki.txt with span corruption (trains a BPE tokenizer first unless one is given)
+    # 1. pretrain on wiki.txt (trains a BPE tokenizer first unless --tokenizer_name_or_path is given):
+    #    the course's span corruption (the default), or ours: openings + the training QA pairs
     python recipes/birthplace.py pretrain --variant vanilla --data_dir ../shared/data/birthplace \
-        --output_dir runs/birthplace/pretrain --num_train_epochs 200 --learning_rate 6e-3
-    # 2. finetune on birth_places_train.tsv, from the pretrained model ...
+        --pretraining_objective openings --pretrain_with_qa --num_train_epochs 76 --learning_rate 1e-3 \
+        --output_dir runs/bp/vanilla
+    # 2. finetune on birth_places_train.tsv: from the pretrained model, or from scratch with its tokenizer
     python recipes/birthplace.py finetune --data_dir ../shared/data/birthplace \
-        --model_name_or_path runs/birthplace/pretrain --output_dir runs/birthplace/finetune
-    #    ... or from scratch, with the same tokenizer
+        --model_name_or_path runs/bp/vanilla --output_dir runs/bp/vanilla-finetuned
     python recipes/birthplace.py finetune --data_dir ../shared/data/birthplace --variant vanilla \
-        --tokenizer_name_or_path runs/birthplace/pretrain --output_dir runs/birthplace/scratch
-    # 3. greedy-decode the answers to the dev questions and score them
+        --tokenizer_name_or_path runs/bp/vanilla --output_dir runs/bp/nopretrain
+    # 3. greedy-decode the answers to the dev questions and score them: "Correct: X out of Y: Z%"
     python recipes/birthplace.py evaluate --data_dir ../shared/data/birthplace \
-        --model_name_or_path runs/birthplace/finetune --output_dir runs/birthplace/finetune
+        --model_name_or_path runs/bp/vanilla --output_dir runs/bp/vanilla
     # the always-"London" baseline (5.0% on the real dev set)
     python recipes/birthplace.py evaluate --data_dir ../shared/data/birthplace --london_baseline
 
 `--course_vocabulary` (on every subcommand) runs the course's own setting: its character vocabulary, built from
-wiki.txt, with character span corruption, block 128 and 32-character answers (`hf_models/tasks/qa_formats.py`).
-
-QA examples are `question ⁇ answer ⁇ </s>` with the loss on the answer only; `evaluate` generates after
-`question ⁇` until the next `⁇` (or `</s>`), writes one prediction per line and prints
-`Correct: X out of Y: Z%`.
-
-The logic is library code: `hf_models.tasks.birthplace`.
+wiki.txt, with character span corruption, block 128 and 32-character answers. QA examples are
+`question ⁇ answer ⁇ </s>` with the loss on the answer only; `evaluate` generates after `question ⁇` until the
+next `⁇` (or `</s>`) and writes one prediction per line. The logic is library code: `hf_models.tasks.birthplace`.
 """
 
 import sys
+from functools import partial
 
 from hf_models.safety import command_line
 from hf_models.tasks.birthplace import main
 
 if __name__ == "__main__":
-    sys.exit(command_line(main, sys.argv[1:]))
+    sys.exit(command_line(partial(main, doc=__doc__), sys.argv[1:]))

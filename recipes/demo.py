@@ -211,7 +211,7 @@ def run_demo(
 def main(args: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data_dir", default=None, help="real birthplace data; default: the synthetic task")
-    parser.add_argument("--output_dir", default="runs/demo")
+    parser.add_argument("--output_dir", default="runs/demo", help="where the demo writes its data, models and logs")
     parser.add_argument("--quick", action="store_true", help="the shortened run of the test suite (synthetic only)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic data and of training")
     parser.add_argument("--overwrite_output_dir", action="store_true", help="replace an earlier demo in --output_dir")

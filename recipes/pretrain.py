@@ -1,16 +1,18 @@
 #!/usr/bin/env python
-"""Pretrain a SmallEncoder language model on raw text with `Trainer`.
+r"""Pretrain a SmallEncoder language model on raw text with `Trainer`.
 
 Objectives:
   clm              next-token prediction on packed blocks (run_clm.py)
   span_corruption  CS224N span corruption, `prefix ⁇ suffix ⁇ span ⁇`, trained as a causal LM
   mlm              BERT-style masked LM on packed blocks, with a bidirectional model
+  rtd              ELECTRA's replaced token detection (a small generator, the model as discriminator)
 
-    python recipes/pretrain.py --objective clm --train_files corpus.txt.gz \
-        --tokenizer_name_or_path outputs/tok --model_config altegrad-lab --output_dir runs/clm
+    python tokenizer/train_tokenizer.py --files ../shared/data/french-corpus --vocab_size 8000 --output_dir runs/tok-fr
+    python recipes/pretrain.py --objective clm --train_files ../shared/data/french-corpus/eltec_novels.txt.gz \
+        --tokenizer_name_or_path runs/tok-fr --model_config altegrad-lab --output_dir runs/lm-fr
     # the lab's exact model: its 50,001 ids over raw text (sentencepiece.french.model + dict.txt)
     python recipes/pretrain.py --objective clm --train_files ../shared/data/french-corpus \
-        --lab_vocabulary ../shared/data/cls-books --model_config altegrad-lab --output_dir runs/clm-lab
+        --lab_vocabulary ../shared/data/cls-books --model_config altegrad-lab --output_dir runs/lm-fr-lab
 
 The same command runs under `accelerate launch recipes/pretrain.py ...` (one process, or data parallel
 with `--multi_gpu --num_processes N`); a single JSON file with all the arguments also works. The run
@@ -20,9 +22,10 @@ The logic is library code: `hf_models.tasks.pretraining`.
 """
 
 import sys
+from functools import partial
 
 from hf_models.safety import command_line
 from hf_models.tasks.pretraining import main
 
 if __name__ == "__main__":
-    sys.exit(command_line(main, sys.argv[1:]))
+    sys.exit(command_line(partial(main, doc=__doc__), sys.argv[1:]))

@@ -1,4 +1,4 @@
-"""Train the project's byte-level BPE tokenizer on plain or .gz text files, or folders of them.
+r"""Train the project's byte-level BPE tokenizer on plain or .gz text files, or folders of them.
 
     python tokenizer/train_tokenizer.py --files ../shared/data/birthplace/wiki.txt --vocab_size 8000 \
         --output_dir outputs/tok-wiki-8k
@@ -39,7 +39,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--vocab_size", type=int, required=True, help="vocabulary size, special tokens included")
     parser.add_argument("--output_dir", required=True, help="where to save the tokenizer")
     parser.add_argument("--min_frequency", type=int, default=2, help="minimum count of a merged pair")
-    parser.add_argument("--model_max_length", type=int, default=DEFAULT_MODEL_MAX_LENGTH)
+    parser.add_argument(
+        "--model_max_length", type=int, default=DEFAULT_MODEL_MAX_LENGTH, help="the longest input, recorded in tokenizer_config.json"
+    )
     parser.add_argument(
         "--max_chars", type=int, default=None, help="train and measure on the first N characters of the corpus only"
     )

@@ -59,7 +59,7 @@ from hf_models.training import (
 )
 from hf_models.training.setup import check_vocabulary
 
-from .birthplace_arguments import BirthplaceArguments
+from .birthplace_arguments import BirthplaceArguments, subcommand_groups, subcommand_help, top_level_parser
 from .qa_formats import BPEQAFormat, CourseQAFormat
 
 logger = logging.getLogger(__name__)
@@ -358,10 +358,15 @@ def _output_dir_given(training_args: TrainingArguments) -> bool:
     return bool(training_args.output_dir) and training_args.output_dir != "trainer_output"
 
 
-def main(args: Sequence[str] | None = None) -> dict:
-    """`recipes/birthplace.py {pretrain|finetune|evaluate} --data_dir DIR [options]`."""
+def main(args: Sequence[str] | None = None, doc: str | None = None) -> dict | int:
+    """`recipes/birthplace.py {pretrain|finetune|evaluate} --data_dir DIR [options]`; `doc`, the recipe's docstring,
+    is its --help."""
     args = list(sys.argv[1:] if args is None else args)
+    if args[:1] in (["-h"], ["--help"]):
+        top_level_parser(doc).print_help()
+        return 0
     if not args or args[0] not in SUBCOMMANDS:
         raise UsageError(f"usage: birthplace.py {{{'|'.join(SUBCOMMANDS)}}} --data_dir DIR [options]; -h for help")
     step = {"pretrain": pretrain, "finetune": finetune, "evaluate": evaluate_answers}[args[0]]
-    return run_task(step, BirthplaceArguments, args[1:])
+    groups = subcommand_groups(args[0], DEFAULT_PRESET)
+    return run_task(step, groups, args[1:], **subcommand_help(args[0], doc))

@@ -1,10 +1,14 @@
-"""The command-line arguments of `recipes/birthplace.py` (every subcommand), beside `hf_models.tasks.birthplace`."""
+"""The command-line arguments of `recipes/birthplace.py`, beside `hf_models.tasks.birthplace`: one dataclass for the
+three steps, of which each subcommand takes only the fields it uses (`subcommand_groups`)."""
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
 from dataclasses import dataclass, field
 
 from hf_models.data import augment_forms
+from hf_models.training import TRAINER_GROUP, FlagGroup, HelpFormatter, help_sections, model_group
 
 
 @dataclass
@@ -76,3 +80,54 @@ class BirthplaceArguments:
         augment_forms(self.augment)
         if self.augment_copies < 1:
             raise ValueError(f"--augment_copies must be positive, got {self.augment_copies}")
+
+
+# What each subcommand does (its --help's first line), and the fields it takes.
+SUBCOMMAND_HELP = {
+    "pretrain": "Pretrain on wiki.txt: the course's span corruption, or causal LM on paragraph openings (ours).",
+    "finetune": "Finetune on birth_places_train.tsv, from a pretrained model or from scratch.",
+    "evaluate": "Answer the dev (or test) questions by greedy decoding and score them; or a baseline.",
+}
+_SHARED = ("data_dir", "course_vocabulary", "block_size")
+SUBCOMMAND_FIELDS = {
+    "pretrain": (*_SHARED, "variant", "tokenizer_vocab_size", "pretraining_objective", "opening_tokens",
+                 "pretrain_with_qa", "augment", "augment_copies"),
+    "finetune": (*_SHARED, "variant"),
+    "evaluate": (*_SHARED, "eval_split", "predictions_file", "london_baseline", "most_common_baseline",
+                 "max_new_tokens"),
+}  # fmt: skip
+# `evaluate` builds no model: no preset, overrides or attention type.
+EVALUATE_MODEL_FIELDS = ("model_name_or_path", "tokenizer_name_or_path", "overwrite_output_dir")
+
+
+def subcommand_groups(subcommand: str, default_preset: str) -> tuple[FlagGroup, ...]:
+    """The flag groups of one subcommand: its own birthplace fields, the model's, then Trainer's."""
+    title = f"Birthplace arguments ({subcommand})"
+    model_fields = EVALUATE_MODEL_FIELDS if subcommand == "evaluate" else None
+    # "evaluate: which questions to answer." reads "Which questions to answer." under evaluate's own -h.
+    prefix = f"{subcommand}: "
+    helps = {}
+    for spec in dataclasses.fields(BirthplaceArguments):
+        if (text := spec.metadata.get("help", "")).startswith(prefix):
+            text = text.removeprefix(prefix)
+            helps[spec.name] = text[:1].upper() + text[1:]
+    return (
+        FlagGroup(title, BirthplaceArguments, SUBCOMMAND_FIELDS[subcommand], helps),
+        model_group(default_preset, model_fields),
+        TRAINER_GROUP,
+    )
+
+
+def subcommand_help(subcommand: str, doc: str | None) -> dict[str, str]:
+    """A subcommand's --help: what it does, then the recipe's examples."""
+    return {"prog": f"birthplace.py {subcommand}", "description": SUBCOMMAND_HELP[subcommand],
+            "epilog": help_sections(doc).get("epilog")}  # fmt: skip
+
+
+def top_level_parser(doc: str | None) -> argparse.ArgumentParser:
+    """`birthplace.py -h`: the subcommands and the recipe's examples (each subcommand has its own -h)."""
+    parser = argparse.ArgumentParser(prog="birthplace.py", formatter_class=HelpFormatter, **help_sections(doc))
+    subcommands = parser.add_subparsers(title="subcommands (each has its own -h)", metavar="SUBCOMMAND")
+    for name, text in SUBCOMMAND_HELP.items():
+        subcommands.add_parser(name, help=text)
+    return parser

@@ -30,13 +30,17 @@ from hf_models.metrics import load_metric
 from hf_models.textio import UsageError
 from hf_models.tokenization import resolve_tokenizer
 from hf_models.training import (
+    TRAINER_GROUP,
+    FlagGroup,
     ModelArguments,
     RunTimer,
     check_block_size,
     check_plateau,
     check_run_output,
     finish_run,
+    help_sections,
     load_or_build_model,
+    model_group,
     run_task,
     train_model,
     unigram_entropy,
@@ -223,6 +227,11 @@ def pretrain(
     )  # fmt: skip
 
 
-def main(args: Sequence[str] | None = None) -> dict:
-    """`recipes/pretrain.py`: parse the flags (or one JSON file) and pretrain."""
-    return run_task(pretrain, DataTrainingArguments, args)
+# The command line: the task's flags, the model's, then Trainer's (each group under its title in --help).
+ARGUMENT_GROUPS = (FlagGroup("Pretraining arguments", DataTrainingArguments), model_group(DEFAULT_PRESET), TRAINER_GROUP)
+
+
+def main(args: Sequence[str] | None = None, doc: str | None = None) -> dict:
+    """`recipes/pretrain.py`: parse the flags (or one JSON file) and pretrain; `doc`, the recipe's docstring, is its
+    --help."""
+    return run_task(pretrain, ARGUMENT_GROUPS, args, **help_sections(doc))

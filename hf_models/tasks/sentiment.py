@@ -22,6 +22,8 @@ from hf_models.safety import check_not_input
 from hf_models.textio import UsageError, atomic_write_text
 from hf_models.tokenization import resolve_tokenizer
 from hf_models.training import (
+    TRAINER_GROUP,
+    FlagGroup,
     GradualUnfreezingCallback,
     ModelArguments,
     RunTimer,
@@ -29,7 +31,9 @@ from hf_models.training import (
     check_run_output,
     discriminative_optimizer,
     finish_run,
+    help_sections,
     load_or_build_model,
+    model_group,
     run_task,
     train_model,
 )
@@ -298,6 +302,11 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
     )  # fmt: skip
 
 
-def main(args: Sequence[str] | None = None) -> dict:
-    """`recipes/finetune_sentiment.py`: parse the flags (or one JSON file) and finetune."""
-    return run_task(finetune, SentimentArguments, args)
+# The command line: the task's flags, the model's, then Trainer's (each group under its title in --help).
+ARGUMENT_GROUPS = (FlagGroup("Sentiment arguments", SentimentArguments), model_group(DEFAULT_PRESET), TRAINER_GROUP)
+
+
+def main(args: Sequence[str] | None = None, doc: str | None = None) -> dict:
+    """`recipes/finetune_sentiment.py`: parse the flags (or one JSON file) and finetune; `doc`, the recipe's
+    docstring, is its --help."""
+    return run_task(finetune, ARGUMENT_GROUPS, args, **help_sections(doc))

@@ -215,11 +215,12 @@ def main(argv: list[str] | None = None) -> None:
     import argparse
 
     parser = argparse.ArgumentParser(
-        prog="python -m hf_models.tokenization.courses", description="Save a course's own vocabulary as a tokenizer."
+        prog="python -m hf_models.tokenization.courses", description="Save a course's own vocabulary as a tokenizer.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter
     )
-    parser.add_argument("course", choices=COURSE_VOCABULARIES)
+    parser.add_argument("course", choices=COURSE_VOCABULARIES, help="whose vocabulary: %(choices)s")
     parser.add_argument("--data_dir", required=True, help="birthplace/ (wiki.txt) or cls-books/ (dict.txt + .model)")
-    parser.add_argument("--output_dir", required=True)
+    parser.add_argument("--output_dir", required=True, help="where to save the tokenizer (refused if it holds one)")
     parser.add_argument("--overwrite_output_dir", action="store_true",
                         help="replace what --output_dir holds (a tokenizer, a model, a record); refused otherwise")  # fmt: skip
     args = parser.parse_args(argv)

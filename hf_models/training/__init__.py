@@ -12,7 +12,20 @@ The run's tokenizer comes from `hf_models.tokenization.resolve_tokenizer`, its m
 `hf_models.metrics.load_metric`.
 """
 
-from .arguments import ModelArguments, check_run_output, check_training_arguments, parse_args, run_task, setup_run
+from .arguments import (
+    TRAINER_GROUP,
+    FlagGroup,
+    HelpFormatter,
+    ModelArguments,
+    build_parser,
+    check_run_output,
+    check_training_arguments,
+    help_sections,
+    model_group,
+    parse_args,
+    run_task,
+    setup_run,
+)
 from .finish import RunTimer, finish_run, model_source, write_report
 from .plateau import PLATEAU_KEYS, check_plateau, unigram_entropy
 from .plots import PlotCallback, plot_curves
@@ -21,6 +34,12 @@ from .trainer import ReproducibleTrainer, last_logged, train_model
 from .transfer import GradualUnfreezingCallback, WeightAveragingCallback, discriminative_optimizer
 
 __all__ = [
+    "TRAINER_GROUP",
+    "FlagGroup",
+    "HelpFormatter",
+    "build_parser",
+    "help_sections",
+    "model_group",
     "PLATEAU_KEYS",
     "GradualUnfreezingCallback",
     "WeightAveragingCallback",

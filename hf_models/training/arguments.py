@@ -1,12 +1,16 @@
-"""The command line of every task, as run_clm.py: `ModelArguments`, the task's own dataclass and `TrainingArguments`,
-from flags or one JSON file, then logging and the seed."""
+"""The command line of every task, as run_clm.py: the task's own dataclass, `ModelArguments` and `TrainingArguments`,
+from flags or one JSON file, then logging and the seed. `--help` shows each dataclass in a group of its own, the
+task's first and Trainer's last, and a subcommand can take only the fields it uses (`FlagGroup`)."""
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
 import json
 import logging
 import os
 import sys
+import typing
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -17,7 +21,20 @@ from transformers import HfArgumentParser, TrainingArguments, set_seed
 from ..safety import check_output_dir
 from ..textio import UsageError
 
-__all__ = ["ModelArguments", "check_run_output", "check_training_arguments", "parse_args", "run_task", "setup_run"]
+__all__ = [
+    "FlagGroup",
+    "HelpFormatter",
+    "ModelArguments",
+    "TRAINER_GROUP",
+    "build_parser",
+    "check_run_output",
+    "check_training_arguments",
+    "help_sections",
+    "model_group",
+    "parse_args",
+    "run_task",
+    "setup_run",
+]
 
 
 @dataclass
@@ -32,7 +49,7 @@ class ModelArguments:
         default=None,
         metadata={
             "help": "From scratch: a preset name ('altegrad-lab', 'cs224n-mingpt', or 'base': GPT-2 small's shape) "
-            "or a config JSON file. Each recipe has its own default preset."
+            "or a config JSON file. Default: the recipe's preset, named in its --help."
         },
     )
     config_overrides: str | None = field(
@@ -44,7 +61,10 @@ class ModelArguments:
     )
     attention_type: str | None = field(
         default=None,
-        metadata={"help": "Override the attention type.", "choices": ["vanilla", "synthesizer", "random", "factorized"]},
+        metadata={
+            "help": "From scratch: the attention of the new model (default: the preset's).",
+            "choices": ["vanilla", "synthesizer", "random", "factorized"],
+        },
     )
     tokenizer_name_or_path: str | None = field(
         default=None,
@@ -64,22 +84,92 @@ class ModelArguments:
         return self.tokenizer_name_or_path or self.model_name_or_path
 
 
-def parse_args(dataclass_types: Sequence[type], args: Sequence[str] | None = None) -> tuple:
-    """Parse flags into the dataclasses, or read them all from a single JSON file (as run_clm.py does)."""
-    parser = HfArgumentParser(dataclass_types)
+@dataclass(frozen=True)
+class FlagGroup:
+    """One dataclass of a command line, shown under `title` in --help; `names`: only these of its fields are flags
+    (None: all of them), `helps`: help texts that replace the dataclass's for this command."""
+
+    title: str
+    arguments: type
+    names: tuple[str, ...] | None = None
+    helps: dict[str, str] = field(default_factory=dict)
+
+    def flags(self) -> type:
+        """The dataclass of the flags (a copy of the chosen fields, with the group's title for HfArgumentParser)."""
+        types = typing.get_type_hints(self.arguments)
+        chosen = []
+        for spec in dataclasses.fields(self.arguments):
+            if not spec.init or (self.names is not None and spec.name not in self.names):
+                continue
+            metadata = {**spec.metadata, **({"help": self.helps[spec.name]} if spec.name in self.helps else {})}
+            default = {"default": spec.default} if spec.default is not dataclasses.MISSING else {}
+            if spec.default_factory is not dataclasses.MISSING:
+                default = {"default_factory": spec.default_factory}
+            chosen.append((spec.name, types[spec.name], field(metadata=metadata, **default)))
+        unknown = set(self.names or ()) - {name for name, _, _ in chosen}
+        if unknown:
+            raise ValueError(f"{self.arguments.__name__} has no fields {sorted(unknown)}")
+        name = f"{self.arguments.__name__}Flags"
+        return dataclasses.make_dataclass(name, chosen, namespace={"_argument_group_name": self.title})
+
+    def build(self, flags) -> object:
+        """The group's own dataclass from its parsed flags (the other fields keep their defaults)."""
+        return self.arguments(**{spec.name: getattr(flags, spec.name) for spec in dataclasses.fields(flags)})
+
+
+TRAINER_GROUP = FlagGroup("Trainer arguments (transformers.TrainingArguments: the usual Trainer flags)", TrainingArguments)
+
+
+def model_group(default_preset: str, names: tuple[str, ...] | None = None) -> FlagGroup:
+    """`ModelArguments` as a recipe shows them: its default preset named."""
+    help_text = (
+        "From scratch: a preset name ('altegrad-lab', 'cs224n-mingpt', or 'base': GPT-2 small's shape) or a config "
+        f"JSON file. Default: {default_preset}."
+    )
+    return FlagGroup("Model arguments", ModelArguments, names, {"model_config": help_text})
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    """Examples print as written (line breaks kept); every flag shows its default."""
+
+
+def help_sections(doc: str | None) -> dict[str, str]:
+    """A command's module docstring as --help's description (its first paragraph) and epilog (the rest: examples)."""
+    if not doc:
+        return {}
+    description, _, epilog = doc.strip().partition("\n\n")
+    return {"description": description, "epilog": epilog or None}
+
+
+def build_parser(groups: Sequence[FlagGroup], **parser_kwargs) -> HfArgumentParser:
+    """The `HfArgumentParser` of `groups`, in their order; a short usage line (the flags are listed below it)."""
+    parser_kwargs.setdefault("usage", "%(prog)s [--flag value ...]  or  %(prog)s ARGUMENTS.json")
+    return HfArgumentParser([group.flags() for group in groups], formatter_class=HelpFormatter, **parser_kwargs)
+
+
+def parse_args(groups: Sequence[FlagGroup], args: Sequence[str] | None = None, **parser_kwargs) -> tuple:
+    """Parse flags into the groups' dataclasses, or read them all from a single JSON file (as run_clm.py does). A
+    flag or key of no group is an error."""
+    parser = build_parser(groups, **parser_kwargs)
     args = list(sys.argv[1:] if args is None else args)
     if len(args) == 1 and args[0].endswith(".json"):
         path = os.path.abspath(args[0])
         if not os.path.isfile(path):
             raise UsageError(f"{args[0]}: arguments file not found")
         try:
-            return parser.parse_json_file(json_file=path)
+            flags = parser.parse_json_file(json_file=path)
         except json.JSONDecodeError as error:
             where = f"{args[0]}:{error.lineno}"
             raise UsageError(f"{where}: not valid JSON ({error.msg}); fix the arguments file") from None
         except (TypeError, ValueError) as error:  # unknown keys, or a value of the wrong type
             raise UsageError(f"{args[0]}: {error}") from None
-    return parser.parse_args_into_dataclasses(args=args)
+    else:
+        *flags, unknown = parser.parse_args_into_dataclasses(
+            args=args, look_for_args_file=False, return_remaining_strings=True
+        )
+        if unknown:  # a typo, or a flag of another subcommand
+            raise UsageError(f"{parser.prog}: unknown arguments {' '.join(unknown)}; {parser.prog} -h lists its flags")
+    return tuple(group.build(parsed) for group, parsed in zip(groups, flags, strict=True))
 
 
 def check_training_arguments(training_args: TrainingArguments) -> None:
@@ -126,9 +216,12 @@ def setup_run(training_args: TrainingArguments) -> None:
     set_seed(training_args.seed)
 
 
-def run_task(step: Callable[..., dict], task_arguments: type, args: Sequence[str] | None = None) -> dict:
-    """A task's command line: parse (`ModelArguments`, `task_arguments`, `TrainingArguments`) from flags or one
-    JSON file, set up logging and the seed, and run `step(model_args, task_args, training_args)`."""
-    model_args, task_args, training_args = parse_args((ModelArguments, task_arguments, TrainingArguments), args)
+def run_task(
+    step: Callable[..., dict], groups: Sequence[FlagGroup], args: Sequence[str] | None = None, **parser_kwargs
+) -> dict:
+    """A task's command line: parse its groups (the task's dataclass, `ModelArguments`, `TrainingArguments`, in
+    that order) from flags or one JSON file, set up logging and the seed, and run
+    `step(model_args, task_args, training_args)`."""
+    task_args, model_args, training_args = parse_args(groups, args, **parser_kwargs)
     setup_run(training_args)
     return step(model_args, task_args, training_args)

@@ -1,0 +1,68 @@
+"""Every recipe command of the benchmark plan, in both profiles, parses with its recipe's own parser (each birthplace
+subcommand takes only its own flags), without training anything."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from transformers import TrainingArguments
+
+from hf_models.tasks import pretraining, sentiment
+from hf_models.tasks.birthplace import DEFAULT_PRESET
+from hf_models.tasks.birthplace_arguments import BirthplaceArguments, subcommand_groups
+from hf_models.textio import UsageError
+from hf_models.training import build_parser, parse_args
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+import plan  # noqa: E402
+
+PATHS = plan.Paths(data_root="../shared/data", out="outputs/bench", python="python")
+
+
+def _recipe_commands(profile: str) -> list[tuple[str, tuple, list[str]]]:
+    """(step name, the recipe's flag groups, its arguments) of every recipe step of a profile."""
+    commands = []
+    for steps in plan.plan(profile, PATHS).values():
+        for step in steps:
+            script, arguments = step.command[1], list(step.command[2:])
+            if script == "recipes/birthplace.py":
+                commands.append((step.name, subcommand_groups(arguments[0], DEFAULT_PRESET), arguments[1:]))
+            elif script == "recipes/pretrain.py":
+                commands.append((step.name, pretraining.ARGUMENT_GROUPS, arguments))
+            elif script == "recipes/finetune_sentiment.py":
+                commands.append((step.name, sentiment.ARGUMENT_GROUPS, arguments))
+    return commands
+
+
+@pytest.mark.parametrize("profile", sorted(plan.PROFILES))
+def test_every_plan_command_parses_for_its_recipe(profile) -> None:
+    commands = _recipe_commands(profile)
+    subcommands = {name.split("_")[-1] for name, _, _ in commands if name.startswith("bp_")}
+    assert len(commands) > 20 and {"pretrain", "finetune"} <= subcommands
+    for name, groups, arguments in commands:
+        # The flags only (no TrainingArguments.__post_init__: the GPU profile's --bf16 needs a GPU to be checked).
+        flags = build_parser(groups).parse_args_into_dataclasses(args=arguments, look_for_args_file=False)
+        given = {argument[2:] for argument in arguments if argument.startswith("--")}
+        parsed = {field for group in flags for field in vars(group)}
+        assert given <= parsed, (name, sorted(given - parsed))
+
+
+def test_the_cpu_profile_parses_into_the_recipes_arguments() -> None:
+    """The CPU profile's commands give the real dataclasses, with the plan's values."""
+    for name, groups, arguments in _recipe_commands("cpu"):
+        task_args, _, training_args = parse_args(groups, arguments)
+        assert isinstance(training_args, TrainingArguments) and training_args.use_cpu, name
+        assert training_args.output_dir == arguments[arguments.index("--output_dir") + 1], name
+        if name == "bp_vanilla_pretrain":
+            assert isinstance(task_args, BirthplaceArguments)
+            assert (task_args.pretraining_objective, task_args.pretrain_with_qa) == ("openings", True)
+            assert training_args.num_train_epochs == plan.PROFILES["cpu"].birthplace.pretrain_epochs
+
+
+def test_a_flag_of_another_subcommand_is_refused() -> None:
+    with pytest.raises(UsageError, match="unknown arguments --london_baseline"):
+        parse_args(subcommand_groups("pretrain", DEFAULT_PRESET), ["--data_dir", "d", "--london_baseline"])
+    with pytest.raises(UsageError, match="unknown arguments --pretraining_objective openings"):
+        parse_args(subcommand_groups("evaluate", DEFAULT_PRESET), ["--data_dir", "d", "--pretraining_objective", "openings"])
