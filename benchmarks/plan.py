@@ -9,8 +9,8 @@
 side on a GPU machine), then `write_results.py`, then `throughput.py`. Each step's output goes to
 `$OUT/log_NAME.txt`, each pipeline's progress to `$OUT/NAME_run.log`, and `$OUT/timings.tsv` gets one line per step
 that succeeded (`name, seconds, command`): a step that failed is not there, so `write_results.py` refuses its row.
-`write_results.py`, `plot_birthplace.py` and `plot_sentiment.py` read the rows below (`BIRTHPLACE_ROWS`,
-`SENTIMENT_ROWS`, `TUNE_SPLIT_CHOICE`): no step or folder name is typed anywhere else.
+`write_results.py`, `plot_birthplace.py` and `plot_sentiment.py` read the rows below (`birthplace_rows`,
+`sentiment_rows`, `tune_split_choice`): no step or folder name is typed anywhere else.
 
 Data come from DATA_ROOT (default ../shared/data), outputs go under OUT (default outputs/bench), and the steps run
 with PY (default .venv/bin/python). The hyperparameters are the profiles' values below, and nowhere else.
@@ -40,11 +40,16 @@ class BirthplaceProfile:
     objective: str = "openings"  # or "span_corruption", the course's (BENCHMARKS.md)
     nopretrain_epochs: int = 10  # the finetuning of a model trained from scratch
     config_overrides: str | None = None
-    # The augmented rows (issue 21): the same pretraining with `--augment` copies of each paragraph. Their epochs are
-    # the profile's choice: on the CPU, the tokens of the plain rows (about 2.3x as many tokens per epoch).
+    # The augmented rows (issue 21): the same pretraining with `--augment` copies of each paragraph.
     augment: str = "name_first,opening"
     augmented_pretrain_epochs: int = 0
     synthesizer_augmented_pretrain_epochs: int = 0
+    # The course's own objective as a row of its own: span corruption of whole paragraphs (no QA mixed in), then the
+    # course's finetuning (10 epochs, lr 6e-4).
+    span_corruption_pretrain_epochs: int = 0
+    # The pretrained models the profile runs (of BIRTHPLACE_MODELS), in order: the first one trains the tokenizer.
+    models: tuple[str, ...] = ("vanilla", "synthesizer", "vanilla_augmented", "synthesizer_augmented",
+                               "vanilla_span_corruption")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -72,18 +77,22 @@ class Profile:
 
 
 PROFILES = {
-    # The 2-core CPU, at most 60 minutes per task (fp32): about 56 min for birthplace (one vanilla epoch is about 34 s;
-    # the synthesizer's target is the lower one), about 50 min for sentiment (the LM sees 11.5M tokens, about 0.9 of
-    # a pass).
+    # The 2-core CPU, at most 60 minutes per task (fp32): about 60 min for birthplace, about 50 min for sentiment (the
+    # LM sees 11.5M tokens, about 0.9 of a pass).
     "cpu": Profile(
         "cpu",
         ("--use_cpu", "true"),
         "",
         ("--threads", "1", "--generation_repeats", "2"),
-        # The augmented rows: 102,964 paragraph tokens per epoch + 41,428 (name_first) + 94,905 (opening), so 33 and 7
-        # epochs see the tokens of 76 and 16; they add about 45 min to the pipeline.
+        # Birthplace: the augmented models are the headline (BENCHMARKS.md, issue 21: at the same tokens, name_first +
+        # opening gave 17.0 % on the tune split where the paragraphs alone gave 11.5 %). An epoch holds 102,964
+        # paragraph tokens + 41,428 (name_first) + 94,932 (opening) + the QA pairs, about 67 s on both cores: 32
+        # vanilla epochs (36 min, the tokens of 65 plain ones), 7 synthesizer epochs, 8 of the course's span
+        # corruption; the plain rows (76 and 16 epochs, 40.6 % and 8.2 %) are the GPU profile's only, for time.
         BirthplaceProfile(pretrain_epochs=76, synthesizer_pretrain_epochs=16, batch_size=32, opening_tokens=40,
-                          augmented_pretrain_epochs=33, synthesizer_augmented_pretrain_epochs=7),  # fmt: skip
+                          augmented_pretrain_epochs=32, synthesizer_augmented_pretrain_epochs=7,
+                          span_corruption_pretrain_epochs=8,
+                          models=("vanilla_augmented", "synthesizer_augmented", "vanilla_span_corruption")),  # fmt: skip
         SentimentProfile(news_lines=10_000, novel_lines=110_000, pretrain_steps=2800, batch_size=32),
     ),
     # One GPU in bf16: the cs224n-mingpt size and hundreds of birthplace epochs; the whole French corpus (35M tokens)
@@ -93,9 +102,11 @@ PROFILES = {
         ("--bf16", "true"),
         "_gpu",
         ("--device", "cuda", "--dtype", "bf16", "--batch_size", "64"),
-        # The augmented rows keep the 300 epochs (2.3x the tokens: 117,719 per epoch + 50,386 + 106,563).
+        # The augmented rows keep the 300 epochs (2.3x the tokens: 117,719 per epoch + 50,386 + 106,563); the
+        # course's span corruption gets 100.
         BirthplaceProfile(pretrain_epochs=300, synthesizer_pretrain_epochs=300, batch_size=64, opening_tokens=64,
-                          augmented_pretrain_epochs=300, synthesizer_augmented_pretrain_epochs=300),  # fmt: skip
+                          augmented_pretrain_epochs=300, synthesizer_augmented_pretrain_epochs=300,
+                          span_corruption_pretrain_epochs=100),  # fmt: skip
         SentimentProfile(news_lines=1_000_000, novel_lines=1_000_000, pretrain_steps=20_000, batch_size=128),
     ),
 }
@@ -124,19 +135,22 @@ class Row:
 
 
 BIRTHPLACE_VARIANTS = ("vanilla", "synthesizer")
-# Each variant pretrained on the paragraphs, then on the paragraphs and their augmented copies (`--augment`).
-BIRTHPLACE_MODELS = tuple((variant, f"{variant}{suffix}") for suffix in ("", "_augmented") for variant in BIRTHPLACE_VARIANTS)
+# Each variant pretrained on the paragraphs, then on the paragraphs and their augmented copies (`--augment`); and the
+# vanilla model pretrained with the course's span corruption. A profile runs some of them (`BirthplaceProfile.models`).
+BIRTHPLACE_MODELS = (*((variant, f"{variant}{suffix}") for suffix in ("", "_augmented") for variant in BIRTHPLACE_VARIANTS),
+                     ("vanilla", "vanilla_span_corruption"))  # fmt: skip
 SENTIMENT_SETUPS = ("scratch", "pretrained", "frozen")
 
 
-def _bp_rows() -> tuple[Row, ...]:
-    """Each pretrained model alone, and after the course's finetuning stage; London and no pretraining besides."""
+def birthplace_rows(profile: str) -> tuple[Row, ...]:
+    """Each pretrained model of the profile alone, and after the course's finetuning stage; London and no
+    pretraining besides."""
     rows = [
         Row("london", ("birthplace/london",), ("bp_london",), "London"),
         Row("vanilla_nopretrain", ("birthplace/nopretrain_finetune",), ("bp_nopretrain_finetune", "bp_nopretrain_eval_dev"),
             "vanilla\nno pretrain", "bp_nopretrain_eval_tune"),
     ]  # fmt: skip
-    for _, model in BIRTHPLACE_MODELS:
+    for model in PROFILES[profile].birthplace.models:
         pretrain, name = f"bp_{model}_pretrain", model.replace("_", "\n")
         rows.append(Row(f"{model}_pretrain_only", (f"birthplace/{model}_pretrain",), (pretrain, f"{pretrain}_eval_dev"),
                         f"{name}\npretrained", f"{pretrain}_eval_tune"))  # fmt: skip
@@ -146,12 +160,12 @@ def _bp_rows() -> tuple[Row, ...]:
     return tuple(rows)
 
 
-BIRTHPLACE_ROWS = _bp_rows()
-# The headline rows: of the course's pretrain-then-finetune model and the pretrained model alone, the one with the
-# better accuracy on the tuning split (training questions held out of both stages; ties go to the course's finetuned
-# model). The dev set never takes part in the choice. The augmented models get rows of their own the same way
-# (`vanilla_augmented`, `synthesizer_augmented`).
-TUNE_SPLIT_CHOICE = {model: (f"{model}_finetuned", f"{model}_pretrain_only") for _, model in BIRTHPLACE_MODELS}
+def tune_split_choice(profile: str) -> dict[str, tuple[str, str]]:
+    """The headline rows: of the course's pretrain-then-finetune model and the pretrained model alone, the one with
+    the better accuracy on the tuning split (training questions held out of both stages; ties go to the course's
+    finetuned model). The dev set never takes part in the choice. Each pretrained model of the profile gets one
+    (`vanilla`, `vanilla_augmented`, ...)."""
+    return {model: (f"{model}_finetuned", f"{model}_pretrain_only") for model in PROFILES[profile].birthplace.models}
 
 
 def sentiment_rows(profile: str) -> tuple[Row, ...]:
@@ -219,11 +233,13 @@ def birthplace_steps(profile: Profile, paths: Paths) -> list[Step]:
     finetune_args = ("--data_dir", tune, "--per_device_train_batch_size", "32", "--lr_scheduler_type", "cosine",
                      "--warmup_steps", "20", "--weight_decay", "0.1", "--logging_steps", "20", "--block_size", "128",
                      "--eval_strategy", "epoch", "--per_device_eval_batch_size", "100", *common)  # fmt: skip
-    pretrain_args = ("--data_dir", tune, "--pretraining_objective", p.objective, "--opening_tokens", str(p.opening_tokens),
-                     "--pretrain_with_qa", "--block_size", "128", "--per_device_train_batch_size", str(p.batch_size),
-                     "--learning_rate", "1e-3", "--adam_beta2", "0.95", "--weight_decay", "0.1", "--warmup_steps", "100",
-                     "--max_grad_norm", "1.0", "--lr_scheduler_type", "cosine_with_min_lr", "--lr_scheduler_kwargs",
-                     '{"min_lr_rate": 0.1}', "--logging_steps", "50", *_overrides(p.config_overrides), *common)  # fmt: skip
+    optimiser_args = ("--block_size", "128", "--per_device_train_batch_size", str(p.batch_size), "--learning_rate", "1e-3",
+                      "--adam_beta2", "0.95", "--weight_decay", "0.1", "--warmup_steps", "100", "--max_grad_norm", "1.0",
+                      "--lr_scheduler_type", "cosine_with_min_lr", "--lr_scheduler_kwargs", '{"min_lr_rate": 0.1}',
+                      "--logging_steps", "50", *_overrides(p.config_overrides), *common)  # fmt: skip
+    objective_args = ("--data_dir", tune, "--pretraining_objective", p.objective, "--opening_tokens", str(p.opening_tokens),
+                      "--pretrain_with_qa")  # fmt: skip
+    span_corruption_args = ("--data_dir", tune, "--pretraining_objective", "span_corruption")
     steps = [
         Step("bp_prepare_data", (py, "benchmarks/prepare_data.py", "birthplace-tune", "--data_root", paths.data_root,
                                  "--out", f"{paths.out}/data"), timed=False),
@@ -232,36 +248,45 @@ def birthplace_steps(profile: Profile, paths: Paths) -> list[Step]:
     ]  # fmt: skip
     epochs = {"vanilla": p.pretrain_epochs, "synthesizer": p.synthesizer_pretrain_epochs,
               "vanilla_augmented": p.augmented_pretrain_epochs,
-              "synthesizer_augmented": p.synthesizer_augmented_pretrain_epochs}  # fmt: skip
-    for variant, model in BIRTHPLACE_MODELS:
+              "synthesizer_augmented": p.synthesizer_augmented_pretrain_epochs,
+              "vanilla_span_corruption": p.span_corruption_pretrain_epochs}  # fmt: skip
+    variants, first = dict((model, variant) for variant, model in BIRTHPLACE_MODELS), p.models[0]
+    for model in p.models:
+        variant, span_corruption = variants[model], model.endswith("_span_corruption")
         # The first model trains the tokenizer (on wiki.txt, never on the copies); the others share it.
-        tokenizer = ("--tokenizer_vocab_size", str(p.vocab_size)) if model == "vanilla" else (
-            "--tokenizer_name_or_path", f"{bp}/vanilla_pretrain")  # fmt: skip
-        augment = ("--augment", p.augment) if model != variant else ()
+        tokenizer = ("--tokenizer_vocab_size", str(p.vocab_size)) if model == first else (
+            "--tokenizer_name_or_path", f"{bp}/{first}_pretrain")  # fmt: skip
+        augment = ("--augment", p.augment) if model.endswith("_augmented") else ()
+        objective = span_corruption_args if span_corruption else objective_args
+        # The course's finetuning stage. After mixed pretraining the model already answers, and a short, gentle pass
+        # keeps it; after span corruption it learns the questions there, with the course's 10 epochs at 6e-4.
+        finetuning = ("10", "6e-4") if span_corruption else ("2", "1e-4")
         pretrained, finetuned = f"{bp}/{model}_pretrain", f"{bp}/{model}_finetune"
         steps += [
             Step(f"bp_{model}_pretrain", (*recipe, "pretrain", "--variant", variant, *tokenizer, *augment, "--output_dir",
-                                          pretrained, "--num_train_epochs", str(epochs[model]), *pretrain_args)),
+                                          pretrained, "--num_train_epochs", str(epochs[model]), *objective,
+                                          *optimiser_args)),
             Step(f"bp_{model}_probe", (py, "benchmarks/probe_facts.py", "--data_dir", real, "--model_name_or_path", pretrained)),
             *_evaluate_all(f"bp_{model}_pretrain", pretrained, py, real, tune, common),
-            # The course's finetuning stage. After mixed pretraining the model already answers; a short, gentle pass keeps it.
             Step(f"bp_{model}_finetune", (*recipe, "finetune", "--model_name_or_path", pretrained, "--output_dir",
-                                          finetuned, "--num_train_epochs", "2", "--learning_rate", "1e-4", *finetune_args)),
+                                          finetuned, "--num_train_epochs", finetuning[0], "--learning_rate", finetuning[1],
+                                          *finetune_args)),
             *_evaluate_all(f"bp_{model}", finetuned, py, real, tune, common),
         ]  # fmt: skip
-        if model == "vanilla":  # no pretraining: the same model shape and tokenizer, finetuned from random weights
+        if model == first:  # no pretraining: the same model shape and tokenizer, finetuned from random weights
             steps += [
                 Step("bp_nopretrain_finetune", (*recipe, "finetune", "--variant", "vanilla", "--tokenizer_name_or_path",
-                                                f"{bp}/vanilla_pretrain", *_overrides(p.config_overrides), "--output_dir",
+                                                f"{bp}/{first}_pretrain", *_overrides(p.config_overrides), "--output_dir",
                                                 f"{bp}/nopretrain_finetune", "--num_train_epochs", str(p.nopretrain_epochs),
                                                 "--learning_rate", "1e-3", *finetune_args)),
                 *_evaluate_all("bp_nopretrain", f"{bp}/nopretrain_finetune", py, real, tune, common),
             ]  # fmt: skip
     figures = "benchmarks/figures"
     return steps + [
-        Step("bp_plot", (py, "benchmarks/plot_birthplace.py", "--bench_dir", paths.out, "--output",
-                         f"{figures}/birthplace_dev_accuracy{profile.figure_suffix}.png"), timed=False, may_fail=True),
-        Step("bp_loss_figure", ("cp", f"{bp}/vanilla_pretrain/loss.png",
+        Step("bp_plot", (py, "benchmarks/plot_birthplace.py", "--bench_dir", paths.out, "--profile", profile.name,
+                         "--output", f"{figures}/birthplace_dev_accuracy{profile.figure_suffix}.png"), timed=False,
+             may_fail=True),
+        Step("bp_loss_figure", ("cp", f"{bp}/{first}_pretrain/loss.png",
                                 f"{figures}/birthplace_pretrain_loss{profile.figure_suffix}.png"), timed=False),
     ]  # fmt: skip
 

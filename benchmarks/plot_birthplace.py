@@ -13,7 +13,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from plan import BIRTHPLACE_ROWS  # noqa: E402
+from plan import PROFILES, birthplace_rows  # noqa: E402
 
 from hf_models.run_record import read_record  # noqa: E402
 
@@ -28,17 +28,20 @@ COLOURS = {  # by the plan's row
     "vanilla_augmented_finetuned": "#b8aee0",
     "synthesizer_augmented_pretrain_only": "#c44e52",
     "synthesizer_augmented_finetuned": "#e8a0a2",
+    "vanilla_span_corruption_pretrain_only": "#937860",
+    "vanilla_span_corruption_finetuned": "#c9b29b",
 }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bench_dir", default="outputs/bench", help="the OUT folder of `benchmarks/plan.py run`")
+    parser.add_argument("--profile", choices=sorted(PROFILES), default="cpu", help="the plan's profile whose rows to plot")
     parser.add_argument("--output", default="benchmarks/figures/birthplace_dev_accuracy.png", help="PNG file to write")
     parser.add_argument("--title", default="Birthplace dev accuracy (500 questions)", help="the figure's title")
     args = parser.parse_args()
     labels, values, colours = [], [], []
-    for row in BIRTHPLACE_ROWS:
+    for row in birthplace_rows(args.profile):
         record = read_record(Path(args.bench_dir) / row.runs[0])
         scores = record.scored("validation") if record else None
         if scores is not None:

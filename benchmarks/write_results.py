@@ -4,8 +4,8 @@
     python benchmarks/write_results.py --bench_dir outputs/bench
     python benchmarks/write_results.py --bench_dir outputs/bench_gpu --profile gpu
 
-The rows are those of the benchmark plan (`benchmarks/plan.py`: `BIRTHPLACE_ROWS`, `sentiment_rows`,
-`TUNE_SPLIT_CHOICE`), read from the recipes' run records under BENCH_DIR and the step timings (timings.tsv, written
+The rows are those of the benchmark plan (`benchmarks/plan.py`: `birthplace_rows`, `sentiment_rows`,
+`tune_split_choice`), read from the recipes' run records under BENCH_DIR and the step timings (timings.tsv, written
 by `plan.py run`). A row whose run is missing, or one of whose steps failed (no line in timings.tsv), stops the
 script with an error naming it: a section is always written whole, from this bench folder, never with a row kept
 from an earlier run. Only the `birthplace_dev_acc` and `sentiment_valid_acc` sections are written (`*_gpu` for the
@@ -26,14 +26,18 @@ import shutil
 import statistics
 from pathlib import Path
 
-from plan import BIRTHPLACE_ROWS, TUNE_SPLIT_CHOICE, Row, sentiment_rows
+from plan import PROFILES, Row, birthplace_rows, sentiment_rows, tune_split_choice
 
 from hf_models.run_record import RunRecord, read_record
 
-HEADLINE = {  # file in benchmarks/predictions -> (results section, row)
-    "birthplace_test_predictions.txt": ("birthplace_dev_acc", "vanilla"),
-    "sentiment_test_predictions.txt": ("sentiment_valid_acc", None),  # the row with the best validation mean
-}
+
+def headline(profile: str) -> dict[str, tuple[str, str | None]]:
+    """File in benchmarks/predictions -> (results section, row): birthplace's is the profile's first pretrained
+    model (its tune split's choice), sentiment's the row with the best validation mean."""
+    return {
+        "birthplace_test_predictions.txt": ("birthplace_dev_acc", PROFILES[profile].birthplace.models[0]),
+        "sentiment_test_predictions.txt": ("sentiment_valid_acc", None),
+    }
 
 
 class MissingRun(SystemExit):
@@ -98,10 +102,10 @@ def record_of(row: Row, folder: Path, split: str = "validation", metric: str | N
     return record
 
 
-def birthplace_rows(bench: Path, timings: dict, hardware: str, date: str) -> dict:
+def birthplace_rows_of(bench: Path, profile: str, timings: dict, hardware: str, date: str) -> dict:
     """One run per row: `std` is the binomial standard error of the accuracy over the dev questions."""
     rows = {}
-    for row in BIRTHPLACE_ROWS:
+    for row in birthplace_rows(profile):
         folder = bench / row.runs[0]
         check_steps(row, list(row.steps), timings)
         scores = record_of(row, folder, metric="exact_match").scored("validation")
@@ -117,8 +121,8 @@ def birthplace_rows(bench: Path, timings: dict, hardware: str, date: str) -> dic
         extra["predictions_test"] = str(folder / "predictions_test.txt")
         std = math.sqrt(accuracy * (1 - accuracy) / total)
         rows[row.key] = entry(accuracy, std, list(row.steps), timings, hardware, date, extra)
-    by_key = {row.key: row for row in BIRTHPLACE_ROWS}
-    for key, candidates in TUNE_SPLIT_CHOICE.items():
+    by_key = {row.key: row for row in birthplace_rows(profile)}
+    for key, candidates in tune_split_choice(profile).items():
         chosen = max(candidates, key=lambda c: rows[c]["tune_split_acc"])  # max keeps the first of equals
         # Both candidates were trained and scored on the tuning split to make the choice: all of it counts.
         steps = sorted({s for c in candidates for s in (*by_key[c].steps, by_key[c].tune_step)})
@@ -155,7 +159,7 @@ def sentiment_rows_of(bench: Path, profile: str, timings: dict, hardware: str, d
     return rows
 
 
-def copy_headline_predictions(results: dict, predictions_dir: Path, suffix: str = "") -> None:
+def copy_headline_predictions(results: dict, predictions_dir: Path, profile: str = "cpu") -> None:
     """Copy the headline runs' test predictions and say in a README which run made each file."""
     predictions_dir.mkdir(parents=True, exist_ok=True)
     lines = [
@@ -164,8 +168,8 @@ def copy_headline_predictions(results: dict, predictions_dir: Path, suffix: str 
         "Written by `benchmarks/write_results.py` after `benchmarks/run_all.sh`; one line per test input.",
         "",
     ]
-    for name, (section, row) in HEADLINE.items():
-        section += suffix
+    for name, (section, row) in headline(profile).items():
+        section += "_gpu" if profile == "gpu" else ""
         rows = results.get(section, {})
         if row is None and rows:
             row = max(rows, key=lambda key: rows[key]["value"])
@@ -220,12 +224,12 @@ def main() -> None:
 
     fresh = {}
     if "birthplace" in args.tasks:
-        fresh[f"birthplace_dev_acc{suffix}"] = birthplace_rows(bench, timings, hardware, date)
+        fresh[f"birthplace_dev_acc{suffix}"] = birthplace_rows_of(bench, args.profile, timings, hardware, date)
     if "sentiment" in args.tasks:
         fresh[f"sentiment_valid_acc{suffix}"] = sentiment_rows_of(bench, args.profile, timings, hardware, date)
         copy_seed_predictions(fresh[f"sentiment_valid_acc{suffix}"], predictions_dir)
     results.update(fresh)
-    copy_headline_predictions({**results, **fresh}, predictions_dir, suffix)
+    copy_headline_predictions({**results, **fresh}, predictions_dir, args.profile)
     results_path.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     sections = tuple(fresh)
     summary = {k: {row: (v["value"], v["std"]) for row, v in results[k].items() if "std" in v} for k in sections}

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from hf_models.data import augment_forms, augment_paragraph, augmentation_cost, augmented_copies, encode_openings
-from hf_models.data.augmentation import name_first, opening_sentence, split_paragraph
+from hf_models.data.augmentation import clauses, name_first, opening_sentence, split_paragraph
 
 TINY = "hidden_size=32,num_hidden_layers=1,num_attention_heads=2,intermediate_size=64,max_position_embeddings=64"
 COMMON = ["--use_cpu", "--report_to", "none", "--save_strategy", "no", "--disable_tqdm", "true",
@@ -74,8 +74,26 @@ def test_opening_is_the_first_sentence_alone_starting_with_the_name():
     assert opening_sentence("born in Paris .") is None  # the paragraph itself
 
 
+def test_clauses_restates_each_fact_after_the_full_name():
+    assert augment_paragraph("Khatchig Mouradian. Khatchig Mouradian is a journalist, writer and translator born in "
+                             "Lebanon .", "clauses") == [
+        "Khatchig Mouradian is a journalist . Khatchig Mouradian: writer . "
+        "Khatchig Mouradian: translator born in Lebanon ."
+    ]  # fmt: skip
+    # Brackets, dashes and relative clauses end a clause too; the first one gets the name as in name_first.
+    assert clauses("Eduard Ender. Eduard Ender (3 March 1822 Rome -- 28 December 1883 London) was a painter .") == (
+        "Eduard Ender . Eduard Ender: 3 March 1822 Rome . Eduard Ender: 28 December 1883 London . "
+        "Eduard Ender: was a painter ."
+    )
+    assert clauses("Georgina Willis. Willis is a director who was born in Australia and lives in London .") == (
+        "Georgina Willis is a director . Georgina Willis: who was born in Australia . Georgina Willis: lives in London ."
+    )
+    assert clauses("George Osborn. Osborn was born at Rochester in 1808 .") is None  # one clause: name_first's job
+    assert clauses("born in Paris, France .") is None  # no title, no name
+
+
 def test_augmentation_is_deterministic_with_the_seed():
-    for form in ("permute", "name_first", "opening"):
+    for form in ("permute", "name_first", "opening", "clauses"):
         assert augment_paragraph(ADA, form, copies=3, seed=7) == augment_paragraph(ADA, form, copies=3, seed=7)
     # The seed does choose the orders: not every seed draws the same first one.
     firsts = {augment_paragraph(ADA, "permute", copies=1, seed=seed)[0] for seed in range(10)}
@@ -88,16 +106,16 @@ def test_augmentation_is_deterministic_with_the_seed():
 
 def test_the_copies_use_the_paragraph_alone(synthetic_birthplace_dir: Path):
     """The function sees the paragraph, the form, a count and a seed, nothing else; every word of a copy is one of
-    the paragraph's (the name put first adds only ':' and "'s")."""
+    the paragraph's (the name put first adds only ':' and "'s"; punctuation aside)."""
     assert list(inspect.signature(augment_paragraph).parameters) == ["paragraph", "form", "copies", "seed"]
     paragraphs = (synthetic_birthplace_dir / "wiki.txt").read_text(encoding="utf-8").splitlines()
-    copies = augmented_copies(paragraphs, ["permute", "name_first", "opening"], 2, seed=0)
+    copies = augmented_copies(paragraphs, ["permute", "name_first", "opening", "clauses"], 2, seed=0)
     assert all(copies.values())
     for paragraph in paragraphs:
-        words = set(paragraph.replace(".", " ").split())
+        words = set(re.sub(r"[.,;()]", " ", paragraph).split())  # clauses drops the punctuation that cuts them
         for form in copies:
             for copy in augment_paragraph(paragraph, form, 2, 0):
-                assert set(re.sub(r"'s\b|:|\.", " ", copy).split()) <= words, (form, copy)
+                assert set(re.sub(r"'s\b|[:.,;()]", " ", copy).split()) <= words, (form, copy)
 
 
 def test_the_forms_are_checked():
@@ -170,18 +188,28 @@ def test_without_the_option_the_corpus_is_returned_as_it_is(tiny_tokenizer):
         BirthplaceArguments(augment="shuffle")
 
 
-def test_the_plan_adds_augmented_rows_and_keeps_the_others():
+def test_the_plan_has_augmented_and_span_corruption_rows_beside_the_plain_ones():
     import plan
 
     for profile in ("cpu", "gpu"):
+        models = plan.PROFILES[profile].birthplace.models
         steps = {step.name: step.command for step in plan.plan(profile, plan.Paths("data", "out", "py"))["birthplace"]}
-        for variant in ("vanilla", "synthesizer"):
-            plain, augmented = steps[f"bp_{variant}_pretrain"], steps[f"bp_{variant}_augmented_pretrain"]
-            assert "--augment" not in plain  # the current rows are unchanged
-            assert augmented[augmented.index("--augment") + 1] == plan.PROFILES[profile].birthplace.augment
-            # The same tokenizer: the plain vanilla run's, trained on wiki.txt without the copies.
-            assert augmented[augmented.index("--tokenizer_name_or_path") + 1] == "out/birthplace/vanilla_pretrain"
-            assert f"bp_{variant}_augmented_probe" in steps and f"bp_{variant}_augmented_eval_dev" in steps
-    keys = {row.key for row in plan.BIRTHPLACE_ROWS}
-    assert {"vanilla_finetuned", "vanilla_augmented_pretrain_only", "synthesizer_augmented_finetuned"} <= keys
-    assert set(plan.TUNE_SPLIT_CHOICE) == {"vanilla", "synthesizer", "vanilla_augmented", "synthesizer_augmented"}
+        first = steps[f"bp_{models[0]}_pretrain"]
+        assert first[first.index("--tokenizer_vocab_size") + 1] == "4000"  # the first model trains the tokenizer
+        for model in models:
+            command = steps[f"bp_{model}_pretrain"]
+            assert ("--augment" in command) == model.endswith("_augmented")
+            if model.endswith("_augmented"):
+                assert command[command.index("--augment") + 1] == plan.PROFILES[profile].birthplace.augment
+            if model != models[0]:  # one tokenizer for all: the first run's, trained on wiki.txt without the copies
+                assert command[command.index("--tokenizer_name_or_path") + 1] == f"out/birthplace/{models[0]}_pretrain"
+            objective = command[command.index("--pretraining_objective") + 1]
+            assert objective == ("span_corruption" if model.endswith("_span_corruption") else "openings")
+            assert ("--pretrain_with_qa" in command) == (objective == "openings")  # the course mixes in no QA
+            assert f"bp_{model}_probe" in steps and f"bp_{model}_eval_dev" in steps
+        keys = {row.key for row in plan.birthplace_rows(profile)}
+        assert {f"{model}_{stage}" for model in models for stage in ("pretrain_only", "finetuned")} <= keys
+        assert set(plan.tune_split_choice(profile)) == set(models)
+    # The course's objective stays a row of both profiles (issue 21), and the GPU profile keeps every model.
+    assert all("vanilla_span_corruption" in plan.PROFILES[p].birthplace.models for p in ("cpu", "gpu"))
+    assert set(plan.PROFILES["gpu"].birthplace.models) == {model for _, model in plan.BIRTHPLACE_MODELS}

@@ -48,13 +48,15 @@ BIRTHPLACE = {
     "vanilla_augmented_finetuned": (0.51, 0.50, "Lyon"),
     "synthesizer_augmented_pretrain_only": (0.20, 0.21, "Rome"),
     "synthesizer_augmented_finetuned": (0.22, 0.21, "Rome"),
+    "vanilla_span_corruption_pretrain_only": (0.0, 0.0, "Oslo"),
+    "vanilla_span_corruption_finetuned": (0.04, 0.05, "Oslo"),
 }
 SENTIMENT = {"scratch": [0.70, 0.74], "pretrained": [0.71, 0.76], "frozen": [0.68, 0.69]}  # the first seed's
 
 
 def _bench(bench: Path, profile: str = "cpu") -> dict[str, int]:
     """A bench folder with a run for every row of the plan, and a timings.tsv line (seconds) for every step."""
-    for row in plan.BIRTHPLACE_ROWS:
+    for row in plan.birthplace_rows(profile):
         dev, tune, prediction = BIRTHPLACE[row.key]
         if tune is None:
             record = RunRecord(task="birthplace-evaluation", objective="qa")
@@ -105,11 +107,11 @@ def test_rows_and_headline_predictions_come_from_this_bench_folder(tmp_path, mon
 
 def test_birthplace_headline_is_chosen_on_the_tune_split_never_on_dev(tmp_path, monkeypatch):
     bench, results, predictions = tmp_path / "bench", tmp_path / "results.json", tmp_path / "predictions"
-    seconds = _bench(bench)
+    seconds = _bench(bench, "gpu")  # the profile with every pretrained model; its first one, vanilla, is the headline
 
-    _write_results(monkeypatch, bench, results, predictions)
+    _write_results(monkeypatch, bench, results, predictions, "--profile", "gpu")
 
-    rows = json.loads(results.read_text())["birthplace_dev_acc"]
+    rows = json.loads(results.read_text())["birthplace_dev_acc_gpu"]
     assert rows["vanilla"]["value"] == 0.30 and rows["vanilla"]["chosen_row"] == "vanilla_pretrain_only"
     assert rows["vanilla_finetuned"]["value"] == 0.32  # the course's row is still reported
     assert rows["vanilla"]["std"] == pytest.approx((0.30 * 0.70 / 500) ** 0.5, abs=1e-4)
@@ -121,6 +123,7 @@ def test_birthplace_headline_is_chosen_on_the_tune_split_never_on_dev(tmp_path, 
     # The augmented models have headline rows of their own, chosen the same way; the plain ones stay as they were.
     assert rows["vanilla_augmented"]["chosen_row"] == "vanilla_augmented_pretrain_only"
     assert rows["synthesizer_augmented"]["chosen_row"] == "synthesizer_augmented_finetuned"
+    assert rows["vanilla_span_corruption"]["chosen_row"] == "vanilla_span_corruption_finetuned"
     assert rows["london"]["value"] == 0.05 and "tune_split_acc" not in rows["london"]
     assert (predictions / "birthplace_test_predictions.txt").read_text() == "Paris\n"
 
@@ -136,8 +139,8 @@ def test_gpu_profile_writes_its_own_sections_and_leaves_the_cpu_rows(tmp_path, m
     written = json.loads(results.read_text())
     assert written["sentiment_valid_acc"] == {"pretrained": cpu_row}
     assert written["sentiment_valid_acc_gpu"]["pretrained"]["value"] == pytest.approx(0.74)
-    assert set(written["birthplace_dev_acc_gpu"]) == {row.key for row in plan.BIRTHPLACE_ROWS} | {
-        "vanilla", "synthesizer", "vanilla_augmented", "synthesizer_augmented"}  # fmt: skip
+    assert set(written["birthplace_dev_acc_gpu"]) == {row.key for row in plan.birthplace_rows("gpu")} | {
+        "vanilla", "synthesizer", "vanilla_augmented", "synthesizer_augmented", "vanilla_span_corruption"}  # fmt: skip
     assert "`sentiment_valid_acc_gpu.pretrained` row" in (predictions / "README.md").read_text()
 
 
@@ -147,10 +150,10 @@ def test_a_missing_or_failed_run_stops_with_its_name(tmp_path, monkeypatch, what
     _bench(bench)
     results.write_text(json.dumps({"birthplace_dev_acc": {"vanilla_finetuned": {"value": 0.5}}}))
     if what == "failed step":  # a failed step has no line in timings.tsv, even when an older run left its record
-        timings = bench / "timings.tsv"
+        timings, model = bench / "timings.tsv", plan.PROFILES["cpu"].birthplace.models[0]
         lines = timings.read_text().splitlines(keepends=True)
-        timings.write_text("".join(line for line in lines if not line.startswith("bp_vanilla_finetune\t")))
-        expected = "row 'vanilla_finetuned': step(s) bp_vanilla_finetune missing or failed"
+        timings.write_text("".join(line for line in lines if not line.startswith(f"bp_{model}_finetune\t")))
+        expected = f"row '{model}_finetuned': step(s) bp_{model}_finetune missing or failed"
     else:
         (bench / "sentiment" / "frozen_seed43" / "run_record.json").unlink()
         expected = "row 'frozen': no validation scores in a run record in"
@@ -185,7 +188,7 @@ def test_a_baseline_in_a_models_folder_is_never_reported_as_the_model(tmp_path, 
     better than the model's, written before or after it: every row still reports the model's scores."""
     bench, results, predictions = tmp_path / "bench", tmp_path / "results.json", tmp_path / "predictions"
     _bench(bench)
-    for row in plan.BIRTHPLACE_ROWS:
+    for row in plan.birthplace_rows("cpu"):
         if BIRTHPLACE[row.key][1] is None:
             continue  # the London row itself
         for where in (bench / row.runs[0], bench / row.runs[0] / "eval_tune"):
@@ -197,7 +200,9 @@ def test_a_baseline_in_a_models_folder_is_never_reported_as_the_model(tmp_path, 
     _write_results(monkeypatch, bench, results, predictions)
 
     rows = json.loads(results.read_text())["birthplace_dev_acc"]
-    for key, (dev, tune, _) in BIRTHPLACE.items():
-        assert rows[key]["value"] == dev, key
-        assert rows[key].get("tune_split_acc") == tune, key
-    assert rows["vanilla"]["chosen_row"] == "vanilla_pretrain_only"
+    for row in plan.birthplace_rows("cpu"):
+        dev, tune, _ = BIRTHPLACE[row.key]
+        assert rows[row.key]["value"] == dev, row.key
+        assert rows[row.key].get("tune_split_acc") == tune, row.key
+    for model, (finetuned, pretrained) in plan.tune_split_choice("cpu").items():  # the better on the tune split
+        assert rows[model]["chosen_row"] == max((finetuned, pretrained), key=lambda key: BIRTHPLACE[key][1])

@@ -11,6 +11,9 @@ answer). A `wiki.txt` paragraph is `Title. Sentence ...`: the title is the perso
   part of the name (a surname) is replaced by it, else the name is put before the sentence (`Name: Born in ...`).
 - `opening`: the opening sentence on its own, without the title, starting with the full name as in `name_first`
   (so that it still says whose fact it is).
+- `clauses`: the facts restated one at a time: every clause of the body (cut at commas, brackets, dashes,
+  semicolons and before "and", "who", "which", "where") as a sentence of its own that starts with the full name,
+  so that each fact sits next to the name (`Khatchig Mouradian: translator born in Lebanon .`).
 
 Each form gives up to `copies` copies of a paragraph, all different from the paragraph and from each other: the
 two rewrites have one at most, `permute` as many orders as there are (one for two sentences).
@@ -32,6 +35,7 @@ __all__ = [
     "augment_paragraph",
     "augmentation_cost",
     "augmented_copies",
+    "clauses",
     "name_first",
     "opening_sentence",
     "permute_sentences",
@@ -40,7 +44,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-AUGMENT_FORMS = ("permute", "name_first", "opening")
+AUGMENT_FORMS = ("permute", "name_first", "opening", "clauses")
 
 # Words whose period ends no sentence: initials ("P.", "U.S."), "b.", "St.", "Jr.", "Dr.", ... (a capital and two letters at
 # most, three lower-case letters, a day "29."), also after "(" or "*"; and a sentence starts with a capital, a digit or an opening quote/bracket.
@@ -115,6 +119,26 @@ def opening_sentence(paragraph: str) -> str | None:
     return copy if copy != paragraph.strip() else None
 
 
+# Where a clause ends: punctuation that sets one off, or a word that opens the next ("and", "who", ...).
+_CLAUSE_BREAK = re.compile(r"\s*(?:[,;()]|\s--?\s)\s*|\s+(?:and\s+|(?=(?:who|which|where)\s))")
+
+
+def clauses(paragraph: str) -> str | None:
+    """The `clauses` form: each clause of the body as a sentence of its own, starting with the full name (the first
+    one as in `name_first`); None without a title or with a single clause that already has the form."""
+    title, sentences = split_paragraph(paragraph)
+    if title is None:
+        return None
+    restated = []
+    for sentence in sentences:
+        parts = [re.sub(r"^and\s+", "", p.strip(" .")) for p in _CLAUSE_BREAK.split(sentence)]
+        parts = [p for p in parts if re.search(r"\w", p)]
+        for i, part in enumerate(parts):
+            restated.append(f"{_with_name_first(part, title) if i == 0 else f'{title}: {part}'} .")
+    copy = " ".join(restated)
+    return copy if copy != paragraph.strip() and len(restated) > 1 else None
+
+
 def permute_sentences(paragraph: str, copies: int, rng: random.Random) -> list[str]:
     """Up to `copies` different orders of the body's sentences (never the paragraph's own), after the title."""
     title, sentences = split_paragraph(paragraph)
@@ -142,6 +166,8 @@ def augment_paragraph(paragraph: str, form: str, copies: int = 1, seed: int = 0)
         copy = name_first(paragraph)
     elif form == "opening":
         copy = opening_sentence(paragraph)
+    elif form == "clauses":
+        copy = clauses(paragraph)
     else:
         raise ValueError(f"unknown augmentation form {form!r}; expected one of {', '.join(AUGMENT_FORMS)}")
     return [copy] if copy is not None else []
