@@ -154,6 +154,13 @@ BAD_INPUTS = {
                                       "--config_overrides", TINY, "--block_size", "65", "--output_dir", NEW),
                                       "max_position_embeddings=64"),
     "max-steps-negative": ("pretrain", _pre("--max_steps", "-3", "--output_dir", NEW), "--max_steps -3"),
+    "resume-from-a-missing-checkpoint": ("pretrain", _pre("--resume_from_checkpoint", "{root}/model/checkpoint-9",
+                                         "--output_dir", NEW), "--resume_from_checkpoint {root}/model/checkpoint-9 does not exist"),
+    "sentiment-resume-from-a-file": ("sentiment", _cls("--resume_from_checkpoint", "{root}/bad.pt", "--output_dir", NEW),
+                                     "--resume_from_checkpoint {root}/bad.pt is a file"),
+    "birthplace-resume-from-a-missing-checkpoint": ("birthplace", _bp("finetune", "--model_name_or_path", "{root}/model",
+                                                    "--resume_from_checkpoint", "{root}/nowhere", "--output_dir", NEW),
+                                                    "--resume_from_checkpoint {root}/nowhere does not exist"),
     "max-seq-length-0": ("sentiment", _cls("--max_seq_length", "0", "--output_dir", NEW), "--max_seq_length 0"),
     "course-tokenizer-on-an-empty-wiki": ("courses", ["cs224n-char", "--data_dir", "{root}/empty_data", "--output_dir",
                                                       NEW], "wiki.txt: file is empty"),
@@ -187,6 +194,7 @@ def _snapshot(root: Path) -> dict[str, str]:
 def test_bad_input_is_one_line_exit_2_and_changes_nothing(world: Path, case: str, capsys: pytest.CaptureFixture) -> None:
     command, argv, expected = BAD_INPUTS[case]
     argv = [arg.format(root=world) for arg in argv]
+    expected = expected.format(root=world)
     before = _snapshot(world)
     capsys.readouterr()
     status = command_line(COMMANDS[command], argv)
