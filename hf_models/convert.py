@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import pickle
 import re
 import sys
 from collections.abc import Sequence
@@ -53,6 +54,16 @@ class CheckpointError(UsageError):
     """A course checkpoint that does not match the expected model: the message lists every bad key."""
 
 
+def _load_failure(error: Exception) -> str:
+    """Why `torch.load` failed, in one sentence. Torch's own message for a file that is not a pickle of tensors is
+    paragraphs of advice to load it with `weights_only=False`, which would run whatever code the file holds: never
+    repeated here."""
+    if isinstance(error, pickle.UnpicklingError) or "weights_only" in str(error):
+        return "the file is not a torch.save archive of tensors; it is never unpickled with weights_only=False"
+    first_sentence = str(error).strip().split(". ")[0].splitlines()[0] if str(error).strip() else ""
+    return f"{type(error).__name__}: {first_sentence[:200]}"
+
+
 def load_course_state_dict(path: str | os.PathLike) -> StateDict:
     """Read a state dict saved with `torch.save`, unwrapping `{"model_state_dict": ...}`-style checkpoints."""
     path = Path(path)
@@ -61,11 +72,7 @@ def load_course_state_dict(path: str | os.PathLike) -> StateDict:
     try:
         checkpoint = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as error:  # torch raises several types for a non-checkpoint file
-        # torch's own message is several paragraphs of pickle advice: its first line says enough.
-        first_line = str(error).strip().splitlines()[0] if str(error).strip() else ""
-        raise CheckpointError(
-            f"{path}: not a PyTorch state dict, or a corrupt one ({type(error).__name__}: {first_line[:200]})"
-        ) from None
+        raise CheckpointError(f"{path}: not a PyTorch state dict, or a corrupt one ({_load_failure(error)})") from None
     for key in STATE_DICT_WRAPPER_KEYS:
         if isinstance(checkpoint, dict) and isinstance(checkpoint.get(key), dict):
             checkpoint = checkpoint[key]
