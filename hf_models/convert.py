@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import pickle
 import re
 import sys
 from collections.abc import Sequence
@@ -54,16 +53,6 @@ class CheckpointError(UsageError):
     """A course checkpoint that does not match the expected model: the message lists every bad key."""
 
 
-def _load_failure(error: Exception) -> str:
-    """Why `torch.load` failed, in one sentence. Torch's own message for a file that is not a pickle of tensors is
-    paragraphs of advice to load it with `weights_only=False`, which would run whatever code the file holds: never
-    repeated here."""
-    if isinstance(error, pickle.UnpicklingError) or "weights_only" in str(error):
-        return "the file is not a torch.save archive of tensors; it is never unpickled with weights_only=False"
-    first_sentence = str(error).strip().split(". ")[0].splitlines()[0] if str(error).strip() else ""
-    return f"{type(error).__name__}: {first_sentence[:200]}"
-
-
 def load_course_state_dict(path: str | os.PathLike) -> StateDict:
     """Read a state dict saved with `torch.save`, unwrapping `{"model_state_dict": ...}`-style checkpoints."""
     path = Path(path)
@@ -72,7 +61,11 @@ def load_course_state_dict(path: str | os.PathLike) -> StateDict:
     try:
         checkpoint = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as error:  # torch raises several types for a non-checkpoint file
-        raise CheckpointError(f"{path}: not a PyTorch state dict, or a corrupt one ({_load_failure(error)})") from None
+        # Its first sentence says enough; never its advice to unpickle with weights_only=False (running the file).
+        reason = f"{type(error).__name__}: {(str(error).strip() or '?').splitlines()[0].split('. ')[0][:200]}"
+        if type(error).__name__ == "UnpicklingError" or "weights_only" in str(error):
+            reason = "not a torch.save archive of tensors; it is never unpickled with weights_only=False"
+        raise CheckpointError(f"{path}: not a PyTorch state dict, or a corrupt one ({reason})") from None
     for key in STATE_DICT_WRAPPER_KEYS:
         if isinstance(checkpoint, dict) and isinstance(checkpoint.get(key), dict):
             checkpoint = checkpoint[key]
