@@ -1,9 +1,8 @@
 #!/usr/bin/env python
 """Mutation check: plant plausible bugs in the library, one at a time, and expect the tests to catch each one.
 
-Every mutant is an exact string replacement in one source file (`hf_models/small_encoder/`, `hf_models/data/`,
-`hf_models/textio.py`, `hf_models/metrics/`, `hf_models/training/`). For each mutant the tree is copied to a temporary folder
-(the working tree is never touched), the replacement is applied there, and the mutant's test files run with
+Every mutant is an exact string replacement in one source file (under `hf_models/`, or `benchmarks/write_results.py`,
+`tokenizer/train_tokenizer.py`). For each mutant the tree is copied to a temporary folder (the working tree is never touched), the replacement is applied there, and the mutant's test files run with
 `PYTHONPATH` pointing at the copy. A mutant is *killed* when pytest reports failing tests (exit code 1).
 
 A target string that is missing, or found more than once, stops the run before anything is executed: the list
