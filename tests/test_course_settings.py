@@ -50,9 +50,13 @@ def test_unknown_characters_are_named(char_tokenizer):
 def test_a_course_tokenizer_names_an_unknown_character(char_tokenizer, tmp_path):
     """Tokenizers alone says `Missing [UNK] token from the vocabulary`; the loaded course tokenizer names the
     character and where it is, for one text, a batch or a pair, and still encodes what it knows."""
+    from transformers import PreTrainedTokenizerFast
+
     from hf_models.tokenization.courses import VocabularyError, load_course_tokenizer
 
     char_tokenizer.save_pretrained(tmp_path / "tok")
+    saved = json.loads((tmp_path / "tok" / "tokenizer_config.json").read_text(encoding="utf-8"))
+    assert saved["tokenizer_class"] == PreTrainedTokenizerFast.__name__  # AutoTokenizer loads it without this package
     tokenizer = load_course_tokenizer(tmp_path / "tok")
     assert tokenizer("Ada")["input_ids"] == char_tokenizer("Ada")["input_ids"]
     for call in (lambda: tokenizer("Ada Zoé"), lambda: tokenizer(["Ada", "Ada Zoé"], padding=True), lambda: tokenizer("Ada", "Ada Zoé")):

@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Sequence
@@ -92,6 +93,16 @@ class CourseCharTokenizer(PreTrainedTokenizerFast):
             if message is None or "Missing [UNK]" not in str(error):
                 raise
             raise VocabularyError(message) from None
+
+    def save_pretrained(self, save_directory, *args, **kwargs):
+        """Saved under the plain class's name, so that `AutoTokenizer` loads the files anywhere, without this
+        package (transformers writes `self.__class__.__name__`)."""
+        files = super().save_pretrained(save_directory, *args, **kwargs)
+        config_file = Path(save_directory) / "tokenizer_config.json"
+        config = json.loads(config_file.read_text(encoding="utf-8"))
+        config["tokenizer_class"] = PreTrainedTokenizerFast.__name__
+        config_file.write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        return files
 
 
 def _strings(texts) -> list[str]:
