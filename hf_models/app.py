@@ -34,6 +34,7 @@ import torch
 from transformers import AutoConfig, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
 from .tasks.qa_formats import BPEQAFormat, CourseQAFormat
+from .tokenization.courses import CourseCharTokenizer, is_cs224n_char_tokenizer
 
 logger = logging.getLogger(__name__)
 
@@ -120,6 +121,8 @@ def load_model(source: str, label: str | None = None) -> LoadedModel:
     try:
         model = auto_class.from_pretrained(source, dtype=torch.float32).eval()
         tokenizer = AutoTokenizer.from_pretrained(source)
+        if is_cs224n_char_tokenizer(tokenizer):  # the same files, with an error that names an unknown character
+            tokenizer = CourseCharTokenizer.from_pretrained(source)
     except (OSError, ValueError) as error:
         raise AppError(f"cannot load the model or tokenizer of {source}: {_first_line(error)}") from None
     tokenizer.clean_up_tokenization_spaces = False

@@ -61,11 +61,11 @@ def load_course_state_dict(path: str | os.PathLike) -> StateDict:
     try:
         checkpoint = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as error:  # torch raises several types for a non-checkpoint file
-        # torch's own message is several paragraphs of pickle advice: its first line says enough.
-        first_line = str(error).strip().splitlines()[0] if str(error).strip() else ""
-        raise CheckpointError(
-            f"{path}: not a PyTorch state dict, or a corrupt one ({type(error).__name__}: {first_line[:200]})"
-        ) from None
+        # Its first sentence says enough; never its advice to unpickle with weights_only=False (running the file).
+        reason = f"{type(error).__name__}: {(str(error).strip() or '?').splitlines()[0].split('. ')[0][:200]}"
+        if type(error).__name__ == "UnpicklingError" or "weights_only" in str(error):
+            reason = "not a torch.save archive of tensors; it is never unpickled with weights_only=False"
+        raise CheckpointError(f"{path}: not a PyTorch state dict, or a corrupt one ({reason})") from None
     for key in STATE_DICT_WRAPPER_KEYS:
         if isinstance(checkpoint, dict) and isinstance(checkpoint.get(key), dict):
             checkpoint = checkpoint[key]

@@ -9,7 +9,7 @@ import torch
 from course_reference import LabModel
 from torch import nn
 from torch.nn import functional as F
-from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification
+from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification, AutoTokenizer
 
 from hf_models import SmallEncoderForCausalLM, SmallEncoderForSequenceClassification
 from hf_models.convert import CheckpointError, convert_checkpoint
@@ -286,23 +286,36 @@ def test_bad_lab_checkpoint_lists_every_problem(lab_checkpoints, tmp_path):
     assert "unknown keys" not in message
 
 
-# `python -m hf_models.convert`: every flag through `main`, checked on the saved config (one row per flag).
+# `python -m hf_models.convert`: every flag through `main`, checked on the saved folder (one row per flag; `{tmp}`
+# is the test's folder, which holds a 53-character tokenizer `tok` and `hf`, the output, with an earlier config).
+def _config(out):
+    import json
+
+    return json.loads((out / "config.json").read_text(encoding="utf-8"))
+
+
 CONVERT_FLAG_ROWS = [
-    (False, ("--num_heads", "4"), lambda config: config["num_attention_heads"] == 4),  # the default is 8
-    (False, ("--variant", "vanilla"), lambda config: config["attention_type"] == "vanilla"),
-    (True, ("--variant", "synthesizer"), lambda config: config["attention_type"] == "synthesizer"),
-    (True, ("--share_synthesizer_heads",), lambda config: config["synthesizer_shared_heads"] is True),
+    (False, ("--num_heads", "4"), lambda out: _config(out)["num_attention_heads"] == 4),  # the default is 8
+    (False, ("--variant", "vanilla"), lambda out: _config(out)["attention_type"] == "vanilla"),
+    (False, ("--tokenizer", "{tmp}/tok"), lambda out: len(AutoTokenizer.from_pretrained(out)) == 53),
+    (True, ("--variant", "synthesizer"), lambda out: _config(out)["attention_type"] == "synthesizer"),
+    (True, ("--share_synthesizer_heads",), lambda out: _config(out)["synthesizer_shared_heads"] is True),
+    (True, ("--overwrite_output_dir",), lambda out: "earlier" not in _config(out)),
 ]  # fmt: skip
 
 
 @pytest.mark.parametrize("synthesizer", [False, True], ids=["vanilla", "synthesizer"])
 def test_convert_command_line_flags_reach_the_saved_config(tmp_path, synthesizer):
-    import json
-
     from hf_models.convert import main
+    from hf_models.tokenization.courses import build_cs224n_char_tokenizer
 
     torch.save(course_gpt(synthesizer=synthesizer).state_dict(), tmp_path / "model.pt")
+    (tmp_path / "wiki.txt").write_text("".join(chr(ord("A") + i) for i in range(51)), encoding="utf-8")
+    build_cs224n_char_tokenizer(tmp_path / "wiki.txt", tmp_path / "tok")  # 2 + 51 = 53, the checkpoint's vocabulary
     rows = [(flags, check) for is_synth, flags, check in CONVERT_FLAG_ROWS if is_synth == synthesizer]
-    main(["cs224n-mingpt", str(tmp_path / "model.pt"), "--output_dir", str(tmp_path / "hf")] + [a for f, _ in rows for a in f])
-    config = json.loads((tmp_path / "hf" / "config.json").read_text(encoding="utf-8"))
-    assert [flags for flags, check in rows if not check(config)] == []  # fmt: skip
+    if any("--overwrite_output_dir" in flags for flags, _ in rows):
+        (tmp_path / "hf").mkdir()
+        (tmp_path / "hf" / "config.json").write_text('{"earlier": true}')
+    flags = [arg.format(tmp=tmp_path) for flags, _ in rows for arg in flags]
+    main(["cs224n-mingpt", str(tmp_path / "model.pt"), "--output_dir", str(tmp_path / "hf"), *flags])
+    assert [flags for flags, check in rows if not check(tmp_path / "hf")] == []

@@ -43,8 +43,25 @@ def test_qa_rows_are_the_course_name_dataset(char_tokenizer):
 
 
 def test_unknown_characters_are_named(char_tokenizer):
-    with pytest.raises(ValueError, match=r"birthplace QA rows: 2 character\(s\) are not .*\['Z', 'é'\]"):
-        encode_char_qa({"question": ["Zoé"], "answer": ["Paris"]}, char_tokenizer, block_size=128)
+    with pytest.raises(ValueError, match=r"birthplace QA rows, column 1 of 'Zoé': the character 'Z' \(U\+005A\) is not in the course's character vocabulary .*1 other unknown character\(s\): \['é'\]"):
+        encode_char_qa({"question": ["Zoé"], "answer": ["Paris"]}, char_tokenizer, block_size=128)  # fmt: skip
+
+
+def test_a_course_tokenizer_names_an_unknown_character(char_tokenizer, tmp_path):
+    """Tokenizers alone says `Missing [UNK] token from the vocabulary`; the loaded course tokenizer names the
+    character and where it is, for one text, a batch or a pair, and still encodes what it knows."""
+    from transformers import PreTrainedTokenizerFast
+
+    from hf_models.tokenization.courses import VocabularyError, load_course_tokenizer
+
+    char_tokenizer.save_pretrained(tmp_path / "tok")
+    saved = json.loads((tmp_path / "tok" / "tokenizer_config.json").read_text(encoding="utf-8"))
+    assert saved["tokenizer_class"] == PreTrainedTokenizerFast.__name__  # AutoTokenizer loads it without this package
+    tokenizer = load_course_tokenizer(tmp_path / "tok")
+    assert tokenizer("Ada")["input_ids"] == char_tokenizer("Ada")["input_ids"]
+    for call in (lambda: tokenizer("Ada Zoé"), lambda: tokenizer(["Ada", "Ada Zoé"], padding=True), lambda: tokenizer("Ada", "Ada Zoé")):
+        with pytest.raises(VocabularyError, match=r"^the text, column 5 of 'Ada Zoé': the character 'Z' \(U\+005A\)"):
+            call()  # fmt: skip
 
 
 def test_answer_is_between_the_first_and_second_mask():
@@ -122,6 +139,20 @@ def test_birthplace_course_vocabulary_end_to_end(tmp_path, synthetic_birthplace_
     )
     assert f"Correct: {metrics['correct']} out of 60: " in capsys.readouterr().out
     assert len((ft / "predictions_validation.txt").read_text(encoding="utf-8").splitlines()) == 60
+
+    # A dev question with a character wiki.txt never had: one line naming it, its file, line and column.
+    from hf_models.safety import command_line
+
+    dev = tmp_path / "data" / "birth_dev.tsv"
+    lines = dev.read_text(encoding="utf-8").splitlines()
+    dev.write_text("\n".join([lines[0], "Where was Ωmar born?\tParis", *lines[2:]]) + "\n", encoding="utf-8")
+    argv = ["evaluate", "--data_dir", data, "--model_name_or_path", str(ft), "--course_vocabulary"]
+    assert command_line(birthplace.main, argv) == 2
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error: ")]
+    assert errors == [
+        f"error: {dev}:2, column 11: the character 'Ω' (U+03A9) is not in the course's character vocabulary (the "
+        "characters of the wiki.txt it was built from; the course has no unknown token)"
+    ]
 
 
 def write_lab_books(folder: Path) -> Path:

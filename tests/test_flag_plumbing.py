@@ -5,13 +5,16 @@ config, the run record, the collator's masking rate measured on a batch, the opt
 written. A scenario runs its command line once, in process, with all its rows' flags together (a one-step
 Trainer run on a tiny model), then runs every row's check. Adding a flag is adding one row.
 
-Rows still to add when their flags land (other issues): `--overwrite` (safety pass), `--classifier_dropout`,
-`--gradual_unfreezing`, `--average_last_epochs`, `--selection_split_percentage`, `--classifier_pooling concat`
-and `--objective rtd` (sentiment work).
+`test_every_flag_has_a_row` keeps the tables complete: it lists each command line's own flags (what its `--help`
+shows, Trainer's `TrainingArguments` left out) and fails on a flag with no row here, no test elsewhere that sets it
+(`ELSEWHERE`), and no reason to have none (`INPUTS`: what every scenario reads).
 """
 
 from __future__ import annotations
 
+import argparse
+import importlib.util
+import inspect
 import json
 import random
 from collections.abc import Callable
@@ -22,7 +25,7 @@ import pytest
 import torch
 
 from hf_models.run_record import read_record
-from hf_models.tasks import birthplace, sentiment
+from hf_models.tasks import birthplace, qa_formats, sentiment
 from hf_models.tasks import pretraining as pretrain
 
 TINY = "hidden_size=32,num_hidden_layers=2,num_attention_heads=2,intermediate_size=64,max_position_embeddings=64"
@@ -32,12 +35,17 @@ COMMON = [
 ]  # fmt: skip
 
 
+def _tiny(run) -> None:
+    assert (run.config["hidden_size"], run.config["num_hidden_layers"]) == (32, 2)
+
+
 @dataclass(frozen=True)
 class Flag:
     """One table row: the flag (and value) and the check of its effect on the finished run."""
 
     args: tuple[str, ...]
     check: Callable[[Run], None]
+    prepare: Callable[[Path], None] | None = None  # called on the output folder before the run
 
 
 @dataclass
@@ -56,6 +64,9 @@ class Run:
         return read_record(self.out)
 
 
+TINY_ROW = Flag(("--config_overrides", TINY), _tiny)
+
+
 def spy_on_train_model(monkeypatch, task_module) -> dict:
     """Replace the task's `train_model` by one that records its arguments (the model, the datasets, the
     collator, the trainer) and then trains for real."""
@@ -64,6 +75,7 @@ def spy_on_train_model(monkeypatch, task_module) -> dict:
 
     def spy(model, training_args, tokenizer, train_dataset, data_collator, eval_dataset=None, **kwargs):
         seen.update(model=model, train_dataset=train_dataset, collator=data_collator, eval_dataset=eval_dataset)
+        seen["initial"] = {name: tensor.detach().clone() for name, tensor in model.state_dict().items()}
         seen.update(kwargs)
         trainer, metrics = real(model, training_args, tokenizer, train_dataset, data_collator, eval_dataset, **kwargs)
         seen["trainer"] = trainer
@@ -73,11 +85,49 @@ def spy_on_train_model(monkeypatch, task_module) -> dict:
     return seen
 
 
-def run_scenario(monkeypatch, task_module, base: list[str], rows: list[Flag], out: Path) -> Run:
+def spy_on_calls(monkeypatch, module, name: str, calls: list) -> None:
+    """Record the arguments of every call to `module.name` (by parameter name), then make the call."""
+    real = getattr(module, name)
+    signature = inspect.signature(real)
+
+    def spy(*args, **kwargs):
+        calls.append(signature.bind(*args, **kwargs).arguments)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, spy)
+
+
+def run_scenario(
+    monkeypatch, task_module, base: list[str], rows: list[Flag], out: Path, after: list[str] = (), spies: dict = None
+) -> Run:
+    """Run the command line once with every row's flags (`{tmp}` in a flag's value is the scenario's parent folder;
+    `after` comes last, so it wins over `COMMON`). `spies`: {key: (module, function name)} whose calls are recorded
+    in `run.trained[key]`."""
     trained = spy_on_train_model(monkeypatch, task_module)
-    flags = [arg for row in rows for arg in row.args]
-    task_module.main([*base, *flags, "--output_dir", str(out), *COMMON])
+    for key, (module, name) in (spies or {}).items():
+        spy_on_calls(monkeypatch, module, name, trained.setdefault(key, []))
+    for row in rows:
+        if row.prepare is not None:
+            row.prepare(out)
+    flags = [arg.format(tmp=out.parent) for row in rows for arg in row.args]
+    trained["metrics"] = task_module.main([*base, *flags, "--output_dir", str(out), *COMMON, *after])
     return Run(out, trained)
+
+
+def overwrite_row(earlier: str = "report.json") -> Flag:
+    """`--overwrite_output_dir` into a used folder: a file `earlier` of an earlier run is there, and the new run
+    replaces it (without the flag, the run is refused: `test_safety.py`)."""
+
+    def prepare(out: Path) -> None:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / earlier).write_text('{"earlier": true}\n')
+
+    def replaced(run) -> None:
+        assert "earlier" not in (run.out / earlier).read_text(encoding="utf-8"), (
+            f"the earlier {earlier} is still there"
+        )
+
+    return Flag(("--overwrite_output_dir",), replaced, prepare)
 
 
 def check_all(run: Run, rows: list[Flag]) -> None:
@@ -121,7 +171,34 @@ PRETRAIN_SPAN_ROWS = [
     Flag(("--objective", "span_corruption"), lambda r: _all(r.record.objective == "span_corruption", type(r.trained["collator"].collator).__name__ == "SpanCorruptionCollator")),
     Flag(("--attention_type", "synthesizer"), lambda r: _all(r.config["attention_type"] == "synthesizer")),
     Flag(("--block_size", "24"), lambda r: _all(r.record.hyperparameters["block_size"] == 24, r.trained["collator"].collator.block_size == 24)),
+    Flag(("--validation_files", "{tmp}/held_out.txt"), lambda r: _all(r.record.split_sizes["validation"] == 9)),
 ]  # fmt: skip
+
+PRETRAIN_SHARE_ROWS = [Flag(("--validation_split_percentage", "30"), lambda r: _all(0.2 < _held_out_share(r) < 0.4))]
+
+
+def _rtd(run: Run):
+    return run.trained["model"]  # what Trainer trained: the generator and the discriminator together
+
+
+PRETRAIN_RTD_ROWS = [
+    Flag(("--objective", "rtd"), lambda r: _all(r.record.objective == "rtd", r.config["architectures"] == ["SmallEncoderForPreTraining"], r.config["is_causal"] is False, r.trained["collator"].mask_replace_prob == 1.0)),
+    # 3: neither the default 1 nor the discriminator's 2 layers
+    Flag(("--generator_layers", "3"), lambda r: _all(_rtd(r).generator.config.num_hidden_layers == 3, r.config["num_hidden_layers"] == 2)),
+    Flag(("--rtd_weight", "7.5"), lambda r: _all(_rtd(r).weight == 7.5)),
+    Flag(("--preprocessing_num_workers", "2"), lambda r: _all([call["num_proc"] for call in r.trained["grouping"]] == [2])),
+    overwrite_row(),
+]  # fmt: skip
+
+
+def _started_from_the_mlm_run(run: Run) -> None:
+    from safetensors.torch import load_file
+
+    saved = load_file(run.out.parent / "mlm" / "model.safetensors")
+    assert all(torch.equal(run.trained["initial"][name], saved[name]) for name in saved), "not the mlm run's weights"
+
+
+PRETRAIN_CONTINUE_ROWS = [Flag(("--model_name_or_path", "{tmp}/mlm"), _started_from_the_mlm_run)]
 
 
 def _all(*conditions: bool) -> None:
@@ -133,17 +210,20 @@ def test_pretrain_flags_reach_what_they_control(monkeypatch, tmp_path, synthetic
     base = ["--train_files", wiki, "--tokenizer_name_or_path", str(tiny_tokenizer_dir)]
     mlm = run_scenario(monkeypatch, pretrain, base, PRETRAIN_MLM_ROWS, tmp_path / "mlm")
     check_all(mlm, PRETRAIN_MLM_ROWS)
+    assert mlm.config["vocab_size"] == 600  # --tokenizer_name_or_path: the tokenizer's vocabulary
 
     # The validation flags: a held-out file (one document per line) and, without it, the share held out.
     held_out = tmp_path / "held_out.txt"
     held_out.write_text("".join(wiki_line + "\n" for wiki_line in Path(wiki).read_text().splitlines()[:9]))
-    span_rows = [*PRETRAIN_SPAN_ROWS, Flag(("--validation_files", str(held_out)), lambda r: _all(r.record.split_sizes["validation"] == 9))]
-    span = run_scenario(monkeypatch, pretrain, [*base, "--config_overrides", TINY], span_rows, tmp_path / "span")
-    check_all(span, span_rows)
-
-    share_rows = [Flag(("--validation_split_percentage", "30"), lambda r: _all(0.2 < _held_out_share(r) < 0.4))]
-    share = run_scenario(monkeypatch, pretrain, [*base, "--config_overrides", TINY, "--objective", "span_corruption"], share_rows, tmp_path / "share")
-    check_all(share, share_rows)  # fmt: skip
+    tiny = [*base, "--config_overrides", TINY]
+    scenarios = [
+        ("span", tiny, PRETRAIN_SPAN_ROWS, None),
+        ("share", [*tiny, "--objective", "span_corruption"], PRETRAIN_SHARE_ROWS, None),
+        ("rtd", tiny, PRETRAIN_RTD_ROWS, {"grouping": (pretrain, "tokenize_and_group")}),
+        ("continued", [*base, "--objective", "mlm"], PRETRAIN_CONTINUE_ROWS, None),
+    ]
+    for name, scenario_base, rows, spies in scenarios:
+        check_all(run_scenario(monkeypatch, pretrain, scenario_base, rows, tmp_path / name, spies=spies), rows)
 
 
 def _held_out_share(run: Run) -> float:
@@ -199,6 +279,7 @@ def _head_only_trainable(run: Run) -> None:
 
 
 SENTIMENT_ROWS = [
+    TINY_ROW,
     Flag(("--freeze_backbone",), _head_only_trainable),
     Flag(("--causal_mask", "false"), lambda r: _all(r.config["is_causal"] is False)),
     Flag(("--classifier_pooling", "mean"), lambda r: _all(r.config["classifier_pooling"] == "mean")),
@@ -210,56 +291,188 @@ SENTIMENT_ROWS = [
 ]  # fmt: skip
 
 SENTIMENT_LR_ROWS = [
+    TINY_ROW,
     Flag(("--backbone_learning_rate", "1e-5"), lambda r: _all({g["initial_lr"] for g in r.trained["trainer"].optimizer.param_groups} == {1e-5, 3e-3})),
     Flag(("--causal_mask", "true"), lambda r: _all(r.config["is_causal"] is True)),
     Flag(("--classifier_pooling", "first"), lambda r: _all(r.config["classifier_pooling"] == "first")),
+    # 48 training reviews: 12 held out to choose the epoch, scored at every evaluation
+    Flag(("--selection_split_percentage", "25"), lambda r: _all(r.record.split_sizes["selection"] == 12, r.record.split_sizes["train"] == 36, r.trained["metrics"]["selected_epoch"] == 1, len(r.trained["metrics"]["selection_accuracy_per_epoch"]) == 1)),
 ]  # fmt: skip
 
 
+def _thawed_from_the_top(run: Run) -> None:
+    """Two epochs, one layer group thawed per epoch after the first: the top block trained, the block below it and
+    the embeddings never did."""
+    from safetensors.torch import load_file
+
+    saved, initial = load_file(run.out / "model.safetensors"), run.trained["initial"]
+    for frozen in ("model.embed_tokens.weight", "model.layers.0.mlp.fc1.weight"):
+        assert torch.equal(saved[frozen], initial[frozen]), f"{frozen} trained"
+    assert not torch.equal(saved["model.layers.1.mlp.fc1.weight"], initial["model.layers.1.mlp.fc1.weight"])
+
+
+def _saved_weights_are_the_average(run: Run) -> None:
+    from safetensors.torch import load_file
+
+    from hf_models.training import WeightAveragingCallback
+
+    callbacks = run.trained["trainer"].callback_handler.callbacks
+    averaging = next(c for c in callbacks if isinstance(c, WeightAveragingCallback))
+    saved = load_file(run.out / "model.safetensors")
+    assert averaging.count == 2, averaging.count
+    for name in ("classifier.weight", "model.layers.1.mlp.fc1.weight"):
+        assert torch.allclose(saved[name], averaging.total[name] / 2), f"{name} is not the average of the 2 epochs"
+
+
+SENTIMENT_TRANSFER_ROWS = [
+    TINY_ROW,
+    Flag(("--classifier_pooling", "concat"), lambda r: _all(r.config["classifier_pooling"] == "concat", r.trained["model"].classifier.in_features == 3 * 32)),
+    Flag(("--classifier_dropout", "0.3"), lambda r: _all(r.config["classifier_dropout"] == 0.3, r.trained["model"].dropout.p == 0.3)),
+    Flag(("--gradual_unfreezing", "1"), _thawed_from_the_top),
+    Flag(("--average_last_epochs", "2"), _saved_weights_are_the_average),
+    Flag(("--attention_type", "synthesizer"), lambda r: _all(r.config["attention_type"] == "synthesizer")),
+    overwrite_row(),
+]  # fmt: skip
+
+
+def _started_from_the_frozen_run(run: Run) -> None:
+    from safetensors.torch import load_file
+
+    saved = load_file(run.out.parent / "frozen" / "model.safetensors")
+    assert all(torch.equal(run.trained["initial"][name], saved[name]) for name in saved), (
+        "not the frozen run's weights"
+    )
+
+
+SENTIMENT_CONTINUE_ROWS = [Flag(("--model_name_or_path", "{tmp}/frozen"), _started_from_the_frozen_run)]
+TWO_EPOCHS = ["--max_steps", "-1", "--num_train_epochs", "2", "--max_train_samples", "8", "--max_eval_samples", "4"]
+
+
 def test_sentiment_flags_reach_what_they_control(monkeypatch, tmp_path, toy_cls_books, toy_sentiment_tokenizer_dir):
-    base = ["--data_dir", str(toy_cls_books), "--from_scratch", "--tokenizer_name_or_path", str(toy_sentiment_tokenizer_dir)]
-    base += ["--config_overrides", TINY, "--learning_rate", "3e-3"]
-    for name, rows in (("frozen", SENTIMENT_ROWS), ("two-rates", SENTIMENT_LR_ROWS)):
-        run = run_scenario(monkeypatch, sentiment, base, rows, tmp_path / name)
-        check_all(run, rows)  # fmt: skip
+    data = ["--data_dir", str(toy_cls_books), "--learning_rate", "3e-3"]
+    scratch = [*data, "--from_scratch", "--tokenizer_name_or_path", str(toy_sentiment_tokenizer_dir)]
+    scenarios = (
+        ("frozen", scratch, SENTIMENT_ROWS, []),
+        ("two-rates", scratch, SENTIMENT_LR_ROWS, []),
+        ("transfer", scratch, SENTIMENT_TRANSFER_ROWS, TWO_EPOCHS),
+        ("continued", data, SENTIMENT_CONTINUE_ROWS, []),  # from the frozen run's model and tokenizer
+    )
+    for name, base, rows, after in scenarios:
+        check_all(run_scenario(monkeypatch, sentiment, base, rows, tmp_path / name, after), rows)
 
 
 # --------------------------------------------------------------------------------------------------
 # recipes/birthplace.py: pretrain, finetune, evaluate
 # --------------------------------------------------------------------------------------------------
+def _augmented(run: Run, form: str) -> int:
+    return run.trained["metrics"].get(f"train_augment_{form}_examples", 0)
+
+
 BIRTHPLACE_PRETRAIN_ROWS = [
+    TINY_ROW,
     Flag(("--variant", "synthesizer"), lambda r: _all(r.config["attention_type"] == "synthesizer")),
     Flag(("--tokenizer_vocab_size", "300"), lambda r: _all(r.config["vocab_size"] == 300, r.record.hyperparameters["tokenizer_vocab_size"] == 300)),
     Flag(("--pretraining_objective", "openings"), lambda r: _all(r.record.objective == "openings", type(r.trained["collator"]).__name__ == "DataCollatorForSeq2Seq")),
     Flag(("--opening_tokens", "5"), lambda r: _all(max(len(x) for x in r.trained["train_dataset"][:50]["input_ids"]) == 6, r.record.hyperparameters["opening_tokens"] == 5)),
-    Flag(("--pretrain_with_qa",), lambda r: _all(r.record.split_sizes["train"] > 300, r.record.hyperparameters["pretrain_with_qa"] is True)),
+    Flag(("--pretrain_with_qa",), lambda r: _all(r.record.split_sizes["train"] > 330 + _augmented(r, "permute") + _augmented(r, "opening"), r.record.hyperparameters["pretrain_with_qa"] is True)),
     Flag(("--block_size", "32"), lambda r: _all(r.record.hyperparameters["block_size"] == 32)),
+    # 330 paragraphs (300 people with answers, 30 test people): their permuted copies and opening sentences
+    Flag(("--augment", "permute,opening"), lambda r: _all(_augmented(r, "opening") == 330, _augmented(r, "permute") > 0, _augmented(r, "name_first") == 0, r.record.hyperparameters["augment"] == "permute,opening")),
+    Flag(("--augment_copies", "2"), lambda r: _all(330 < _augmented(r, "permute") <= 660)),
+    Flag(("--model_config", "altegrad-lab"), lambda r: _all(r.config["norm_first"] is False, r.record.preset == "altegrad-lab")),
 ]  # fmt: skip
 
 BIRTHPLACE_FINETUNE_ROWS = [
+    TINY_ROW,
     Flag(("--block_size", "20"), lambda r: _all(r.record.hyperparameters["block_size"] == 20, max(len(x) for x in r.trained["train_dataset"]["input_ids"]) <= 20)),
-    Flag(("--variant", "synthesizer"), lambda r: _all(r.config["attention_type"] == "synthesizer")),
+    Flag(("--attention_type", "synthesizer"), lambda r: _all(r.config["attention_type"] == "synthesizer")),
+    overwrite_row(),
+]  # fmt: skip
+
+
+def _predictions(run: Run, name: str) -> list[str]:
+    """The lines of a predictions file, in the output folder or (`../NAME`) beside it."""
+    folder, name = (run.out.parent, name[3:]) if name.startswith("../") else (run.out, name)
+    return (folder / name).read_text(encoding="utf-8").splitlines()
+
+
+BIRTHPLACE_EVALUATE_ROWS = [
+    Flag(("--model_name_or_path", "{tmp}/finetune"), lambda r: _all(r.trained["metrics"]["predictions_from"] == str(r.out.parent / "finetune"), len(r.trained["generation"]) > 0)),
+    Flag(("--eval_split", "test"), lambda r: _all(len(_predictions(r, "predictions_test.txt")) == r.trained["metrics"]["num_questions"] == 30)),
+    Flag(("--max_new_tokens", "3"), lambda r: _all({call["max_new_tokens"] for call in r.trained["generation"]} == {3})),
+]  # fmt: skip
+
+BIRTHPLACE_LONDON_ROWS = [
+    Flag(("--london_baseline",), lambda r: _all(set(_predictions(r, "../london.txt")) == {"London"}, r.trained["metrics"]["predictions_from"] == "london_baseline")),
+    Flag(("--predictions_file", "{tmp}/london.txt"), lambda r: _all(len(_predictions(r, "../london.txt")) == r.trained["metrics"]["num_questions"] > 0)),
+]  # fmt: skip
+
+
+def _most_common_answer(run: Run) -> None:
+    predictions = _predictions(run, "predictions_validation_most_common_baseline.txt")
+    assert len(set(predictions)) == 1 and run.trained["metrics"]["predictions_from"] == "most_common_baseline"
+    answers = [
+        line.split("\t")[1] for line in (run.trained["data_dir"] / "birth_places_train.tsv").read_text().splitlines()
+    ]
+    assert answers.count(predictions[0]) == max(answers.count(a) for a in answers)
+
+
+BIRTHPLACE_MOST_COMMON_ROWS = [
+    Flag(("--most_common_baseline",), _most_common_answer),
+    overwrite_row("report_evaluate_validation_most_common_baseline.json"),
 ]  # fmt: skip
 
 
 def test_birthplace_pretrain_and_finetune_flags(monkeypatch, tmp_path, synthetic_birthplace_dir, tiny_tokenizer_dir):
-    base = ["pretrain", "--data_dir", str(synthetic_birthplace_dir), "--config_overrides", TINY]
+    """`pretrain`, `finetune`, then `evaluate` on the finetuned model and with the two baselines."""
+    data = str(synthetic_birthplace_dir)
+    base = ["pretrain", "--data_dir", data]
     run = run_scenario(monkeypatch, birthplace, base, BIRTHPLACE_PRETRAIN_ROWS, tmp_path / "pretrain")
     check_all(run, BIRTHPLACE_PRETRAIN_ROWS)
 
-    base = ["finetune", "--data_dir", str(synthetic_birthplace_dir), "--config_overrides", TINY]
-    base += ["--tokenizer_name_or_path", str(tiny_tokenizer_dir)]
+    base = [
+        "finetune",
+        "--data_dir",
+        data,
+        "--tokenizer_name_or_path",
+        str(tiny_tokenizer_dir),
+    ]
     run = run_scenario(monkeypatch, birthplace, base, BIRTHPLACE_FINETUNE_ROWS, tmp_path / "finetune")
     check_all(run, BIRTHPLACE_FINETUNE_ROWS)
+    assert run.config["vocab_size"] == 600  # --tokenizer_name_or_path: the tokenizer's vocabulary
+
+    generation = {"generation": (qa_formats, "greedy_completions")}
+    for name, rows in (
+        ("evaluate", BIRTHPLACE_EVALUATE_ROWS),
+        ("london", BIRTHPLACE_LONDON_ROWS),
+        ("most_common", BIRTHPLACE_MOST_COMMON_ROWS),
+    ):
+        run = run_scenario(
+            monkeypatch, birthplace, ["evaluate", "--data_dir", data], rows, tmp_path / name, spies=generation
+        )
+        run.trained["data_dir"] = synthetic_birthplace_dir
+        check_all(run, rows)  # fmt: skip
 
 
 # --------------------------------------------------------------------------------------------------
-# tokenizer/train_tokenizer.py (`--no_progress` only hides the bars: display, not behaviour)
+# tokenizer/train_tokenizer.py and `python -m hf_models.tokenization.courses`
 # --------------------------------------------------------------------------------------------------
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_script(path: str):
+    """A command-line script that is not a module of the package (`tokenizer/train_tokenizer.py`, `push_to_hub.py`)."""
+    spec = importlib.util.spec_from_file_location(Path(path).stem + "_under_test", REPO_ROOT / path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 @dataclass
 class TokenizerRun:
     out: Path
     summary: dict
+    trained: dict
 
 
 def _saved_max_length(run: TokenizerRun) -> int:
@@ -270,18 +483,151 @@ TRAIN_TOKENIZER_ROWS = [
     Flag(("--min_frequency", "400"), lambda r: _all(r.summary["vocab_size"] < 700)),
     Flag(("--model_max_length", "77"), lambda r: _all(_saved_max_length(r) == 77)),
     Flag(("--max_chars", "3000"), lambda r: _all(3000 <= r.summary["train_chars"] < 3400)),
+    Flag(("--no_progress",), lambda r: _all([call["show_progress"] for call in r.trained["training"]] == [False])),
+    overwrite_row("tokenizer_config.json"),
 ]  # fmt: skip
 
 
-def test_train_tokenizer_flags_reach_what_they_control(tmp_path, synthetic_birthplace_dir, capsys):
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("train_tokenizer", Path(__file__).parents[1] / "tokenizer" / "train_tokenizer.py")
-    cli = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(cli)
-    flags = [arg for row in TRAIN_TOKENIZER_ROWS for arg in row.args]
+def test_train_tokenizer_flags_reach_what_they_control(monkeypatch, tmp_path, synthetic_birthplace_dir, capsys):
+    cli = load_script("tokenizer/train_tokenizer.py")
+    trained = {"training": []}
+    spy_on_calls(monkeypatch, cli, "train_bpe_tokenizer", trained["training"])
     out = tmp_path / "tok"
+    for row in TRAIN_TOKENIZER_ROWS:
+        if row.prepare is not None:
+            row.prepare(out)
+    flags = [arg for row in TRAIN_TOKENIZER_ROWS for arg in row.args]
     base = ["--files", str(synthetic_birthplace_dir / "wiki.txt"), "--vocab_size", "700", "--output_dir", str(out)]
-    assert cli.main([*base, *flags, "--no_progress"]) == 0
+    assert cli.main([*base, *flags]) == 0
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    check_all(TokenizerRun(out, summary), TRAIN_TOKENIZER_ROWS)  # fmt: skip
+    check_all(TokenizerRun(out, summary, trained), TRAIN_TOKENIZER_ROWS)  # fmt: skip
+
+
+COURSES_ROWS = [
+    # the course's character vocabulary of the synthetic wiki.txt (2 specials, then its characters) replaces it
+    Flag(("--overwrite_output_dir",), lambda r: _all(len(json.loads((r.out / "tokenizer.json").read_text())["model"]["vocab"]) == r.summary["characters"] + 2), prepare=lambda out: overwrite_row("tokenizer.json").prepare(out)),
+]  # fmt: skip
+
+
+def test_course_tokenizer_flags_reach_what_they_control(tmp_path, synthetic_birthplace_dir):
+    from hf_models.tokenization import courses
+
+    out = tmp_path / "chars"
+    for row in COURSES_ROWS:
+        row.prepare(out)
+    flags = [arg for row in COURSES_ROWS for arg in row.args]
+    courses.main(["cs224n-char", "--data_dir", str(synthetic_birthplace_dir), "--output_dir", str(out), *flags])
+    characters = len(set((synthetic_birthplace_dir / "wiki.txt").read_text(encoding="utf-8")))
+    check_all(TokenizerRun(out, {"characters": characters}, {}), COURSES_ROWS)
+
+
+# --------------------------------------------------------------------------------------------------
+# Every flag of every command line has a row
+# --------------------------------------------------------------------------------------------------
+# Flags whose row lives in another test file, next to the fixtures it needs: (the test, what it checks). The test
+# must exist and its file must name the flag.
+ELSEWHERE = {
+    "--lab_vocabulary": ("tests/test_lab_sentencepiece.py::test_pretrain_on_raw_text_then_finetune_on_raw_reviews",
+                         "pretrain: the lab's ids over raw text, in the saved config's vocabulary; sentiment: "
+                         "tests/test_course_settings.py::test_sentiment_lab_vocabulary (the .spm pieces' ids)"),
+    "--lab_raw_text": ("tests/test_lab_sentencepiece.py::test_pretrain_on_raw_text_then_finetune_on_raw_reviews",
+                       "the saved tokenizer gives the raw review the pieces' ids"),
+    "--from_scratch": ("tests/test_recipes.py::test_finetune_sentiment_scratch_pretrained_frozen",
+                       "a new model from the preset, learning the toy signal"),
+    "--course_vocabulary": ("tests/test_course_settings.py::test_birthplace_course_vocabulary_end_to_end",
+                            "the character vocabulary in the saved config, block 128, 60 predictions"),
+    "--birthplace": ("tests/test_push_to_hub.py::test_card_options_override_the_record", "the card"),
+    "--language": ("tests/test_push_to_hub.py::test_card_options_override_the_record", "the card's language"),
+    "--license": ("tests/test_push_to_hub.py::test_card_options_override_the_record", "the card's license"),
+    "--repo_id": ("tests/test_push_to_hub.py::test_upload_calls_hfapi_with_repo_folder_and_allowlist", "the upload"),
+    "--private": ("tests/test_push_to_hub.py::test_upload_calls_hfapi_with_repo_folder_and_allowlist", "the upload"),
+    "--revision": ("tests/test_push_to_hub.py::test_upload_calls_hfapi_with_repo_folder_and_allowlist", "the upload"),
+    "--commit_message": ("tests/test_push_to_hub.py::test_upload_calls_hfapi_with_repo_folder_and_allowlist",
+                         "the upload"),
+    "--dry_run": ("tests/test_push_to_hub.py::test_dry_run_writes_allowlisted_folder", "the folder written"),
+    "--local_dir": ("tests/test_push_to_hub.py::test_dry_run_writes_allowlisted_folder", "the folder written"),
+    "--overwrite": ("tests/test_safety.py::test_push_overwrite_replaces_only_its_own_export", "the export replaced"),
+    "--space": ("tests/test_app.py::test_space_upload_creates_a_gradio_space_after_the_model", "the Space upload"),
+}  # fmt: skip
+# What every scenario reads: a run without it has nothing to work on (the flags' errors: `test_safety.py`).
+INPUTS = {"--data_dir", "--train_files", "--files", "--vocab_size", "--output_dir", "--tokenizer_name_or_path"}
+
+
+def _own_flags(main: Callable, argv: list[str]) -> set[str]:
+    """The flags of the parser whose `--help` a command line shows for `argv` (one name per flag)."""
+
+    class HelpShown(Exception):
+        pass
+
+    shown = []
+
+    def record_help(parser, file=None):
+        shown.append(parser)
+        raise HelpShown
+
+    real = argparse.ArgumentParser.print_help
+    argparse.ArgumentParser.print_help = record_help
+    try:
+        main(argv)
+    except HelpShown:
+        pass
+    finally:
+        argparse.ArgumentParser.print_help = real
+    (parser,) = shown
+    flags = {next(s for s in a.option_strings if s.startswith("--")) for a in parser._actions if a.option_strings}
+    flags.discard("--help")
+    return flags - {f"--no_{flag[2:]}" for flag in flags}  # HfArgumentParser's negation of a true-by-default flag
+
+
+def _trainer_flags() -> set[str]:
+    """Trainer's own `TrainingArguments` flags: out of scope here (the recipes give them no meaning of their own)."""
+    from transformers import HfArgumentParser, TrainingArguments
+
+    return _own_flags(HfArgumentParser(TrainingArguments).parse_args, ["--help"])
+
+
+def _rows_flags(*tables: list[Flag]) -> set[str]:
+    return {arg for rows in tables for row in rows for arg in row.args if arg.startswith("--")}
+
+
+def test_every_flag_has_a_row():
+    from test_convert import CONVERT_FLAG_ROWS
+
+    from hf_models import convert
+    from hf_models.tokenization import courses
+
+    convert_rows = {arg for _, flags, _ in CONVERT_FLAG_ROWS for arg in flags if arg.startswith("--")}
+    birthplace_rows = (
+        BIRTHPLACE_PRETRAIN_ROWS,
+        BIRTHPLACE_FINETUNE_ROWS,
+        BIRTHPLACE_EVALUATE_ROWS,
+        BIRTHPLACE_LONDON_ROWS,
+        BIRTHPLACE_MOST_COMMON_ROWS,
+    )
+    commands = {
+        "recipes/pretrain.py": (pretrain.main, [[]], _rows_flags(PRETRAIN_MLM_ROWS, PRETRAIN_SPAN_ROWS, PRETRAIN_SHARE_ROWS, PRETRAIN_RTD_ROWS, PRETRAIN_CONTINUE_ROWS)),
+        "recipes/finetune_sentiment.py": (sentiment.main, [[]], _rows_flags(SENTIMENT_ROWS, SENTIMENT_LR_ROWS, SENTIMENT_TRANSFER_ROWS, SENTIMENT_CONTINUE_ROWS)),
+        "recipes/birthplace.py": (birthplace.main, [[step] for step in birthplace.SUBCOMMANDS], _rows_flags(*birthplace_rows)),
+        "tokenizer/train_tokenizer.py": (load_script("tokenizer/train_tokenizer.py").main, [[]], _rows_flags(TRAIN_TOKENIZER_ROWS)),
+        "hf_models.tokenization.courses": (courses.main, [[]], _rows_flags(COURSES_ROWS)),
+        "hf_models.convert": (convert.main, [[]], convert_rows),
+        "push_to_hub.py": (load_script("push_to_hub.py").main, [[]], set()),
+    }  # fmt: skip
+    missing, trainer = [], _trainer_flags()
+    for command, (main, subcommands, rows) in commands.items():
+        covered = rows | INPUTS | set(ELSEWHERE) | (trainer if command.startswith("recipes/") else set())
+        for subcommand in subcommands:
+            for flag in sorted(_own_flags(main, [*subcommand, "--help"]) - covered):
+                missing.append(f"{command} {' '.join(subcommand)} {flag}".replace("  ", " "))
+    assert not missing, "flags with no row (add one, or remove a flag that changes nothing):\n  " + "\n  ".join(
+        missing
+    )
+
+
+@pytest.mark.parametrize("flag", sorted(ELSEWHERE))
+def test_rows_elsewhere_exist_and_set_their_flag(flag):
+    test, _ = ELSEWHERE[flag]
+    path, name = test.split("::")
+    source = (REPO_ROOT / path).read_text(encoding="utf-8")
+    assert f"def {name}(" in source, f"{test} is gone"
+    assert f'"{flag}"' in source, f"{path} never sets {flag}"

@@ -15,6 +15,7 @@
 from .augmentation import AUGMENT_FORMS, augment_forms, augment_paragraph, augmentation_cost, augmented_copies
 from .errors import DataError, DataWarning
 from .loaders import (
+    BIRTHPLACE_FILES,
     detokenize_spm,
     load_birthplace,
     load_birthplace_corpus,
@@ -36,6 +37,7 @@ from .processing import TrimPaddingCollator, group_texts, tokenize_and_group, to
 from .synthetic import write_synthetic_birthplace
 
 __all__ = [
+    "BIRTHPLACE_FILES",
     "AUGMENT_FORMS",
     "IGNORE_INDEX",
     "DataError",

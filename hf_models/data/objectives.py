@@ -18,6 +18,8 @@ import torch
 from datasets import Dataset
 from transformers import PreTrainedTokenizerBase
 
+from ..tokenization.courses import VocabularyError, unknown_characters
+
 __all__ = [
     "SpanCorruptionCollator",
     "check_characters",
@@ -209,14 +211,12 @@ def encode_birthplace_qa(
     return out
 
 
-def check_characters(texts: list[str], tokenizer: PreTrainedTokenizerBase, what: str) -> None:
-    """CS224N's `stoi` has no unknown character: name the ones missing instead of failing inside tokenizers."""
-    unknown = sorted(set("".join(texts)) - set(tokenizer.get_vocab()))
-    if unknown:
-        raise ValueError(
-            f"{what}: {len(unknown)} character(s) are not in the character vocabulary (wiki.txt's characters): "
-            f"{unknown[:20]}"
-        )
+def check_characters(texts: list[str], tokenizer: PreTrainedTokenizerBase, what: str, where=None) -> None:
+    """CS224N's `stoi` has no unknown character: name the first one missing, where it is (`where(i)`, e.g.
+    `file:line`, or `what` and the text's number) and how many others, instead of failing inside tokenizers."""
+    message = unknown_characters(texts, tokenizer.get_vocab(), what, where)
+    if message is not None:
+        raise VocabularyError(message)
 
 
 def encode_char_qa(

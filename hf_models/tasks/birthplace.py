@@ -27,6 +27,7 @@ from transformers import DataCollatorForSeq2Seq, PreTrainedTokenizerBase, Traini
 
 from hf_models import SmallEncoderForCausalLM
 from hf_models.data import (
+    BIRTHPLACE_FILES,
     IGNORE_INDEX,
     SpanCorruptionCollator,
     TrimPaddingCollator,
@@ -37,6 +38,7 @@ from hf_models.data import (
     encode_openings,
     load_birthplace,
     load_birthplace_corpus,
+    read_lines,
     tokenize_documents,
 )
 from hf_models.metrics import load_metric
@@ -267,9 +269,17 @@ def _predictions(model_args: ModelArguments, bp_args: BirthplaceArguments, train
     check_block_size(bp_args.block_size, model)
     model.to("cpu" if training_args.use_cpu or not torch.cuda.is_available() else "cuda")
     predictions = answers.predict(
-        model, tokenizer, questions, bp_args.block_size, training_args.per_device_eval_batch_size
-    )
+        model, tokenizer, questions, bp_args.block_size, training_args.per_device_eval_batch_size,
+        where=_question_lines(bp_args),
+    )  # fmt: skip
     return predictions, model_args.model_name_or_path
+
+
+def _question_lines(bp_args: BirthplaceArguments):
+    """`where(i)`: the `file:line` of question i of `--eval_split` (the loader keeps every non-blank line, in order)."""
+    path = Path(bp_args.data_dir) / BIRTHPLACE_FILES[bp_args.eval_split]
+    lines = [number for number, line in enumerate(read_lines(path), start=1) if line.strip()]
+    return lambda index: f"{path}:{lines[index]}"
 
 
 def _record_evaluation(output_dir: str, bp_args: BirthplaceArguments, source: str, metrics: dict, timer) -> None:

@@ -105,14 +105,16 @@ def predict_char_answers(
     block_size: int | None = None,
     batch_size: int = 64,
     max_new_chars: int = CS224N_ANSWER_CHARS,
+    where=None,
 ) -> list[str]:
     """Greedy-decode `max_new_chars` characters after `question⁇` (left-padded batches, no early stop), then keep
-    the text between the first and second `⁇` of question + completion."""
+    the text between the first and second `⁇` of question + completion. A character outside the vocabulary is an
+    error naming it and where it is (`where(i)` names question i, e.g. its `file:line`)."""
     config = model.config
     # A converted course synthesizer spans ℓ = block - 1 positions only.
     usable = config.max_position_embeddings if config.attention_type == "vanilla" else config.synthesizer_length
     block_size = min(block_size or usable, usable)
-    check_characters(questions, tokenizer, "questions")
+    check_characters(questions, tokenizer, "questions", where)
     prompts = [ids[-(block_size - 1) :] for ids in tokenizer([q + CS224N_MASK_CHAR for q in questions])["input_ids"]]
     # min_new_tokens: never stop early, as the course samples a fixed number of characters.
     completions = greedy_completions(
@@ -131,7 +133,8 @@ class BPEQAFormat:
     def encode(self, examples: dict[str, list[str]], tokenizer, block_size: int) -> dict[str, list[list[int]]]:
         return encode_birthplace_qa(examples, tokenizer, block_size)
 
-    def predict(self, model, tokenizer, questions: list[str], block_size: int | None, batch_size: int) -> list[str]:
+    def predict(self, model, tokenizer, questions: list[str], block_size: int | None, batch_size: int, where=None):
+        """`where` (the questions' `file:line`) is for errors about characters, which byte-level BPE never has."""
         return predict_answers(model, tokenizer, questions, block_size, batch_size, self.max_new_tokens)
 
 
@@ -144,5 +147,5 @@ class CourseQAFormat:
     def encode(self, examples: dict[str, list[str]], tokenizer, block_size: int) -> dict[str, list[list[int]]]:
         return encode_char_qa(examples, tokenizer, block_size)
 
-    def predict(self, model, tokenizer, questions: list[str], block_size: int | None, batch_size: int) -> list[str]:
-        return predict_char_answers(model, tokenizer, questions, block_size, batch_size)
+    def predict(self, model, tokenizer, questions: list[str], block_size: int | None, batch_size: int, where=None):
+        return predict_char_answers(model, tokenizer, questions, block_size, batch_size, where=where)

@@ -16,8 +16,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, processors
@@ -28,6 +30,7 @@ from ..textio import UsageError
 
 __all__ = [
     "COURSE_VOCABULARIES",
+    "CourseCharTokenizer",
     "VocabularyError",
     "build_altegrad_lab_tokenizer",
     "build_course_tokenizer",
@@ -37,6 +40,7 @@ __all__ = [
     "read_fairseq_dictionary",
     "read_sentencepiece_model",
     "read_sentencepiece_pieces",
+    "unknown_characters",
 ]
 
 # The vocabularies `build_course_tokenizer` makes, by name (the command line's `course` argument).
@@ -50,6 +54,68 @@ LAB_SPECIAL_TOKENS = ("<s>", "<pad>", "</s>", "<unk>")  # fairseq's Dictionary: 
 
 class VocabularyError(UsageError):
     """A vocabulary file that cannot give the course's ids; the message names the file and line."""
+
+
+def unknown_characters(texts: Sequence[str], vocabulary, what: str = "the text", where=None) -> str | None:
+    """None when every character of `texts` is in `vocabulary`; else one line naming the first unknown character,
+    where it is (`where(i)` names text i, e.g. its `file:line`; without it, the text around it) and its column, and
+    how many other characters are unknown."""
+    known = set(vocabulary)
+    unknown = sorted(set("".join(texts)) - known)
+    if not unknown:
+        return None
+    index, text = next((i, t) for i, t in enumerate(texts) if not set(t) <= known)
+    column = next(j for j, char in enumerate(text) if char not in known)
+    char = text[column]
+    if where is not None:
+        location = f"{where(index)}, column {column + 1}"
+    else:
+        start = max(0, column - 30)
+        location = f"{what}, column {column + 1} of {('…' if start else '') + text[start : column + 30]!r}"
+    others = [c for c in unknown if c != char]
+    more = f"; {len(others)} other unknown character(s): {others[:10]}" if others else ""
+    return (
+        f"{location}: the character {char!r} (U+{ord(char):04X}) is not in the course's character vocabulary (the "
+        f"characters of the wiki.txt it was built from; the course has no unknown token){more}"
+    )
+
+
+class CourseCharTokenizer(PreTrainedTokenizerFast):
+    """CS224N's character tokenizer: a `PreTrainedTokenizerFast` whose error for a character outside the vocabulary
+    names it (tokenizers alone says `Missing [UNK] token from the vocabulary`). `load_course_tokenizer` returns
+    one; `AutoTokenizer.from_pretrained` gives the plain class, with tokenizers' message."""
+
+    def _encode_plus(self, text, text_pair=None, *args, **kwargs):
+        try:
+            return super()._encode_plus(text, text_pair, *args, **kwargs)
+        except Exception as error:  # tokenizers raises a bare Exception
+            message = unknown_characters(_strings(text) + _strings(text_pair), self.get_vocab())
+            if message is None or "Missing [UNK]" not in str(error):
+                raise
+            raise VocabularyError(message) from None
+
+    def save_pretrained(self, save_directory, *args, **kwargs):
+        """Saved under the plain class's name, so that `AutoTokenizer` loads the files anywhere, without this
+        package (transformers writes `self.__class__.__name__`)."""
+        files = super().save_pretrained(save_directory, *args, **kwargs)
+        config_file = Path(save_directory) / "tokenizer_config.json"
+        config = json.loads(config_file.read_text(encoding="utf-8"))
+        config["tokenizer_class"] = PreTrainedTokenizerFast.__name__
+        config_file.write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        return files
+
+
+def _strings(texts) -> list[str]:
+    """The strings of a tokenizer input: one text, a batch, pre-split words, or pairs."""
+    if texts is None:
+        return []
+    if isinstance(texts, str):
+        return [texts]
+    return [s for item in texts for s in _strings(item)]
+
+
+def is_cs224n_char_tokenizer(tokenizer) -> bool:
+    return tokenizer.pad_token == CS224N_PAD_CHAR and tokenizer.unk_token is None
 
 
 def cs224n_char_vocabulary(text: str) -> list[str]:
@@ -80,7 +146,7 @@ def build_cs224n_char_tokenizer(
     # Every character, newlines included, is its own pre-token; decoding glues them back together.
     tokenizer.pre_tokenizer = pre_tokenizers.Split(Regex(r"[\s\S]"), behavior="isolated")
     tokenizer.decoder = decoders.Fuse()
-    hf_tokenizer = PreTrainedTokenizerFast(
+    hf_tokenizer = CourseCharTokenizer(
         tokenizer_object=tokenizer,
         model_max_length=model_max_length,
         clean_up_tokenization_spaces=False,
@@ -185,6 +251,8 @@ def load_course_tokenizer(path: str | os.PathLike) -> PreTrainedTokenizerFast:
     tokenizer = AutoTokenizer.from_pretrained(str(path))
     if tokenizer.pad_token_id is None:
         raise ValueError(f"{path}: not a course tokenizer (no pad token)")
+    if is_cs224n_char_tokenizer(tokenizer):  # the same files, with an error that names an unknown character
+        tokenizer = CourseCharTokenizer.from_pretrained(str(path))
     return tokenizer
 
 

@@ -173,7 +173,14 @@ def parse_args(groups: Sequence[FlagGroup], args: Sequence[str] | None = None, *
 
 
 def check_training_arguments(training_args: TrainingArguments) -> None:
-    """Step counts that would save an untrained model, refused before any work."""
+    """Step counts that would save an untrained model, and a checkpoint to resume from that is not there, refused
+    before any work (Trainer would find out only after loading the data and building the model)."""
+    checkpoint = training_args.resume_from_checkpoint
+    if checkpoint and not os.path.isdir(checkpoint):
+        problem = "is a file" if os.path.exists(checkpoint) else "does not exist"
+        raise UsageError(
+            f"--resume_from_checkpoint {checkpoint} {problem}; give the checkpoint-N folder of an earlier run"
+        )
     if training_args.max_steps < -1:
         raise UsageError(f"--max_steps {training_args.max_steps}: give a positive number of steps, or -1 for epochs")
     if training_args.max_steps <= 0 and training_args.num_train_epochs <= 0:

@@ -1,9 +1,8 @@
 #!/usr/bin/env python
 """Mutation check: plant plausible bugs in the library, one at a time, and expect the tests to catch each one.
 
-Every mutant is an exact string replacement in one source file (`hf_models/small_encoder/`, `hf_models/data/`,
-`hf_models/textio.py`, `hf_models/metrics/`, `hf_models/training/`). For each mutant the tree is copied to a temporary folder
-(the working tree is never touched), the replacement is applied there, and the mutant's test files run with
+Every mutant is an exact string replacement in one source file (under `hf_models/`, or `benchmarks/write_results.py`,
+`tokenizer/train_tokenizer.py`). For each mutant the tree is copied to a temporary folder (the working tree is never touched), the replacement is applied there, and the mutant's test files run with
 `PYTHONPATH` pointing at the copy. A mutant is *killed* when pytest reports failing tests (exit code 1).
 
 A target string that is missing, or found more than once, stops the run before anything is executed: the list
@@ -28,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-COPIED = ("hf_models", "tests", "recipes", "benchmarks", "pyproject.toml")
+COPIED = ("hf_models", "tests", "recipes", "benchmarks", "tokenizer", "push_to_hub.py", "pyproject.toml")
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache")
 
 MODELING = "hf_models/small_encoder/modeling_small_encoder.py"
@@ -49,6 +48,9 @@ QA_FORMATS = "hf_models/tasks/qa_formats.py"
 RUN_RECORD = "hf_models/run_record.py"
 CARD = "hf_models/hub/card.py"
 WRITE_RESULTS = "benchmarks/write_results.py"
+TRAIN_TOKENIZER = "tokenizer/train_tokenizer.py"
+COURSES = "hf_models/tokenization/courses.py"
+ARGUMENTS = "hf_models/training/arguments.py"
 
 MODEL_TESTS = ("tests/test_synthesizer_reference.py", "tests/test_modeling.py")
 SPAN_TESTS = ("tests/test_span_corruption.py", "tests/test_determinism.py")
@@ -65,6 +67,9 @@ CLASSIFY_TESTS = (f"{BATCHED}::test_classification_batched_equals_one_at_a_time"
 SPAN_EVAL_TESTS = (f"{BATCHED}::test_span_corruption_evaluation_batched_equals_one_at_a_time",)
 LABEL_TESTS = ("tests/test_labels_end_to_end.py",)
 SCORE_TESTS = ("tests/test_reported_score.py",)
+TOKENIZER_FLAG_TESTS = (f"{FLAGS}::test_train_tokenizer_flags_reach_what_they_control",)
+UNKNOWN_CHARACTER_TESTS = ("tests/test_course_settings.py::test_a_course_tokenizer_names_an_unknown_character",)
+RESUME_TESTS = ("tests/test_safety.py::test_bad_input_is_one_line_exit_2_and_changes_nothing[resume-from-a-missing-checkpoint]",)
 WRITE_RESULTS_TESTS = ("tests/test_write_results.py::test_a_baseline_in_a_models_folder_is_never_reported_as_the_model",)
 
 
@@ -522,8 +527,8 @@ MUTANTS: tuple[Mutant, ...] = (
            "max_length = min(data_args.max_seq_length, model.config.max_position_embeddings)",
            "max_length = model.config.max_position_embeddings", SENTIMENT_FLAG_TESTS,
            "--max_seq_length does not truncate the reviews"),
-    Mutant("flag-opening-tokens-ignored", BIRTHPLACE, "min(bp_args.opening_tokens, block_size - 1)",
-           "min(40, block_size - 1)", BIRTHPLACE_FLAG_TESTS, "--opening_tokens stays 40"),
+    Mutant("flag-opening-tokens-ignored", BIRTHPLACE, '"max_tokens": min(bp_args.opening_tokens, block_size - 1)',
+           '"max_tokens": min(40, block_size - 1)', BIRTHPLACE_FLAG_TESTS, "--opening_tokens stays 40"),
     Mutant("flag-variant-ignored", BIRTHPLACE, "attention_type=bp_args.variant, is_causal=True",
            'attention_type="vanilla", is_causal=True', BIRTHPLACE_FLAG_TESTS, "--variant synthesizer builds vanilla"),
     Mutant("flag-tokenizer-vocab-size-ignored", BIRTHPLACE,
@@ -549,8 +554,8 @@ MUTANTS: tuple[Mutant, ...] = (
            '"label2id": {name: 1 - i for i, name in id2label.items()}', LABEL_TESTS, "label2id disagrees with id2label"),
     Mutant("labels-classlabel-names-swapped", LOADERS, 'CLS_LABEL_NAMES = ["negative", "positive"]',
            'CLS_LABEL_NAMES = ["positive", "negative"]', LABEL_TESTS, "the label file's 1 is named negative"),
-    Mutant("labels-test-predictions-flipped", SENTIMENT, 'f.writelines(f"{int(label)}\\n" for label in test_predictions)',
-           'f.writelines(f"{1 - int(label)}\\n" for label in test_predictions)', LABEL_TESTS,
+    Mutant("labels-test-predictions-flipped", SENTIMENT, '"".join(f"{int(label)}\\n" for label in test_predictions)',
+           '"".join(f"{1 - int(label)}\\n" for label in test_predictions)', LABEL_TESTS,
            "the test predictions file writes the other class"),
     Mutant("labels-card-ids-and-names-swapped", CARD, 'for k, v in sorted(config["id2label"].items()',
            'for v, k in sorted(config["id2label"].items()', LABEL_TESTS, "the card's label list swaps ids and names"),
@@ -566,6 +571,19 @@ MUTANTS: tuple[Mutant, ...] = (
            "the card's model-index lists baselines as the model's results"),
     Mutant("score-card-baseline-unlabelled", CARD, "(baseline, not this model)", "", SCORE_TESTS,
            "the card's results table does not say a baseline row is not the model"),
+    Mutant("flag-rtd-weight-ignored", PRETRAINING, "data_args.generator_layers, data_args.rtd_weight)",
+           "data_args.generator_layers, 1.0)", PRETRAIN_FLAG_TESTS, "--rtd_weight: the detection loss keeps weight 1"),
+    Mutant("flag-average-last-epochs-ignored", SENTIMENT, "    if data_args.average_last_epochs:\n        callbacks.append",
+           "    if False:\n        callbacks.append", SENTIMENT_FLAG_TESTS, "--average_last_epochs keeps the last weights"),
+    Mutant("flag-max-new-tokens-ignored", BIRTHPLACE, "BPEQAFormat(bp_args.max_new_tokens)", "BPEQAFormat()",
+           BIRTHPLACE_FLAG_TESTS, "evaluate --max_new_tokens stays 16"),
+    Mutant("flag-no-progress-ignored", TRAIN_TOKENIZER, "show_progress=not args.no_progress", "show_progress=True",
+           TOKENIZER_FLAG_TESTS, "train_tokenizer.py --no_progress still shows the bars"),
+    Mutant("safety-unknown-character-unnamed", COURSES, "    if is_cs224n_char_tokenizer(tokenizer):  # the same files",
+           "    if False:  # the same files", UNKNOWN_CHARACTER_TESTS,
+           "a loaded course tokenizer says tokenizers' 'Missing [UNK] token', not which character"),
+    Mutant("safety-missing-checkpoint-found-late", ARGUMENTS, "if checkpoint and not os.path.isdir(checkpoint):",
+           "if False:", RESUME_TESTS, "a missing --resume_from_checkpoint is found by Trainer, after the set-up"),
     Mutant("score-write-results-last-evaluation", WRITE_RESULTS,
            'scores = record_of(row, folder, metric="exact_match").scored("validation")',
            'scores = record_of(row, folder, metric="exact_match").evaluations[-1]', WRITE_RESULTS_TESTS,
