@@ -24,6 +24,7 @@ import subprocess
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -120,6 +121,9 @@ class Step:
     # data or draw figures.
     timed: bool = True
     may_fail: bool = False  # its failure does not stop the pipeline (an optional reference line, a figure)
+    # Consecutive steps of one group are independent: on a GPU machine they run side by side (each is launch-bound,
+    # so they share the GPU well); on the CPU one after the other.
+    group: str | None = None
 
 
 @dataclass(frozen=True)
@@ -330,11 +334,12 @@ def sentiment_steps(profile: Profile, paths: Paths) -> list[Step]:
         steps += [
             Step(f"se_scratch_seed{seed}", (*finetune, "--from_scratch", "--tokenizer_name_or_path", f"{se}/tokenizer",
                                             *model, "--learning_rate", "5e-4", "--output_dir", f"{se}/scratch_seed{seed}",
-                                            *seed_args)),
+                                            *seed_args), group="se_finetune"),
             Step(f"se_pretrained_seed{seed}", (*finetune, "--model_name_or_path", f"{se}/domain", "--learning_rate", "3e-4",
-                                               "--output_dir", f"{se}/pretrained_seed{seed}", *seed_args)),
+                                               "--output_dir", f"{se}/pretrained_seed{seed}", *seed_args), group="se_finetune"),
             Step(f"se_frozen_seed{seed}", (*finetune, "--model_name_or_path", f"{se}/domain", "--freeze_backbone",
-                                           "--learning_rate", "3e-3", "--output_dir", f"{se}/frozen_seed{seed}", *seed_args)),
+                                           "--learning_rate", "3e-3", "--output_dir", f"{se}/frozen_seed{seed}", *seed_args),
+                 group="se_finetune"),
         ]  # fmt: skip
     figures = "benchmarks/figures"
     return steps + [
@@ -393,11 +398,23 @@ def run_step(step: Step, out: Path, env: dict[str, str], log) -> bool:
     return True
 
 
-def run_pipeline(name: str, steps: list[Step], out: Path, threads: str, failed: list[str]) -> None:
-    env = {**os.environ, **OFFLINE, "OMP_NUM_THREADS": threads}
+def batches(steps: list[Step], side_by_side: bool) -> list[list[Step]]:
+    """The steps in running order: runs of consecutive steps of one group together when side by side."""
+    result: list[list[Step]] = []
+    for step in steps:
+        if side_by_side and step.group and result and result[-1][0].group == step.group:
+            result[-1].append(step)
+        else:
+            result.append([step])
+    return result
+
+
+def run_pipeline(name: str, steps: list[Step], out: Path, env: dict[str, str], failed: list[str], side_by_side: bool) -> None:
     with open(out / f"{name}_run.log", "w", encoding="utf-8") as log:
-        for step in steps:
-            if not run_step(step, out, env, log) and not step.may_fail:
+        for batch in batches(steps, side_by_side):
+            with ThreadPoolExecutor(max_workers=len(batch)) as pool:
+                succeeded = list(pool.map(lambda step: run_step(step, out, env, log), batch))
+            if not all(ok or step.may_fail for ok, step in zip(succeeded, batch, strict=True)):
                 failed.append(name)
                 print(f"{name} failed, see {out / f'{name}_run.log'}", flush=True)
                 return
@@ -412,8 +429,10 @@ def run(profile: str, pipelines: list[str]) -> int:
     (out / "timings.tsv").unlink(missing_ok=True)
     start, failed = time.monotonic(), []
     print(f"profile {profile}, started {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}, outputs in {out}")
-    if profile == "gpu":  # the GPU machine has cores to spare
-        threads = [threading.Thread(target=run_pipeline, args=(name, steps[name], out, os.environ.get("OMP_NUM_THREADS", "1"), failed))
+    if profile == "gpu":  # the GPU machine has cores to spare: tokenizers may use them all
+        env = {**os.environ, **OFFLINE, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),
+               "TOKENIZERS_PARALLELISM": "true"}  # fmt: skip
+        threads = [threading.Thread(target=run_pipeline, args=(name, steps[name], out, env, failed, True))
                    for name in pipelines]  # fmt: skip
         for thread in threads:
             thread.start()
@@ -421,7 +440,7 @@ def run(profile: str, pipelines: list[str]) -> int:
             thread.join()
     else:  # each pipeline on both cores (1.5-1.9x the speed of one core)
         for name in pipelines:
-            run_pipeline(name, steps[name], out, "2", failed)
+            run_pipeline(name, steps[name], out, {**os.environ, **OFFLINE, "OMP_NUM_THREADS": "2"}, failed, False)
             print(f"{name}: {time.monotonic() - start:.0f} s")
     if "birthplace" in pipelines:
         log = (out / "birthplace_run.log").read_text(encoding="utf-8").splitlines()

@@ -66,3 +66,37 @@ def test_a_flag_of_another_subcommand_is_refused() -> None:
         parse_args(subcommand_groups("pretrain", DEFAULT_PRESET), ["--data_dir", "d", "--london_baseline"])
     with pytest.raises(UsageError, match="unknown arguments --pretraining_objective openings"):
         parse_args(subcommand_groups("evaluate", DEFAULT_PRESET), ["--data_dir", "d", "--pretraining_objective", "openings"])
+
+
+def test_the_gpu_profile_runs_the_sentiment_finetunings_side_by_side() -> None:
+    for profile, side_by_side in (("gpu", True), ("cpu", False)):
+        steps = plan.plan(profile, PATHS)["sentiment"]
+        batches = plan.batches(steps, side_by_side)
+        finetunes = [step.name for step in steps if step.group == "se_finetune"]
+        assert len(finetunes) == 9  # 3 rows x 3 seeds
+        assert [step.name for batch in batches for step in batch] == [step.name for step in steps]  # order kept
+        widest = max(batches, key=len)
+        assert [step.name for step in widest] == (finetunes if side_by_side else [steps[0].name])
+
+
+def _waiting_step(name: str, mine: Path, other: Path, code: int = 0) -> plan.Step:
+    """A step that writes its file, then waits (at most 20 s) for the other's: both end only if they run together."""
+    script = (f"import pathlib, sys, time; pathlib.Path({str(mine)!r}).touch()\n"
+              f"for _ in range(200):\n    if pathlib.Path({str(other)!r}).exists(): sys.exit({code})\n    time.sleep(0.1)\n"
+              "sys.exit(3)")  # fmt: skip
+    return plan.Step(name, (sys.executable, "-c", script), timed=False, group="pair")
+
+
+def test_a_group_runs_together_and_its_failure_stops_the_pipeline(tmp_path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    after = plan.Step("after", (sys.executable, "-c", f"open({str(tmp_path / 'after')!r}, 'w')"), timed=False)
+    failed: list[str] = []
+    plan.run_pipeline("pair", [_waiting_step("a", a, b), _waiting_step("b", b, a), after], tmp_path, {}, failed, True)
+    assert failed == [] and (tmp_path / "after").exists()
+
+    for path in (a, b, tmp_path / "after"):
+        path.unlink()
+    steps = [_waiting_step("a", a, b), _waiting_step("b", b, a, code=1), after]
+    plan.run_pipeline("pair", steps, tmp_path, {}, failed, True)
+    assert failed == ["pair"] and not (tmp_path / "after").exists()  # one failed step of the group stops the rest
+    assert "FAILED: b" in (tmp_path / "pair_run.log").read_text()
