@@ -209,6 +209,12 @@ def _common(profile: Profile) -> tuple[str, ...]:
             "--seed", "42", "--overwrite_output_dir", *profile.device_args)  # fmt: skip
 
 
+def _evaluate_common(profile: Profile) -> tuple[str, ...]:
+    # `evaluate` trains nothing and takes only the few Trainer flags it reads; it decodes in fp32 on any device.
+    device = ("--use_cpu", "true") if "--use_cpu" in profile.device_args else ()
+    return ("--seed", "42", "--overwrite_output_dir", *device)
+
+
 def _overrides(value: str | None) -> tuple[str, ...]:
     return ("--config_overrides", value) if value else ()
 
@@ -233,6 +239,7 @@ def birthplace_steps(profile: Profile, paths: Paths) -> list[Step]:
     the dev set: 10% of the training questions are held out as a tuning split, and every model is scored on it."""
     p, py, bp = profile.birthplace, paths.python, f"{paths.out}/birthplace"
     real, tune, common = f"{paths.data_root}/birthplace", f"{paths.out}/data/birthplace-tune", _common(profile)
+    evaluate_common = _evaluate_common(profile)
     recipe = (py, "recipes/birthplace.py")
     finetune_args = ("--data_dir", tune, "--per_device_train_batch_size", "32", "--lr_scheduler_type", "cosine",
                      "--warmup_steps", "20", "--weight_decay", "0.1", "--logging_steps", "20", "--block_size", "128",
@@ -248,7 +255,7 @@ def birthplace_steps(profile: Profile, paths: Paths) -> list[Step]:
         Step("bp_prepare_data", (py, "benchmarks/prepare_data.py", "birthplace-tune", "--data_root", paths.data_root,
                                  "--out", f"{paths.out}/data"), timed=False),
         Step("bp_london", (*recipe, "evaluate", "--data_dir", real, "--london_baseline", "--output_dir", f"{bp}/london",
-                           *common)),
+                           *evaluate_common)),
     ]  # fmt: skip
     epochs = {"vanilla": p.pretrain_epochs, "synthesizer": p.synthesizer_pretrain_epochs,
               "vanilla_augmented": p.augmented_pretrain_epochs,
@@ -271,11 +278,11 @@ def birthplace_steps(profile: Profile, paths: Paths) -> list[Step]:
                                           pretrained, "--num_train_epochs", str(epochs[model]), *objective,
                                           *optimiser_args)),
             Step(f"bp_{model}_probe", (py, "benchmarks/probe_facts.py", "--data_dir", real, "--model_name_or_path", pretrained)),
-            *_evaluate_all(f"bp_{model}_pretrain", pretrained, py, real, tune, common),
+            *_evaluate_all(f"bp_{model}_pretrain", pretrained, py, real, tune, evaluate_common),
             Step(f"bp_{model}_finetune", (*recipe, "finetune", "--model_name_or_path", pretrained, "--output_dir",
                                           finetuned, "--num_train_epochs", finetuning[0], "--learning_rate", finetuning[1],
                                           *finetune_args)),
-            *_evaluate_all(f"bp_{model}", finetuned, py, real, tune, common),
+            *_evaluate_all(f"bp_{model}", finetuned, py, real, tune, evaluate_common),
         ]  # fmt: skip
         if model == first:  # no pretraining: the same model shape and tokenizer, finetuned from random weights
             steps += [
@@ -283,7 +290,7 @@ def birthplace_steps(profile: Profile, paths: Paths) -> list[Step]:
                                                 f"{bp}/{first}_pretrain", *_overrides(p.config_overrides), "--output_dir",
                                                 f"{bp}/nopretrain_finetune", "--num_train_epochs", str(p.nopretrain_epochs),
                                                 "--learning_rate", "1e-3", *finetune_args)),
-                *_evaluate_all("bp_nopretrain", f"{bp}/nopretrain_finetune", py, real, tune, common),
+                *_evaluate_all("bp_nopretrain", f"{bp}/nopretrain_finetune", py, real, tune, evaluate_common),
             ]  # fmt: skip
     figures = "benchmarks/figures"
     return steps + [

@@ -33,6 +33,7 @@ COMMON = [
     "--use_cpu", "--report_to", "none", "--save_strategy", "no", "--disable_tqdm", "true",
     "--log_level", "warning", "--seed", "0", "--max_steps", "1", "--per_device_train_batch_size", "4",
 ]  # fmt: skip
+EVALUATE_COMMON = ["--use_cpu", "--log_level", "warning", "--seed", "0"]  # evaluate takes no training flags
 
 
 def _tiny(run) -> None:
@@ -110,7 +111,8 @@ def run_scenario(
         if row.prepare is not None:
             row.prepare(out)
     flags = [arg.format(tmp=out.parent) for row in rows for arg in row.args]
-    trained["metrics"] = task_module.main([*base, *flags, "--output_dir", str(out), *COMMON, *after])
+    common = EVALUATE_COMMON if base[0] == "evaluate" else COMMON
+    trained["metrics"] = task_module.main([*base, *flags, "--output_dir", str(out), *common, *after])
     return Run(out, trained)
 
 

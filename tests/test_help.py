@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from hf_models.tasks.birthplace_arguments import EVALUATE_TRAINER_TITLE
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TRAINER = "Trainer arguments (transformers.TrainingArguments: the usual Trainer flags)"
 
@@ -114,7 +116,8 @@ def test_help_exits_0_with_its_own_flags_first(command, arguments, first_group, 
         assert line in output.splitlines(), f"{command} -h does not print this example line as written:\n{line}"
     if command.startswith("recipes/") and groups[0].title.startswith(("Pretraining", "Sentiment", "Birthplace")):
         titles = [group.title for group in groups]
-        assert titles[-1] == TRAINER and titles.index("Model arguments") < titles.index(TRAINER)
+        trainer = EVALUATE_TRAINER_TITLE if arguments == ["evaluate"] else TRAINER  # evaluate: the few it reads
+        assert titles[-1] == trainer and titles.index("Model arguments") < titles.index(trainer)
 
 
 def test_birthplace_help_lists_the_subcommands(monkeypatch) -> None:
@@ -130,6 +133,9 @@ def test_each_birthplace_subcommand_takes_only_its_own_flags(subcommand, monkeyp
     others = set().union(*(fields for name, fields in RECIPE_FIELDS.items() if name != subcommand))
     assert RECIPE_FIELDS[subcommand] <= flags
     assert not (others - RECIPE_FIELDS[subcommand]) & flags, sorted((others - RECIPE_FIELDS[subcommand]) & flags)
+    training = {"--learning_rate", "--num_train_epochs", "--report_to", "--save_strategy"}
+    assert bool(training & flags) == (subcommand != "evaluate")  # evaluate trains nothing
+    assert {"--output_dir", "--per_device_eval_batch_size", "--seed", "--use_cpu"} <= flags
     help_of = {action.dest: action.help for action in printed[-1]._actions}
     if "model_config" in help_of:
         assert "Default: cs224n-mingpt." in help_of["model_config"]

@@ -66,6 +66,16 @@ def test_a_flag_of_another_subcommand_is_refused() -> None:
         parse_args(subcommand_groups("pretrain", DEFAULT_PRESET), ["--data_dir", "d", "--london_baseline"])
     with pytest.raises(UsageError, match="unknown arguments --pretraining_objective openings"):
         parse_args(subcommand_groups("evaluate", DEFAULT_PRESET), ["--data_dir", "d", "--pretraining_objective", "openings"])
+    # evaluate trains nothing: a training flag would change nothing there, so it is refused; what it reads is kept
+    with pytest.raises(UsageError, match="unknown arguments --learning_rate 1e-3"):
+        parse_args(subcommand_groups("evaluate", DEFAULT_PRESET), ["--data_dir", "d", "--learning_rate", "1e-3"])
+    _, _, training_args = parse_args(
+        subcommand_groups("evaluate", DEFAULT_PRESET),
+        ["--data_dir", "d", "--output_dir", "o", "--per_device_eval_batch_size", "7", "--seed", "3", "--use_cpu"],
+    )
+    assert isinstance(training_args, TrainingArguments)
+    assert (training_args.output_dir, training_args.per_device_eval_batch_size, training_args.seed) == ("o", 7, 3)
+    assert training_args.use_cpu
 
 
 def test_the_gpu_profile_runs_the_sentiment_finetunings_side_by_side() -> None:

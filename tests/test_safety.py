@@ -26,6 +26,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 TINY = "hidden_size=32,num_hidden_layers=2,num_attention_heads=2,intermediate_size=64,max_position_embeddings=64"
 QUIET = ["--use_cpu", "--report_to", "none", "--save_strategy", "no", "--disable_tqdm", "true", "--log_level", "error"]
 STEPS = ["--max_steps", "2", "--per_device_train_batch_size", "8", *QUIET]
+EVALUATE_QUIET = ["--use_cpu", "--log_level", "error"]  # evaluate takes no training flags
 
 
 def _script(path: str, name: str):
@@ -83,7 +84,7 @@ def world(tmp_path_factory: pytest.TempPathFactory, synthetic_birthplace_dir: Pa
     model_args = ["--tokenizer_name_or_path", str(tok), "--config_overrides", TINY]
     birthplace.main(["pretrain", "--data_dir", str(data), "--output_dir", str(model), *model_args, *STEPS])
     birthplace.main(["evaluate", "--data_dir", str(data), "--model_name_or_path", str(model), "--output_dir", str(model),
-                     "--max_new_tokens", "2", *QUIET])  # fmt: skip
+                     "--max_new_tokens", "2", *EVALUATE_QUIET])  # fmt: skip
     _cls_books(root / "cls")
     (root / "empty_data").mkdir()
     (root / "empty_data" / "wiki.txt").write_text("")
@@ -108,7 +109,7 @@ def world(tmp_path_factory: pytest.TempPathFactory, synthetic_birthplace_dir: Pa
 
 
 def _bp(step: str, *args: str) -> list[str]:
-    return [step, "--data_dir", "{root}/data", *args, *QUIET]
+    return [step, "--data_dir", "{root}/data", *args, *(EVALUATE_QUIET if step == "evaluate" else QUIET)]
 
 
 def _pre(*args: str) -> list[str]:

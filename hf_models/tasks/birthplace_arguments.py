@@ -7,6 +7,8 @@ import argparse
 import dataclasses
 from dataclasses import dataclass, field
 
+from transformers import TrainingArguments
+
 from hf_models.data import augment_forms
 from hf_models.training import TRAINER_GROUP, FlagGroup, HelpFormatter, help_sections, model_group
 
@@ -98,10 +100,14 @@ SUBCOMMAND_FIELDS = {
 }  # fmt: skip
 # `evaluate` builds no model: no preset, overrides or attention type.
 EVALUATE_MODEL_FIELDS = ("model_name_or_path", "tokenizer_name_or_path", "overwrite_output_dir")
+# ... and no Trainer: of TrainingArguments it reads only these.
+EVALUATE_TRAINER_FIELDS = ("output_dir", "per_device_eval_batch_size", "seed", "use_cpu", "log_level")
+EVALUATE_TRAINER_TITLE = "Trainer arguments (the few of transformers.TrainingArguments that evaluate reads)"
 
 
 def subcommand_groups(subcommand: str, default_preset: str) -> tuple[FlagGroup, ...]:
-    """The flag groups of one subcommand: its own birthplace fields, the model's, then Trainer's."""
+    """The flag groups of one subcommand: its own birthplace fields, the model's, then Trainer's (for `evaluate`,
+    only the ones it reads: a Trainer flag there would change nothing, so it is refused)."""
     title = f"Birthplace arguments ({subcommand})"
     model_fields = EVALUATE_MODEL_FIELDS if subcommand == "evaluate" else None
     # "evaluate: which questions to answer." reads "Which questions to answer." under evaluate's own -h.
@@ -114,7 +120,9 @@ def subcommand_groups(subcommand: str, default_preset: str) -> tuple[FlagGroup, 
     return (
         FlagGroup(title, BirthplaceArguments, SUBCOMMAND_FIELDS[subcommand], helps),
         model_group(default_preset, model_fields),
-        TRAINER_GROUP,
+        FlagGroup(EVALUATE_TRAINER_TITLE, TrainingArguments, EVALUATE_TRAINER_FIELDS)
+        if subcommand == "evaluate"
+        else TRAINER_GROUP,
     )
 
 
