@@ -381,9 +381,8 @@ def test_space_upload_creates_a_gradio_space_after_the_model(runs: dict, space_e
     from hf_models.hub import publish, space
 
     RecordingHfApi.calls = []
-    for module in (publish, space):
-        monkeypatch.setattr(module, "HfApi", RecordingHfApi)
-        monkeypatch.setattr(module, "get_token", lambda: "hf_fake_token")
+    monkeypatch.setattr(publish, "HfApi", RecordingHfApi)  # one client for the model and the Space
+    monkeypatch.setattr(publish, "get_token", lambda: "hf_fake_token")
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     argv = [str(runs["pretrained"]), "--repo_id", "tester/tiny-bp", "--space", "tester/tiny-bp-app"]
     assert _push_to_hub().main(argv) == 0

@@ -318,6 +318,17 @@ def explain(error: BaseException) -> str:
     )
 
 
+def hub_client() -> HfApi:
+    """A Hub client with the user's token; PushError, before any network call, in offline mode or without a token.
+    (The environment is read at call time: huggingface_hub's own HF_HUB_OFFLINE constant is fixed at import.)"""
+    if os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in {"1", "ON", "YES", "TRUE"}:
+        raise PushError(OFFLINE_MESSAGE)
+    token = get_token()
+    if not token:
+        raise PushError("no Hugging Face token found; run 'hf auth login' (or 'huggingface-cli login') or set HF_TOKEN")
+    return HfApi(token=token)
+
+
 def upload(
     run_dir: str | os.PathLike,
     options: CardOptions,
@@ -330,12 +341,7 @@ def upload(
 
     Raises PushError for what the user must fix, and the Hub client's errors for the network."""
     run_dir = Path(run_dir)
-    if os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in {"1", "ON", "YES", "TRUE"}:
-        raise PushError(OFFLINE_MESSAGE)
-    token = get_token()
-    if not token:
-        raise PushError("no Hugging Face token found; run 'hf auth login' (or 'huggingface-cli login') or set HF_TOKEN")
-    api = HfApi(token=token)
+    api = hub_client()
     api.whoami()  # fails fast, before staging, on a bad token or no network
     with tempfile.TemporaryDirectory(prefix="push_to_hub-") as tmp:
         staged = export_folder(run_dir, Path(tmp) / "export", options)

@@ -23,11 +23,11 @@ from fnmatch import fnmatch
 from importlib import metadata
 from pathlib import Path
 
-from huggingface_hub import HfApi, SpaceCard, SpaceCardData, get_token
+from huggingface_hub import SpaceCard, SpaceCardData
 
 from ..app import APP_CONFIG_FILE
 from .card import PushError
-from .publish import OFFLINE_MESSAGE, _prepare_local_dir
+from .publish import _prepare_local_dir, hub_client
 
 __all__ = ["SPACE_ALLOW_PATTERNS", "SpaceExport", "export_space", "publish_space", "space_requirements"]
 
@@ -134,12 +134,7 @@ def publish_space(
 ) -> tuple[str, int]:
     """Stage the Space in a temporary folder, create the Gradio Space if missing and upload it; returns (commit URL,
     number of files). Raises PushError for what the user must fix, and the Hub client's errors for the network."""
-    if os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in {"1", "ON", "YES", "TRUE"}:
-        raise PushError(OFFLINE_MESSAGE)
-    token = get_token()
-    if not token:
-        raise PushError("no Hugging Face token found; run 'hf auth login' (or 'huggingface-cli login') or set HF_TOKEN")
-    api = HfApi(token=token)
+    api = hub_client()
     with tempfile.TemporaryDirectory(prefix="push_to_hub-space-") as tmp:
         export = export_space(run_dir, Path(tmp) / "space", space_id, model_repo_id)
         api.create_repo(repo_id=space_id, repo_type="space", space_sdk="gradio", private=private or None, exist_ok=True)
