@@ -160,8 +160,12 @@ def sentiment_rows_of(bench: Path, profile: str, timings: dict, hardware: str, d
 
 
 def copy_headline_predictions(results: dict, predictions_dir: Path, profile: str = "cpu") -> None:
-    """Copy the headline runs' test predictions and say in a README which run made each file."""
+    """Copy the headline runs' test predictions and say in a README which run made each file. A file whose run is
+    not in this bench folder (a run of one task only) keeps its earlier line."""
     predictions_dir.mkdir(parents=True, exist_ok=True)
+    readme = predictions_dir / "README.md"
+    earlier = {line.split("`")[1]: line for line in (readme.read_text(encoding="utf-8").splitlines() if readme.exists() else [])
+               if line.startswith("- `")}  # fmt: skip
     lines = [
         "# Test predictions of the headline benchmark runs",
         "",
@@ -175,6 +179,8 @@ def copy_headline_predictions(results: dict, predictions_dir: Path, profile: str
             row = max(rows, key=lambda key: rows[key]["value"])
         source = rows.get(row, {}).get("predictions_test")
         if not source or not Path(source).exists():
+            if name in earlier and (predictions_dir / name).exists():
+                lines.append(earlier[name])
             continue
         shutil.copyfile(source, predictions_dir / name)
         n = len(Path(source).read_text(encoding="utf-8").splitlines())
@@ -182,7 +188,10 @@ def copy_headline_predictions(results: dict, predictions_dir: Path, profile: str
             f"- `{name}` ({n} lines): `{section}.{row}` row, {rows[row]['date']}, from `{source}`; "
             f"command: `{rows[row]['command']}`"
         )
-    (predictions_dir / "README.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    seeds = sorted(path.relative_to(predictions_dir).as_posix() for path in predictions_dir.glob("sentiment/*/seed*.txt"))
+    if seeds:
+        lines.append(f"- `sentiment/<row>/seed<N>.txt`: every sentiment row and finetuning seed ({', '.join(seeds)}).")
+    readme.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def copy_seed_predictions(rows: dict, predictions_dir: Path) -> list[Path]:

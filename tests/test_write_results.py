@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import runpy
+import shutil
 import sys
 from pathlib import Path
 
@@ -171,6 +172,11 @@ def test_every_sentiment_row_and_seed_gets_its_test_predictions(tmp_path, monkey
     _bench(bench)
     earlier = {"birthplace_dev_acc": {"vanilla": {"value": 0.4}}}
     results.write_text(json.dumps(earlier))
+    predictions.mkdir()
+    (predictions / "birthplace_test_predictions.txt").write_text("Paris\n")
+    birthplace_line = "- `birthplace_test_predictions.txt` (1 lines): `birthplace_dev_acc.vanilla` row, an earlier run"
+    (predictions / "README.md").write_text(f"# Test predictions\n\n{birthplace_line}\n")
+    shutil.rmtree(bench / "birthplace")  # a sentiment-only bench folder
 
     _write_results(monkeypatch, bench, results, predictions, "--tasks", "sentiment")
 
@@ -180,6 +186,10 @@ def test_every_sentiment_row_and_seed_gets_its_test_predictions(tmp_path, monkey
         for i, seed in enumerate(plan.PROFILES["cpu"].sentiment.seeds):
             path = predictions / "sentiment" / row.key / f"seed{seed}.txt"
             assert path.read_text() == f"{i % 2}\n{i % 2}\n", path  # from that seed's own run
+    readme = (predictions / "README.md").read_text().splitlines()
+    assert birthplace_line in readme  # the other task's file keeps its line
+    assert any(line.startswith("- `sentiment_test_predictions.txt` (2 lines): `sentiment_valid_acc.") for line in readme)
+    assert any("sentiment/pretrained/seed43.txt" in line for line in readme)
 
 
 @pytest.mark.parametrize("baseline_first", [True, False])
