@@ -9,6 +9,7 @@
 side on a GPU machine), then `write_results.py`, then `throughput.py`. Each step's output goes to
 `$OUT/log_NAME.txt`, each pipeline's progress to `$OUT/NAME_run.log`, and `$OUT/timings.tsv` gets one line per step
 that succeeded (`name, seconds, command`): a step that failed is not there, so `write_results.py` refuses its row.
+A run of one pipeline replaces that pipeline's lines and keeps the other's.
 `write_results.py`, `plot_birthplace.py` and `plot_sentiment.py` read the rows below (`birthplace_rows`,
 `sentiment_rows`, `tune_split_choice`): no step or folder name is typed anywhere else.
 
@@ -427,13 +428,21 @@ def run_pipeline(name: str, steps: list[Step], out: Path, env: dict[str, str], f
                 return
 
 
+def forget_timings(out: Path, steps: list[Step]) -> None:
+    """Drop the timings.tsv lines of the steps about to run, so that a run of one pipeline keeps the other's."""
+    timings, names = out / "timings.tsv", {step.name for step in steps}
+    if timings.exists():
+        lines = timings.read_text(encoding="utf-8").splitlines(keepends=True)
+        timings.write_text("".join(line for line in lines if line.split("\t", 1)[0] not in names), encoding="utf-8")
+
+
 def run(profile: str, pipelines: list[str]) -> int:
     """The pipelines (one at a time on both CPU cores, or side by side on a GPU machine), then the results file
     and the throughput benchmark. Exit status 1 when anything failed."""
     paths = Paths.from_environment()
     out, steps = Path(paths.out), plan(profile, paths)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "timings.tsv").unlink(missing_ok=True)
+    forget_timings(out, [step for name in pipelines for step in steps[name]])
     start, failed = time.monotonic(), []
     print(f"profile {profile}, started {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}, outputs in {out}")
     if profile == "gpu":  # the GPU machine has cores to spare: tokenizers may use them all

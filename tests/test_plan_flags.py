@@ -110,3 +110,11 @@ def test_a_group_runs_together_and_its_failure_stops_the_pipeline(tmp_path) -> N
     plan.run_pipeline("pair", steps, tmp_path, {}, failed, True)
     assert failed == ["pair"] and not (tmp_path / "after").exists()  # one failed step of the group stops the rest
     assert "FAILED: b" in (tmp_path / "pair_run.log").read_text()
+
+
+def test_a_run_of_one_pipeline_keeps_the_other_pipelines_timings(tmp_path) -> None:
+    steps = plan.plan("cpu", PATHS)
+    sentiment_step, birthplace_step = steps["sentiment"][-1].name, steps["birthplace"][0].name
+    (tmp_path / "timings.tsv").write_text(f"{sentiment_step}\t60\tcmd\n{birthplace_step}\t9\told\n", encoding="utf-8")
+    plan.forget_timings(tmp_path, steps["birthplace"])
+    assert (tmp_path / "timings.tsv").read_text(encoding="utf-8") == f"{sentiment_step}\t60\tcmd\n"
