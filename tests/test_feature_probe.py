@@ -1,0 +1,51 @@
+"""benchmarks/probe_sentiment_features.py: linear probes of a frozen backbone's pooled layers."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from hf_models import SmallEncoderConfig, SmallEncoderForCausalLM
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+import probe_sentiment_features  # noqa: E402
+
+pytest.importorskip("sklearn")
+
+
+def _cls_books(folder: Path) -> Path:
+    """Reviews whose one differing word tells the label, in the CLS-books layout."""
+    folder.mkdir()
+    for split, n in (("train", 40), ("valid", 20), ("test", 4)):
+        labels = [i % 2 for i in range(n)]
+        reviews = ["\u2581un \u2581livre \u2581" + ("superbe" if y else "ennuyeux") for y in labels]
+        (folder / f"{split}.review.spm").write_text("".join(r + "\n" for r in reviews), encoding="utf-8")
+        if split != "test":
+            (folder / f"{split}.label").write_text("".join(f"{y}\n" for y in labels), encoding="utf-8")
+    return folder
+
+
+def test_the_probes_read_every_layer_and_find_the_word_that_tells_the_label(tmp_path, tiny_tokenizer, monkeypatch):
+    config = SmallEncoderConfig(vocab_size=len(tiny_tokenizer), hidden_size=16, num_hidden_layers=2,
+                                num_attention_heads=2, intermediate_size=32, max_position_embeddings=32,
+                                pad_token_id=tiny_tokenizer.pad_token_id)  # fmt: skip
+    model_dir = tmp_path / "model"
+    SmallEncoderForCausalLM(config).save_pretrained(model_dir)
+    tiny_tokenizer.save_pretrained(model_dir)
+    data = _cls_books(tmp_path / "cls")
+    for extra, report_name in (([], "feature_probe.json"), (["--random_init"], "feature_probe_random_init.json")):
+        argv = ["probe", "--data_dir", str(data), "--model_name_or_path", str(model_dir), *extra]
+        monkeypatch.setattr(sys, "argv", argv)
+        probe_sentiment_features.main()
+        report = json.loads((model_dir / report_name).read_text(encoding="utf-8"))
+        probes = report["probes"]
+        # the embeddings and the 2 blocks, then the two joined probes
+        assert list(probes) == ["layer 0 mean", "layer 1 mean", "layer 2 mean", "all layers, mean",
+                                "all layers, mean and max"]  # fmt: skip
+        assert report["random_init"] == bool(extra) and report["valid_reviews"] == 20
+        # the mean of the embeddings already separates the two words
+        assert probes["layer 0 mean"]["valid_accuracy"] == 1.0
+        assert all(p["C"] in probe_sentiment_features.REGULARISATION for p in probes.values())
