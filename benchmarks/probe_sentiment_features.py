@@ -12,7 +12,8 @@ validation. The frozen-backbone row of the sentiment benchmark trains a head on 
 epochs: these probes say how far a better head on the same features could go, and `--random_init` gives the
 same probes on an untrained model of the same shape (what the features owe to pretraining).
 Prints a table and writes it to OUTPUT (default: MODEL/feature_probe.json, or
-MODEL/feature_probe_random_init.json). Needs scikit-learn.
+MODEL/feature_probe_random_init.json). With --test_predictions FILE, the probe with the best cross-validated
+accuracy on train (chosen without validation) labels the test reviews, one label per line. Needs scikit-learn.
 """
 
 import argparse
@@ -24,6 +25,7 @@ import torch
 from transformers import AutoConfig, AutoModel
 
 from hf_models.data import load_cls_books
+from hf_models.textio import atomic_write_text
 from hf_models.tokenization import load_tokenizer
 
 REGULARISATION = (0.003, 0.01, 0.03, 0.1, 0.3, 1.0)
@@ -45,8 +47,9 @@ def pooled_layers(model, tokenizer, texts: list[str], max_length: int, batch_siz
     return np.concatenate(pooled)
 
 
-def probe(train_x: np.ndarray, train_y: np.ndarray, valid_x: np.ndarray, valid_y: np.ndarray, seed: int) -> dict:
-    """A standardised logistic regression, its C chosen by 5-fold cross-validation on train, scored on valid."""
+def probe(train_x: np.ndarray, train_y: np.ndarray, valid_x: np.ndarray, valid_y: np.ndarray, seed: int):
+    """A standardised logistic regression, its C chosen by 5-fold cross-validation on train, scored on valid:
+    (its scores, the fitted probe)."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import cross_val_score
     from sklearn.pipeline import make_pipeline
@@ -58,7 +61,8 @@ def probe(train_x: np.ndarray, train_y: np.ndarray, valid_x: np.ndarray, valid_y
     cross_validated = {c: float(cross_val_score(model(c), train_x, train_y, cv=5).mean()) for c in REGULARISATION}
     best = max(cross_validated, key=cross_validated.get)
     fitted = model(best).fit(train_x, train_y)
-    return {"C": best, "train_cv_accuracy": cross_validated[best], "valid_accuracy": float(fitted.score(valid_x, valid_y))}
+    scores = {"C": best, "train_cv_accuracy": cross_validated[best], "valid_accuracy": float(fitted.score(valid_x, valid_y))}
+    return scores, fitted
 
 
 def main() -> None:
@@ -69,7 +73,11 @@ def main() -> None:
     parser.add_argument("--max_length", type=int, default=256, help="reviews are cut to this many tokens")
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--output", default=None, help="the JSON report (default: in the model folder)")
+    parser.add_argument("--test_predictions", default=None,
+                        help="write the test labels of the probe chosen by cross-validation on train to this file")  # fmt: skip
     args = parser.parse_args()
+    if args.test_predictions and Path(args.test_predictions).exists():
+        parser.error(f"{args.test_predictions} exists: remove it or name another file")
 
     torch.manual_seed(args.seed)
     tokenizer = load_tokenizer(args.model_name_or_path)
@@ -91,17 +99,26 @@ def main() -> None:
     probes = {f"layer {layer} mean": (slice(0, 1), slice(layer, layer + 1)) for layer in range(layers)}
     probes["all layers, mean"] = (slice(0, 1), slice(None))
     probes["all layers, mean and max"] = (slice(None), slice(None))
-    results = {}
+    results, fitted = {}, {}
     print(f"{'features':26} {'C':>6} {'train 5-fold':>12} {'validation':>10}")
     for name, (statistics, chosen) in probes.items():
-        result = probe(flat(train_x, statistics, chosen), train_y, flat(valid_x, statistics, chosen), valid_y, args.seed)
+        result, fitted[name] = probe(flat(train_x, statistics, chosen), train_y, flat(valid_x, statistics, chosen),
+                                     valid_y, args.seed)  # fmt: skip
         results[name] = result
         print(f"{name:26} {result['C']:>6} {result['train_cv_accuracy']:>12.2%} {result['valid_accuracy']:>10.2%}",
               flush=True)  # fmt: skip
+    report_extra = {}
+    if args.test_predictions:
+        chosen_probe = max(results, key=lambda name: results[name]["train_cv_accuracy"])
+        test_x = pooled_layers(model, tokenizer, list(data["test"]["text"]), args.max_length)
+        labels = fitted[chosen_probe].predict(flat(test_x, *probes[chosen_probe]))
+        atomic_write_text(args.test_predictions, "".join(f"{int(label)}\n" for label in labels))
+        report_extra = {"test_predictions": args.test_predictions, "test_probe": chosen_probe}
+        print(f"{chosen_probe!r} (best on train, 5-fold) labelled {len(labels)} test reviews: {args.test_predictions}")
     suffix = "_random_init" if args.random_init else ""
     output = Path(args.output or Path(args.model_name_or_path) / f"feature_probe{suffix}.json")
     report = {"model": args.model_name_or_path, "random_init": args.random_init, "max_length": args.max_length,
-              "train_reviews": len(train_y), "valid_reviews": len(valid_y), "probes": results}  # fmt: skip
+              "train_reviews": len(train_y), "valid_reviews": len(valid_y), "probes": results, **report_extra}  # fmt: skip
     output.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {output}")
 

@@ -49,3 +49,15 @@ def test_the_probes_read_every_layer_and_find_the_word_that_tells_the_label(tmp_
         # the mean of the embeddings already separates the two words
         assert probes["layer 0 mean"]["valid_accuracy"] == 1.0
         assert all(p["C"] in probe_sentiment_features.REGULARISATION for p in probes.values())
+
+    predictions = tmp_path / "frozen_probe" / "seed42.txt"
+    argv = ["probe", "--data_dir", str(data), "--model_name_or_path", str(model_dir), "--test_predictions", str(predictions)]
+    monkeypatch.setattr(sys, "argv", argv)
+    probe_sentiment_features.main()
+    # the test reviews alternate like the others: the chosen probe labels them all
+    assert predictions.read_text(encoding="utf-8") == "0\n1\n0\n1\n"
+    report = json.loads((model_dir / "feature_probe.json").read_text(encoding="utf-8"))
+    best = max(report["probes"].values(), key=lambda p: p["train_cv_accuracy"])
+    assert report["probes"][report["test_probe"]] == best
+    with pytest.raises(SystemExit):  # an earlier prediction file is never overwritten
+        probe_sentiment_features.main()
