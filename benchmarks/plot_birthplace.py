@@ -48,8 +48,10 @@ def main() -> None:
             labels.append(row.label)
             values.append(100 * scores.metrics["exact_match"])
             colours.append(COLOURS.get(row.key, "#666666"))
-    fig, ax = plt.subplots(figsize=(7.5, 3.6), dpi=90)
+    # about an inch per bar, so that the two-line labels of the longer profiles do not run into each other
+    fig, ax = plt.subplots(figsize=(max(7.5, 1.1 * len(labels)), 3.8), dpi=90)
     bars = ax.bar(labels, values, color=colours)
+    ax.tick_params(axis="x", labelsize=8)
     ax.bar_label(bars, fmt="%.1f%%")
     for y, text, style in ((10, "course bar, vanilla (10 %)", "--"), (5, "course bar, synthesizer (5 %)", ":")):
         ax.axhline(y, color="black", linestyle=style, linewidth=0.8, label=text)
