@@ -71,7 +71,7 @@ def main() -> None:
     parser.add_argument("--model_name_or_path", required=True, help="a pretrained model folder (with its tokenizer)")
     parser.add_argument("--random_init", action="store_true", help="probe an untrained model of the same config")
     parser.add_argument("--max_length", type=int, default=256, help="reviews are cut to this many tokens")
-    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--seed", type=int, default=42, help="seed of the untrained weights and of the probes")
     parser.add_argument("--output", default=None, help="the JSON report (default: in the model folder)")
     parser.add_argument("--test_predictions", default=None,
                         help="write the test labels of the probe chosen by cross-validation on train to this file")  # fmt: skip
