@@ -1,7 +1,7 @@
 #!/usr/bin/env python
-"""How much sentiment a backbone's frozen features hold: linear probes of each layer, fitted to convergence.
+r"""How much sentiment a backbone's frozen features hold: linear probes of each layer, fitted to convergence.
 
-    python benchmarks/probe_sentiment_features.py --data_dir ../shared/data/cls-books \\
+    python benchmarks/probe_sentiment_features.py --data_dir ../shared/data/cls-books \
         --model_name_or_path outputs/bench/sentiment/domain [--random_init]
 
 Each review (cut to --max_length tokens, as the finetuning recipe does) goes once through the frozen backbone.
