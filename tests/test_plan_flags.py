@@ -83,7 +83,7 @@ def test_the_gpu_profile_runs_the_sentiment_finetunings_side_by_side() -> None:
         steps = plan.plan(profile, PATHS)["sentiment"]
         batches = plan.batches(steps, side_by_side)
         finetunes = [step.name for step in steps if step.group == "se_finetune"]
-        assert len(finetunes) == 9  # 3 rows x 3 seeds
+        assert len(finetunes) == len(plan.SENTIMENT_SETUPS) * 3 == 12  # 4 rows x 3 seeds
         assert [step.name for batch in batches for step in batch] == [step.name for step in steps]  # order kept
         widest = max(batches, key=len)
         assert [step.name for step in widest] == (finetunes if side_by_side else [steps[0].name])

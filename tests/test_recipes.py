@@ -238,6 +238,35 @@ def test_finetune_sentiment_scratch_pretrained_frozen(
     assert len(epochs) == 4 and len(accuracies) == 4
 
 
+def test_frozen_backbone_read_at_every_layer(tmp_path, tiny_cls_books, pretrained_lm_dir):
+    """--freeze_backbone --classifier_pooling all_layers: only the head trains, on the mean and max of every hidden
+    state; the saved folder reloads with the same pooling and gives the run's test predictions."""
+    from safetensors.torch import load_file
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    out = _finetune(
+        tmp_path, "frozen_all_layers", tiny_cls_books, ["--model_name_or_path", str(pretrained_lm_dir)],
+        ["--freeze_backbone", "--classifier_pooling", "all_layers"],
+    )  # fmt: skip
+    config = json.loads((out / "config.json").read_text())
+    width = 2 * (config["num_hidden_layers"] + 1) * config["hidden_size"]
+    assert config["classifier_pooling"] == "all_layers"
+    assert read_report(out)["trainable_parameters"] == width * 2 + 2
+    lm, clf = load_file(pretrained_lm_dir / "model.safetensors"), load_file(out / "model.safetensors")
+    assert all(torch.equal(lm[k], clf[k]) for k in clf if k.startswith("model."))
+    assert clf["classifier.weight"].shape == (2, width)
+
+    from hf_models.data import load_cls_books
+
+    model = AutoModelForSequenceClassification.from_pretrained(out, trust_remote_code=True).eval()
+    tokenizer = AutoTokenizer.from_pretrained(out)
+    reviews = list(load_cls_books(tiny_cls_books)["test"]["text"])
+    with torch.no_grad():
+        batch = tokenizer(reviews, padding=True, truncation=True, max_length=32, return_tensors="pt")  # as trained
+        reloaded = model(**batch).logits.argmax(-1).tolist()
+    assert [str(label) for label in reloaded] == (out / "test_predictions.txt").read_text().splitlines()
+
+
 def test_finetune_sentiment_transfer_flags_reach_the_model(tmp_path, tiny_cls_books, pretrained_lm_dir):
     """--classifier_pooling concat, --classifier_dropout, --gradual_unfreezing and --selection_split_percentage land
     in the saved config, the frozen layers and the chosen epoch."""

@@ -36,7 +36,34 @@ def test_concat_pooling_is_last_mean_max_of_real_tokens(padding_side):
     del rows
 
 
-@pytest.mark.parametrize("pooling", ["last", "mean", "first", "concat"])
+@pytest.mark.parametrize("padding_side", ["right", "left"])
+def test_all_layers_pooling_reads_every_layer_of_real_tokens(padding_side):
+    model = _classifier(classifier_pooling="all_layers")
+    layers, width = TINY["num_hidden_layers"] + 1, TINY["hidden_size"]
+    assert model.classifier.in_features == 2 * layers * width
+    ids = torch.randint(1, 50, (2, 7))
+    mask = torch.zeros(2, 7, dtype=torch.long)
+    lengths = [7, 4]
+    for i, n in enumerate(lengths):
+        mask[i, slice(0, n) if padding_side == "right" else slice(7 - n, 7)] = 1
+    ids[mask == 0] = 0
+    with torch.no_grad():
+        hidden = model.model(input_ids=ids, attention_mask=mask, output_hidden_states=True).hidden_states
+        pooled = model.pool_all_layers(hidden, mask)
+    assert len(hidden) == layers
+    for i in range(2):
+        real = mask[i].bool()
+        expected = []
+        for states in hidden:
+            for vector in (states[i, real].mean(0), states[i, real].max(0).values):
+                expected.append((vector - vector.mean()) / torch.sqrt(vector.var(unbiased=False) + 1e-5))
+        torch.testing.assert_close(pooled[i], torch.cat(expected), atol=1e-5, rtol=1e-4)
+    # The head reads exactly this vector: the logits are the classifier applied to it.
+    with torch.no_grad():
+        torch.testing.assert_close(model(input_ids=ids, attention_mask=mask).logits, model.classifier(pooled))
+
+
+@pytest.mark.parametrize("pooling", ["last", "mean", "first", "concat", "all_layers"])
 @pytest.mark.parametrize("padding_side", ["right", "left"])
 def test_classification_batched_equals_one_at_a_time(pooling, padding_side):
     model = _classifier(classifier_pooling=pooling, is_causal=False, classifier_dropout=0.3)

@@ -52,7 +52,12 @@ BIRTHPLACE = {
     "vanilla_span_corruption_pretrain_only": (0.0, 0.0, "Oslo"),
     "vanilla_span_corruption_finetuned": (0.04, 0.05, "Oslo"),
 }
-SENTIMENT = {"scratch": [0.70, 0.74], "pretrained": [0.71, 0.76], "frozen": [0.68, 0.69]}  # the first seed's
+SENTIMENT = {
+    "scratch": [0.70, 0.74],
+    "pretrained": [0.71, 0.76],
+    "frozen": [0.68, 0.69],
+    "frozen_all_layers": [0.69, 0.72],
+}  # the first seed's
 
 
 def _bench(bench: Path, profile: str = "cpu") -> dict[str, int]:
@@ -91,7 +96,12 @@ def test_rows_and_headline_predictions_come_from_this_bench_folder(tmp_path, mon
     _write_results(monkeypatch, bench, results, predictions)
 
     written = json.loads(results.read_text())
-    assert set(written["sentiment_valid_acc"]) == {"scratch", "pretrained", "frozen"}  # no old_row
+    assert set(written["sentiment_valid_acc"]) == {
+        "scratch",
+        "pretrained",
+        "frozen",
+        "frozen_all_layers",
+    }  # no old_row
     scratch = written["sentiment_valid_acc"]["scratch"]
     assert scratch["value"] == pytest.approx(0.72)  # 0.74, 0.72 and 0.70 over the three seeds
     assert scratch["std"] == pytest.approx(0.02, abs=1e-4)

@@ -12,7 +12,7 @@ PRESETS_DIR = Path(__file__).resolve().parent / "presets"
 
 AttentionType = Literal["vanilla", "synthesizer", "random", "factorized"]
 PositionEmbeddingType = Literal["sinusoidal", "learned"]
-ClassifierPooling = Literal["last", "mean", "first", "concat"]
+ClassifierPooling = Literal["last", "mean", "first", "concat", "all_layers"]
 ATTENTION_TYPES = get_args(AttentionType)
 POSITION_EMBEDDING_TYPES = get_args(PositionEmbeddingType)
 CLASSIFIER_POOLINGS = get_args(ClassifierPooling)
@@ -74,7 +74,10 @@ class SmallEncoderConfig(PreTrainedConfig):
         lm_head_bias: bias on the (masked) LM head: the lab's `nn.Linear` has one, minGPT's head has none.
         classifier_pooling: which hidden state the classification head reads: `"last"` non-pad token (the lab's
             choice), `"mean"` over non-pad tokens, `"first"` non-pad token, or `"concat"`: last, mean and max over
-            non-pad tokens side by side (ULMFiT's concat pooling; the head is then 3x wider).
+            non-pad tokens side by side (ULMFiT's concat pooling; the head is then 3x wider), or `"all_layers"`: the
+            mean and max over non-pad tokens of every hidden state (the embeddings and each layer's output), each
+            layer-normalised without parameters so that their scales match, side by side (the head is then
+            2 * (num_hidden_layers + 1) times wider; a frozen backbone's word knowledge sits in its lower layers).
         classifier_dropout: dropout on the pooled vector, before the classification head.
         sep_token_id: the separator (CS224N's `⁇`) used by span corruption and birthplace QA.
     """

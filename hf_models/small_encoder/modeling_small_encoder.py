@@ -559,7 +559,9 @@ class SmallEncoderForSequenceClassification(SmallEncoderPreTrainedModel):
         super().__init__(config)
         self.num_labels = config.num_labels
         self.model = SmallEncoderModel(config)
-        pooled_size = config.hidden_size * (3 if config.classifier_pooling == "concat" else 1)
+        pooled_size = config.hidden_size * {"concat": 3, "all_layers": 2 * (config.num_hidden_layers + 1)}.get(
+            config.classifier_pooling, 1
+        )
         self.dropout = nn.Dropout(config.classifier_dropout)
         self.classifier = nn.Linear(pooled_size, config.num_labels)
         self.post_init()
@@ -585,6 +587,23 @@ class SmallEncoderForSequenceClassification(SmallEncoderPreTrainedModel):
         masked = hidden_states.masked_fill(weights == 0, torch.finfo(hidden_states.dtype).min)
         return torch.cat([last, mean, masked.max(1).values], dim=-1)
 
+    def pool_all_layers(
+        self, all_hidden_states: tuple[torch.Tensor, ...], attention_mask: torch.Tensor | None
+    ) -> torch.Tensor:
+        """Mean and max over non-pad tokens of each hidden state, each normalised on its own: the embeddings are
+        scaled by sqrt(hidden_size) and a post-norm layer's output is not, so unnormalised the widest would rule."""
+        if attention_mask is None:
+            attention_mask = torch.ones(
+                all_hidden_states[0].shape[:2], dtype=torch.long, device=all_hidden_states[0].device
+            )
+        weights = attention_mask.to(all_hidden_states[0].device).unsqueeze(-1).to(all_hidden_states[0].dtype)
+        pooled = []
+        for hidden_states in all_hidden_states:
+            mean = (hidden_states * weights).sum(1) / weights.sum(1).clamp(min=1.0)
+            maximum = hidden_states.masked_fill(weights == 0, torch.finfo(hidden_states.dtype).min).max(1).values
+            pooled += [mean, maximum]
+        return torch.cat([nn.functional.layer_norm(vector, vector.shape[-1:]) for vector in pooled], dim=-1)
+
     @can_return_tuple
     def forward(
         self,
@@ -600,6 +619,7 @@ class SmallEncoderForSequenceClassification(SmallEncoderPreTrainedModel):
         if attention_mask is None and input_ids is not None and self.config.pad_token_id is not None:
             # Batches padded without a mask still read and attend to real tokens only.
             attention_mask = (input_ids != self.config.pad_token_id).long()
+        all_layers = self.config.classifier_pooling == "all_layers"
         outputs: BaseModelOutputWithPast = self.model(
             input_ids=input_ids,
             attention_mask=attention_mask,
@@ -607,17 +627,25 @@ class SmallEncoderForSequenceClassification(SmallEncoderPreTrainedModel):
             inputs_embeds=inputs_embeds,
             use_cache=False,
             output_attentions=output_attentions,
-            output_hidden_states=output_hidden_states,
+            output_hidden_states=True if all_layers else output_hidden_states,
         )
-        pooled = self.pool(outputs.last_hidden_state, attention_mask)
+        if all_layers:
+            pooled = self.pool_all_layers(outputs.hidden_states, attention_mask)
+        else:
+            pooled = self.pool(outputs.last_hidden_state, attention_mask)
         logits = self.classifier(self.dropout(pooled))
 
         loss = None
         if labels is not None:
             loss = self.loss_function(labels=labels, pooled_logits=logits, config=self.config)
 
+        # Hidden states read by the pooling only are not returned: `Trainer` would gather them as predictions.
+        wanted = output_hidden_states if output_hidden_states is not None else self.config.output_hidden_states
         return SequenceClassifierOutput(
-            loss=loss, logits=logits, hidden_states=outputs.hidden_states, attentions=outputs.attentions
+            loss=loss,
+            logits=logits,
+            hidden_states=outputs.hidden_states if wanted else None,
+            attentions=outputs.attentions,
         )
 
 

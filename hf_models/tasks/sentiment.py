@@ -19,6 +19,7 @@ from hf_models import SmallEncoderForSequenceClassification
 from hf_models.data import load_cls_books
 from hf_models.metrics import load_metric
 from hf_models.safety import check_not_input
+from hf_models.small_encoder.configuration_small_encoder import CLASSIFIER_POOLINGS
 from hf_models.textio import UsageError, atomic_write_text
 from hf_models.tokenization import resolve_tokenizer
 from hf_models.training import (
@@ -62,8 +63,9 @@ class SentimentArguments:
         default=None,
         metadata={
             "help": "How the classifier reads the sequence: 'last' non-pad token (the lab's), 'mean' of the "
-            "tokens, or 'first'. Default: keep the model's.",
-            "choices": ["last", "mean", "first", "concat"],
+            "tokens, 'first', 'concat' (last, mean and max), or 'all_layers' (mean and max of every layer). "
+            "Default: keep the model's.",
+            "choices": list(CLASSIFIER_POOLINGS),
         },
     )
     classifier_dropout: float | None = field(
