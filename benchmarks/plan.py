@@ -4,12 +4,14 @@
     python benchmarks/plan.py show --profile cpu                # the steps and their commands
     python benchmarks/plan.py run --profile cpu                 # what `make bench` (benchmarks/run_all.sh) does
     python benchmarks/plan.py run --profile gpu --pipeline birthplace
+    python benchmarks/plan.py run --profile cpu --pipeline sentiment --resume   # after an interruption
 
 `run` executes the pipelines (birthplace, sentiment: one after the other on the CPU, each on both cores; side by
 side on a GPU machine), then `write_results.py`, then `throughput.py`. Each step's output goes to
 `$OUT/log_NAME.txt`, each pipeline's progress to `$OUT/NAME_run.log`, and `$OUT/timings.tsv` gets one line per step
 that succeeded (`name, seconds, command`): a step that failed is not there, so `write_results.py` refuses its row.
-A run of one pipeline replaces that pipeline's lines and keeps the other's.
+A run of one pipeline replaces that pipeline's lines and keeps the other's. `run --resume` continues an interrupted
+run into the same OUT: a timed step whose timings.tsv line has the same command is kept, not run again.
 `write_results.py`, `plot_birthplace.py` and `plot_sentiment.py` read the rows below (`birthplace_rows`,
 `sentiment_rows`, `tune_split_choice`): no step or folder name is typed anywhere else.
 
@@ -144,7 +146,9 @@ BIRTHPLACE_VARIANTS = ("vanilla", "synthesizer")
 # vanilla model pretrained with the course's span corruption. A profile runs some of them (`BirthplaceProfile.models`).
 BIRTHPLACE_MODELS = (*((variant, f"{variant}{suffix}") for suffix in ("", "_augmented") for variant in BIRTHPLACE_VARIANTS),
                      ("vanilla", "vanilla_span_corruption"))  # fmt: skip
-SENTIMENT_SETUPS = ("scratch", "pretrained", "frozen", "frozen_all_layers")
+# The lab's three rows, then LP-FT (issue 18): the head first fitted as a logistic regression on the frozen features
+# of every layer (mean and max), alone (`frozen_linear_probe`) or then finetuned with the whole model.
+SENTIMENT_SETUPS = ("scratch", "pretrained", "frozen", "frozen_linear_probe", "scratch_lp_ft", "pretrained_lp_ft")
 
 
 def birthplace_rows(profile: str) -> tuple[Row, ...]:
@@ -176,12 +180,12 @@ def tune_split_choice(profile: str) -> dict[str, tuple[str, str]]:
 def sentiment_rows(profile: str) -> tuple[Row, ...]:
     """One row per set-up, over its finetuning seeds; the pretrained ones count the LM stages too."""
     seeds = PROFILES[profile].sentiment.seeds
-    shared = {"scratch": ("se_tokenizer",), "pretrained": ("se_tokenizer", "se_pretrain", "se_domain")}
+    scratch, pretrained = ("se_tokenizer",), ("se_tokenizer", "se_pretrain", "se_domain")
     return tuple(
         Row(
             setup,
             tuple(f"sentiment/{setup}_seed{seed}" for seed in seeds),
-            shared.get(setup, shared["pretrained"]) + tuple(f"se_{setup}_seed{seed}" for seed in seeds),
+            (scratch if setup.startswith("scratch") else pretrained) + tuple(f"se_{setup}_seed{seed}" for seed in seeds),
             setup,
         )
         for setup in SENTIMENT_SETUPS
@@ -306,8 +310,9 @@ def birthplace_steps(profile: Profile, paths: Paths) -> list[Step]:
 def sentiment_steps(profile: Profile, paths: Paths) -> list[Step]:
     """ALTeGraD-lab style: a BPE tokenizer and a causal LM pretrained on French news and novels (+ the unlabeled
     training reviews), a second LM stage on the training reviews alone (ULMFiT's target-domain stage; never a
-    validation or test review), then finetuned four ways (scratch / pretrained / frozen backbone read at its last
-    layer / frozen backbone read at every layer), each with the profile's seeds, and the lab's figure."""
+    validation or test review), then finetuned six ways, each with the profile's seeds: the lab's scratch /
+    pretrained / frozen backbone, the frozen backbone's linear probe (every layer's mean and max), and LP-FT (that
+    probe as the starting head, then the whole model finetuned) from scratch and pretrained; and the lab's figure."""
     p, py, se = profile.sentiment, paths.python, f"{paths.out}/sentiment"
     cls, corpus, common = f"{paths.data_root}/cls-books", f"{paths.out}/data/sentiment-corpus", _common(profile)
     model = ("--model_config", "altegrad-lab", *_overrides(p.config_overrides))
@@ -338,7 +343,11 @@ def sentiment_steps(profile: Profile, paths: Paths) -> list[Step]:
     ]  # fmt: skip
     for seed in p.seeds:
         seed_args = (*finetune_args, "--seed", str(seed), "--classifier_pooling", p.pooling)
-        all_layers_args = (*finetune_args, "--seed", str(seed), "--classifier_pooling", "all_layers")
+        # LP-FT reads every layer (mean and max): a linear probe of those features gave 74.75 % on validation where
+        # the last layer's mean gave 69.0 % (BENCHMARKS.md, "What the frozen features hold"); the L2 of the probe
+        # is chosen by 5-fold cross-validation on the training reviews.
+        probe_args = (*finetune_args, "--seed", str(seed), "--classifier_pooling", "all_layers", "--head_init",
+                      "linear_probe")  # fmt: skip
         steps += [
             Step(f"se_scratch_seed{seed}", (*finetune, "--from_scratch", "--tokenizer_name_or_path", f"{se}/tokenizer",
                                             *model, "--learning_rate", "5e-4", "--output_dir", f"{se}/scratch_seed{seed}",
@@ -348,12 +357,17 @@ def sentiment_steps(profile: Profile, paths: Paths) -> list[Step]:
             Step(f"se_frozen_seed{seed}", (*finetune, "--model_name_or_path", f"{se}/domain", "--freeze_backbone",
                                            "--learning_rate", "3e-3", "--output_dir", f"{se}/frozen_seed{seed}", *seed_args),
                  group="se_finetune"),
-            # The frozen backbone read at every layer (mean and max): a linear probe of these features gave 74.75 %
-            # on validation where the last layer's mean gave 69.0 % (BENCHMARKS.md, "What the frozen features hold").
-            Step(f"se_frozen_all_layers_seed{seed}", (*finetune, "--model_name_or_path", f"{se}/domain", "--freeze_backbone",
-                                                      "--learning_rate", "3e-3", "--output_dir",
-                                                      f"{se}/frozen_all_layers_seed{seed}", *all_layers_args),
-                 group="se_finetune"),
+            # The probe is the classifier: no epoch after it (`--num_train_epochs 0` comes last and wins).
+            Step(f"se_frozen_linear_probe_seed{seed}", (*finetune, "--model_name_or_path", f"{se}/domain",
+                                                        "--freeze_backbone", "--output_dir",
+                                                        f"{se}/frozen_linear_probe_seed{seed}", *probe_args,
+                                                        "--num_train_epochs", "0"), group="se_finetune"),
+            Step(f"se_scratch_lp_ft_seed{seed}", (*finetune, "--from_scratch", "--tokenizer_name_or_path", f"{se}/tokenizer",
+                                                  *model, "--learning_rate", "5e-4", "--output_dir",
+                                                  f"{se}/scratch_lp_ft_seed{seed}", *probe_args), group="se_finetune"),
+            Step(f"se_pretrained_lp_ft_seed{seed}", (*finetune, "--model_name_or_path", f"{se}/domain", "--learning_rate",
+                                                     "3e-4", "--output_dir", f"{se}/pretrained_lp_ft_seed{seed}",
+                                                     *probe_args), group="se_finetune"),
         ]  # fmt: skip
     figures = "benchmarks/figures"
     return steps + [
@@ -423,8 +437,21 @@ def batches(steps: list[Step], side_by_side: bool) -> list[list[Step]]:
     return result
 
 
+def finished_steps(out: Path, steps: list[Step]) -> set[str]:
+    """The timed steps whose line in timings.tsv has the very command they would run now: done by an earlier,
+    interrupted run of the same plan (`run --resume` skips them)."""
+    timings = out / "timings.tsv"
+    if not timings.exists():
+        return set()
+    recorded = {}
+    for line in timings.read_text(encoding="utf-8").splitlines():
+        name, _, command = line.split("\t", 2)
+        recorded[name] = command
+    return {step.name for step in steps if step.timed and recorded.get(step.name) == " ".join(step.command)}
+
+
 def run_pipeline(name: str, steps: list[Step], out: Path, env: dict[str, str], failed: list[str], side_by_side: bool) -> None:
-    with open(out / f"{name}_run.log", "w", encoding="utf-8") as log:
+    with open(out / f"{name}_run.log", "a", encoding="utf-8") as log:
         for batch in batches(steps, side_by_side):
             with ThreadPoolExecutor(max_workers=len(batch)) as pool:
                 succeeded = list(pool.map(lambda step: run_step(step, out, env, log), batch))
@@ -442,12 +469,20 @@ def forget_timings(out: Path, steps: list[Step]) -> None:
         timings.write_text("".join(line for line in lines if line.split("\t", 1)[0] not in names), encoding="utf-8")
 
 
-def run(profile: str, pipelines: list[str]) -> int:
+def run(profile: str, pipelines: list[str], resume: bool = False) -> int:
     """The pipelines (one at a time on both CPU cores, or side by side on a GPU machine), then the results file
-    and the throughput benchmark. Exit status 1 when anything failed."""
+    and the throughput benchmark. Exit status 1 when anything failed. `resume`: the timed steps an earlier run
+    finished with the same command are kept, not run again."""
     paths = Paths.from_environment()
     out, steps = Path(paths.out), plan(profile, paths)
     out.mkdir(parents=True, exist_ok=True)
+    if resume:
+        done = finished_steps(out, [step for name in pipelines for step in steps[name]])
+        steps = {name: [step for step in pipeline if step.name not in done] for name, pipeline in steps.items()}
+        print(f"resuming: {len(done)} finished steps kept ({', '.join(sorted(done)) or 'none'})")
+    else:
+        for name in pipelines:
+            (out / f"{name}_run.log").unlink(missing_ok=True)
     forget_timings(out, [step for name in pipelines for step in steps[name]])
     start, failed = time.monotonic(), []
     print(f"profile {profile}, started {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}, outputs in {out}")
@@ -487,9 +522,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", choices=sorted(PROFILES), default=os.environ.get("PROFILE", "cpu"),
                         help="cpu: 2 cores, about an hour per course; gpu: one GPU, bf16, larger runs")  # fmt: skip
     parser.add_argument("--pipeline", nargs="+", choices=sorted(PIPELINES), default=list(PIPELINES), help="which courses")
+    parser.add_argument("--resume", action="store_true",
+                        help="run: keep the steps an interrupted run into the same OUT finished with the same command")  # fmt: skip
     args = parser.parse_args(argv)
     if args.action == "run":
-        return run(args.profile, args.pipeline)
+        return run(args.profile, args.pipeline, args.resume)
     for name, steps in plan(args.profile).items():
         if name in args.pipeline:
             print(f"# {name}", *(f"{step.name}\t{' '.join(step.command)}" for step in steps), sep="\n")

@@ -280,8 +280,22 @@ def _head_only_trainable(run: Run) -> None:
     assert run.record.model_size["trainable_parameters"] == head < run.record.model_size["num_parameters"]
 
 
+def _head_started_as_the_probe(run: Run) -> None:
+    """The head `train_model` was given is the probe's fit: on the training reviews' (frozen) features it scores
+    the training accuracy the probe reported; 3 folds reached the choice of C."""
+    from hf_models.training.linear_probe import head_inputs
+
+    metrics, initial = run.trained["metrics"], run.trained["initial"]
+    features, labels = head_inputs(run.trained["model"], run.trained["train_dataset"], run.trained["collator"])
+    logits = features @ initial["classifier.weight"].T + initial["classifier.bias"]
+    assert metrics["linear_probe_train_accuracy"] == pytest.approx(float((logits.argmax(-1) == labels).float().mean()))
+    assert metrics["linear_probe_folds"] == 3 and 0.0 <= metrics["linear_probe_train_cv_accuracy"] <= 1.0
+
+
 SENTIMENT_ROWS = [
     TINY_ROW,
+    Flag(("--head_init", "linear_probe"), _head_started_as_the_probe),
+    Flag(("--linear_probe_folds", "3"), lambda r: _all(r.trained["metrics"]["linear_probe_folds"] == 3)),
     Flag(("--freeze_backbone",), _head_only_trainable),
     Flag(("--causal_mask", "false"), lambda r: _all(r.config["is_causal"] is False)),
     Flag(("--classifier_pooling", "mean"), lambda r: _all(r.config["classifier_pooling"] == "mean")),

@@ -83,7 +83,7 @@ def test_the_gpu_profile_runs_the_sentiment_finetunings_side_by_side() -> None:
         steps = plan.plan(profile, PATHS)["sentiment"]
         batches = plan.batches(steps, side_by_side)
         finetunes = [step.name for step in steps if step.group == "se_finetune"]
-        assert len(finetunes) == len(plan.SENTIMENT_SETUPS) * 3 == 12  # 4 rows x 3 seeds
+        assert len(finetunes) == len(plan.SENTIMENT_SETUPS) * 3 == 18  # 6 rows x 3 seeds
         assert [step.name for batch in batches for step in batch] == [step.name for step in steps]  # order kept
         widest = max(batches, key=len)
         assert [step.name for step in widest] == (finetunes if side_by_side else [steps[0].name])
@@ -118,3 +118,17 @@ def test_a_run_of_one_pipeline_keeps_the_other_pipelines_timings(tmp_path) -> No
     (tmp_path / "timings.tsv").write_text(f"{sentiment_step}\t60\tcmd\n{birthplace_step}\t9\told\n", encoding="utf-8")
     plan.forget_timings(tmp_path, steps["birthplace"])
     assert (tmp_path / "timings.tsv").read_text(encoding="utf-8") == f"{sentiment_step}\t60\tcmd\n"
+
+
+def test_resume_keeps_the_steps_finished_with_the_same_command(tmp_path) -> None:
+    steps = plan.plan("cpu", PATHS)["sentiment"]
+    tokenizer, pretrain, domain = (next(step for step in steps if step.name == name)
+                                   for name in ("se_tokenizer", "se_pretrain", "se_domain"))  # fmt: skip
+    (tmp_path / "timings.tsv").write_text(
+        f"se_tokenizer\t20\t{' '.join(tokenizer.command)}\n"
+        f"se_pretrain\t900\t{' '.join(pretrain.command)}\n"
+        f"se_domain\t60\t{' '.join(domain.command)} --learning_rate 1e-2\n",  # run with another command: not kept
+        encoding="utf-8",
+    )
+    assert plan.finished_steps(tmp_path, steps) == {"se_tokenizer", "se_pretrain"}
+    assert plan.finished_steps(tmp_path / "elsewhere", steps) == set()

@@ -267,6 +267,40 @@ def test_frozen_backbone_read_at_every_layer(tmp_path, tiny_cls_books, pretraine
     assert [str(label) for label in reloaded] == (out / "test_predictions.txt").read_text().splitlines()
 
 
+def test_frozen_backbone_with_a_linear_probe_head_and_no_epoch(tmp_path, tiny_cls_books, pretrained_lm_dir):
+    """--freeze_backbone --head_init linear_probe --num_train_epochs 0: the probe is the classifier. The backbone is
+    the LM's, the saved model scores on validation what the probe scored, and reloads to the run's test labels;
+    zero epochs without a probe to fit is refused before any work."""
+    from safetensors.torch import load_file
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    from hf_models.data import load_cls_books
+
+    out = _finetune(
+        tmp_path, "probe", tiny_cls_books, ["--model_name_or_path", str(pretrained_lm_dir)],
+        ["--freeze_backbone", "--classifier_pooling", "all_layers", "--head_init", "linear_probe",
+         "--linear_probe_folds", "4", "--num_train_epochs", "0"],
+    )  # fmt: skip
+    report = read_report(out)
+    assert report["train_steps"] == 0 and report["linear_probe_folds"] == 4
+    assert report["eval_accuracy"] == pytest.approx(report["linear_probe_validation_accuracy"])
+    assert report["eval_accuracy"] >= 0.75  # the easy signal, from a barely trained LM's every layer
+    lm, clf = load_file(pretrained_lm_dir / "model.safetensors"), load_file(out / "model.safetensors")
+    assert all(torch.equal(lm[k], clf[k]) for k in clf if k.startswith("model."))
+    model = AutoModelForSequenceClassification.from_pretrained(out, trust_remote_code=True).eval()
+    tokenizer = AutoTokenizer.from_pretrained(out)
+    reviews = list(load_cls_books(tiny_cls_books)["test"]["text"])
+    with torch.no_grad():
+        batch = tokenizer(reviews, padding=True, truncation=True, max_length=32, return_tensors="pt")
+        reloaded = model(**batch).logits.argmax(-1).tolist()
+    assert [str(label) for label in reloaded] == (out / "test_predictions.txt").read_text().splitlines()
+
+    with pytest.raises(ValueError, match="--num_train_epochs 0 trains nothing"):
+        _finetune(tmp_path, "no_probe", tiny_cls_books, ["--model_name_or_path", str(pretrained_lm_dir)],
+                  ["--freeze_backbone", "--num_train_epochs", "0"])  # fmt: skip
+    assert not (tmp_path / "no_probe").exists()
+
+
 def test_finetune_sentiment_transfer_flags_reach_the_model(tmp_path, tiny_cls_books, pretrained_lm_dir):
     """--classifier_pooling concat, --classifier_dropout, --gradual_unfreezing and --selection_split_percentage land
     in the saved config, the frozen layers and the chosen epoch."""

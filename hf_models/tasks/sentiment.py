@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import torch
 from transformers import DataCollatorWithPadding, EvalPrediction, Trainer, TrainingArguments
 from transformers.trainer_utils import IntervalStrategy
 
@@ -33,11 +34,13 @@ from hf_models.training import (
     discriminative_optimizer,
     finish_run,
     help_sections,
+    init_head_by_linear_probe,
     load_or_build_model,
     model_group,
     run_task,
     train_model,
 )
+from hf_models.training.linear_probe import head_inputs
 
 logger = logging.getLogger(__name__)
 
@@ -94,6 +97,19 @@ class SentimentArguments:
             "help": "Discriminative learning rate (ULMFiT): the backbone trains at this rate and the new "
             "classification head at --learning_rate. Default: one rate for all."
         },
+    )
+    head_init: str = field(
+        default="random",
+        metadata={
+            "help": "How the new classification head starts. 'random'; or 'linear_probe' (LP-FT): a logistic "
+            "regression fitted to convergence on the frozen model's features of the training reviews, its L2 "
+            "strength chosen by --linear_probe_folds-fold cross-validation on them (never on validation). With "
+            "--freeze_backbone and --num_train_epochs 0 the probe is the classifier.",
+            "choices": ["random", "linear_probe"],
+        },
+    )
+    linear_probe_folds: int = field(
+        default=5, metadata={"help": "Cross-validation folds of the training reviews that choose the probe's L2."}
     )
     max_seq_length: int = field(default=256, metadata={"help": "Reviews are truncated to this many tokens."})
     max_train_samples: int | None = field(default=None, metadata={"help": "Truncate the training set (debugging)."})
@@ -211,6 +227,25 @@ def _transfer_callbacks(model, data_args: SentimentArguments, training_args: Tra
     return callbacks, backbone_lr
 
 
+def _linear_probe_head(model, encoded, collator, data_args: SentimentArguments, training_args) -> dict:
+    """With `--head_init linear_probe`: the head becomes the logistic regression on the frozen features of the
+    training reviews (L2 chosen by cross-validation on them). Its validation accuracy, before any finetuning, is
+    reported (`linear_probe_validation_accuracy`), never used to choose anything."""
+    if data_args.head_init != "linear_probe":
+        return {}
+    model.to(training_args.device)
+    batch_size = training_args.per_device_eval_batch_size
+    metrics = init_head_by_linear_probe(
+        model, encoded["train"], collator, data_args.linear_probe_folds, training_args.seed, batch_size
+    )
+    features, labels = head_inputs(model, encoded["validation"], collator, batch_size)
+    with torch.no_grad():
+        predictions = model.classifier(features.to(model.classifier.weight)).argmax(-1).cpu()
+    metrics["linear_probe_validation_accuracy"] = float((predictions == labels).float().mean())
+    logger.info(f"The linear-probe head scores {metrics['linear_probe_validation_accuracy']:.2%} on validation")
+    return metrics
+
+
 def _per_epoch(log_history: list[dict], selection: bool) -> dict:
     """Validation accuracy and F1 after each epoch (and the selection slice's accuracy, when there is one)."""
     prefix = "eval_validation_" if selection else "eval_"
@@ -241,7 +276,17 @@ def _check_before_training(model_args: ModelArguments, data_args: SentimentArgum
         raise UsageError("give exactly one of --model_name_or_path (pretrained) and --from_scratch")
     if data_args.max_seq_length <= 0:
         raise UsageError(f"--max_seq_length {data_args.max_seq_length}: give a positive number of tokens")
-    check_run_output(model_args, training_args, [("--data_dir", data_args.data_dir)])
+    if data_args.head_init not in ("random", "linear_probe"):
+        raise UsageError(f"--head_init {data_args.head_init}: give 'random' or 'linear_probe'")
+    probe_only = training_args.max_steps <= 0 and training_args.num_train_epochs == 0
+    if probe_only and not (data_args.head_init == "linear_probe" and data_args.freeze_backbone):
+        raise UsageError(
+            "--num_train_epochs 0 trains nothing: it is for --freeze_backbone --head_init linear_probe, where the "
+            "probe is the classifier; give a positive number of epochs"
+        )
+    check_run_output(
+        model_args, training_args, [("--data_dir", data_args.data_dir)], fitted_otherwise=probe_only
+    )
     predictions = _test_predictions_path(training_args, data_args)
     data_dir = data_args.data_dir
     names = os.listdir(data_dir) if os.path.isdir(data_dir) else []
@@ -279,19 +324,22 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
     encoded = _encoded_reviews(raw, data_args, training_args, tokenizer, max_length)
     eval_sets = _selection_split(encoded, data_args, training_args)
     callbacks, backbone_lr = _transfer_callbacks(model, data_args, training_args)
+    collator = DataCollatorWithPadding(tokenizer)
+    probe_metrics = _linear_probe_head(model, encoded, collator, data_args, training_args)
 
     trainer, metrics = train_model(
         model,
         training_args,
         tokenizer,
         encoded["train"],
-        DataCollatorWithPadding(tokenizer),
+        collator,
         eval_sets,
         callbacks=callbacks,
         compute_metrics=_compute_metrics(),
         optimizer_cls_and_kwargs=discriminative_optimizer(model, training_args, backbone_lr),
     )
     metrics["trainable_parameters"] = trainable
+    metrics.update(probe_metrics)
     eval_metrics = trainer.evaluate(encoded["validation"])
     trainer.log_metrics("eval", eval_metrics)
     metrics.update(eval_metrics)

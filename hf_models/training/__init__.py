@@ -6,6 +6,7 @@
 - `plots`: `loss.png` and `accuracy.png`, redrawn during training;
 - `plateau`: a pretraining loss against the unigram entropy of its data;
 - `transfer`: finetuning that keeps the backbone (discriminative rates, gradual unfreezing, weight averaging);
+- `linear_probe`: a classification head started as a logistic regression on the frozen features (LP-FT);
 - `finish`: the end of a run (model, plots, run record, `report.json`).
 
 The run's tokenizer comes from `hf_models.tokenization.resolve_tokenizer`, its metrics from
@@ -27,6 +28,7 @@ from .arguments import (
     setup_run,
 )
 from .finish import RunTimer, finish_run, model_source, write_report
+from .linear_probe import init_head_by_linear_probe
 from .plateau import PLATEAU_KEYS, check_plateau, unigram_entropy
 from .plots import PlotCallback, plot_curves
 from .setup import build_config, check_block_size, load_or_build_model
@@ -44,6 +46,7 @@ __all__ = [
     "GradualUnfreezingCallback",
     "WeightAveragingCallback",
     "discriminative_optimizer",
+    "init_head_by_linear_probe",
     "ModelArguments",
     "PlotCallback",
     "ReproducibleTrainer",

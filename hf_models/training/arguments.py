@@ -172,9 +172,10 @@ def parse_args(groups: Sequence[FlagGroup], args: Sequence[str] | None = None, *
     return tuple(group.build(parsed) for group, parsed in zip(groups, flags, strict=True))
 
 
-def check_training_arguments(training_args: TrainingArguments) -> None:
+def check_training_arguments(training_args: TrainingArguments, fitted_otherwise: bool = False) -> None:
     """Step counts that would save an untrained model, and a checkpoint to resume from that is not there, refused
-    before any work (Trainer would find out only after loading the data and building the model)."""
+    before any work (Trainer would find out only after loading the data and building the model). `fitted_otherwise`:
+    the task fits the model another way (a linear probe), so zero epochs is allowed."""
     checkpoint = training_args.resume_from_checkpoint
     if checkpoint and not os.path.isdir(checkpoint):
         problem = "is a file" if os.path.exists(checkpoint) else "does not exist"
@@ -183,7 +184,9 @@ def check_training_arguments(training_args: TrainingArguments) -> None:
         )
     if training_args.max_steps < -1:
         raise UsageError(f"--max_steps {training_args.max_steps}: give a positive number of steps, or -1 for epochs")
-    if training_args.max_steps <= 0 and training_args.num_train_epochs <= 0:
+    if training_args.max_steps <= 0 and training_args.num_train_epochs < 0:
+        raise UsageError(f"--num_train_epochs {training_args.num_train_epochs}: give a positive number of epochs")
+    if training_args.max_steps <= 0 and training_args.num_train_epochs <= 0 and not fitted_otherwise:
         raise UsageError(
             f"--num_train_epochs {training_args.num_train_epochs} with no --max_steps trains nothing; give a "
             "positive number of epochs or steps"
@@ -194,11 +197,12 @@ def check_run_output(
     model_args: ModelArguments,
     training_args: TrainingArguments,
     inputs: Iterable[tuple[str, str | os.PathLike | None]] = (),
+    fitted_otherwise: bool = False,
 ) -> None:
     """Before a training run's work: its step counts, and an `--output_dir` that is neither one of its inputs (the
     model, the tokenizer, `inputs`) nor a used folder, unless `--overwrite_output_dir` or
-    `--resume_from_checkpoint`."""
-    check_training_arguments(training_args)
+    `--resume_from_checkpoint`. `fitted_otherwise`: zero training steps are allowed (`check_training_arguments`)."""
+    check_training_arguments(training_args, fitted_otherwise)
     check_output_dir(
         training_args.output_dir,
         overwrite=model_args.overwrite_output_dir,

@@ -40,7 +40,9 @@ def train_model(
     random stream, and train, resuming from `--resume_from_checkpoint` if given.
 
     Returns the trainer and the training metrics, with `train_samples` and `final_train_loss`: the last logged
-    loss, or Trainer's mean loss for a run too short to log a step."""
+    loss, or Trainer's mean loss for a run too short to log a step. Zero epochs and no `--max_steps` (a model
+    fitted before, e.g. a linear-probe head on a frozen backbone) trains nothing: the trainer is returned to
+    evaluate and save, with `train_steps` 0."""
     trainer = ReproducibleTrainer(
         model=model,
         args=training_args,
@@ -51,6 +53,8 @@ def train_model(
         callbacks=[PlotCallback(), *callbacks],
         **trainer_kwargs,
     )
+    if training_args.max_steps <= 0 and training_args.num_train_epochs == 0:
+        return trainer, {"train_samples": len(train_dataset), "train_steps": 0, "final_train_loss": None}
     result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
     metrics = {**result.metrics, "train_samples": len(train_dataset)}
     metrics["final_train_loss"] = last_logged(trainer, "loss", default=result.training_loss)
