@@ -8,7 +8,9 @@ import torch
 
 from hf_models import SmallEncoderConfig, SmallEncoderForSequenceClassification
 from hf_models.textio import UsageError
+from hf_models.training import linear_probe
 from hf_models.training.linear_probe import (
+    PROBE_C_GRID,
     cross_validate,
     fit_logistic_regression,
     head_inputs,
@@ -56,6 +58,31 @@ def test_folds_are_stratified_and_seeded() -> None:
         cross_validate(torch.randn(15, 3), labels, 2, folds=1, seed=0)
 
 
+@pytest.mark.parametrize(
+    ("scores", "chosen", "warned"),
+    [
+        ({0.01: 0.6, 0.1: 0.8, 1.0: 0.7}, 0.1, False),
+        ({0.01: 0.8, 0.1: 0.7, 1.0: 0.7}, 0.01, True),
+        ({0.01: 0.6, 0.1: 0.7, 1.0: 0.8}, 1.0, True),
+        ({0.01: 0.7, 0.1: 0.8, 1.0: 0.8}, 0.1, False),  # a tie goes to the smaller C
+    ],
+)
+def test_the_choice_of_C_and_the_warning_at_the_grids_edge(
+    scores: dict, chosen: float, warned: bool, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(linear_probe, "cross_validate", lambda *args, **kwargs: scores)
+    torch.manual_seed(0)
+    config = SmallEncoderConfig(vocab_size=32, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                                intermediate_size=32, max_position_embeddings=16, pad_token_id=0)  # fmt: skip
+    model = SmallEncoderForSequenceClassification(config)
+    with caplog.at_level("WARNING", logger=linear_probe.__name__):
+        metrics = linear_probe.init_head_by_linear_probe(model, _Reviews(), _collate, folds=4, seed=0, batch_size=8)
+    assert metrics["linear_probe_C"] == chosen and metrics["linear_probe_train_cv_accuracy"] == scores[chosen]
+    edge = [record.getMessage() for record in caplog.records if "edge of the grid" in record.getMessage()]
+    assert edge == ([f"Linear probe: the cross-validation chose C={chosen}, at the edge of the grid [0.01, 0.1, 1.0]; "
+                     "the best C may lie beyond it"] if warned else [])  # fmt: skip
+
+
 class _Reviews(torch.utils.data.Dataset):
     """Token-id sequences of different lengths; label 1 when token 7 occurs."""
 
@@ -101,7 +128,7 @@ def test_the_folded_head_gives_the_probes_logits_through_the_model(pooling: str)
 
     assert model.training  # left as found
     assert all(torch.equal(p, before[name]) for name, p in model.named_parameters() if name.startswith("model."))
-    assert metrics["linear_probe_C"] in (0.003, 0.01, 0.03, 0.1, 0.3, 1.0) and metrics["linear_probe_folds"] == 4
+    assert metrics["linear_probe_C"] in PROBE_C_GRID and metrics["linear_probe_folds"] == 4
     # The features are what the head reads, whatever the batch's padding: batch of 8 and one review at a time agree.
     features, labels = head_inputs(model, reviews, _collate, batch_size=8)
     single, _ = head_inputs(model, reviews, _collate, batch_size=1)
