@@ -22,6 +22,7 @@ from hf_models import (
     SmallEncoderForSequenceClassification,
     SmallEncoderModel,
 )
+from hf_models.small_encoder.modeling_small_encoder import CACHE_FIELD
 
 ATTENTION_TYPES = ["vanilla", "synthesizer"]
 
@@ -251,8 +252,22 @@ def test_incremental_decoding_matches_full_forward(attention_type):
     with torch.no_grad():
         full = model(input_ids, use_cache=False).logits
         prefix = model(input_ids[:, :8], use_cache=True)
-        chunk = model(input_ids[:, 8:], past_key_values=prefix.past_key_values, use_cache=True)
+        chunk = model(input_ids[:, 8:], cache=getattr(prefix, CACHE_FIELD), use_cache=True)
     torch.testing.assert_close(chunk.logits, full[:, 8:], atol=1e-5, rtol=1e-4)
+
+
+def test_the_cache_under_its_pre_5_24_name_past_key_values():
+    torch.manual_seed(0)
+    model = SmallEncoderForCausalLM(tiny_config("vanilla")).eval()
+    input_ids = torch.randint(3, 61, (2, 12))
+    with torch.no_grad():
+        full = model(input_ids, use_cache=False).logits
+        cache = getattr(model(input_ids[:, :8], use_cache=True), CACHE_FIELD)
+        assert cache.get_seq_length() == 8
+        chunk = model(input_ids[:, 8:], past_key_values=cache, use_cache=True).logits
+        torch.testing.assert_close(chunk, full[:, 8:], atol=1e-5, rtol=1e-4)
+        with pytest.raises(ValueError, match="Pass the key/value cache once"):
+            model(input_ids[:, 8:], cache=cache, past_key_values=cache)
 
 
 @pytest.mark.parametrize("attention_type", ATTENTION_TYPES)
@@ -390,7 +405,7 @@ def test_eager_and_sdpa_agree(case, monkeypatch):
         if case != "cache":
             return model(input_ids, attention_mask=mask).logits
         prefix = model(input_ids[:, :6], use_cache=True)
-        return model(input_ids[:, 6:], past_key_values=prefix.past_key_values, use_cache=True).logits
+        return model(input_ids[:, 6:], cache=getattr(prefix, CACHE_FIELD), use_cache=True).logits
 
     with torch.no_grad():
         model.set_attn_implementation("sdpa")

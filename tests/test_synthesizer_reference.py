@@ -21,6 +21,7 @@ import torch.nn.functional as F
 from transformers.activations import ACT2FN
 
 from hf_models import SmallEncoderConfig, SmallEncoderForCausalLM
+from hf_models.small_encoder.modeling_small_encoder import CACHE_FIELD
 
 BLOCK = 12  # ℓ
 VOCAB = 61
@@ -161,7 +162,7 @@ def test_synthesizer_cache_matches_reference_token_by_token():
         for step in range(prompt_len, BLOCK):
             next_ids = torch.stack([sequences[0][step - n_pad], sequences[1][step]])[:, None]
             mask = torch.cat([mask, torch.ones(2, 1, dtype=mask.dtype)], dim=1)
-            out = model(next_ids, attention_mask=mask, past_key_values=out.past_key_values, use_cache=True)
+            out = model(next_ids, attention_mask=mask, cache=getattr(out, CACHE_FIELD), use_cache=True)
             step_logits.append(out.logits)
         logits = torch.cat(step_logits, dim=1)
         assert_matches(logits[0, n_pad:], reference_logits(model, sequences[0].tolist()))

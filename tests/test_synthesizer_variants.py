@@ -8,6 +8,7 @@ from torch.nn import functional as F
 from transformers import AutoModelForCausalLM
 
 from hf_models import SmallEncoderConfig, SmallEncoderForCausalLM, SmallEncoderModel
+from hf_models.small_encoder.modeling_small_encoder import CACHE_FIELD
 
 VARIANTS = ["random", "factorized"]
 
@@ -161,7 +162,7 @@ def test_cached_generation_equals_uncached_and_the_argmax_loop(variant):
             manual = torch.cat([manual, model(manual, use_cache=False).logits[:, -1].argmax(-1, keepdim=True)], 1)
         full = model(input_ids := torch.randint(3, 61, (2, 12)), use_cache=False).logits
         prefix = model(input_ids[:, :8], use_cache=True)
-        chunk = model(input_ids[:, 8:], past_key_values=prefix.past_key_values, use_cache=True).logits
+        chunk = model(input_ids[:, 8:], cache=getattr(prefix, CACHE_FIELD), use_cache=True).logits
     assert torch.equal(cached, uncached) and torch.equal(cached, manual)
     torch.testing.assert_close(chunk, full[:, 8:], atol=1e-5, rtol=1e-4)
 

@@ -83,7 +83,7 @@ class SmallEncoderConfig(PreTrainedConfig):
     """
 
     model_type = "small-encoder"
-    keys_to_ignore_at_inference = ["past_key_values"]
+    keys_to_ignore_at_inference = ["cache", "past_key_values"]
 
     # Types, choices and ranges are checked by `@strict` whenever a field is set; `validate_architecture` checks
     # what ties fields together.

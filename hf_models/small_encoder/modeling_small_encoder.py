@@ -29,6 +29,16 @@ from .configuration_small_encoder import SmallEncoderConfig
 
 logger = logging.get_logger(__name__)
 
+# transformers 5.24 renamed the cache from `past_key_values` to `cache`, in forward arguments and output fields alike.
+# The models take both names and fill the field that the installed version's outputs have.
+CACHE_FIELD = "cache" if "cache" in BaseModelOutputWithPast.__dataclass_fields__ else "past_key_values"
+
+
+def _one_cache(cache: Cache | None, past_key_values: Cache | None) -> Cache | None:
+    if cache is not None and past_key_values is not None:
+        raise ValueError("Pass the key/value cache once, as `cache` (or `past_key_values` before transformers 5.24).")
+    return cache if cache is not None else past_key_values
+
 
 class SmallEncoderSinusoidalPositions(nn.Module):
     """The fixed sin/cos table of "Attention is all you need" (the lab's `PositionalEncoding`): no parameters."""
@@ -125,7 +135,7 @@ class SmallEncoderAttention(nn.Module):
         hidden_states: torch.Tensor,
         attention_mask: torch.Tensor | None = None,
         position_ids: torch.LongTensor | None = None,
-        past_key_values: Cache | None = None,
+        cache: Cache | None = None,
         output_attentions: bool = False,
         **kwargs,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
@@ -133,8 +143,8 @@ class SmallEncoderAttention(nn.Module):
         qkv = self.qkv_proj(hidden_states).view(*input_shape, 3, self.num_heads, self.head_dim)
         query, key, value = qkv.permute(2, 0, 3, 1, 4).unbind(0)
 
-        if past_key_values is not None:
-            key, value = past_key_values.update(key, value, self.layer_idx)
+        if cache is not None:
+            key, value = cache.update(key, value, self.layer_idx)
 
         dropout = self.attention_dropout if self.training else 0.0
         # PyTorch's fused CPU kernels have no dropout: SDPA would fall back to its math path, slower than ours.
@@ -185,7 +195,7 @@ class SmallEncoderSynthesizerBase(nn.Module):
         hidden_states: torch.Tensor,
         attention_mask: torch.Tensor | None = None,
         position_ids: torch.LongTensor | None = None,
-        past_key_values: Cache | None = None,
+        cache: Cache | None = None,
         output_attentions: bool = False,
         **kwargs,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
@@ -193,8 +203,8 @@ class SmallEncoderSynthesizerBase(nn.Module):
         position_ids = position_ids.expand(batch_size, -1)
         value = self.v_proj(hidden_states).view(batch_size, query_length, self.num_heads, self.head_dim).transpose(1, 2)
         key_positions = position_ids[:, None, :, None]
-        if past_key_values is not None:
-            key_positions, value = past_key_values.update(key_positions, value, self.layer_idx)
+        if cache is not None:
+            key_positions, value = cache.update(key_positions, value, self.layer_idx)
 
         key_length = value.shape[-2]
         if key_length > self.synthesizer_length:
@@ -319,14 +329,14 @@ class SmallEncoderBlock(GradientCheckpointingLayer):
         hidden_states: torch.Tensor,
         attention_mask: torch.Tensor | None = None,
         position_ids: torch.LongTensor | None = None,
-        past_key_values: Cache | None = None,
+        cache: Cache | None = None,
         output_attentions: bool = False,
         **kwargs,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         attn_kwargs = {
             "attention_mask": attention_mask,
             "position_ids": position_ids,
-            "past_key_values": past_key_values,
+            "cache": cache,
             "output_attentions": output_attentions,
         }
         if self.norm_first:
@@ -346,7 +356,7 @@ class SmallEncoderPreTrainedModel(PreTrainedModel):
     base_model_prefix = "model"
     supports_gradient_checkpointing = True
     _no_split_modules = ["SmallEncoderBlock"]
-    _skip_keys_device_placement = ["past_key_values"]
+    _skip_keys_device_placement = ["cache", "past_key_values"]
     _supports_sdpa = True
 
     @torch.no_grad()
@@ -431,13 +441,18 @@ class SmallEncoderModel(SmallEncoderPreTrainedModel):
         input_ids: torch.LongTensor | None = None,
         attention_mask: torch.Tensor | None = None,
         position_ids: torch.LongTensor | None = None,
-        past_key_values: Cache | None = None,
+        cache: Cache | None = None,
         inputs_embeds: torch.Tensor | None = None,
         use_cache: bool | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
+        past_key_values: Cache | None = None,
         **kwargs,
     ) -> BaseModelOutputWithPast:
+        r"""
+        cache: the key/value cache of earlier steps. `past_key_values` is its name before transformers 5.24.
+        """
+        cache = _one_cache(cache, past_key_values)
         if (input_ids is None) == (inputs_embeds is None):
             raise ValueError("You must specify exactly one of input_ids or inputs_embeds.")
         output_attentions = output_attentions if output_attentions is not None else self.config.output_attentions
@@ -451,9 +466,9 @@ class SmallEncoderModel(SmallEncoderPreTrainedModel):
             inputs_embeds = self.embed_tokens(input_ids)
         query_length = inputs_embeds.shape[1]
 
-        if use_cache and past_key_values is None:
-            past_key_values = DynamicCache(config=self.config)
-        past_length = past_key_values.get_seq_length() if past_key_values is not None else 0
+        if use_cache and cache is None:
+            cache = DynamicCache(config=self.config)
+        past_length = cache.get_seq_length() if cache is not None else 0
         if past_length + query_length > self.config.max_position_embeddings:
             raise ValueError(
                 f"Input length {past_length + query_length} exceeds max_position_embeddings="
@@ -482,7 +497,7 @@ class SmallEncoderModel(SmallEncoderPreTrainedModel):
                 hidden_states,
                 attention_mask=mask,
                 position_ids=position_ids,
-                past_key_values=past_key_values,
+                cache=cache,
                 output_attentions=output_attentions,
             )
             if output_attentions:
@@ -493,7 +508,7 @@ class SmallEncoderModel(SmallEncoderPreTrainedModel):
 
         return BaseModelOutputWithPast(
             last_hidden_state=hidden_states,
-            past_key_values=past_key_values if use_cache else None,
+            **{CACHE_FIELD: cache if use_cache else None},
             hidden_states=all_hidden_states,
             attentions=all_attentions,
         )
@@ -514,16 +529,18 @@ class SmallEncoderForCausalLM(SmallEncoderPreTrainedModel, GenerationMixin):
         input_ids: torch.LongTensor | None = None,
         attention_mask: torch.Tensor | None = None,
         position_ids: torch.LongTensor | None = None,
-        past_key_values: Cache | None = None,
+        cache: Cache | None = None,
         inputs_embeds: torch.Tensor | None = None,
         labels: torch.LongTensor | None = None,
         use_cache: bool | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         logits_to_keep: int | torch.Tensor = 0,
+        past_key_values: Cache | None = None,
         **kwargs,
     ) -> CausalLMOutputWithPast:
         r"""
+        cache: the key/value cache of earlier steps. `past_key_values` is its name before transformers 5.24.
         labels: the HF convention: equal to `input_ids` (the shift happens here), with -100 on ignored positions.
         logits_to_keep: compute logits for the last N positions only (generation needs 1).
         """
@@ -531,7 +548,7 @@ class SmallEncoderForCausalLM(SmallEncoderPreTrainedModel, GenerationMixin):
             input_ids=input_ids,
             attention_mask=attention_mask,
             position_ids=position_ids,
-            past_key_values=past_key_values,
+            cache=_one_cache(cache, past_key_values),
             inputs_embeds=inputs_embeds,
             use_cache=use_cache,
             output_attentions=output_attentions,
@@ -548,7 +565,7 @@ class SmallEncoderForCausalLM(SmallEncoderPreTrainedModel, GenerationMixin):
         return CausalLMOutputWithPast(
             loss=loss,
             logits=logits,
-            past_key_values=outputs.past_key_values,
+            **{CACHE_FIELD: getattr(outputs, CACHE_FIELD)},
             hidden_states=outputs.hidden_states,
             attentions=outputs.attentions,
         )

@@ -207,7 +207,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "cache-length-ignored",
         MODELING,
-        "past_length = past_key_values.get_seq_length() if past_key_values is not None else 0",
+        "past_length = cache.get_seq_length() if cache is not None else 0",
         "past_length = 0",
         MODEL_TESTS,
         "cache position error: past length taken as 0",
