@@ -5,13 +5,15 @@
     python benchmarks/plan.py run --profile cpu                 # what `make bench` (benchmarks/run_all.sh) does
     python benchmarks/plan.py run --profile gpu --pipeline birthplace
     python benchmarks/plan.py run --profile cpu --pipeline sentiment --resume   # after an interruption
+    python benchmarks/plan.py run --profile cpu --pipeline sentiment --resume --rerun 'se_*lp*'  # after a code change
 
 `run` executes the pipelines (birthplace, sentiment: one after the other on the CPU, each on both cores; side by
 side on a GPU machine), then `write_results.py`, then `throughput.py`. Each step's output goes to
 `$OUT/log_NAME.txt`, each pipeline's progress to `$OUT/NAME_run.log`, and `$OUT/timings.tsv` gets one line per step
 that succeeded (`name, seconds, command`): a step that failed is not there, so `write_results.py` refuses its row.
 A run of one pipeline replaces that pipeline's lines and keeps the other's. `run --resume` continues an interrupted
-run into the same OUT: a timed step whose timings.tsv line has the same command is kept, not run again.
+run into the same OUT: a timed step whose timings.tsv line has the same command is kept, not run again. The check
+compares commands, not code: after a change to the code a step runs, name the step in `--rerun` (shell patterns).
 `write_results.py`, `plot_birthplace.py` and `plot_sentiment.py` read the rows below (`birthplace_rows`,
 `sentiment_rows`, `tune_split_choice`): no step or folder name is typed anywhere else.
 
@@ -22,6 +24,7 @@ with PY (default .venv/bin/python). The hyperparameters are the profiles' values
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import os
 import subprocess
 import sys
@@ -437,9 +440,9 @@ def batches(steps: list[Step], side_by_side: bool) -> list[list[Step]]:
     return result
 
 
-def finished_steps(out: Path, steps: list[Step]) -> set[str]:
+def finished_steps(out: Path, steps: list[Step], rerun: tuple[str, ...] = ()) -> set[str]:
     """The timed steps whose line in timings.tsv has the very command they would run now: done by an earlier,
-    interrupted run of the same plan (`run --resume` skips them)."""
+    interrupted run of the same plan (`run --resume` skips them), less those matching a `rerun` pattern."""
     timings = out / "timings.tsv"
     if not timings.exists():
         return set()
@@ -447,7 +450,13 @@ def finished_steps(out: Path, steps: list[Step]) -> set[str]:
     for line in timings.read_text(encoding="utf-8").splitlines():
         name, _, command = line.split("\t", 2)
         recorded[name] = command
-    return {step.name for step in steps if step.timed and recorded.get(step.name) == " ".join(step.command)}
+    return {
+        step.name
+        for step in steps
+        if step.timed
+        and recorded.get(step.name) == " ".join(step.command)
+        and not any(fnmatch.fnmatchcase(step.name, pattern) for pattern in rerun)
+    }
 
 
 def run_pipeline(name: str, steps: list[Step], out: Path, env: dict[str, str], failed: list[str], side_by_side: bool) -> None:
@@ -469,15 +478,23 @@ def forget_timings(out: Path, steps: list[Step]) -> None:
         timings.write_text("".join(line for line in lines if line.split("\t", 1)[0] not in names), encoding="utf-8")
 
 
-def run(profile: str, pipelines: list[str], resume: bool = False) -> int:
+def run(profile: str, pipelines: list[str], resume: bool = False, rerun: tuple[str, ...] = ()) -> int:
     """The pipelines (one at a time on both CPU cores, or side by side on a GPU machine), then the results file
     and the throughput benchmark. Exit status 1 when anything failed. `resume`: the timed steps an earlier run
-    finished with the same command are kept, not run again."""
+    finished with the same command are kept, not run again, except those matching a `rerun` pattern."""
     paths = Paths.from_environment()
     out, steps = Path(paths.out), plan(profile, paths)
+    if rerun:
+        if not resume:
+            raise SystemExit("--rerun names steps to run again within a --resume run; without --resume every step runs")
+        names = [step.name for name in pipelines for step in steps[name]]
+        unmatched = [pattern for pattern in rerun if not fnmatch.filter(names, pattern)]
+        if unmatched:
+            raise SystemExit(f"--rerun: no step of {', '.join(pipelines)} matches {', '.join(unmatched)} "
+                             "(`plan.py show` lists the steps)")  # fmt: skip
     out.mkdir(parents=True, exist_ok=True)
     if resume:
-        done = finished_steps(out, [step for name in pipelines for step in steps[name]])
+        done = finished_steps(out, [step for name in pipelines for step in steps[name]], rerun)
         steps = {name: [step for step in pipeline if step.name not in done] for name, pipeline in steps.items()}
         print(f"resuming: {len(done)} finished steps kept ({', '.join(sorted(done)) or 'none'})")
     else:
@@ -524,9 +541,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pipeline", nargs="+", choices=sorted(PIPELINES), default=list(PIPELINES), help="which courses")
     parser.add_argument("--resume", action="store_true",
                         help="run: keep the steps an interrupted run into the same OUT finished with the same command")  # fmt: skip
+    parser.add_argument("--rerun", nargs="+", default=[], metavar="PATTERN",
+                        help="with --resume: run these steps again (shell patterns, e.g. 'se_*lp*'), for a code change "
+                        "that their commands do not show")  # fmt: skip
     args = parser.parse_args(argv)
     if args.action == "run":
-        return run(args.profile, args.pipeline, args.resume)
+        return run(args.profile, args.pipeline, args.resume, tuple(args.rerun))
     for name, steps in plan(args.profile).items():
         if name in args.pipeline:
             print(f"# {name}", *(f"{step.name}\t{' '.join(step.command)}" for step in steps), sep="\n")

@@ -131,4 +131,16 @@ def test_resume_keeps_the_steps_finished_with_the_same_command(tmp_path) -> None
         encoding="utf-8",
     )
     assert plan.finished_steps(tmp_path, steps) == {"se_tokenizer", "se_pretrain"}
+    assert plan.finished_steps(tmp_path, steps, rerun=("se_pre*",)) == {"se_tokenizer"}  # the code changed
     assert plan.finished_steps(tmp_path / "elsewhere", steps) == set()
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [(["--rerun", "se_pretrain"], "within a --resume run"), (["--resume", "--rerun", "se_nothing*"], "matches se_nothing*")],
+)
+def test_rerun_names_existing_steps_of_a_resumed_run(tmp_path, monkeypatch, arguments, message) -> None:
+    monkeypatch.setenv("OUT", str(tmp_path / "out"))
+    with pytest.raises(SystemExit, match=message):
+        plan.main(["run", "--profile", "cpu", "--pipeline", "sentiment", *arguments])
+    assert not (tmp_path / "out").exists()  # refused before anything ran
