@@ -400,6 +400,14 @@ OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_EVALUATE_OFFLI
            "TOKENIZERS_PARALLELISM": "false"}  # fmt: skip
 
 
+def step_environment(**extra: str) -> dict[str, str]:
+    """The steps' environment: offline, and `hf_models` imported from this tree. A script's own folder comes first
+    on sys.path, not the working directory, so without PYTHONPATH a worktree that shares the main checkout's venv
+    would run the main checkout's `hf_models` (the editable install points there), whose code may change mid-run."""
+    paths = [str(REPO_ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    return {**os.environ, **OFFLINE, "PYTHONPATH": os.pathsep.join(paths), **extra}
+
+
 def _shown(line: str) -> bool:
     """The log lines a pipeline's log repeats after each step: scores, the end of a run, a plateau warning."""
     return "Correct:" in line or "PLATEAU" in line or line.startswith("Completed")
@@ -504,8 +512,7 @@ def run(profile: str, pipelines: list[str], resume: bool = False, rerun: tuple[s
     start, failed = time.monotonic(), []
     print(f"profile {profile}, started {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}, outputs in {out}")
     if profile == "gpu":  # the GPU machine has cores to spare: tokenizers may use them all
-        env = {**os.environ, **OFFLINE, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),
-               "TOKENIZERS_PARALLELISM": "true"}  # fmt: skip
+        env = step_environment(OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"), TOKENIZERS_PARALLELISM="true")
         threads = [threading.Thread(target=run_pipeline, args=(name, steps[name], out, env, failed, True))
                    for name in pipelines]  # fmt: skip
         for thread in threads:
@@ -514,7 +521,7 @@ def run(profile: str, pipelines: list[str], resume: bool = False, rerun: tuple[s
             thread.join()
     else:  # each pipeline on both cores (1.5-1.9x the speed of one core)
         for name in pipelines:
-            run_pipeline(name, steps[name], out, {**os.environ, **OFFLINE, "OMP_NUM_THREADS": "2"}, failed, False)
+            run_pipeline(name, steps[name], out, step_environment(OMP_NUM_THREADS="2"), failed, False)
             print(f"{name}: {time.monotonic() - start:.0f} s")
     if "birthplace" in pipelines:
         log = (out / "birthplace_run.log").read_text(encoding="utf-8").splitlines()
@@ -524,7 +531,7 @@ def run(profile: str, pipelines: list[str], resume: bool = False, rerun: tuple[s
     print(f"quality benchmarks: {time.monotonic() - start:.0f} s")
     if set(pipelines) != set(PIPELINES):  # results.json and the throughput rows come from a whole run only
         return 1 if failed else 0
-    env = {**os.environ, **OFFLINE, "PROFILE": profile}
+    env = step_environment(PROFILE=profile)
     results = [paths.python, "benchmarks/write_results.py", "--bench_dir", str(out), "--profile", profile]
     status = subprocess.run(results, cwd=REPO_ROOT, env=env).returncode
     throughput = [paths.python, "benchmarks/throughput.py", *PROFILES[profile].throughput_args]

@@ -3,6 +3,8 @@ subcommand takes only its own flags), without training anything."""
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -144,3 +146,19 @@ def test_rerun_names_existing_steps_of_a_resumed_run(tmp_path, monkeypatch, argu
     with pytest.raises(SystemExit, match=message):
         plan.main(["run", "--profile", "cpu", "--pipeline", "sentiment", *arguments])
     assert not (tmp_path / "out").exists()  # refused before anything ran
+
+
+def test_steps_import_hf_models_from_the_plans_own_tree(tmp_path, monkeypatch) -> None:
+    # A script run from its own folder, as a worktree's recipes are: PYTHONPATH decides where hf_models comes from,
+    # and this tree's goes before any other on it.
+    other, scripts = tmp_path / "other", tmp_path / "recipes"
+    (other / "hf_models").mkdir(parents=True)
+    (other / "hf_models" / "__init__.py").write_text("raise ImportError('the other tree')\n", encoding="utf-8")
+    scripts.mkdir()
+    (scripts / "where.py").write_text("import hf_models; print(hf_models.__file__)\n", encoding="utf-8")
+    monkeypatch.setenv("PYTHONPATH", str(other))
+    env = plan.step_environment(OMP_NUM_THREADS="2")
+    assert env["PYTHONPATH"].split(os.pathsep) == [str(plan.REPO_ROOT), str(other)]
+    assert env["OMP_NUM_THREADS"] == "2" and env["HF_HUB_OFFLINE"] == "1"
+    run = subprocess.run([sys.executable, str(scripts / "where.py")], env=env, capture_output=True, text=True, check=True)
+    assert Path(run.stdout.strip()) == plan.REPO_ROOT / "hf_models" / "__init__.py"
