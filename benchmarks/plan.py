@@ -5,7 +5,7 @@
     python benchmarks/plan.py run --profile cpu                 # what `make bench` (benchmarks/run_all.sh) does
     python benchmarks/plan.py run --profile gpu --pipeline birthplace
     python benchmarks/plan.py run --profile cpu --pipeline sentiment --resume   # after an interruption
-    python benchmarks/plan.py run --profile cpu --pipeline sentiment --resume --rerun 'se_*lp*'  # after a code change
+    python benchmarks/plan.py run --profile cpu --pipeline sentiment --resume --rerun 'se_*linear_probe*' 'se_*lp_ft*'  # after a code change
 
 `run` executes the pipelines (birthplace, sentiment: one after the other on the CPU, each on both cores; side by
 side on a GPU machine), then `write_results.py`, then `throughput.py`. Each step's output goes to
@@ -549,7 +549,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--resume", action="store_true",
                         help="run: keep the steps an interrupted run into the same OUT finished with the same command")  # fmt: skip
     parser.add_argument("--rerun", nargs="+", default=[], metavar="PATTERN",
-                        help="with --resume: run these steps again (shell patterns, e.g. 'se_*lp*'), for a code change "
+                        help="with --resume: run these steps again (shell patterns, e.g. 'se_*lp_ft*'), for a code change "
                         "that their commands do not show")  # fmt: skip
     args = parser.parse_args(argv)
     if args.action == "run":
