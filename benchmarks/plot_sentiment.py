@@ -37,7 +37,7 @@ def plot_runs(
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = plt.subplots(figsize=(8, 4))
     for label, run_dirs in runs.items():
         curves = [accuracy_per_epoch(d) for d in ([run_dirs] if isinstance(run_dirs, str | Path) else run_dirs)]
         epochs = curves[0][0]
@@ -51,7 +51,8 @@ def plot_runs(
     ax.set_ylabel("validation accuracy")
     ax.set_title(title)
     ax.grid(alpha=0.3)
-    ax.legend()
+    ax.xaxis.get_major_locator().set_params(integer=True)  # epochs, not fractions of one
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1), fontsize="small")  # beside the curves, never over them
     fig.tight_layout()
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
