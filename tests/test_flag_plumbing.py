@@ -347,6 +347,7 @@ SENTIMENT_TRANSFER_ROWS = [
     Flag(("--gradual_unfreezing", "1"), _thawed_from_the_top),
     Flag(("--average_last_epochs", "2"), _saved_weights_are_the_average),
     Flag(("--attention_type", "synthesizer"), lambda r: _all(r.config["attention_type"] == "synthesizer")),
+    Flag(("--recite_tokens", "3"), lambda r: _recited_rows(r, 3)),
     overwrite_row(),
 ]  # fmt: skip
 
@@ -384,6 +385,18 @@ def _augmented(run: Run, form: str) -> int:
     return run.trained["metrics"].get(f"train_augment_{form}_examples", 0)
 
 
+def _recited_rows(run: Run, longest: int) -> None:
+    """Every QA row (one with ⁇) is `recitation </s> question ⁇ ...`, the recitation at most `longest` tokens."""
+    from hf_models.tokenization import load_tokenizer
+
+    tokenizer = load_tokenizer(run.out)
+    qa_rows = [row for row in run.trained["train_dataset"]["input_ids"] if tokenizer.sep_token_id in row]
+    assert qa_rows, "no QA row"
+    for row in qa_rows:
+        end = row.index(tokenizer.eos_token_id) if tokenizer.eos_token_id in row else len(row)
+        assert end < row.index(tokenizer.sep_token_id) and end <= longest, f"not a reciting row: {row}"
+
+
 BIRTHPLACE_PRETRAIN_ROWS = [
     TINY_ROW,
     Flag(("--variant", "synthesizer"), lambda r: _all(r.config["attention_type"] == "synthesizer")),
@@ -396,12 +409,14 @@ BIRTHPLACE_PRETRAIN_ROWS = [
     Flag(("--augment", "permute,opening"), lambda r: _all(_augmented(r, "opening") == 330, _augmented(r, "permute") > 0, _augmented(r, "name_first") == 0, r.record.hyperparameters["augment"] == "permute,opening")),
     Flag(("--augment_copies", "2"), lambda r: _all(330 < _augmented(r, "permute") <= 660)),
     Flag(("--model_config", "altegrad-lab"), lambda r: _all(r.config["norm_first"] is False, r.record.preset == "altegrad-lab")),
+    Flag(("--recite_tokens", "4"), lambda r: _recited_rows(r, 4)),
 ]  # fmt: skip
 
 BIRTHPLACE_FINETUNE_ROWS = [
     TINY_ROW,
     Flag(("--block_size", "20"), lambda r: _all(r.record.hyperparameters["block_size"] == 20, max(len(x) for x in r.trained["train_dataset"]["input_ids"]) <= 20)),
     Flag(("--attention_type", "synthesizer"), lambda r: _all(r.config["attention_type"] == "synthesizer")),
+    Flag(("--recite_tokens", "3"), lambda r: _recited_rows(r, 3)),
     overwrite_row(),
 ]  # fmt: skip
 
@@ -415,7 +430,9 @@ def _predictions(run: Run, name: str) -> list[str]:
 BIRTHPLACE_EVALUATE_ROWS = [
     Flag(("--model_name_or_path", "{tmp}/finetune"), lambda r: _all(r.trained["metrics"]["predictions_from"] == str(r.out.parent / "finetune"), len(r.trained["generation"]) > 0)),
     Flag(("--eval_split", "test"), lambda r: _all(len(_predictions(r, "predictions_test.txt")) == r.trained["metrics"]["num_questions"] == 30)),
-    Flag(("--max_new_tokens", "3"), lambda r: _all({call["max_new_tokens"] for call in r.trained["generation"]} == {3})),
+    # Answers come last, after the recitations of `--recite_tokens`.
+    Flag(("--max_new_tokens", "3"), lambda r: _all(r.trained["generation"][-1]["max_new_tokens"] == 3)),
+    Flag(("--recite_tokens", "5"), lambda r: _all(r.trained["generation"][0]["max_new_tokens"] == 5, len(r.trained["generation"]) == 2)),
 ]  # fmt: skip
 
 BIRTHPLACE_LONDON_ROWS = [

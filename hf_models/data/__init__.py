@@ -6,7 +6,8 @@
   `TrimPaddingCollator` (cuts the columns that are padding in a whole batch).
 - Objectives: `span_corrupt` / `SpanCorruptionCollator` (CS224N), `corrupt_for_evaluation` (a fixed
   span-corrupted evaluation set), `encode_birthplace_qa` (our BPE) and `encode_char_qa` (CS224N's characters),
-  `encode_openings` (causal LM on each document's first tokens). `IGNORE_INDEX` is the label every loss skips.
+  `encode_openings` (causal LM on each document's first tokens), `encode_reciting_qa` (QA rows that answer
+  after a recitation of the person's paragraph opening; `person_name` reads the name of a question). `IGNORE_INDEX` is the label every loss skips.
 - Knowledge augmentation of birthplace paragraphs (more forms of each biography): `augment_paragraph`,
   `augmented_copies`, `augmentation_cost` (examples and tokens per form), `augment_forms`, `AUGMENT_FORMS`.
 - A synthetic birthplace task for demos: `write_synthetic_birthplace` (in `hf_models.data.synthetic`).
@@ -31,6 +32,8 @@ from .objectives import (
     encode_birthplace_qa,
     encode_char_qa,
     encode_openings,
+    encode_reciting_qa,
+    person_name,
     span_corrupt,
 )
 from .processing import TrimPaddingCollator, group_texts, tokenize_and_group, tokenize_documents
@@ -54,11 +57,13 @@ __all__ = [
     "encode_birthplace_qa",
     "encode_char_qa",
     "encode_openings",
+    "encode_reciting_qa",
     "group_texts",
     "load_birthplace",
     "load_birthplace_corpus",
     "load_cls_books",
     "load_text_corpus",
+    "person_name",
     "read_lines",
     "span_corrupt",
     "tokenize_and_group",

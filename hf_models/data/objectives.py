@@ -27,12 +27,15 @@ __all__ = [
     "encode_birthplace_qa",
     "encode_char_qa",
     "encode_openings",
+    "encode_reciting_qa",
+    "person_name",
     "span_corrupt",
     "span_corruption_max_length",
 ]
 
 IGNORE_INDEX = -100  # label value that transformers' losses ignore
 _CORRUPTED_KEYS = ("input_ids", "attention_mask", "labels")
+_QUESTION_PREFIX, _QUESTION_SUFFIX = "Where was ", " born?"
 
 
 def _randint(rng: random.Random | np.random.Generator | None, low: int, high: int) -> int:
@@ -261,3 +264,44 @@ def encode_openings(
     ids = tokenizer(examples["text"], add_special_tokens=False, verbose=False)["input_ids"]
     input_ids = [seq[:max_tokens] + [eos] for seq in ids]
     return {"input_ids": input_ids, "attention_mask": [[1] * len(x) for x in input_ids], "labels": input_ids}
+
+
+def person_name(question: str) -> str | None:
+    """The NAME of 'Where was NAME born?' (None for a question of another shape)."""
+    question = question.strip()
+    if question.startswith(_QUESTION_PREFIX) and question.endswith(_QUESTION_SUFFIX):
+        return question[len(_QUESTION_PREFIX) : -len(_QUESTION_SUFFIX)].strip() or None
+    return None
+
+
+def encode_reciting_qa(
+    examples: dict[str, list[str]],
+    tokenizer: PreTrainedTokenizerBase,
+    block_size: int,
+    recitations: list[list[int]],
+    answer_prefix: str = " ",
+    prompt_only: bool = False,
+) -> dict[str, list[list[int]]]:
+    """Batched QA rows that answer after a recitation: `recitation </s> question ⁇ answer ⁇ </s>`.
+
+    `recitations[i]` are the ids of what precedes question i: in training, the opening of the person's `wiki.txt`
+    paragraph (what `encode_openings` trains on); at evaluation, what the model itself generated from the
+    person's name. The loss falls on the answer (and the closing `⁇ </s>`), as in `encode_birthplace_qa`, so the
+    model learns to read the answer from its own recitation. An over-long row loses the end of its recitation
+    first, then the start of its question.
+    """
+    sep, eos = tokenizer.sep_token_id, tokenizer.eos_token_id
+    if sep is None or eos is None:
+        raise ValueError("birthplace QA needs a tokenizer with sep_token and eos_token")
+    if len(recitations) != len(examples["question"]):
+        raise ValueError(f"{len(recitations)} recitations for {len(examples['question'])} questions")
+    plain = encode_birthplace_qa(examples, tokenizer, block_size, answer_prefix, prompt_only)
+    out: dict[str, list[list[int]]] = {"input_ids": [], "attention_mask": [], "labels": []}
+    for recitation, input_ids, labels in zip(recitations, plain["input_ids"], plain["labels"], strict=True):
+        room = max(0, block_size - len(input_ids) - 1)
+        prefix = [*recitation[:room], eos]
+        input_ids = (prefix + input_ids)[:block_size]
+        out["input_ids"].append(input_ids)
+        out["attention_mask"].append([1] * len(input_ids))
+        out["labels"].append(([IGNORE_INDEX] * len(prefix) + labels)[:block_size])
+    return out

@@ -34,7 +34,6 @@ from hf_models.data import (
     augment_forms,
     augmentation_cost,
     augmented_copies,
-    encode_birthplace_qa,
     encode_openings,
     load_birthplace,
     load_birthplace_corpus,
@@ -62,7 +61,7 @@ from hf_models.training import (
 from hf_models.training.setup import check_vocabulary
 
 from .birthplace_arguments import BirthplaceArguments, subcommand_groups, subcommand_help, top_level_parser
-from .qa_formats import BPEQAFormat, CourseQAFormat
+from .qa_formats import BPEQAFormat, CourseQAFormat, RecitingQAFormat
 
 logger = logging.getLogger(__name__)
 
@@ -98,9 +97,17 @@ def _finish(trainer, arguments: tuple, metrics: dict, timer: RunTimer, task: str
     )  # fmt: skip
 
 
-def qa_format(bp_args: BirthplaceArguments) -> BPEQAFormat | CourseQAFormat:
-    """The run's QA format (and vocabulary): the course's characters with `--course_vocabulary`, else our BPE."""
-    return CourseQAFormat() if bp_args.course_vocabulary else BPEQAFormat(bp_args.max_new_tokens)
+def qa_format(
+    bp_args: BirthplaceArguments, paragraphs: Sequence[str] = ()
+) -> BPEQAFormat | CourseQAFormat | RecitingQAFormat:
+    """The run's QA format (and vocabulary): the course's characters with `--course_vocabulary`, our BPE answering
+    after a recitation with `--recite_tokens` (`paragraphs`, wiki.txt, give the training rows their openings), else
+    our BPE."""
+    if bp_args.course_vocabulary:
+        return CourseQAFormat()
+    if bp_args.recite_tokens:
+        return RecitingQAFormat(bp_args.recite_tokens, tuple(paragraphs), bp_args.max_new_tokens)
+    return BPEQAFormat(bp_args.max_new_tokens)
 
 
 def _require_data_dir(bp_args: BirthplaceArguments) -> None:
@@ -141,6 +148,8 @@ def pretrain(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
     check_run_output(model_args, training_args, _data_files(bp_args))
     corpus = paragraphs = load_birthplace_corpus(bp_args.data_dir)["train"]
     qa_train = load_birthplace(bp_args.data_dir)["train"] if bp_args.pretrain_with_qa else None
+    if qa_train is not None and bp_args.recite_tokens and bp_args.pretraining_objective != "openings":
+        raise UsageError("--recite_tokens with --pretrain_with_qa needs --pretraining_objective openings")
     if qa_train is not None and bp_args.pretraining_objective == "span_corruption":
         qa = datasets.Dataset.from_dict({"text": qa_texts(qa_train)})
         corpus = concatenate_datasets([corpus, qa.cast(corpus.features)])
@@ -152,7 +161,9 @@ def pretrain(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
 
     with training_args.main_process_first(desc="tokenization"):
         if bp_args.pretraining_objective == "openings":
-            train_dataset, collator = _openings_dataset(corpus, qa_train, tokenizer, bp_args, block_size)
+            train_dataset, collator = _openings_dataset(
+                corpus, qa_train, list(paragraphs["text"]), tokenizer, bp_args, block_size
+            )
         else:
             train_dataset = tokenize_documents(corpus, tokenizer)
             # A fresh span corruption of every paragraph at every batch (CS224N's CharCorruptionDataset); the
@@ -182,9 +193,9 @@ def _augment(corpus, paragraphs: list[str], tokenizer, bp_args: BirthplaceArgume
     return concatenate_datasets([corpus, added.cast(corpus.features)]), cost
 
 
-def _openings_dataset(corpus, qa_train, tokenizer, bp_args: BirthplaceArguments, block_size: int):
-    """Paragraph openings (plus, for mixed training, the QA pairs with the loss on every token) and their
-    collator, which pads inputs with <pad> and labels with `IGNORE_INDEX`."""
+def _openings_dataset(corpus, qa_train, paragraphs, tokenizer, bp_args: BirthplaceArguments, block_size: int):
+    """Paragraph openings (plus, for mixed training, the QA rows of the run's format, with the loss on every token)
+    and their collator, which pads inputs with <pad> and labels with `IGNORE_INDEX`."""
     openings = corpus.map(
         encode_openings,
         batched=True,
@@ -193,8 +204,9 @@ def _openings_dataset(corpus, qa_train, tokenizer, bp_args: BirthplaceArguments,
         desc="Paragraph openings",
     )
     if qa_train is not None:
+        qa_rows = qa_format(bp_args, paragraphs)
         qa = qa_train.map(
-            encode_birthplace_qa,
+            qa_rows.encode,
             batched=True,
             remove_columns=qa_train.column_names,
             fn_kwargs={"tokenizer": tokenizer, "block_size": block_size},
@@ -211,7 +223,8 @@ def finetune(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
     timer = RunTimer()
     _require_data_dir(bp_args)
     check_run_output(model_args, training_args, _data_files(bp_args))
-    qa_rows = qa_format(bp_args)
+    paragraphs = list(load_birthplace_corpus(bp_args.data_dir)["train"]["text"]) if bp_args.recite_tokens else []
+    qa_rows = qa_format(bp_args, paragraphs)
     tokenizer = resolve_tokenizer(
         model_args.tokenizer_path,
         qa_rows.vocabulary,

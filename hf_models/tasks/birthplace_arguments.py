@@ -69,6 +69,15 @@ class BirthplaceArguments:
         default=False, metadata={"help": "evaluate: answer the most common training birthplace to every question."}
     )
     max_new_tokens: int = field(default=16, metadata={"help": "evaluate: longest generated answer, in tokens."})
+    recite_tokens: int = field(
+        default=0,
+        metadata={
+            "help": "Recite, then answer (our BPE; 0: off): QA rows become `recitation </s> question ⁇ answer ⁇ "
+            "</s>`, where the recitation is the first N tokens of the person's wiki.txt paragraph in training and "
+            "what the model writes from the name `Name.` when it answers. Use the pretraining's --opening_tokens, "
+            "and give it to every subcommand (with --pretrain_with_qa, to the mixed QA rows too)."
+        },
+    )
     course_vocabulary: bool = field(
         default=False,
         metadata={
@@ -82,6 +91,10 @@ class BirthplaceArguments:
         augment_forms(self.augment)
         if self.augment_copies < 1:
             raise ValueError(f"--augment_copies must be positive, got {self.augment_copies}")
+        if self.recite_tokens < 0:
+            raise ValueError(f"--recite_tokens must be 0 (off) or positive, got {self.recite_tokens}")
+        if self.recite_tokens and self.course_vocabulary:
+            raise ValueError("--recite_tokens is for our BPE; the course's characters (--course_vocabulary) answer directly")
 
 
 # What each subcommand does (its --help's first line), and the fields it takes.
@@ -90,7 +103,7 @@ SUBCOMMAND_HELP = {
     "finetune": "Finetune on birth_places_train.tsv, from a pretrained model or from scratch.",
     "evaluate": "Answer the dev (or test) questions by greedy decoding and score them; or a baseline.",
 }
-_SHARED = ("data_dir", "course_vocabulary", "block_size")
+_SHARED = ("data_dir", "course_vocabulary", "block_size", "recite_tokens")
 SUBCOMMAND_FIELDS = {
     "pretrain": (*_SHARED, "variant", "tokenizer_vocab_size", "pretraining_objective", "opening_tokens",
                  "pretrain_with_qa", "augment", "augment_copies"),

@@ -1,8 +1,12 @@
-"""The two birthplace QA formats, each one object that encodes the training rows and predicts the answers, so that
+"""The birthplace QA formats, each one object that encodes the training rows and predicts the answers, so that
 `hf_models.tasks.birthplace` chooses between them once:
 
 - `BPEQAFormat` (our BPE): `question ⁇ answer ⁇ </s>` with the loss on the answer; answers generated after
   `question ⁇` until the next `⁇` (or `</s>`).
+- `RecitingQAFormat` (our BPE, `--recite_tokens N`): recite, then answer. The model first writes the opening of
+  the person's paragraph from the name alone (the first N tokens, as the `openings` pretraining saw them), then
+  answers `recitation </s> question ⁇`. Training rows put the person's real paragraph opening there; the answer is
+  read from the context, where the pretrained model can write the fact, instead of from the question alone.
 - `CourseQAFormat` (CS224N's character vocabulary, `--course_vocabulary`): the course's `NameDataset` rows
   `question⁇answer⁇`; 32 characters greedily generated after `question⁇`, the answer read between the first and
   second `⁇` of the completion, as the course's `run.py` does.
@@ -12,6 +16,7 @@ Both decode through `greedy_completions`: left-padded batches of prompts.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,12 +24,15 @@ from typing import Any
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from ..data import check_characters, encode_birthplace_qa, encode_char_qa
+from ..data import check_characters, encode_birthplace_qa, encode_char_qa, encode_reciting_qa, person_name
 from ..tokenization.courses import CS224N_CHAR, CS224N_MASK_CHAR
+
+logger = logging.getLogger(__name__)
 
 __all__ = [
     "BPEQAFormat",
     "CourseQAFormat",
+    "RecitingQAFormat",
     "answer_between_masks",
     "greedy_completions",
     "predict_answers",
@@ -81,8 +89,13 @@ def predict_answers(
 ) -> list[str]:
     """Greedy-decode the answer to each question: generate after `question ⁇` until `⁇` or `</s>`."""
     block_size = block_size or model.config.max_position_embeddings
-    stop_ids = [tokenizer.sep_token_id, tokenizer.eos_token_id]
     prompts = encode_birthplace_qa({"question": questions}, tokenizer, block_size, prompt_only=True)["input_ids"]
+    return _answers_after(model, tokenizer, prompts, block_size, batch_size, max_new_tokens)
+
+
+def _answers_after(model, tokenizer, prompts: list[list[int]], block_size: int, batch_size: int, max_new_tokens: int):
+    """The text greedily generated after each prompt, up to the first `⁇` or `</s>`, stripped."""
+    stop_ids = [tokenizer.sep_token_id, tokenizer.eos_token_id]
     answers = []
     for row in greedy_completions(
         model, tokenizer, prompts, block_size, max_new_tokens, batch_size, eos_token_id=stop_ids
@@ -149,3 +162,71 @@ class CourseQAFormat:
 
     def predict(self, model, tokenizer, questions: list[str], block_size: int | None, batch_size: int, where=None):
         return predict_char_answers(model, tokenizer, questions, block_size, batch_size, where=where)
+
+
+@dataclass(frozen=True)
+class RecitingQAFormat:
+    """Our BPE, recite then answer: `recitation </s> question ⁇ answer ⁇ </s>`.
+
+    `recite_tokens` is the length of a recitation, title included (the pretraining's `--opening_tokens`).
+    `paragraphs` (wiki.txt) give the training rows their real openings; a person without a paragraph gets the
+    title alone, `Name.`, and a question of another shape than 'Where was NAME born?' no recitation.
+    """
+
+    recite_tokens: int
+    paragraphs: tuple[str, ...] = ()
+    max_new_tokens: int = 16
+    vocabulary: str = "bpe"
+
+    def __post_init__(self) -> None:
+        if self.recite_tokens < 1:
+            raise ValueError(f"recite_tokens must be positive, got {self.recite_tokens}")
+
+    def openings(self, questions: list[str], tokenizer) -> list[list[int]]:
+        """The first `recite_tokens` tokens of each person's paragraph (the one that starts with `Name.`)."""
+        by_first_word: dict[str, list[str]] = {}
+        for paragraph in self.paragraphs:
+            by_first_word.setdefault(paragraph.split(" ", 1)[0], []).append(paragraph)
+        texts = []
+        for question in questions:
+            name = person_name(question)
+            if name is None:
+                texts.append("")
+                continue
+            title = f"{name}."
+            candidates = by_first_word.get(name.split(" ", 1)[0], [])
+            texts.append(next((p for p in candidates if p.startswith(title)), title))
+        ids = tokenizer(texts, add_special_tokens=False, verbose=False)["input_ids"]
+        return [row[: self.recite_tokens] for row in ids]
+
+    def encode(self, examples: dict[str, list[str]], tokenizer, block_size: int) -> dict[str, list[list[int]]]:
+        recitations = self.openings(list(examples["question"]), tokenizer)
+        return encode_reciting_qa(examples, tokenizer, block_size, recitations)
+
+    def recite(self, model, tokenizer, questions: list[str], batch_size: int) -> list[list[int]]:
+        """What the model writes from each person's title `Name.` (at position 0, as in pretraining), up to
+        `recite_tokens` tokens or its `</s>`."""
+        names = [person_name(question) for question in questions]
+        if unnamed := sum(name is None for name in names):
+            logger.warning(f"{unnamed} question(s) are not 'Where was NAME born?': answered without a recitation")
+        named = [i for i, name in enumerate(names) if name is not None]
+        if not named:
+            return [[] for _ in questions]
+        titles = tokenizer([f"{names[i]}." for i in named], add_special_tokens=False)["input_ids"]
+        titles = [title[: self.recite_tokens] for title in titles]
+        completions = greedy_completions(
+            model, tokenizer, titles, model.config.max_position_embeddings, self.recite_tokens, batch_size,
+            eos_token_id=tokenizer.eos_token_id,
+        )  # fmt: skip
+        recitations: list[list[int]] = [[] for _ in questions]
+        for i, title, completion in zip(named, titles, completions, strict=True):
+            if tokenizer.eos_token_id in completion:
+                completion = completion[: completion.index(tokenizer.eos_token_id)]
+            recitations[i] = (title + completion)[: self.recite_tokens]
+        return recitations
+
+    def predict(self, model, tokenizer, questions: list[str], block_size: int | None, batch_size: int, where=None):
+        block_size = block_size or model.config.max_position_embeddings
+        recitations = self.recite(model, tokenizer, questions, batch_size)
+        prompts = encode_reciting_qa({"question": questions}, tokenizer, block_size, recitations, prompt_only=True)
+        return _answers_after(model, tokenizer, prompts["input_ids"], block_size, batch_size, self.max_new_tokens)

@@ -1,0 +1,113 @@
+"""Recite, then answer (`--recite_tokens`): the rows' layout, the openings they take from wiki.txt, batched
+recitations equal to one-at-a-time ones, and the three birthplace steps with the option."""
+
+import pytest
+import torch
+from test_recipes import COMMON, TINY, assert_run_outputs, read_report
+
+from hf_models import SmallEncoderConfig, SmallEncoderForCausalLM
+from hf_models.data import IGNORE_INDEX, encode_reciting_qa, person_name
+from hf_models.tasks import birthplace
+from hf_models.tasks.qa_formats import RecitingQAFormat
+from hf_models.textio import UsageError
+
+PARAGRAPHS = (
+    "Ada Lovelace. Ada Lovelace was born in London in 1815 .",
+    "Ada Smith. Born in Paris, Smith became a painter .",
+)
+
+
+def test_person_name():
+    assert person_name("Where was Ada Lovelace born?") == "Ada Lovelace"
+    assert person_name("  Where was J. R. R. Tolkien born?\n") == "J. R. R. Tolkien"
+    assert person_name("Who was Ada Lovelace?") is None
+    assert person_name("Where was  born?") is None
+
+
+def test_openings_come_from_the_persons_own_paragraph(tiny_tokenizer):
+    qa = RecitingQAFormat(recite_tokens=6, paragraphs=PARAGRAPHS)
+    questions = ["Where was Ada Smith born?", "Where was Ada Lovelace born?", "Where was Bob Nobody born?", "Why?"]
+    openings = qa.openings(questions, tiny_tokenizer)
+    encode = lambda text: tiny_tokenizer(text, add_special_tokens=False)["input_ids"]  # noqa: E731
+    assert openings[0] == encode(PARAGRAPHS[1])[:6]  # not Ada Lovelace's, whose name also starts with "Ada"
+    assert openings[1] == encode(PARAGRAPHS[0])[:6]
+    assert openings[2] == encode("Bob Nobody.")[:6]  # no paragraph: the title alone
+    assert openings[3] == []  # no name: no recitation
+    # The title is the start of the paragraph's own tokens, as the model recites from it.
+    assert encode(PARAGRAPHS[0])[: len(encode("Ada Lovelace."))] == encode("Ada Lovelace.")
+
+
+def test_rows_put_the_recitation_before_the_question_and_the_loss_on_the_answer(tiny_tokenizer):
+    tok = tiny_tokenizer
+    examples = {"question": ["Where was Ada Lovelace born?"], "answer": ["London"]}
+    recitation = [5, 6, 7]
+    row = encode_reciting_qa(examples, tok, 64, [recitation])
+    question = tok(examples["question"][0], add_special_tokens=False)["input_ids"]
+    answer = tok(" London", add_special_tokens=False)["input_ids"]
+    prompt = [*recitation, tok.eos_token_id, *question, tok.sep_token_id]
+    target = [*answer, tok.sep_token_id, tok.eos_token_id]
+    assert row["input_ids"] == [prompt + target]
+    assert row["labels"] == [[IGNORE_INDEX] * len(prompt) + target]
+    assert row["attention_mask"] == [[1] * len(prompt + target)]
+    # Too long: the recitation's end goes first, the answer stays.
+    short = encode_reciting_qa(examples, tok, len(question) + len(target) + 4, [list(range(10, 40))])
+    assert short["input_ids"][0] == [10, 11, tok.eos_token_id, *question, tok.sep_token_id, *target]
+    prompt_only = encode_reciting_qa(examples, tok, 64, [recitation], prompt_only=True)
+    assert prompt_only["input_ids"] == [prompt]
+    with pytest.raises(ValueError, match="2 recitations for 1 questions"):
+        encode_reciting_qa(examples, tok, 64, [recitation, recitation])
+
+
+def test_batched_recitations_and_answers_equal_one_at_a_time(tiny_tokenizer):
+    """Titles of different lengths share a left-padded batch: each recitation starts at position 0 all the same."""
+    torch.manual_seed(0)
+    config = SmallEncoderConfig.from_preset("cs224n-mingpt", vocab_size=len(tiny_tokenizer), hidden_size=32,
+                                            num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+                                            max_position_embeddings=64)  # fmt: skip
+    model = SmallEncoderForCausalLM(config).eval()
+    qa = RecitingQAFormat(recite_tokens=12, max_new_tokens=4)
+    questions = ["Where was Ada Lovelace born?", "Where was Bo Li born?", "Where was Maria Anna Pelkin born?", "Why?"]
+    together = qa.recite(model, tiny_tokenizer, questions, batch_size=4)
+    alone = [qa.recite(model, tiny_tokenizer, [q], batch_size=1)[0] for q in questions]
+    assert together == alone
+    title = tiny_tokenizer("Ada Lovelace.", add_special_tokens=False)["input_ids"]
+    assert together[0][: len(title)] == title and len(together[0]) <= 12
+    assert tiny_tokenizer.eos_token_id not in together[0] and together[3] == []
+    answers = qa.predict(model, tiny_tokenizer, questions, None, batch_size=4)
+    assert answers == [qa.predict(model, tiny_tokenizer, [q], None, batch_size=1)[0] for q in questions]
+
+
+def test_recite_tokens_with_the_course_vocabulary_or_span_corruption_is_refused(tmp_path, synthetic_birthplace_dir):
+    data = str(synthetic_birthplace_dir)
+    with pytest.raises(ValueError, match="--recite_tokens is for our BPE"):
+        birthplace.BirthplaceArguments(data_dir=data, recite_tokens=8, course_vocabulary=True)
+    with pytest.raises(ValueError, match="--recite_tokens must be 0"):
+        birthplace.BirthplaceArguments(data_dir=data, recite_tokens=-1)
+    with pytest.raises(UsageError, match="needs --pretraining_objective openings"):
+        birthplace.main(
+            ["pretrain", "--data_dir", data, "--output_dir", str(tmp_path / "sc"), "--tokenizer_vocab_size", "600"]
+            + ["--config_overrides", TINY, "--pretrain_with_qa", "--recite_tokens", "8", "--max_steps", "1", *COMMON]
+        )
+
+
+def test_birthplace_steps_with_recitation(tmp_path, synthetic_birthplace_dir, capsys):
+    """Mixed pretraining on openings and reciting QA rows, a reciting finetuning, then answers after recitations."""
+    data = str(synthetic_birthplace_dir)
+    pre, ft = tmp_path / "pretrain", tmp_path / "finetune"
+    recite = ["--recite_tokens", "24"]
+    birthplace.main(
+        ["pretrain", "--data_dir", data, "--output_dir", str(pre), "--tokenizer_vocab_size", "600", *recite]
+        + ["--config_overrides", TINY, "--pretrain_with_qa", "--pretraining_objective", "openings"]
+        + ["--opening_tokens", "24", "--max_steps", "16", "--per_device_train_batch_size", "32"]
+        + ["--learning_rate", "5e-3", *COMMON]
+    )
+    assert_run_outputs(pre)
+    assert read_report(pre)["train_samples"] == 330 + 240  # openings + reciting QA rows
+    birthplace.main(
+        ["finetune", "--data_dir", data, "--model_name_or_path", str(pre), "--output_dir", str(ft), *recite]
+        + ["--max_steps", "8", "--per_device_train_batch_size", "32", "--learning_rate", "3e-3", *COMMON]
+    )
+    assert_run_outputs(ft, loss_falls=False)
+    capsys.readouterr()
+    metrics = birthplace.main(["evaluate", "--data_dir", data, "--model_name_or_path", str(ft), *recite])
+    assert metrics["total"] == 60 and f"Correct: {metrics['correct']} out of 60" in capsys.readouterr().out
