@@ -6,6 +6,10 @@
 For each dev question whose answer appears in the person's `wiki.txt` paragraph, the model is given the
 paragraph up to the answer's first occurrence and greedy-decodes a few tokens; the fact is completed when the
 continuation starts with the answer. This measures what pretraining stored, before any QA finetuning.
+
+A second count starts from the name alone: the model recites `--recite_tokens` tokens from `Name.` (as
+`--recite_tokens` makes it do before answering), and the fact is recalled when the answer is in the recitation.
+Stored but not recalled: the opening words reach the fact, the name alone does not.
 Prints the counts and writes them to RUN_DIR/fact_probe.json.
 """
 
@@ -17,13 +21,14 @@ import torch
 
 from hf_models import SmallEncoderForCausalLM
 from hf_models.data import load_birthplace, load_birthplace_corpus
+from hf_models.tasks.qa_formats import RecitingQAFormat
 from hf_models.tokenization import load_tokenizer
 
 COURSE_PREFIX_CHARS = 112  # the longest truncation CS224N's span corruption ever shows of a paragraph
 
 
-def fact_prompts(data_dir: str) -> list[tuple[str, str, int]]:
-    """(paragraph text before the answer, answer, answer offset) for each dev person whose answer is in
+def fact_prompts(data_dir: str) -> list[tuple[str, str, int, str]]:
+    """(paragraph text before the answer, answer, answer offset, question) for each dev person whose answer is in
     their paragraph."""
     paragraphs = list(load_birthplace_corpus(data_dir)["train"]["text"])
     dev = load_birthplace(data_dir)["validation"]
@@ -33,7 +38,7 @@ def fact_prompts(data_dir: str) -> list[tuple[str, str, int]]:
         paragraph = next((p for p in paragraphs if p.startswith(name)), None)
         offset = -1 if paragraph is None else paragraph.find(answer)
         if offset > 0:
-            prompts.append((paragraph[:offset].rstrip(" "), answer, offset))
+            prompts.append((paragraph[:offset].rstrip(" "), answer, offset, question))
     return prompts
 
 
@@ -56,22 +61,31 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data_dir", required=True, help="the birthplace folder (wiki.txt, birth_dev.tsv)")
     parser.add_argument("--model_name_or_path", required=True, help="a pretrained model folder")
+    parser.add_argument("--recite_tokens", type=int, default=40, help="length of a recitation from the name, in tokens")
     args = parser.parse_args()
     model = SmallEncoderForCausalLM.from_pretrained(args.model_name_or_path, dtype=torch.float32).eval()
     tokenizer = load_tokenizer(args.model_name_or_path)
     prompts = fact_prompts(args.data_dir)
-    continuations = complete(model, tokenizer, [p for p, _, _ in prompts])
-    hits = [c.strip().startswith(answer) for c, (_, answer, _) in zip(continuations, prompts, strict=True)]
-    early = [hit for hit, (_, _, offset) in zip(hits, prompts, strict=True) if offset <= COURSE_PREFIX_CHARS]
+    continuations = complete(model, tokenizer, [p for p, _, _, _ in prompts])
+    hits = [c.strip().startswith(answer) for c, (_, answer, _, _) in zip(continuations, prompts, strict=True)]
+    early = [hit for hit, (_, _, offset, _) in zip(hits, prompts, strict=True) if offset <= COURSE_PREFIX_CHARS]
+    recitations = RecitingQAFormat(args.recite_tokens).recite(model, tokenizer, [q for _, _, _, q in prompts], 64)
+    recalled = [
+        answer in tokenizer.decode(ids, skip_special_tokens=True)
+        for ids, (_, answer, _, _) in zip(recitations, prompts, strict=True)
+    ]
     result = {
         "facts_in_paragraph": len(prompts),
         "completed": sum(hits),
         f"facts_in_first_{COURSE_PREFIX_CHARS}_chars": len(early),
         f"completed_in_first_{COURSE_PREFIX_CHARS}_chars": sum(early),
+        "recite_tokens": args.recite_tokens,
+        "recalled_from_name": sum(recalled),
     }
     print(
         f"Completed {sum(hits)} of {len(prompts)} dev birth facts from their paragraph's opening words "
-        f"({sum(early)} of {len(early)} within the first {COURSE_PREFIX_CHARS} characters)"
+        f"({sum(early)} of {len(early)} within the first {COURSE_PREFIX_CHARS} characters); recalled "
+        f"{sum(recalled)} from the name alone ({args.recite_tokens}-token recitations)"
     )
     Path(args.model_name_or_path, "fact_probe.json").write_text(json.dumps(result, indent=2) + "\n")
 
