@@ -54,9 +54,13 @@ class BirthplaceProfile:
     # The course's own objective as a row of its own: span corruption of whole paragraphs (no QA mixed in), then the
     # course's finetuning (10 epochs, lr 6e-4).
     span_corruption_pretrain_epochs: int = 0
+    # Recite, then answer (issue 21): the augmented pretraining whose QA rows (mixed in, then finetuned and
+    # evaluated) put the person's paragraph opening before the question (`--recite_tokens opening_tokens`).
+    recite_pretrain_epochs: int = 0
+    synthesizer_recite_pretrain_epochs: int = 0
     # The pretrained models the profile runs (of BIRTHPLACE_MODELS), in order: the first one trains the tokenizer.
     models: tuple[str, ...] = ("vanilla", "synthesizer", "vanilla_augmented", "synthesizer_augmented",
-                               "vanilla_span_corruption")  # fmt: skip
+                               "vanilla_recite", "synthesizer_recite", "vanilla_span_corruption")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -113,6 +117,7 @@ PROFILES = {
         # course's span corruption gets 100.
         BirthplaceProfile(pretrain_epochs=300, synthesizer_pretrain_epochs=300, batch_size=64, opening_tokens=64,
                           augmented_pretrain_epochs=300, synthesizer_augmented_pretrain_epochs=300,
+                          recite_pretrain_epochs=300, synthesizer_recite_pretrain_epochs=300,
                           span_corruption_pretrain_epochs=100),  # fmt: skip
         SentimentProfile(news_lines=1_000_000, novel_lines=1_000_000, pretrain_steps=20_000, batch_size=128),
     ),
@@ -145,10 +150,11 @@ class Row:
 
 
 BIRTHPLACE_VARIANTS = ("vanilla", "synthesizer")
-# Each variant pretrained on the paragraphs, then on the paragraphs and their augmented copies (`--augment`); and the
-# vanilla model pretrained with the course's span corruption. A profile runs some of them (`BirthplaceProfile.models`).
-BIRTHPLACE_MODELS = (*((variant, f"{variant}{suffix}") for suffix in ("", "_augmented") for variant in BIRTHPLACE_VARIANTS),
-                     ("vanilla", "vanilla_span_corruption"))  # fmt: skip
+# Each variant pretrained on the paragraphs, then on the paragraphs and their augmented copies (`--augment`), then
+# the same answering after a recitation (`--recite_tokens`); and the vanilla model pretrained with the course's span
+# corruption. A profile runs some of them (`BirthplaceProfile.models`).
+BIRTHPLACE_MODELS = (*((variant, f"{variant}{suffix}") for suffix in ("", "_augmented", "_recite")
+                       for variant in BIRTHPLACE_VARIANTS), ("vanilla", "vanilla_span_corruption"))  # fmt: skip
 # The lab's three rows, then LP-FT (issue 18): the head first fitted as a logistic regression on the frozen features
 # of every layer (mean and max), alone (`frozen_linear_probe`) or then finetuned with the whole model.
 SENTIMENT_SETUPS = ("scratch", "pretrained", "frozen", "frozen_linear_probe", "scratch_lp_ft", "pretrained_lp_ft")
@@ -228,7 +234,8 @@ def _overrides(value: str | None) -> tuple[str, ...]:
 
 
 def _evaluate_all(name: str, model_dir: str, py: str, real: str, tune: str, common: tuple[str, ...]) -> list[Step]:
-    """Score a model on the tuning split, the real dev set, and answer the test questions."""
+    """Score a model on the tuning split, the real dev set, and answer the test questions (`common` ends with the
+    model's QA-format flags)."""
     evaluate = (py, "recipes/birthplace.py", "evaluate")
     batch = ("--per_device_eval_batch_size", "100", *common)
     return [
@@ -268,15 +275,18 @@ def birthplace_steps(profile: Profile, paths: Paths) -> list[Step]:
     epochs = {"vanilla": p.pretrain_epochs, "synthesizer": p.synthesizer_pretrain_epochs,
               "vanilla_augmented": p.augmented_pretrain_epochs,
               "synthesizer_augmented": p.synthesizer_augmented_pretrain_epochs,
-              "vanilla_span_corruption": p.span_corruption_pretrain_epochs}  # fmt: skip
+              "vanilla_span_corruption": p.span_corruption_pretrain_epochs,
+              "vanilla_recite": p.recite_pretrain_epochs,
+              "synthesizer_recite": p.synthesizer_recite_pretrain_epochs}  # fmt: skip
     variants, first = dict((model, variant) for variant, model in BIRTHPLACE_MODELS), p.models[0]
     for model in p.models:
         variant, span_corruption = variants[model], model.endswith("_span_corruption")
         # The first model trains the tokenizer (on wiki.txt, never on the copies); the others share it.
         tokenizer = ("--tokenizer_vocab_size", str(p.vocab_size)) if model == first else (
             "--tokenizer_name_or_path", f"{bp}/{first}_pretrain")  # fmt: skip
-        augment = ("--augment", p.augment) if model.endswith("_augmented") else ()
-        objective = span_corruption_args if span_corruption else objective_args
+        recite = ("--recite_tokens", str(p.opening_tokens)) if model.endswith("_recite") else ()
+        augment = ("--augment", p.augment) if model.endswith(("_augmented", "_recite")) else ()
+        objective = (*(span_corruption_args if span_corruption else objective_args), *recite)
         # The course's finetuning stage. After mixed pretraining the model already answers, and a short, gentle pass
         # keeps it; after span corruption it learns the questions there, with the course's 10 epochs at 6e-4.
         finetuning = ("10", "6e-4") if span_corruption else ("2", "1e-4")
@@ -285,12 +295,13 @@ def birthplace_steps(profile: Profile, paths: Paths) -> list[Step]:
             Step(f"bp_{model}_pretrain", (*recipe, "pretrain", "--variant", variant, *tokenizer, *augment, "--output_dir",
                                           pretrained, "--num_train_epochs", str(epochs[model]), *objective,
                                           *optimiser_args)),
-            Step(f"bp_{model}_probe", (py, "benchmarks/probe_facts.py", "--data_dir", real, "--model_name_or_path", pretrained)),
-            *_evaluate_all(f"bp_{model}_pretrain", pretrained, py, real, tune, evaluate_common),
+            Step(f"bp_{model}_probe", (py, "benchmarks/probe_facts.py", "--data_dir", real, "--model_name_or_path", pretrained,
+                                       "--recite_tokens", str(p.opening_tokens))),
+            *_evaluate_all(f"bp_{model}_pretrain", pretrained, py, real, tune, (*evaluate_common, *recite)),
             Step(f"bp_{model}_finetune", (*recipe, "finetune", "--model_name_or_path", pretrained, "--output_dir",
                                           finetuned, "--num_train_epochs", finetuning[0], "--learning_rate", finetuning[1],
-                                          *finetune_args)),
-            *_evaluate_all(f"bp_{model}", finetuned, py, real, tune, evaluate_common),
+                                          *finetune_args, *recite)),
+            *_evaluate_all(f"bp_{model}", finetuned, py, real, tune, (*evaluate_common, *recite)),
         ]  # fmt: skip
         if model == first:  # no pretraining: the same model shape and tokenizer, finetuned from random weights
             steps += [

@@ -28,6 +28,10 @@ COLOURS = {  # by the plan's row
     "vanilla_augmented_finetuned": "#b8aee0",
     "synthesizer_augmented_pretrain_only": "#c44e52",
     "synthesizer_augmented_finetuned": "#e8a0a2",
+    "vanilla_recite_pretrain_only": "#dd8452",
+    "vanilla_recite_finetuned": "#f2bf9b",
+    "synthesizer_recite_pretrain_only": "#da8bc3",
+    "synthesizer_recite_finetuned": "#f0c6e3",
     "vanilla_span_corruption_pretrain_only": "#937860",
     "vanilla_span_corruption_finetuned": "#c9b29b",
 }

@@ -198,8 +198,13 @@ def test_the_plan_has_augmented_and_span_corruption_rows_beside_the_plain_ones()
         assert first[first.index("--tokenizer_vocab_size") + 1] == "4000"  # the first model trains the tokenizer
         for model in models:
             command = steps[f"bp_{model}_pretrain"]
-            assert ("--augment" in command) == model.endswith("_augmented")
-            if model.endswith("_augmented"):
+            assert ("--augment" in command) == model.endswith(("_augmented", "_recite"))
+            # Recite, then answer: the same QA format in the mixed pretraining, the finetuning and every evaluation.
+            own = {f"bp_{model}_{s}" for s in ("pretrain", "probe", "finetune")} | {
+                f"bp_{model}{stage}_eval_{split}" for stage in ("", "_pretrain") for split in ("tune", "dev", "test")}
+            recites = {name for name in own if "--recite_tokens" in steps[name]}
+            assert recites == (own if model.endswith("_recite") else {f"bp_{model}_probe"})
+            if model.endswith(("_augmented", "_recite")):
                 assert command[command.index("--augment") + 1] == plan.PROFILES[profile].birthplace.augment
             if model != models[0]:  # one tokenizer for all: the first run's, trained on wiki.txt without the copies
                 assert command[command.index("--tokenizer_name_or_path") + 1] == f"out/birthplace/{models[0]}_pretrain"
