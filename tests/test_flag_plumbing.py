@@ -347,7 +347,7 @@ SENTIMENT_TRANSFER_ROWS = [
     Flag(("--gradual_unfreezing", "1"), _thawed_from_the_top),
     Flag(("--average_last_epochs", "2"), _saved_weights_are_the_average),
     Flag(("--attention_type", "synthesizer"), lambda r: _all(r.config["attention_type"] == "synthesizer")),
-    Flag(("--recite_tokens", "3"), lambda r: _recited_rows(r, 3)),
+    Flag(("--recite_tokens", "5"), lambda r: _all(_recited_rows(r, 5), r.record.hyperparameters["recite_tokens"] == 5)),
     overwrite_row(),
 ]  # fmt: skip
 
@@ -385,7 +385,7 @@ def _augmented(run: Run, form: str) -> int:
     return run.trained["metrics"].get(f"train_augment_{form}_examples", 0)
 
 
-def _recited_rows(run: Run, longest: int) -> None:
+def _recited_rows(run: Run, longest: int) -> bool:
     """Every QA row (one with ⁇) is `recitation </s> question ⁇ ...`, the recitation at most `longest` tokens."""
     from hf_models.tokenization import load_tokenizer
 
@@ -395,6 +395,7 @@ def _recited_rows(run: Run, longest: int) -> None:
     for row in qa_rows:
         end = row.index(tokenizer.eos_token_id) if tokenizer.eos_token_id in row else len(row)
         assert end < row.index(tokenizer.sep_token_id) and end <= longest, f"not a reciting row: {row}"
+    return True
 
 
 BIRTHPLACE_PRETRAIN_ROWS = [
@@ -416,7 +417,7 @@ BIRTHPLACE_FINETUNE_ROWS = [
     TINY_ROW,
     Flag(("--block_size", "20"), lambda r: _all(r.record.hyperparameters["block_size"] == 20, max(len(x) for x in r.trained["train_dataset"]["input_ids"]) <= 20)),
     Flag(("--attention_type", "synthesizer"), lambda r: _all(r.config["attention_type"] == "synthesizer")),
-    Flag(("--recite_tokens", "3"), lambda r: _recited_rows(r, 3)),
+    Flag(("--recite_tokens", "5"), lambda r: _all(_recited_rows(r, 5), r.record.hyperparameters["recite_tokens"] == 5)),
     overwrite_row(),
 ]  # fmt: skip
 

@@ -5,9 +5,9 @@ import pytest
 import torch
 from test_recipes import COMMON, TINY, assert_run_outputs, read_report
 
-from hf_models import SmallEncoderConfig, SmallEncoderForCausalLM
+from hf_models import SmallEncoderConfig, SmallEncoderForCausalLM, app
 from hf_models.data import IGNORE_INDEX, encode_reciting_qa, person_name
-from hf_models.tasks import birthplace
+from hf_models.tasks import birthplace, qa_formats
 from hf_models.tasks.qa_formats import RecitingQAFormat
 from hf_models.textio import UsageError
 
@@ -90,7 +90,7 @@ def test_recite_tokens_with_the_course_vocabulary_or_span_corruption_is_refused(
         )
 
 
-def test_birthplace_steps_with_recitation(tmp_path, synthetic_birthplace_dir, capsys):
+def test_birthplace_steps_with_recitation(tmp_path, synthetic_birthplace_dir, capsys, monkeypatch):
     """Mixed pretraining on openings and reciting QA rows, a reciting finetuning, then answers after recitations."""
     data = str(synthetic_birthplace_dir)
     pre, ft = tmp_path / "pretrain", tmp_path / "finetune"
@@ -111,3 +111,28 @@ def test_birthplace_steps_with_recitation(tmp_path, synthetic_birthplace_dir, ca
     capsys.readouterr()
     metrics = birthplace.main(["evaluate", "--data_dir", data, "--model_name_or_path", str(ft), *recite])
     assert metrics["total"] == 60 and f"Correct: {metrics['correct']} out of 60" in capsys.readouterr().out
+    # The other format would score answers to prompts the model never saw: refused, naming the flag to give.
+    with pytest.raises(UsageError, match="trained to answer after a 24-token recitation .* --recite_tokens 24"):
+        birthplace.main(["evaluate", "--data_dir", data, "--model_name_or_path", str(ft)])
+    with pytest.raises(UsageError, match="trained to answer after a 24-token recitation .* --recite_tokens 24"):
+        birthplace.main(["evaluate", "--data_dir", data, "--model_name_or_path", str(pre), "--recite_tokens", "8"])
+
+    # The app reads the run record and recites too: two generations (recitation, answer), evaluate's answer.
+    calls = []
+    real = qa_formats.greedy_completions
+    monkeypatch.setattr(qa_formats, "greedy_completions", lambda *a, **k: calls.append(k) or real(*a, **k))
+    question = "Where was " + person_name_of_first_dev_question(data) + " born?"
+    answer = app._answer(app.load_model(str(ft)), question)
+    assert len(calls) == 2 and answer == RecitingQAFormat(24).predict(*_loaded(ft), [question], None, batch_size=1)[0]
+
+
+def person_name_of_first_dev_question(data: str) -> str:
+    from hf_models.data import load_birthplace
+
+    return person_name(load_birthplace(data)["validation"]["question"][0])
+
+
+def _loaded(folder):
+    from hf_models.tokenization import load_tokenizer
+
+    return SmallEncoderForCausalLM.from_pretrained(folder, dtype=torch.float32).eval(), load_tokenizer(folder)

@@ -17,6 +17,7 @@ Both decode through `greedy_completions`: left-padded batches of prompts.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +26,7 @@ import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from ..data import check_characters, encode_birthplace_qa, encode_char_qa, encode_reciting_qa, person_name
+from ..run_record import read_record
 from ..tokenization.courses import CS224N_CHAR, CS224N_MASK_CHAR
 
 logger = logging.getLogger(__name__)
@@ -36,6 +38,7 @@ __all__ = [
     "answer_between_masks",
     "greedy_completions",
     "predict_answers",
+    "trained_recite_tokens",
     "predict_char_answers",
 ]
 
@@ -162,6 +165,12 @@ class CourseQAFormat:
 
     def predict(self, model, tokenizer, questions: list[str], block_size: int | None, batch_size: int, where=None):
         return predict_char_answers(model, tokenizer, questions, block_size, batch_size, where=where)
+
+
+def trained_recite_tokens(model_dir: str | os.PathLike) -> int:
+    """The `--recite_tokens` a model was trained with, from its run record (0: it answers directly, or no record)."""
+    record = read_record(model_dir) if os.path.isdir(model_dir) else None
+    return int(record.hyperparameters.get("recite_tokens", 0)) if record is not None else 0
 
 
 @dataclass(frozen=True)
