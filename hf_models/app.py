@@ -33,7 +33,7 @@ import numpy as np
 import torch
 from transformers import AutoConfig, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
-from .tasks.qa_formats import BPEQAFormat, CourseQAFormat, RecitingQAFormat, trained_recite_tokens
+from .tasks.qa_formats import answering_format
 from .tokenization.courses import CourseCharTokenizer, is_cs224n_char_tokenizer
 
 logger = logging.getLogger(__name__)
@@ -171,15 +171,7 @@ def answer_birthplace(models: Sequence[LoadedModel], question: str) -> dict[str,
 
 def _answer(loaded: LoadedModel, question: str) -> str:
     """The answer `recipes/birthplace.py evaluate` would give: the QA format of the model's vocabulary predicts it."""
-    # The course's character vocabulary (`--course_vocabulary`) has no </s>; our BPE has, and a model trained with
-    # `--recite_tokens` (its run record says so) recites before it answers.
-    recite_tokens = trained_recite_tokens(loaded.source)
-    if loaded.tokenizer.eos_token_id is None:
-        qa_format = CourseQAFormat()
-    elif recite_tokens:
-        qa_format = RecitingQAFormat(recite_tokens)
-    else:
-        qa_format = BPEQAFormat()
+    qa_format = answering_format(loaded.tokenizer, loaded.source)  # characters, BPE, or BPE reciting first
     try:
         return qa_format.predict(loaded.model, loaded.tokenizer, [question], block_size=None, batch_size=1)[0]
     except ValueError as error:  # e.g. characters outside the course vocabulary

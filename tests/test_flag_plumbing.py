@@ -347,7 +347,6 @@ SENTIMENT_TRANSFER_ROWS = [
     Flag(("--gradual_unfreezing", "1"), _thawed_from_the_top),
     Flag(("--average_last_epochs", "2"), _saved_weights_are_the_average),
     Flag(("--attention_type", "synthesizer"), lambda r: _all(r.config["attention_type"] == "synthesizer")),
-    Flag(("--recite_tokens", "5"), lambda r: _all(_recited_rows(r, 5), r.record.hyperparameters["recite_tokens"] == 5)),
     overwrite_row(),
 ]  # fmt: skip
 

@@ -49,6 +49,10 @@ BIRTHPLACE = {
     "vanilla_augmented_finetuned": (0.51, 0.50, "Lyon"),
     "synthesizer_augmented_pretrain_only": (0.20, 0.21, "Rome"),
     "synthesizer_augmented_finetuned": (0.22, 0.21, "Rome"),
+    "vanilla_recite_pretrain_only": (0.63, 0.60, "Lyon"),
+    "vanilla_recite_finetuned": (0.628, 0.60, "Nice"),  # a tie on the tuning split: the finetuned model is kept
+    "synthesizer_recite_pretrain_only": (0.12, 0.13, "Rome"),
+    "synthesizer_recite_finetuned": (0.11, 0.14, "Rome"),
     "vanilla_span_corruption_pretrain_only": (0.0, 0.0, "Oslo"),
     "vanilla_span_corruption_finetuned": (0.04, 0.05, "Oslo"),
 }
@@ -139,6 +143,8 @@ def test_birthplace_headline_is_chosen_on_the_tune_split_never_on_dev(tmp_path, 
     assert rows["vanilla_augmented"]["chosen_row"] == "vanilla_augmented_pretrain_only"
     assert rows["synthesizer_augmented"]["chosen_row"] == "synthesizer_augmented_finetuned"
     assert rows["vanilla_span_corruption"]["chosen_row"] == "vanilla_span_corruption_finetuned"
+    assert rows["vanilla_recite"]["chosen_row"] == "vanilla_recite_finetuned"  # a tie keeps the course's stage
+    assert rows["synthesizer_recite"]["value"] == 0.11  # better on the tuning split, worse on dev
     assert rows["london"]["value"] == 0.05 and "tune_split_acc" not in rows["london"]
     assert (predictions / "birthplace_test_predictions.txt").read_text() == "Paris\n"
 
@@ -155,7 +161,8 @@ def test_gpu_profile_writes_its_own_sections_and_leaves_the_cpu_rows(tmp_path, m
     assert written["sentiment_valid_acc"] == {"pretrained": cpu_row}
     assert written["sentiment_valid_acc_gpu"]["pretrained"]["value"] == pytest.approx(0.74)
     assert set(written["birthplace_dev_acc_gpu"]) == {row.key for row in plan.birthplace_rows("gpu")} | {
-        "vanilla", "synthesizer", "vanilla_augmented", "synthesizer_augmented", "vanilla_span_corruption"}  # fmt: skip
+        "vanilla", "synthesizer", "vanilla_augmented", "synthesizer_augmented", "vanilla_recite", "synthesizer_recite",
+        "vanilla_span_corruption"}  # fmt: skip
     assert "`sentiment_valid_acc_gpu.pretrained` row" in (predictions / "README.md").read_text()
 
 

@@ -61,7 +61,7 @@ from hf_models.training import (
 from hf_models.training.setup import check_vocabulary
 
 from .birthplace_arguments import BirthplaceArguments, subcommand_groups, subcommand_help, top_level_parser
-from .qa_formats import BPEQAFormat, CourseQAFormat, RecitingQAFormat, trained_recite_tokens
+from .qa_formats import BPEQAFormat, CourseQAFormat, RecitingQAFormat, check_recite_tokens
 
 logger = logging.getLogger(__name__)
 
@@ -275,13 +275,7 @@ def _predictions(model_args: ModelArguments, bp_args: BirthplaceArguments, train
     missing = "evaluate needs --model_name_or_path, or --london_baseline / --most_common_baseline"
     if model_args.model_name_or_path is None:
         raise ValueError(missing)
-    trained = trained_recite_tokens(model_args.model_name_or_path)
-    if trained != bp_args.recite_tokens:  # the other format would score the model's answers to questions it never saw
-        how = f"after a {trained}-token recitation" if trained else "directly, without a recitation"
-        raise UsageError(
-            f"{model_args.model_name_or_path} was trained to answer {how} (its run record): evaluate it with "
-            f"--recite_tokens {trained}"
-        )
+    check_recite_tokens(model_args.model_name_or_path, bp_args.recite_tokens)
     answers = qa_format(bp_args)
     tokenizer = resolve_tokenizer(model_args.tokenizer_path, answers.vocabulary, missing=missing)
     model = SmallEncoderForCausalLM.from_pretrained(model_args.model_name_or_path, dtype=torch.float32)

@@ -27,6 +27,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from ..data import check_characters, encode_birthplace_qa, encode_char_qa, encode_reciting_qa, person_name
 from ..run_record import read_record
+from ..textio import UsageError
 from ..tokenization.courses import CS224N_CHAR, CS224N_MASK_CHAR
 
 logger = logging.getLogger(__name__)
@@ -35,6 +36,8 @@ __all__ = [
     "BPEQAFormat",
     "CourseQAFormat",
     "RecitingQAFormat",
+    "answering_format",
+    "check_recite_tokens",
     "answer_between_masks",
     "greedy_completions",
     "predict_answers",
@@ -171,6 +174,25 @@ def trained_recite_tokens(model_dir: str | os.PathLike) -> int:
     """The `--recite_tokens` a model was trained with, from its run record (0: it answers directly, or no record)."""
     record = read_record(model_dir) if os.path.isdir(model_dir) else None
     return int(record.hyperparameters.get("recite_tokens", 0)) if record is not None else 0
+
+
+def check_recite_tokens(model_dir: str | os.PathLike, recite_tokens: int) -> None:
+    """Refuse to score a model in the other format than it was trained in: it would answer prompts it never saw."""
+    trained = trained_recite_tokens(model_dir)
+    if trained != recite_tokens:
+        how = f"after a {trained}-token recitation" if trained else "directly, without a recitation"
+        raise UsageError(
+            f"{model_dir} was trained to answer {how} (its run record): evaluate it with --recite_tokens {trained}"
+        )
+
+
+def answering_format(tokenizer, model_dir: str | os.PathLike) -> BPEQAFormat | CourseQAFormat | RecitingQAFormat:
+    """The format a trained model answers in: the course's characters (no </s>), else our BPE, reciting first when
+    its run record has `--recite_tokens`."""
+    if tokenizer.eos_token_id is None:
+        return CourseQAFormat()
+    recite_tokens = trained_recite_tokens(model_dir)
+    return RecitingQAFormat(recite_tokens) if recite_tokens else BPEQAFormat()
 
 
 @dataclass(frozen=True)
