@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 
 from hf_models import SmallEncoderForCausalLM
-from hf_models.data import load_birthplace, load_birthplace_corpus
+from hf_models.data import load_birthplace, load_birthplace_corpus, person_name
 from hf_models.tasks.qa_formats import RecitingQAFormat
 from hf_models.tokenization import load_tokenizer
 
@@ -34,8 +34,8 @@ def fact_prompts(data_dir: str) -> list[tuple[str, str, int, str]]:
     dev = load_birthplace(data_dir)["validation"]
     prompts = []
     for question, answer in zip(dev["question"], dev["answer"], strict=True):
-        name = question.removeprefix("Where was ").removesuffix(" born?")
-        paragraph = next((p for p in paragraphs if p.startswith(name)), None)
+        name = person_name(question)
+        paragraph = None if name is None else next((p for p in paragraphs if p.startswith(name)), None)
         offset = -1 if paragraph is None else paragraph.find(answer)
         if offset > 0:
             prompts.append((paragraph[:offset].rstrip(" "), answer, offset, question))

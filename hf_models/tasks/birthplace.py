@@ -146,7 +146,8 @@ def pretrain(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
     timer = RunTimer()
     _require_data_dir(bp_args)
     check_run_output(model_args, training_args, _data_files(bp_args))
-    corpus = paragraphs = load_birthplace_corpus(bp_args.data_dir)["train"]
+    corpus = load_birthplace_corpus(bp_args.data_dir)["train"]
+    paragraphs = list(corpus["text"])  # wiki.txt alone: the source of the augmented copies and the recitations
     qa_train = load_birthplace(bp_args.data_dir)["train"] if bp_args.pretrain_with_qa else None
     if qa_train is not None and bp_args.recite_tokens and bp_args.pretraining_objective != "openings":
         raise UsageError("--recite_tokens with --pretrain_with_qa needs --pretraining_objective openings")
@@ -157,13 +158,11 @@ def pretrain(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
     model = _model(model_args, bp_args, tokenizer)
     block_size = check_block_size(bp_args.block_size, model)
     # Knowledge augmentation: after the tokenizer, which never sees the copies (with or without them, one tokenizer).
-    corpus, augmentation = _augment(corpus, list(paragraphs["text"]), tokenizer, bp_args, block_size, training_args.seed)
+    corpus, augmentation = _augment(corpus, paragraphs, tokenizer, bp_args, block_size, training_args.seed)
 
     with training_args.main_process_first(desc="tokenization"):
         if bp_args.pretraining_objective == "openings":
-            train_dataset, collator = _openings_dataset(
-                corpus, qa_train, list(paragraphs["text"]), tokenizer, bp_args, block_size
-            )
+            train_dataset, collator = _openings_dataset(corpus, qa_train, paragraphs, tokenizer, bp_args, block_size)
         else:
             train_dataset = tokenize_documents(corpus, tokenizer)
             # A fresh span corruption of every paragraph at every batch (CS224N's CharCorruptionDataset); the
