@@ -99,10 +99,10 @@ PROFILES = {
         # 63.0 % of dev after 20 epochs, where the augmented model answering directly got 40.4 % after 32). An epoch
         # holds 102,964 paragraph tokens + 41,428 (name_first) + 94,932 (opening) + 91,150 of QA rows with their
         # 40-token recitations: 20 epochs are 6.6M tokens (the 32 augmented epochs were 8.6M). Then the synthesizer
-        # augmented (7 epochs) and reciting (16: its attention mixes positions by the query alone, so it may read
-        # a place out of a recitation by averaging, the one token that stands out), and the course's span
-        # corruption (8); the plain rows (76 and 16 epochs, 40.6 % and 8.2 %) and the augmented vanilla answering
-        # directly (32 epochs, 40.4 %) are the GPU profile's only, for time.
+        # augmented (7 epochs, 9.6 %) and reciting (16 epochs, 51.8 %: its attention mixes positions by the query
+        # alone, yet it reads the place out of its recitation), and the course's span corruption (8); the plain
+        # rows (76 and 16 epochs, 40.6 % and 8.2 %) and the augmented vanilla answering directly (32 epochs, 40.4 %)
+        # are the GPU profile's only, for time.
         BirthplaceProfile(pretrain_epochs=76, synthesizer_pretrain_epochs=16, batch_size=32, opening_tokens=40,
                           augmented_pretrain_epochs=32, synthesizer_augmented_pretrain_epochs=7,
                           recite_pretrain_epochs=20, synthesizer_recite_pretrain_epochs=16,

@@ -186,7 +186,9 @@ def check_recite_tokens(model_dir: str | os.PathLike, recite_tokens: int) -> Non
         )
 
 
-def answering_format(tokenizer, model_dir: str | os.PathLike) -> BPEQAFormat | CourseQAFormat | RecitingQAFormat:
+def answering_format(
+    tokenizer: PreTrainedTokenizerBase, model_dir: str | os.PathLike
+) -> BPEQAFormat | CourseQAFormat | RecitingQAFormat:
     """The format a trained model answers in: the course's characters (no </s>), else our BPE, reciting first when
     its run record has `--recite_tokens`."""
     if tokenizer.eos_token_id is None:
