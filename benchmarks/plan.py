@@ -8,7 +8,8 @@
     python benchmarks/plan.py run --profile cpu --pipeline sentiment --resume --rerun 'se_*linear_probe*' 'se_*lp_ft*'  # after a code change
 
 `run` executes the pipelines (birthplace, sentiment: one after the other on the CPU, each on both cores; side by
-side on a GPU machine), then `write_results.py`, then `throughput.py`. Each step's output goes to
+side on a GPU machine), then `write_results.py`, then `throughput.py`. Within a pipeline, the steps of a group that
+the profile runs side by side (`Profile.side_by_side`) share the machine: on the CPU two at a time, on one core each. Each step's output goes to
 `$OUT/log_NAME.txt`, each pipeline's progress to `$OUT/NAME_run.log`, and `$OUT/timings.tsv` gets one line per step
 that succeeded (`name, seconds, command`): a step that failed is not there, so `write_results.py` refuses its row.
 A run of one pipeline replaces that pipeline's lines and keeps the other's. `run --resume` continues an interrupted
@@ -31,7 +32,8 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -58,7 +60,11 @@ class BirthplaceProfile:
     # evaluated) put the person's paragraph opening before the question (`--recite_tokens opening_tokens`).
     recite_pretrain_epochs: int = 0
     synthesizer_recite_pretrain_epochs: int = 0
-    # The pretrained models the profile runs (of BIRTHPLACE_MODELS), in order: the first one trains the tokenizer.
+    # `--config_overrides` of the reciting models' pretraining (after `config_overrides`), e.g. no dropout; and their
+    # `--augment` forms ("": none, the paragraphs alone).
+    recite_config_overrides: str | None = None
+    recite_augment: str = "name_first,opening"
+    # The pretrained models the profile runs (of BIRTHPLACE_MODELS), in order: the first one is the headline.
     models: tuple[str, ...] = ("vanilla", "synthesizer", "vanilla_augmented", "synthesizer_augmented",
                                "vanilla_recite", "synthesizer_recite", "vanilla_span_corruption")  # fmt: skip
 
@@ -85,7 +91,13 @@ class Profile:
     throughput_args: tuple[str, ...]
     birthplace: BirthplaceProfile
     sentiment: SentimentProfile
+    # Which groups of steps run side by side (`Step.group`): every group on a GPU machine; on the CPU, the groups named,
+    # each step on its share of the cores (BENCHMARKS.md: two runs on one core each do more than one on both).
+    side_by_side: bool | tuple[str, ...] = True
 
+
+# Storing facts is memorising: the reciting models train without dropout (faster per step too, BENCHMARKS.md).
+NO_DROPOUT = "attention_dropout=0.0,embedding_dropout=0.0,hidden_dropout=0.0"
 
 PROFILES = {
     # The 2-core CPU, at most 60 minutes per task (fp32): about 60 min for birthplace, about 50 min for sentiment (the
@@ -105,11 +117,11 @@ PROFILES = {
         # are the GPU profile's only, for time.
         BirthplaceProfile(pretrain_epochs=76, synthesizer_pretrain_epochs=16, batch_size=32, opening_tokens=40,
                           augmented_pretrain_epochs=32, synthesizer_augmented_pretrain_epochs=7,
-                          recite_pretrain_epochs=20, synthesizer_recite_pretrain_epochs=16,
-                          span_corruption_pretrain_epochs=8,
-                          models=("vanilla_recite", "synthesizer_augmented", "vanilla_span_corruption",
-                                  "synthesizer_recite")),  # fmt: skip
+                          recite_pretrain_epochs=16, synthesizer_recite_pretrain_epochs=12,
+                          recite_config_overrides=NO_DROPOUT, recite_augment="", span_corruption_pretrain_epochs=8,
+                          models=("vanilla_recite", "synthesizer_recite", "vanilla_span_corruption")),  # fmt: skip
         SentimentProfile(news_lines=10_000, novel_lines=110_000, pretrain_steps=2800, batch_size=32),
+        side_by_side=("bp_training", "bp_after_training", "bp_after_finetuning"),
     ),
     # One GPU in bf16: the cs224n-mingpt size and hundreds of birthplace epochs; the whole French corpus (35M tokens)
     # and 20,000 LM steps for sentiment, about 9 passes, 11 min on an H100.
@@ -137,8 +149,8 @@ class Step:
     # data or draw figures.
     timed: bool = True
     may_fail: bool = False  # its failure does not stop the pipeline (an optional reference line, a figure)
-    # Consecutive steps of one group are independent: on a GPU machine they run side by side (each is launch-bound,
-    # so they share the GPU well); on the CPU one after the other.
+    # Consecutive steps of one group are independent: they may run side by side (`Profile.side_by_side`). On a GPU
+    # each is launch-bound, so they share it well; on the CPU each gets its share of the cores.
     group: str | None = None
 
 
@@ -259,6 +271,7 @@ def birthplace_steps(profile: Profile, paths: Paths) -> list[Step]:
     the dev set: 10% of the training questions are held out as a tuning split, and every model is scored on it."""
     p, py, bp = profile.birthplace, paths.python, f"{paths.out}/birthplace"
     real, tune, common = f"{paths.data_root}/birthplace", f"{paths.out}/data/birthplace-tune", _common(profile)
+    tokenizer_dir = f"{bp}/tokenizer"
     evaluate_common = _evaluate_common(profile)
     recipe = (py, "recipes/birthplace.py")
     finetune_args = ("--data_dir", tune, "--per_device_train_batch_size", "32", "--lr_scheduler_type", "cosine",
@@ -276,6 +289,11 @@ def birthplace_steps(profile: Profile, paths: Paths) -> list[Step]:
                                  "--out", f"{paths.out}/data"), timed=False),
         Step("bp_london", (*recipe, "evaluate", "--data_dir", real, "--london_baseline", "--output_dir", f"{bp}/london",
                            *evaluate_common)),
+        # One tokenizer for every model, trained on wiki.txt alone (never on the copies or the questions): the very
+        # tokenizer `pretrain --tokenizer_vocab_size` trains, so that the pretrainings can run side by side.
+        Step("bp_tokenizer", (py, "tokenizer/train_tokenizer.py", "--files", f"{real}/wiki.txt", "--vocab_size",
+                              str(p.vocab_size), "--output_dir", tokenizer_dir, "--no_progress", "--overwrite_output_dir"),
+             timed=False),
     ]  # fmt: skip
     epochs = {"vanilla": p.pretrain_epochs, "synthesizer": p.synthesizer_pretrain_epochs,
               "vanilla_augmented": p.augmented_pretrain_epochs,
@@ -284,38 +302,44 @@ def birthplace_steps(profile: Profile, paths: Paths) -> list[Step]:
               "vanilla_recite": p.recite_pretrain_epochs,
               "synthesizer_recite": p.synthesizer_recite_pretrain_epochs}  # fmt: skip
     variants, first = dict((model, variant) for variant, model in BIRTHPLACE_MODELS), p.models[0]
+    tokenizer = ("--tokenizer_name_or_path", tokenizer_dir)
+    # Three stages, each of steps independent of one another (side by side where the profile allows it): what needs
+    # only the tokenizer (the pretrainings, the model without pretraining), what needs a pretrained model (its
+    # finetuning, probe and scores), and the finetuned models' scores. Longest first: they start first.
+    training, finetuning, scoring_pretrained, scoring_finetuned = [], [], [], []
     for model in p.models:
         variant, span_corruption = variants[model], model.endswith("_span_corruption")
-        # The first model trains the tokenizer (on wiki.txt, never on the copies); the others share it.
-        tokenizer = ("--tokenizer_vocab_size", str(p.vocab_size)) if model == first else (
-            "--tokenizer_name_or_path", f"{bp}/{first}_pretrain")  # fmt: skip
-        recite = ("--recite_tokens", str(p.opening_tokens)) if model.endswith("_recite") else ()
-        augment = ("--augment", p.augment) if model.endswith(("_augmented", "_recite")) else ()
+        reciting = model.endswith("_recite")
+        recite = ("--recite_tokens", str(p.opening_tokens)) if reciting else ()
+        forms = p.recite_augment if reciting else p.augment if model.endswith("_augmented") else ""
+        augment = ("--augment", forms) if forms else ()
         objective = (*(span_corruption_args if span_corruption else objective_args), *recite)
+        overrides = _overrides(p.recite_config_overrides) if reciting else ()
         # The course's finetuning stage. After mixed pretraining the model already answers, and a short, gentle pass
         # keeps it; after span corruption it learns the questions there, with the course's 10 epochs at 6e-4.
-        finetuning = ("10", "6e-4") if span_corruption else ("2", "1e-4")
+        epochs_and_rate = ("10", "6e-4") if span_corruption else ("2", "1e-4")
         pretrained, finetuned = f"{bp}/{model}_pretrain", f"{bp}/{model}_finetune"
-        steps += [
-            Step(f"bp_{model}_pretrain", (*recipe, "pretrain", "--variant", variant, *tokenizer, *augment, "--output_dir",
-                                          pretrained, "--num_train_epochs", str(epochs[model]), *objective,
-                                          *optimiser_args)),
+        training.append(Step(f"bp_{model}_pretrain", (*recipe, "pretrain", "--variant", variant, *tokenizer, *augment,
+                                                      "--output_dir", pretrained, "--num_train_epochs", str(epochs[model]),
+                                                      *objective, *optimiser_args, *overrides)))  # fmt: skip
+        finetuning.append(Step(f"bp_{model}_finetune", (*recipe, "finetune", "--model_name_or_path", pretrained,
+                                                        "--output_dir", finetuned, "--num_train_epochs", epochs_and_rate[0],
+                                                        "--learning_rate", epochs_and_rate[1], *finetune_args, *recite)))  # fmt: skip
+        scoring_pretrained += [
             Step(f"bp_{model}_probe", (py, "benchmarks/probe_facts.py", "--data_dir", real, "--model_name_or_path", pretrained,
                                        "--recite_tokens", str(p.opening_tokens))),
             *_evaluate_all(f"bp_{model}_pretrain", pretrained, py, real, tune, (*evaluate_common, *recite)),
-            Step(f"bp_{model}_finetune", (*recipe, "finetune", "--model_name_or_path", pretrained, "--output_dir",
-                                          finetuned, "--num_train_epochs", finetuning[0], "--learning_rate", finetuning[1],
-                                          *finetune_args, *recite)),
-            *_evaluate_all(f"bp_{model}", finetuned, py, real, tune, (*evaluate_common, *recite)),
         ]  # fmt: skip
-        if model == first:  # no pretraining: the same model shape and tokenizer, finetuned from random weights
-            steps += [
-                Step("bp_nopretrain_finetune", (*recipe, "finetune", "--variant", "vanilla", "--tokenizer_name_or_path",
-                                                f"{bp}/{first}_pretrain", *_overrides(p.config_overrides), "--output_dir",
-                                                f"{bp}/nopretrain_finetune", "--num_train_epochs", str(p.nopretrain_epochs),
-                                                "--learning_rate", "1e-3", *finetune_args)),
-                *_evaluate_all("bp_nopretrain", f"{bp}/nopretrain_finetune", py, real, tune, evaluate_common),
-            ]  # fmt: skip
+        scoring_finetuned += _evaluate_all(f"bp_{model}", finetuned, py, real, tune, (*evaluate_common, *recite))
+    # No pretraining: the same model shape and tokenizer, finetuned from random weights.
+    training.append(Step("bp_nopretrain_finetune", (*recipe, "finetune", "--variant", "vanilla", *tokenizer,
+                                                    *_overrides(p.config_overrides), "--output_dir",
+                                                    f"{bp}/nopretrain_finetune", "--num_train_epochs",
+                                                    str(p.nopretrain_epochs), "--learning_rate", "1e-3", *finetune_args)))  # fmt: skip
+    scoring_pretrained += _evaluate_all("bp_nopretrain", f"{bp}/nopretrain_finetune", py, real, tune, evaluate_common)
+    for group, stage in (("bp_training", training), ("bp_after_training", finetuning + scoring_pretrained),
+                         ("bp_after_finetuning", scoring_finetuned)):  # fmt: skip
+        steps += [replace(step, group=group) for step in stage]
     figures = "benchmarks/figures"
     return steps + [
         Step("bp_plot", (py, "benchmarks/plot_birthplace.py", "--bench_dir", paths.out, "--profile", profile.name,
@@ -412,6 +436,7 @@ def plan(profile: str, paths: Paths | None = None) -> dict[str, list[Step]]:
 # --------------------------------------------------------------------------------------------------
 # Running it
 # --------------------------------------------------------------------------------------------------
+CPU_THREADS = 2  # the CPU profile's machine: 2 cores
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_EVALUATE_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
            "TOKENIZERS_PARALLELISM": "false"}  # fmt: skip
 
@@ -453,11 +478,13 @@ def run_step(step: Step, out: Path, env: dict[str, str], log) -> bool:
     return True
 
 
-def batches(steps: list[Step], side_by_side: bool) -> list[list[Step]]:
-    """The steps in running order: runs of consecutive steps of one group together when side by side."""
+def batches(steps: list[Step], side_by_side: bool | tuple[str, ...]) -> list[list[Step]]:
+    """The steps in running order: runs of consecutive steps of one group together when that group runs side by side
+    (`side_by_side`: every group, none, or the groups named)."""
     result: list[list[Step]] = []
     for step in steps:
-        if side_by_side and step.group and result and result[-1][0].group == step.group:
+        together = side_by_side if isinstance(side_by_side, bool) else step.group in side_by_side
+        if together and step.group and result and result[-1][0].group == step.group:
             result[-1].append(step)
         else:
             result.append([step])
@@ -483,11 +510,16 @@ def finished_steps(out: Path, steps: list[Step], rerun: tuple[str, ...] = ()) ->
     }
 
 
-def run_pipeline(name: str, steps: list[Step], out: Path, env: dict[str, str], failed: list[str], side_by_side: bool) -> None:
+def run_pipeline(name: str, steps: list[Step], out: Path, env: dict[str, str], failed: list[str],
+                 side_by_side: bool | tuple[str, ...], threads: int | None = None) -> None:
+    """Run the steps in order, each batch side by side. `threads`: the CPU threads the pipeline has; a batch then
+    runs on at most that many workers, each step with its share (OMP_NUM_THREADS). None: all at once (a GPU)."""
     with open(out / f"{name}_run.log", "a", encoding="utf-8") as log:
         for batch in batches(steps, side_by_side):
-            with ThreadPoolExecutor(max_workers=len(batch)) as pool:
-                succeeded = list(pool.map(lambda step: run_step(step, out, env, log), batch))
+            workers = len(batch) if threads is None else min(len(batch), threads)
+            batch_env = env if threads is None else {**env, "OMP_NUM_THREADS": str(max(1, threads // workers))}
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                succeeded = list(pool.map(partial(run_step, out=out, env=batch_env, log=log), batch))
             if not all(ok or step.may_fail for ok, step in zip(succeeded, batch, strict=True)):
                 failed.append(name)
                 print(f"{name} failed, see {out / f'{name}_run.log'}", flush=True)
@@ -529,15 +561,17 @@ def run(profile: str, pipelines: list[str], resume: bool = False, rerun: tuple[s
     print(f"profile {profile}, started {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}, outputs in {out}")
     if profile == "gpu":  # the GPU machine has cores to spare: tokenizers may use them all
         env = step_environment(OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"), TOKENIZERS_PARALLELISM="true")
-        threads = [threading.Thread(target=run_pipeline, args=(name, steps[name], out, env, failed, True))
+        side_by_side = PROFILES[profile].side_by_side
+        threads = [threading.Thread(target=run_pipeline, args=(name, steps[name], out, env, failed, side_by_side))
                    for name in pipelines]  # fmt: skip
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join()
-    else:  # each pipeline on both cores (1.5-1.9x the speed of one core)
+    else:  # each pipeline on both cores (1.5-1.9x the speed of one core), its side-by-side groups on one core each
+        env, side_by_side = step_environment(OMP_NUM_THREADS=str(CPU_THREADS)), PROFILES[profile].side_by_side
         for name in pipelines:
-            run_pipeline(name, steps[name], out, step_environment(OMP_NUM_THREADS="2"), failed, False)
+            run_pipeline(name, steps[name], out, env, failed, side_by_side, threads=CPU_THREADS)
             print(f"{name}: {time.monotonic() - start:.0f} s")
     if "birthplace" in pipelines:
         log = (out / "birthplace_run.log").read_text(encoding="utf-8").splitlines()

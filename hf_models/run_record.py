@@ -12,13 +12,18 @@ record can be published as it is.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import math
 import os
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from filelock import FileLock
 
 from .textio import atomic_write_text
 
@@ -32,6 +37,7 @@ __all__ = [
     "read_record",
     "to_json",
     "training_hyperparameters",
+    "updating_record",
 ]
 
 RECORD_FILE = "run_record.json"
@@ -200,6 +206,18 @@ class RunRecord:
         values = {key: value for key, value in data.items() if key in known}
         values["evaluations"] = [Evaluation(**e) for e in values.get("evaluations", [])]
         return cls(**values)
+
+
+@contextmanager
+def updating_record(folder: str | os.PathLike, start: Callable[[], RunRecord]) -> Iterator[RunRecord]:
+    """The record of `folder` (or `start()` when it has none) to change, saved on exit. A lock serialises the
+    read-change-save of processes that score one model side by side (the benchmark's dev and test evaluations), so
+    that none loses another's scores. The lock file lives in the temporary folder, never beside the model."""
+    key = hashlib.sha256(str(Path(folder).resolve()).encode()).hexdigest()[:20]
+    with FileLock(Path(tempfile.gettempdir()) / f"hf_models-record-{key}.lock"):
+        record = read_record(folder) or start()
+        yield record
+        record.save(folder)
 
 
 def read_record(folder: str | os.PathLike) -> RunRecord | None:

@@ -194,20 +194,23 @@ def test_the_plan_has_augmented_and_span_corruption_rows_beside_the_plain_ones()
     for profile in ("cpu", "gpu"):
         models = plan.PROFILES[profile].birthplace.models
         steps = {step.name: step.command for step in plan.plan(profile, plan.Paths("data", "out", "py"))["birthplace"]}
-        first = steps[f"bp_{models[0]}_pretrain"]
-        assert first[first.index("--tokenizer_vocab_size") + 1] == "4000"  # the first model trains the tokenizer
+        tokenizer = steps["bp_tokenizer"]  # one tokenizer for all, trained on wiki.txt without the copies
+        assert tokenizer[tokenizer.index("--vocab_size") + 1] == "4000"
+        assert tokenizer[tokenizer.index("--files") + 1] == "data/birthplace/wiki.txt"
         for model in models:
             command = steps[f"bp_{model}_pretrain"]
-            assert ("--augment" in command) == model.endswith(("_augmented", "_recite"))
+            profile_forms = plan.PROFILES[profile].birthplace
+            forms = profile_forms.recite_augment if model.endswith("_recite") else profile_forms.augment
+            assert ("--augment" in command) == (model.endswith(("_augmented", "_recite")) and bool(forms))
             # Recite, then answer: the same QA format in the mixed pretraining, the finetuning and every evaluation.
             own = {f"bp_{model}_{s}" for s in ("pretrain", "probe", "finetune")} | {
                 f"bp_{model}{stage}_eval_{split}" for stage in ("", "_pretrain") for split in ("tune", "dev", "test")}
             recites = {name for name in own if "--recite_tokens" in steps[name]}
             assert recites == (own if model.endswith("_recite") else {f"bp_{model}_probe"})
-            if model.endswith(("_augmented", "_recite")):
-                assert command[command.index("--augment") + 1] == plan.PROFILES[profile].birthplace.augment
-            if model != models[0]:  # one tokenizer for all: the first run's, trained on wiki.txt without the copies
-                assert command[command.index("--tokenizer_name_or_path") + 1] == f"out/birthplace/{models[0]}_pretrain"
+            if "--augment" in command:
+                assert command[command.index("--augment") + 1] == forms
+            assert command[command.index("--tokenizer_name_or_path") + 1] == "out/birthplace/tokenizer"
+            assert "--tokenizer_vocab_size" not in command
             objective = command[command.index("--pretraining_objective") + 1]
             assert objective == ("span_corruption" if model.endswith("_span_corruption") else "openings")
             assert ("--pretrain_with_qa" in command) == (objective == "openings")  # the course mixes in no QA
@@ -218,3 +221,23 @@ def test_the_plan_has_augmented_and_span_corruption_rows_beside_the_plain_ones()
     # The course's objective stays a row of both profiles (issue 21), and the GPU profile keeps every model.
     assert all("vanilla_span_corruption" in plan.PROFILES[p].birthplace.models for p in ("cpu", "gpu"))
     assert set(plan.PROFILES["gpu"].birthplace.models) == {model for _, model in plan.BIRTHPLACE_MODELS}
+
+
+def test_the_plans_tokenizer_step_trains_the_tokenizer_pretrain_would(synthetic_birthplace_dir, tmp_path):
+    """`bp_tokenizer` (tokenizer/train_tokenizer.py on wiki.txt) gives the very tokenizer that `birthplace.py pretrain
+    --tokenizer_vocab_size` trains on its corpus: the plan's models share it and stay the runs they were."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from hf_models.data import load_birthplace_corpus
+    from hf_models.tokenization import train_bpe_tokenizer
+
+    root = Path(__file__).resolve().parent.parent
+    script = [sys.executable, str(root / "tokenizer" / "train_tokenizer.py"), "--files",
+              str(synthetic_birthplace_dir / "wiki.txt"), "--vocab_size", "600", "--no_progress"]  # fmt: skip
+    subprocess.run([*script, "--output_dir", str(tmp_path / "step")], check=True, capture_output=True)
+    corpus = load_birthplace_corpus(synthetic_birthplace_dir)["train"]["text"]
+    train_bpe_tokenizer(corpus, 600, output_dir=tmp_path / "recipe", show_progress=False)
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        assert (tmp_path / "step" / name).read_bytes() == (tmp_path / "recipe" / name).read_bytes(), name

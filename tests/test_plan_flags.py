@@ -81,14 +81,47 @@ def test_a_flag_of_another_subcommand_is_refused() -> None:
 
 
 def test_the_gpu_profile_runs_the_sentiment_finetunings_side_by_side() -> None:
-    for profile, side_by_side in (("gpu", True), ("cpu", False)):
+    for profile, together in (("gpu", True), ("cpu", False)):
         steps = plan.plan(profile, PATHS)["sentiment"]
-        batches = plan.batches(steps, side_by_side)
+        batches = plan.batches(steps, plan.PROFILES[profile].side_by_side)
         finetunes = [step.name for step in steps if step.group == "se_finetune"]
         assert len(finetunes) == len(plan.SENTIMENT_SETUPS) * 3 == 18  # 6 rows x 3 seeds
         assert [step.name for batch in batches for step in batch] == [step.name for step in steps]  # order kept
         widest = max(batches, key=len)
-        assert [step.name for step in widest] == (finetunes if side_by_side else [steps[0].name])
+        assert [step.name for step in widest] == (finetunes if together else [steps[0].name])
+
+
+def _flag(command: tuple[str, ...], flag: str) -> str | None:
+    return command[command.index(flag) + 1] if flag in command else None
+
+
+def test_both_profiles_run_the_birthplace_trainings_side_by_side_and_read_only_finished_models() -> None:
+    for profile in ("cpu", "gpu"):
+        steps = plan.plan(profile, PATHS)["birthplace"]
+        batches = plan.batches(steps, plan.PROFILES[profile].side_by_side)
+        trainings = [f"bp_{model}_pretrain" for model in plan.PROFILES[profile].birthplace.models]
+        assert [step.name for step in batches[3]] == [*trainings, "bp_nopretrain_finetune"]  # after the tokenizer
+        assert len(batches) == 3 + 3 + 2  # data, London, tokenizer; three stages; two figures
+        # What a step reads (a model or a tokenizer) was trained by a step of an earlier batch.
+        trained: set[str] = set()
+        for batch in batches:
+            for step in batch:
+                for source in (_flag(step.command, "--model_name_or_path"), _flag(step.command, "--tokenizer_name_or_path")):
+                    assert source is None or source in trained, (profile, step.name, source)
+            trained |= {_flag(step.command, "--output_dir") for step in batch if step.name.endswith(("pretrain", "finetune", "tokenizer"))}
+
+
+def test_on_the_cpu_a_side_by_side_batch_shares_the_cores(tmp_path) -> None:
+    """Two steps side by side on 2 threads: one thread each; a step alone: both. Three: two at a time."""
+    def step(name: str, group: str | None) -> plan.Step:
+        script = f"import os; open({str(tmp_path / name)!r}, 'w').write(os.environ['OMP_NUM_THREADS'])"
+        return plan.Step(name, (sys.executable, "-c", script), timed=False, group=group)
+
+    steps = [step("alone", None), *(step(name, "pair") for name in "abc"), step("after", "other")]
+    failed: list[str] = []
+    plan.run_pipeline("cpu", steps, tmp_path, {"OMP_NUM_THREADS": "2"}, failed, ("pair",), threads=2)
+    threads = {name: (tmp_path / name).read_text() for name in ("alone", "a", "b", "c", "after")}
+    assert failed == [] and threads == {"alone": "2", "a": "1", "b": "1", "c": "1", "after": "2"}
 
 
 def _waiting_step(name: str, mine: Path, other: Path, code: int = 0) -> plan.Step:

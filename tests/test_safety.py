@@ -275,3 +275,26 @@ def test_push_overwrite_replaces_only_its_own_export(world: Path, tmp_path: Path
     (out / "stale.png").write_bytes(b"old")
     assert push_to_hub.main([str(world / "model"), "--dry_run", "--local_dir", str(out), "--overwrite"]) == 0
     assert not (out / "stale.png").exists() and (out / "config.json").is_file()
+
+
+_ADD_SCORES = """
+import sys
+from hf_models.run_record import Evaluation, RunRecord, updating_record
+folder, name = sys.argv[1], sys.argv[2]
+for i in range(40):
+    with updating_record(folder, lambda: RunRecord(task="t", objective="qa")) as record:
+        record.add_evaluation(Evaluation(f"{name}{i}", {"exact_match": i / 40}, 40))
+"""
+
+
+def test_scores_added_side_by_side_to_one_record_are_all_kept(tmp_path) -> None:
+    """The benchmark scores one model's dev and test splits side by side: each evaluation adds its scores to the
+    model's run record, and none may lose the other's (a lock serialises the read, the change and the save)."""
+    from hf_models.run_record import read_record
+
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    writers = [subprocess.Popen([sys.executable, "-c", _ADD_SCORES, str(tmp_path), name], env=env) for name in "ab"]
+    assert [writer.wait(timeout=120) for writer in writers] == [0, 0]
+    splits = {evaluation.split for evaluation in read_record(tmp_path).evaluations}
+    assert splits == {f"{name}{i}" for name in "ab" for i in range(40)}
+    assert [path.name for path in tmp_path.iterdir()] == ["run_record.json"]  # no lock file beside the model

@@ -18,6 +18,7 @@ import os
 import sys
 from collections import Counter
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 
 import datasets
@@ -41,7 +42,7 @@ from hf_models.data import (
     tokenize_documents,
 )
 from hf_models.metrics import load_metric
-from hf_models.run_record import Evaluation, RunRecord, model_reference, read_record
+from hf_models.run_record import Evaluation, RunRecord, model_reference, updating_record
 from hf_models.safety import check_not_input
 from hf_models.textio import UsageError, atomic_write_text
 from hf_models.tokenization import resolve_tokenizer, train_bpe_tokenizer
@@ -298,17 +299,11 @@ def _question_lines(bp_args: BirthplaceArguments):
 def _record_evaluation(output_dir: str, bp_args: BirthplaceArguments, source: str, metrics: dict, timer) -> None:
     """Add the scores to the run record of `output_dir` (the model's own folder, usually), or start one there."""
     baseline = source if source.endswith("_baseline") else None
-    record = read_record(output_dir) or RunRecord(
-        task="birthplace-evaluation",
-        objective="qa",
-        dataset=DATASET,
-        language=LANGUAGE,
-        evaluated_model=None if baseline else model_reference(source),
-        wall_time_s=timer.seconds,
-    )
-    scores = {"exact_match": metrics["exact_match"]}
-    record.add_evaluation(Evaluation(bp_args.eval_split, scores, metrics["total"], baseline=baseline))
-    record.save(output_dir)
+    start = partial(RunRecord, task="birthplace-evaluation", objective="qa", dataset=DATASET, language=LANGUAGE,
+                    evaluated_model=None if baseline else model_reference(source), wall_time_s=timer.seconds)  # fmt: skip
+    with updating_record(output_dir, start) as record:
+        scores = {"exact_match": metrics["exact_match"]}
+        record.add_evaluation(Evaluation(bp_args.eval_split, scores, metrics["total"], baseline=baseline))
 
 
 def _evaluation_outputs(model_args: ModelArguments, bp_args: BirthplaceArguments, training_args) -> tuple:
