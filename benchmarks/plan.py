@@ -60,10 +60,6 @@ class BirthplaceProfile:
     # evaluated) put the person's paragraph opening before the question (`--recite_tokens opening_tokens`).
     recite_pretrain_epochs: int = 0
     synthesizer_recite_pretrain_epochs: int = 0
-    # `--config_overrides` of the reciting models' pretraining (after `config_overrides`), e.g. no dropout; and their
-    # `--augment` forms ("": none, the paragraphs alone).
-    recite_config_overrides: str | None = None
-    recite_augment: str = "name_first,opening"
     # The pretrained models the profile runs (of BIRTHPLACE_MODELS), in order: the first one is the headline.
     models: tuple[str, ...] = ("vanilla", "synthesizer", "vanilla_augmented", "synthesizer_augmented",
                                "vanilla_recite", "synthesizer_recite", "vanilla_span_corruption")  # fmt: skip
@@ -96,29 +92,27 @@ class Profile:
     side_by_side: bool | tuple[str, ...] = True
 
 
-# Storing facts is memorising: the reciting models train without dropout (faster per step too, BENCHMARKS.md).
-NO_DROPOUT = "attention_dropout=0.0,embedding_dropout=0.0,hidden_dropout=0.0"
-
 PROFILES = {
-    # The 2-core CPU, at most 60 minutes per task (fp32): about 60 min for birthplace, about 50 min for sentiment (the
-    # LM sees 11.5M tokens, about 0.9 of a pass).
+    # The 2-core CPU (fp32): birthplace about 110 min (an estimate: its trainings side by side, 1 core each; 155 min
+    # one after the other), sentiment 72 min (the LM sees 11.5M tokens, about 0.9 of a pass). Issue 18 and 21 ask 60.
     "cpu": Profile(
         "cpu",
         ("--use_cpu", "true"),
         "",
         ("--threads", "1", "--generation_repeats", "2"),
-        # Birthplace: recite, then answer is the headline (BENCHMARKS.md, issue 21: the pilot of 2026-11-25 answered
-        # 63.0 % of dev after 20 epochs, where the augmented model answering directly got 40.4 % after 32). An epoch
+        # Birthplace: recite, then answer is the headline (BENCHMARKS.md, issue 21: 63.4 % of dev after 20 epochs in
+        # the pipeline run of 2026-11-25, where the augmented model answering directly got 40.4 % after 32). An epoch
         # holds 102,964 paragraph tokens + 41,428 (name_first) + 94,932 (opening) + 91,150 of QA rows with their
-        # 40-token recitations: 20 epochs are 6.6M tokens (the 32 augmented epochs were 8.6M). Then the synthesizer
-        # augmented (7 epochs, 9.6 %) and reciting (16 epochs, 51.8 %: its attention mixes positions by the query
-        # alone, yet it reads the place out of its recitation), and the course's span corruption (8); the plain
-        # rows (76 and 16 epochs, 40.6 % and 8.2 %) and the augmented vanilla answering directly (32 epochs, 40.4 %)
-        # are the GPU profile's only, for time.
+        # 40-token recitations: 20 epochs are 6.6M tokens. Then the synthesizer reciting (16 epochs, 51.8 %: its
+        # attention mixes positions by the query alone, yet it reads the place out of its recitation) and the
+        # course's span corruption (8). The plain rows (76 and 16 epochs, 40.6 % and 8.2 %), the augmented ones
+        # answering directly (32 and 7 epochs, 40.4 % and 9.6 %) are the GPU profile's only, for time. An hour's
+        # budget (16 and 12 epochs, no dropout, no augmentation forms: 59 min side by side) stored and recalled the
+        # facts but answered 42.8 % and 19.8 %: BENCHMARKS.md, "An hour's pipeline".
         BirthplaceProfile(pretrain_epochs=76, synthesizer_pretrain_epochs=16, batch_size=32, opening_tokens=40,
                           augmented_pretrain_epochs=32, synthesizer_augmented_pretrain_epochs=7,
-                          recite_pretrain_epochs=16, synthesizer_recite_pretrain_epochs=12,
-                          recite_config_overrides=NO_DROPOUT, recite_augment="", span_corruption_pretrain_epochs=8,
+                          recite_pretrain_epochs=20, synthesizer_recite_pretrain_epochs=16,
+                          span_corruption_pretrain_epochs=8,
                           models=("vanilla_recite", "synthesizer_recite", "vanilla_span_corruption")),  # fmt: skip
         SentimentProfile(news_lines=10_000, novel_lines=110_000, pretrain_steps=2800, batch_size=32),
         side_by_side=("bp_training", "bp_after_training", "bp_after_finetuning"),
@@ -311,17 +305,15 @@ def birthplace_steps(profile: Profile, paths: Paths) -> list[Step]:
         variant, span_corruption = variants[model], model.endswith("_span_corruption")
         reciting = model.endswith("_recite")
         recite = ("--recite_tokens", str(p.opening_tokens)) if reciting else ()
-        forms = p.recite_augment if reciting else p.augment if model.endswith("_augmented") else ""
-        augment = ("--augment", forms) if forms else ()
+        augment = ("--augment", p.augment) if model.endswith(("_augmented", "_recite")) else ()
         objective = (*(span_corruption_args if span_corruption else objective_args), *recite)
-        overrides = _overrides(p.recite_config_overrides) if reciting else ()
         # The course's finetuning stage. After mixed pretraining the model already answers, and a short, gentle pass
         # keeps it; after span corruption it learns the questions there, with the course's 10 epochs at 6e-4.
         epochs_and_rate = ("10", "6e-4") if span_corruption else ("2", "1e-4")
         pretrained, finetuned = f"{bp}/{model}_pretrain", f"{bp}/{model}_finetune"
         training.append(Step(f"bp_{model}_pretrain", (*recipe, "pretrain", "--variant", variant, *tokenizer, *augment,
                                                       "--output_dir", pretrained, "--num_train_epochs", str(epochs[model]),
-                                                      *objective, *optimiser_args, *overrides)))  # fmt: skip
+                                                      *objective, *optimiser_args)))  # fmt: skip
         finetuning.append(Step(f"bp_{model}_finetune", (*recipe, "finetune", "--model_name_or_path", pretrained,
                                                         "--output_dir", finetuned, "--num_train_epochs", epochs_and_rate[0],
                                                         "--learning_rate", epochs_and_rate[1], *finetune_args, *recite)))  # fmt: skip
