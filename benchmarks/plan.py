@@ -93,7 +93,7 @@ class Profile:
 
 
 PROFILES = {
-    # The 2-core CPU (fp32): birthplace about 110 min (an estimate: its trainings side by side, 1 core each; 155 min
+    # The 2-core CPU (fp32): birthplace about 115 min (an estimate: its trainings side by side, 1 core each; 155 min
     # one after the other), sentiment 72 min (the LM sees 11.5M tokens, about 0.9 of a pass). Issue 18 and 21 ask 60.
     "cpu": Profile(
         "cpu",
@@ -297,9 +297,8 @@ def birthplace_steps(profile: Profile, paths: Paths) -> list[Step]:
               "synthesizer_recite": p.synthesizer_recite_pretrain_epochs}  # fmt: skip
     variants, first = dict((model, variant) for variant, model in BIRTHPLACE_MODELS), p.models[0]
     tokenizer = ("--tokenizer_name_or_path", tokenizer_dir)
-    # Three stages, each of steps independent of one another (side by side where the profile allows it): what needs
-    # only the tokenizer (the pretrainings, the model without pretraining), what needs a pretrained model (its
-    # finetuning, probe and scores), and the finetuned models' scores. Longest first: they start first.
+    # Three stages of independent steps (side by side where the profile allows it), longest first: what needs only the
+    # tokenizer, what needs a pretrained model (finetuning, probe, scores), and the finetuned models' scores.
     training, finetuning, scoring_pretrained, scoring_finetuned = [], [], [], []
     for model in p.models:
         variant, span_corruption = variants[model], model.endswith("_span_corruption")

@@ -36,7 +36,7 @@ LAUNCHER = PACKAGE_DIR.parent / "recipes" / "app.py"
 # The distributions `hf_models` and its app import (pyproject's dependencies and the `app` extra).
 SPACE_PACKAGES = (
     "torch", "transformers", "tokenizers", "datasets", "accelerate", "evaluate", "safetensors", "huggingface_hub",
-    "matplotlib", "protobuf", "gradio",
+    "matplotlib", "protobuf", "filelock", "gradio",
 )  # fmt: skip
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 PACKAGE_PATTERNS = ("*.py", "small_encoder/presets/*.json")
