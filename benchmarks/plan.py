@@ -9,10 +9,10 @@
 
 `run` executes the pipelines (birthplace, sentiment: one after the other on the CPU, each on both cores; side by
 side on a GPU machine), then `write_results.py`, then `throughput.py`. Within a pipeline, the steps of a group that
-the profile runs side by side (`Profile.side_by_side`) share the machine: on the CPU two at a time, on one core each. Each step's output goes to
-`$OUT/log_NAME.txt`, each pipeline's progress to `$OUT/NAME_run.log`, and `$OUT/timings.tsv` gets one line per step
-that succeeded (`name, seconds, command`): a step that failed is not there, so `write_results.py` refuses its row.
-A run of one pipeline replaces that pipeline's lines and keeps the other's. `run --resume` continues an interrupted
+the profile runs side by side (`Profile.side_by_side`) share the machine: on the CPU two at a time, one core each.
+Each step's output goes to `$OUT/log_NAME.txt`, each pipeline's progress to `$OUT/NAME_run.log`, and
+`$OUT/timings.tsv` gets one line per step that succeeded (`name, seconds, command`): a step that failed is not
+there, so `write_results.py` refuses its row. A run of one pipeline replaces that pipeline's lines and keeps the other's. `run --resume` continues an interrupted
 run into the same OUT: a timed step whose timings.tsv line has the same command is kept, not run again. The check
 compares commands, not code: after a change to the code a step runs, name the step in `--rerun` (shell patterns).
 `write_results.py`, `plot_birthplace.py` and `plot_sentiment.py` read the rows below (`birthplace_rows`,
