@@ -60,6 +60,9 @@ class BirthplaceProfile:
     # evaluated) put the person's paragraph opening before the question (`--recite_tokens opening_tokens`).
     recite_pretrain_epochs: int = 0
     synthesizer_recite_pretrain_epochs: int = 0
+    # Trainer's `--train_sampling_strategy` for every birthplace training: `group_by_length` batches rows of similar
+    # length (on the CPU, 36 % of a random batch's positions are padding: an epoch costs 31 % less time).
+    sampling: str = "random"
     # The pretrained models the profile runs (of BIRTHPLACE_MODELS), in order: the first one is the headline.
     models: tuple[str, ...] = ("vanilla", "synthesizer", "vanilla_augmented", "synthesizer_augmented",
                                "vanilla_recite", "synthesizer_recite", "vanilla_span_corruption")  # fmt: skip
@@ -93,8 +96,8 @@ class Profile:
 
 
 PROFILES = {
-    # The 2-core CPU (fp32): birthplace about 115 min (an estimate: its trainings side by side, 1 core each; 155 min
-    # one after the other), sentiment 72 min (the LM sees 11.5M tokens, about 0.9 of a pass). Issue 18 and 21 ask 60.
+    # The 2-core CPU (fp32): birthplace about 57 min (an estimate: its trainings side by side, 1 core each, in batches
+    # grouped by length), sentiment 72 min (the LM sees 11.5M tokens, about 0.9 of a pass). Issue 18 and 21 ask 60.
     "cpu": Profile(
         "cpu",
         ("--use_cpu", "true"),
@@ -103,16 +106,16 @@ PROFILES = {
         # Birthplace: recite, then answer is the headline (BENCHMARKS.md, issue 21: 63.4 % of dev after 20 epochs in
         # the pipeline run of 2026-11-25, where the augmented model answering directly got 40.4 % after 32). An epoch
         # holds 102,964 paragraph tokens + 41,428 (name_first) + 94,932 (opening) + 91,150 of QA rows with their
-        # 40-token recitations: 20 epochs are 6.6M tokens. Then the synthesizer reciting (16 epochs, 51.8 %: its
-        # attention mixes positions by the query alone, yet it reads the place out of its recitation) and the
-        # course's span corruption (8). The plain rows (76 and 16 epochs, 40.6 % and 8.2 %), the augmented ones
-        # answering directly (32 and 7 epochs, 40.4 % and 9.6 %) are the GPU profile's only, for time. An hour's
-        # budget (16 and 12 epochs, no dropout, no augmentation forms: 59 min side by side) stored and recalled the
-        # facts but answered 42.8 % and 19.8 %: BENCHMARKS.md, "An hour's pipeline".
+        # 40-token recitations. Then the synthesizer reciting (16 epochs gave 51.8 %: its attention mixes positions
+        # by the query alone, yet it reads the place out of its recitation) and the course's span corruption (8).
+        # For the hour: 14 and 9 epochs in batches grouped by length. Without dropout or the augmentation forms the
+        # models store and recall the facts but answer less (42.8 % and 19.8 %: BENCHMARKS.md, "An hour's
+        # pipeline"). The plain rows (76 and 16 epochs, 40.6 % and 8.2 %) and the augmented ones answering directly
+        # (32 and 7 epochs, 40.4 % and 9.6 %) are the GPU profile's only, for time.
         BirthplaceProfile(pretrain_epochs=76, synthesizer_pretrain_epochs=16, batch_size=32, opening_tokens=40,
                           augmented_pretrain_epochs=32, synthesizer_augmented_pretrain_epochs=7,
-                          recite_pretrain_epochs=20, synthesizer_recite_pretrain_epochs=16,
-                          span_corruption_pretrain_epochs=8,
+                          recite_pretrain_epochs=14, synthesizer_recite_pretrain_epochs=9,
+                          span_corruption_pretrain_epochs=8, sampling="group_by_length",
                           models=("vanilla_recite", "synthesizer_recite", "vanilla_span_corruption")),  # fmt: skip
         SentimentProfile(news_lines=10_000, novel_lines=110_000, pretrain_steps=2800, batch_size=32),
         side_by_side=("bp_training", "bp_after_training", "bp_after_finetuning"),
@@ -268,13 +271,14 @@ def birthplace_steps(profile: Profile, paths: Paths) -> list[Step]:
     tokenizer_dir = f"{bp}/tokenizer"
     evaluate_common = _evaluate_common(profile)
     recipe = (py, "recipes/birthplace.py")
+    sampling = ("--train_sampling_strategy", p.sampling) if p.sampling != "random" else ()
     finetune_args = ("--data_dir", tune, "--per_device_train_batch_size", "32", "--lr_scheduler_type", "cosine",
                      "--warmup_steps", "20", "--weight_decay", "0.1", "--logging_steps", "20", "--block_size", "128",
-                     "--eval_strategy", "epoch", "--per_device_eval_batch_size", "100", *common)  # fmt: skip
+                     "--eval_strategy", "epoch", "--per_device_eval_batch_size", "100", *sampling, *common)  # fmt: skip
     optimiser_args = ("--block_size", "128", "--per_device_train_batch_size", str(p.batch_size), "--learning_rate", "1e-3",
                       "--adam_beta2", "0.95", "--weight_decay", "0.1", "--warmup_steps", "100", "--max_grad_norm", "1.0",
                       "--lr_scheduler_type", "cosine_with_min_lr", "--lr_scheduler_kwargs", '{"min_lr_rate": 0.1}',
-                      "--logging_steps", "50", *_overrides(p.config_overrides), *common)  # fmt: skip
+                      "--logging_steps", "50", *_overrides(p.config_overrides), *sampling, *common)  # fmt: skip
     objective_args = ("--data_dir", tune, "--pretraining_objective", p.objective, "--opening_tokens", str(p.opening_tokens),
                       "--pretrain_with_qa")  # fmt: skip
     span_corruption_args = ("--data_dir", tune, "--pretraining_objective", "span_corruption")
