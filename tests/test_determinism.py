@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 import torch
 from datasets import Dataset
-from transformers import Trainer, TrainingArguments
+from transformers import DataCollatorForSeq2Seq, Trainer, TrainingArguments
 
 from hf_models import SmallEncoderConfig, SmallEncoderForCausalLM
 from hf_models.data import (
@@ -129,3 +130,22 @@ def test_loader_workers_draw_distinct_corruptions_every_epoch(tiny_tokenizer):
     # The stream is still reproducible from torch's seed (which Trainer sets).
     torch.manual_seed(0)
     assert loader_epochs(SpanCorruptionCollator(tiny_tokenizer, BLOCK, seed=0), documents) == epochs
+
+
+def test_predictions_keep_the_dataset_order_when_training_groups_by_length(tmp_path, tiny_tokenizer, documents):
+    """Grouping the training batches by length must not reorder what `predict` returns: the sentiment recipe writes
+    its test predictions one per line of the test file."""
+    rows = documents.map(lambda row: {"input_ids": row["input_ids"][:BLOCK], "labels": row["input_ids"][:BLOCK]})
+    assert len(set(map(len, rows["input_ids"]))) > 4  # lengths that grouping would reorder
+    collator = DataCollatorForSeq2Seq(tiny_tokenizer, label_pad_token_id=-100)
+    outputs = {}
+    for strategy in ("random", "group_by_length"):
+        training_args = TrainingArguments(
+            output_dir=str(tmp_path / strategy), per_device_eval_batch_size=4, report_to=[], use_cpu=True,
+            disable_tqdm=True, train_sampling_strategy=strategy,
+        )  # fmt: skip
+        trainer = ReproducibleTrainer(tiny_model(tiny_tokenizer), training_args, data_collator=collator)
+        outputs[strategy] = trainer.predict(rows).label_ids
+    assert np.array_equal(outputs["group_by_length"], outputs["random"])
+    first = np.asarray(rows[0]["input_ids"])
+    assert np.array_equal(outputs["group_by_length"][0][: len(first)], first)

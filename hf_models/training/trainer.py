@@ -1,4 +1,5 @@
-"""Training: `Trainer` whose evaluations leave the random stream alone, with the plot callback, and the final loss."""
+"""Training: `Trainer` whose evaluations leave the random stream alone and keep the dataset's order, with the plot
+callback, and the final loss."""
 
 from __future__ import annotations
 
@@ -6,7 +7,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
+from torch.utils.data import SequentialSampler
 from transformers import PreTrainedModel, PreTrainedTokenizerBase, Trainer, TrainerCallback, TrainingArguments
+from transformers.trainer_pt_utils import LengthGroupedSampler
 
 from .plots import PlotCallback
 
@@ -14,16 +17,26 @@ __all__ = ["ReproducibleTrainer", "last_logged", "train_model"]
 
 
 class ReproducibleTrainer(Trainer):
-    """`Trainer` whose evaluations leave torch's random state as they found it.
+    """`Trainer` whose evaluations leave torch's random state as they found it, and whose predictions come in the
+    dataset's order.
 
     Building an evaluation DataLoader draws its base seed from torch's global generator, which also drives
     dropout and the training sampler: without this, the training losses would depend on `eval_steps`.
+    `--train_sampling_strategy group_by_length` also groups the evaluation batches by length, which shuffles what
+    `predict` returns: predictions written one per line of the input file would then belong to other lines.
     """
 
     def evaluate(self, *args: Any, **kwargs: Any) -> dict[str, float]:
         devices = [torch.cuda.current_device()] if torch.cuda.is_available() else []
         with torch.random.fork_rng(devices=devices):
             return super().evaluate(*args, **kwargs)
+
+    def _get_eval_sampler(self, *args: Any, **kwargs: Any):
+        sampler = super()._get_eval_sampler(*args, **kwargs)
+        if not isinstance(sampler, LengthGroupedSampler):
+            return sampler
+        eval_dataset = args[0] if args else kwargs["eval_dataset"]
+        return SequentialSampler(eval_dataset) if self.args.world_size <= 1 else None  # Trainer's own order
 
 
 def train_model(
