@@ -80,6 +80,9 @@ class SentimentProfile:
     seeds: tuple[int, ...] = (42, 43, 44)
     pooling: str = "mean"
     config_overrides: str | None = None  # of the altegrad-lab preset, e.g. hidden_size=384 on a GPU
+    # Trainer's `--train_sampling_strategy` for the finetunings: `group_by_length` puts reviews of similar length in
+    # a batch (on the CPU, 53 % of a random batch of 16 reviews is padding).
+    sampling: str = "random"
 
 
 @dataclass(frozen=True)
@@ -97,7 +100,8 @@ class Profile:
 
 PROFILES = {
     # The 2-core CPU (fp32): birthplace about 57 min (an estimate: its trainings side by side, 1 core each, in batches
-    # grouped by length), sentiment 72 min (the LM sees 11.5M tokens, about 0.9 of a pass). Issue 18 and 21 ask 60.
+    # grouped by length), sentiment about 52 min (an estimate; 72 before its finetunings ran two at a time, grouped by
+    # length; the LM sees 11.5M tokens, about 0.9 of a pass). Issues 18 and 21 ask 60.
     "cpu": Profile(
         "cpu",
         ("--use_cpu", "true"),
@@ -117,8 +121,9 @@ PROFILES = {
                           recite_pretrain_epochs=14, synthesizer_recite_pretrain_epochs=9,
                           span_corruption_pretrain_epochs=8, sampling="group_by_length",
                           models=("vanilla_recite", "synthesizer_recite", "vanilla_span_corruption")),  # fmt: skip
-        SentimentProfile(news_lines=10_000, novel_lines=110_000, pretrain_steps=2800, batch_size=32),
-        side_by_side=("bp_training", "bp_after_training", "bp_after_finetuning"),
+        SentimentProfile(news_lines=10_000, novel_lines=110_000, pretrain_steps=2800, batch_size=32,
+                         sampling="group_by_length"),
+        side_by_side=("bp_training", "bp_after_training", "bp_after_finetuning", "se_finetune"),
     ),
     # One GPU in bf16: the cs224n-mingpt size and hundreds of birthplace epochs; the whole French corpus (35M tokens)
     # and 20,000 LM steps for sentiment, about 9 passes, 11 min on an H100.
@@ -358,7 +363,8 @@ def sentiment_steps(profile: Profile, paths: Paths) -> list[Step]:
                "--per_device_eval_batch_size", "64", "--weight_decay", "0.01", "--logging_steps", "50", *common)  # fmt: skip
     finetune_args = ("--data_dir", cls, "--num_train_epochs", str(p.epochs), "--per_device_train_batch_size", "16",
                      "--max_seq_length", "256", "--per_device_eval_batch_size", "64", "--lr_scheduler_type", "linear",
-                     "--warmup_steps", "20", "--weight_decay", "0.01", "--logging_steps", "25", *common)  # fmt: skip
+                     "--warmup_steps", "20", "--weight_decay", "0.01", "--logging_steps", "25", *common,
+                     *(("--train_sampling_strategy", p.sampling) if p.sampling != "random" else ()))  # fmt: skip
     pretrain, finetune = (py, "recipes/pretrain.py"), (py, "recipes/finetune_sentiment.py")
     steps = [
         Step("se_prepare_data", (py, "benchmarks/prepare_data.py", "sentiment-corpus", "--data_root", paths.data_root,
