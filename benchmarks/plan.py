@@ -10,6 +10,8 @@
 `run` executes the pipelines (birthplace, sentiment: one after the other on the CPU, each on both cores; side by
 side on a GPU machine), then `write_results.py`, then `throughput.py`. Within a pipeline, the steps of a group that
 the profile runs side by side (`Profile.side_by_side`) share the machine: on the CPU two at a time, one core each.
+Consecutive side-by-side groups form one pool: a step starts as soon as a worker is free and the steps that write
+what it reads (`step_dependencies`) are done, so that one model's evaluations need not wait for another's training.
 Each step's output goes to `$OUT/log_NAME.txt`, each pipeline's progress to `$OUT/NAME_run.log`, and
 `$OUT/timings.tsv` gets one line per step that succeeded (`name, seconds, command`): a step that failed is not
 there, so `write_results.py` refuses its row. A run of one pipeline replaces that pipeline's lines and keeps the other's. `run --resume` continues an interrupted
@@ -31,9 +33,8 @@ import subprocess
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
-from functools import partial
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -514,17 +515,76 @@ def finished_steps(out: Path, steps: list[Step], rerun: tuple[str, ...] = ()) ->
     }
 
 
+class _Pool(list):
+    """A batch whose steps run side by side (`pools`)."""
+
+
+def pools(steps: list[Step], side_by_side: bool | tuple[str, ...]) -> list[list[Step]]:
+    """`batches`, with consecutive side-by-side batches joined into one pool; a step that runs alone stays alone."""
+    result: list[list[Step]] = []
+    for batch in batches(steps, side_by_side):
+        group = batch[0].group
+        together = bool(group) and (side_by_side if isinstance(side_by_side, bool) else group in side_by_side)
+        if together and result and isinstance(result[-1], _Pool):
+            result[-1].extend(batch)
+        else:
+            result.append(_Pool(batch) if together else batch)
+    return result
+
+
+def _written(step: Step) -> str | None:
+    """The folder a step makes (its `--output_dir`), unless it only adds its scores to the model it reads."""
+    output = _value(step.command, "--output_dir")
+    return None if output == _value(step.command, "--model_name_or_path") else output
+
+
+def _value(command: tuple[str, ...], flag: str) -> str | None:
+    return command[command.index(flag) + 1] if flag in command[:-1] else None
+
+
+def step_dependencies(steps: list[Step]) -> dict[str, set[str]]:
+    """For each step, the earlier steps of `steps` that make a folder it reads or writes into (a tokenizer, a model,
+    the model folder an evaluation writes its scores to)."""
+    needs: dict[str, set[str]] = {}
+    for index, step in enumerate(steps):
+        folders = {(earlier.name, _written(earlier)) for earlier in steps[:index]}
+        needs[step.name] = {
+            name
+            for name, folder in folders
+            if folder and any(arg == folder or arg.startswith(f"{folder}/") for arg in step.command)
+        }
+    return needs
+
+
+def _run_pool(pool: list[Step], out: Path, env: dict[str, str], log, threads: int | None) -> bool:
+    """Run the steps of a pool, each as soon as a worker is free and its dependencies are done, in the pool's order
+    otherwise. False when a step that may not fail failed: the running steps finish, no new one starts."""
+    workers = len(pool) if threads is None else min(len(pool), threads)
+    step_env = env if threads is None else {**env, "OMP_NUM_THREADS": str(max(1, threads // workers))}
+    waiting, pending, running, ok = step_dependencies(pool), list(pool), {}, True
+    with ThreadPoolExecutor(max_workers=workers) as executor:
+        while running or (ok and pending):
+            for step in [step for step in pending if not waiting[step.name]][: workers - len(running) if ok else 0]:
+                pending.remove(step)
+                running[executor.submit(run_step, step, out, step_env, log)] = step
+            if not running:
+                raise RuntimeError(f"no step of {[step.name for step in pending]} can start")
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                step = running.pop(future)
+                ok = ok and (future.result() or step.may_fail)
+                for needs in waiting.values():
+                    needs.discard(step.name)
+    return ok
+
+
 def run_pipeline(name: str, steps: list[Step], out: Path, env: dict[str, str], failed: list[str],
                  side_by_side: bool | tuple[str, ...], threads: int | None = None) -> None:
-    """Run the steps in order, each batch side by side. `threads`: the CPU threads the pipeline has; a batch then
+    """Run the steps in order, each pool side by side. `threads`: the CPU threads the pipeline has; a pool then
     runs on at most that many workers, each step with its share (OMP_NUM_THREADS). None: all at once (a GPU)."""
     with open(out / f"{name}_run.log", "a", encoding="utf-8") as log:
-        for batch in batches(steps, side_by_side):
-            workers = len(batch) if threads is None else min(len(batch), threads)
-            batch_env = env if threads is None else {**env, "OMP_NUM_THREADS": str(max(1, threads // workers))}
-            with ThreadPoolExecutor(max_workers=workers) as pool:
-                succeeded = list(pool.map(partial(run_step, out=out, env=batch_env, log=log), batch))
-            if not all(ok or step.may_fail for ok, step in zip(succeeded, batch, strict=True)):
+        for pool in pools(steps, side_by_side):
+            if not _run_pool(pool, out, env, log, threads):
                 failed.append(name)
                 print(f"{name} failed, see {out / f'{name}_run.log'}", flush=True)
                 return

@@ -207,3 +207,41 @@ def test_the_cpu_profile_trains_in_batches_grouped_by_length() -> None:
         assert {_flag(step.command, "--train_sampling_strategy") for step in trainings} == {expected}
         others = [step for step in steps if step not in trainings]
         assert all("--train_sampling_strategy" not in step.command for step in others)
+
+
+def test_a_pool_step_waits_for_what_it_reads_and_no_longer() -> None:
+    """In the birthplace pool, each score and finetuning waits for the training that made its model, and for
+    nothing else: a model's evaluations do not wait for another model's training."""
+    for profile in ("cpu", "gpu"):
+        steps = plan.plan(profile, PATHS)["birthplace"]
+        pool = next(pool for pool in plan.pools(steps, plan.PROFILES[profile].side_by_side) if len(pool) > 1)
+        assert pool[0].name == f"bp_{plan.PROFILES[profile].birthplace.models[0]}_pretrain"
+        needs = plan.step_dependencies(pool)
+        for model in plan.PROFILES[profile].birthplace.models:
+            assert needs[f"bp_{model}_pretrain"] == set()
+            assert needs[f"bp_{model}_finetune"] == needs[f"bp_{model}_probe"] == {f"bp_{model}_pretrain"}
+            assert needs[f"bp_{model}_pretrain_eval_dev"] == {f"bp_{model}_pretrain"}
+            assert needs[f"bp_{model}_eval_test"] == {f"bp_{model}_finetune"}
+        assert needs["bp_nopretrain_eval_dev"] == {"bp_nopretrain_finetune"}
+
+
+def _step_after(name: str, tmp_path: Path, group: str, reads: str | None = None) -> plan.Step:
+    """A step of `group` that records when it starts and ends, and reads the folder of the step named `reads`."""
+    script = (f"import pathlib, time; d = pathlib.Path({str(tmp_path)!r}); (d / '{name}.start').touch()\n"
+              f"time.sleep(3.0 if {name!r} == 'slow' else 0.1); (d / '{name}.end').touch()")  # fmt: skip
+    source = ("--model_name_or_path", str(tmp_path / reads)) if reads else ()
+    command = (sys.executable, "-c", script, *source, "--output_dir", str(tmp_path / name))
+    return plan.Step(name, command, timed=False, group=group)
+
+
+def test_a_step_starts_when_its_inputs_are_ready_not_when_its_stage_ends(tmp_path) -> None:
+    """Two stages side by side: a scoring step starts once the training it reads ends, not once every training
+    has ended; and never before its own training ends."""
+    steps = [_step_after("slow", tmp_path, "training"), _step_after("fast", tmp_path, "training"),
+             _step_after("reads_slow", tmp_path, "scoring", "slow"), _step_after("reads_fast", tmp_path, "scoring", "fast")]  # fmt: skip
+    failed: list[str] = []
+    plan.run_pipeline("pool", steps, tmp_path, {}, failed, True, threads=2)
+    times = {path.name: path.stat().st_mtime for path in tmp_path.glob("*.*") if path.suffix in (".start", ".end")}
+    assert failed == [] and len(times) == 8
+    assert times["fast.end"] <= times["reads_fast.start"] < times["slow.end"]  # did not wait for the slow step
+    assert times["slow.end"] <= times["reads_slow.start"]
