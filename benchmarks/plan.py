@@ -100,27 +100,30 @@ class Profile:
 
 
 PROFILES = {
-    # The 2-core CPU (fp32): birthplace about 58 min (an estimate: its trainings side by side, 1 core each, in batches
-    # grouped by length), sentiment about 55 min (an estimate; 72 before its finetunings ran two at a time, grouped by
-    # length). Issues 18 and 21 ask 60.
+    # The 2-core CPU (fp32): birthplace about 58 min (60.8 min measured before the span corruption went from 8
+    # epochs to 4 and the stages became one pool: 57.6 min when that run's step times are replayed), sentiment about
+    # 55 min (an estimate; 72 before its finetunings ran two at a time, grouped by length). Issues 18 and 21 ask 60.
     "cpu": Profile(
         "cpu",
         ("--use_cpu", "true"),
         "",
         ("--threads", "1", "--generation_repeats", "2"),
-        # Birthplace: recite, then answer is the headline (BENCHMARKS.md, issue 21: 63.4 % of dev after 20 epochs in
-        # the pipeline run of 2026-11-25, where the augmented model answering directly got 40.4 % after 32). An epoch
-        # holds 102,964 paragraph tokens + 41,428 (name_first) + 94,932 (opening) + 91,150 of QA rows with their
-        # 40-token recitations. Then the synthesizer reciting (16 epochs gave 51.8 %: its attention mixes positions
-        # by the query alone, yet it reads the place out of its recitation) and the course's span corruption (8).
-        # For the hour: 17 and 12 epochs in batches grouped by length (176 s an epoch on one core); 14 and 9 epochs
-        # (49 min) recalled fewer facts and answered 39.4 % and 15.0 %. Without dropout or the augmentation forms the
-        # models recall the facts but answer less (42.8 % and 19.8 %): BENCHMARKS.md, "An hour's pipeline". The plain rows (76 and 16 epochs, 40.6 % and 8.2 %) and the augmented ones answering directly
-        # (32 and 7 epochs, 40.4 % and 9.6 %) are the GPU profile's only, for time.
+        # Birthplace: recite, then answer is the headline (BENCHMARKS.md, issue 21: 63.4 % of dev after 20
+        # epochs in the pipeline run of 2026-11-25, where the augmented model answering directly got 40.4 %
+        # after 32). An epoch holds 102,964 paragraph tokens + 41,428 (name_first) + 94,932 (opening) + 91,150
+        # of QA rows with their 40-token recitations. Then the synthesizer reciting (16 epochs gave 51.8 %: its
+        # attention mixes positions by the query alone, yet it reads the place out of its recitation) and the
+        # course's span corruption (4 epochs: at 8 it answered 4.2 %, below "London", and took 13 minutes of a
+        # core with its finetuning). For the hour: 17 and 12 epochs in batches grouped by length (186 s an epoch
+        # on one core): 51.6 % and 27.4 % in the run of 2026-11-25 (late); 14 and 9 epochs recalled fewer facts
+        # and answered 38.2 % and 16.6 %. Without dropout or the augmentation forms the models recall the facts
+        # but answer less (42.8 % and 19.8 %): BENCHMARKS.md, "An hour's pipeline". The plain rows (76 and 16
+        # epochs, 40.6 % and 8.2 %) and the augmented ones answering directly (32 and 7 epochs, 40.4 % and
+        # 9.6 %) are the GPU profile's only, for time.
         BirthplaceProfile(pretrain_epochs=76, synthesizer_pretrain_epochs=16, batch_size=32, opening_tokens=40,
                           augmented_pretrain_epochs=32, synthesizer_augmented_pretrain_epochs=7,
                           recite_pretrain_epochs=17, synthesizer_recite_pretrain_epochs=12,
-                          span_corruption_pretrain_epochs=8, sampling="group_by_length",
+                          span_corruption_pretrain_epochs=4, sampling="group_by_length",
                           models=("vanilla_recite", "synthesizer_recite", "vanilla_span_corruption")),  # fmt: skip
         # Sentiment: a 16k BPE, whose LM sees 5.7M tokens (1,400 steps, 0.51 of a pass; the 16k softmax doubles a
         # step's cost). In the exploration of 2026-11-25 its frozen probe gained 2.25 points over the 8k BPE's with
