@@ -81,9 +81,6 @@ class SentimentProfile:
     seeds: tuple[int, ...] = (42, 43, 44)
     pooling: str = "mean"
     config_overrides: str | None = None  # of the altegrad-lab preset, e.g. hidden_size=384 on a GPU
-    # Trainer's `--train_sampling_strategy` for the finetunings: `group_by_length` puts reviews of similar length in
-    # a batch (on the CPU, 53 % of a random batch of 16 reviews is padding).
-    sampling: str = "random"
 
 
 @dataclass(frozen=True)
@@ -102,7 +99,8 @@ class Profile:
 PROFILES = {
     # The 2-core CPU (fp32): birthplace about 58 min (60.8 min measured before the span corruption went from 8
     # epochs to 4 and the stages became one pool: 57.6 min when that run's step times are replayed), sentiment about
-    # 55 min (an estimate; 72 before its finetunings ran two at a time, grouped by length). Issues 18 and 21 ask 60.
+    # 72 min (its finetunings one after the other on both cores: on one core a finetuning takes 2.1 times as long,
+    # so two side by side gain nothing). Issues 18 and 21 ask 60.
     "cpu": Profile(
         "cpu",
         ("--use_cpu", "true"),
@@ -128,9 +126,8 @@ PROFILES = {
         # Sentiment: a 16k BPE, whose LM sees 5.7M tokens (1,400 steps, 0.51 of a pass; the 16k softmax doubles a
         # step's cost). In the exploration of 2026-11-25 its frozen probe gained 2.25 points over the 8k BPE's with
         # 2,800 steps and LP-FT kept its mean (BENCHMARKS.md, "A 16k vocabulary": a choice made on validation).
-        SentimentProfile(news_lines=10_000, novel_lines=110_000, pretrain_steps=1400, batch_size=32, vocab_size=16_000,
-                         sampling="group_by_length"),  # fmt: skip
-        side_by_side=("bp_training", "bp_after_training", "bp_after_finetuning", "se_finetune"),
+        SentimentProfile(news_lines=10_000, novel_lines=110_000, pretrain_steps=1400, batch_size=32, vocab_size=16_000),
+        side_by_side=("bp_training", "bp_after_training", "bp_after_finetuning"),
     ),
     # One GPU in bf16: the cs224n-mingpt size and hundreds of birthplace epochs; the whole French corpus (35M tokens)
     # and 20,000 LM steps for sentiment, about 9 passes, 11 min on an H100.
@@ -370,8 +367,7 @@ def sentiment_steps(profile: Profile, paths: Paths) -> list[Step]:
                "--per_device_eval_batch_size", "64", "--weight_decay", "0.01", "--logging_steps", "50", *common)  # fmt: skip
     finetune_args = ("--data_dir", cls, "--num_train_epochs", str(p.epochs), "--per_device_train_batch_size", "16",
                      "--max_seq_length", "256", "--per_device_eval_batch_size", "64", "--lr_scheduler_type", "linear",
-                     "--warmup_steps", "20", "--weight_decay", "0.01", "--logging_steps", "25", *common,
-                     *(("--train_sampling_strategy", p.sampling) if p.sampling != "random" else ()))  # fmt: skip
+                     "--warmup_steps", "20", "--weight_decay", "0.01", "--logging_steps", "25", *common)  # fmt: skip
     pretrain, finetune = (py, "recipes/pretrain.py"), (py, "recipes/finetune_sentiment.py")
     steps = [
         Step("se_prepare_data", (py, "benchmarks/prepare_data.py", "sentiment-corpus", "--data_root", paths.data_root,
