@@ -256,6 +256,10 @@ def _overrides(value: str | None) -> tuple[str, ...]:
     return ("--config_overrides", value) if value else ()
 
 
+def _sampling(strategy: str) -> tuple[str, ...]:
+    return ("--train_sampling_strategy", strategy) if strategy != "random" else ()
+
+
 def _evaluate_all(name: str, model_dir: str, py: str, real: str, tune: str, common: tuple[str, ...]) -> list[Step]:
     """Score a model on the tuning split, the real dev set, and answer the test questions (`common` ends with the
     model's QA-format flags)."""
@@ -280,14 +284,13 @@ def birthplace_steps(profile: Profile, paths: Paths) -> list[Step]:
     tokenizer_dir = f"{bp}/tokenizer"
     evaluate_common = _evaluate_common(profile)
     recipe = (py, "recipes/birthplace.py")
-    sampling = ("--train_sampling_strategy", p.sampling) if p.sampling != "random" else ()
     finetune_args = ("--data_dir", tune, "--per_device_train_batch_size", "32", "--lr_scheduler_type", "cosine",
                      "--warmup_steps", "20", "--weight_decay", "0.1", "--logging_steps", "20", "--block_size", "128",
-                     "--eval_strategy", "epoch", "--per_device_eval_batch_size", "100", *sampling, *common)  # fmt: skip
+                     "--eval_strategy", "epoch", "--per_device_eval_batch_size", "100", *_sampling(p.sampling), *common)  # fmt: skip
     optimiser_args = ("--block_size", "128", "--per_device_train_batch_size", str(p.batch_size), "--learning_rate", "1e-3",
                       "--adam_beta2", "0.95", "--weight_decay", "0.1", "--warmup_steps", "100", "--max_grad_norm", "1.0",
                       "--lr_scheduler_type", "cosine_with_min_lr", "--lr_scheduler_kwargs", '{"min_lr_rate": 0.1}',
-                      "--logging_steps", "50", *_overrides(p.config_overrides), *sampling, *common)  # fmt: skip
+                      "--logging_steps", "50", *_overrides(p.config_overrides), *_sampling(p.sampling), *common)  # fmt: skip
     objective_args = ("--data_dir", tune, "--pretraining_objective", p.objective, "--opening_tokens", str(p.opening_tokens),
                       "--pretrain_with_qa")  # fmt: skip
     span_corruption_args = ("--data_dir", tune, "--pretraining_objective", "span_corruption")
