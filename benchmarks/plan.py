@@ -485,13 +485,16 @@ def run_step(step: Step, out: Path, env: dict[str, str], log) -> bool:
     return True
 
 
+def _side_by_side(step: Step, side_by_side: bool | tuple[str, ...]) -> bool:
+    """Whether the profile runs `step`'s group side by side (`side_by_side`: every group, none, or the groups named)."""
+    return bool(step.group) and (side_by_side if isinstance(side_by_side, bool) else step.group in side_by_side)
+
+
 def batches(steps: list[Step], side_by_side: bool | tuple[str, ...]) -> list[list[Step]]:
-    """The steps in running order: runs of consecutive steps of one group together when that group runs side by side
-    (`side_by_side`: every group, none, or the groups named)."""
+    """The steps in running order: runs of consecutive steps of one group together when that group runs side by side."""
     result: list[list[Step]] = []
     for step in steps:
-        together = side_by_side if isinstance(side_by_side, bool) else step.group in side_by_side
-        if together and step.group and result and result[-1][0].group == step.group:
+        if _side_by_side(step, side_by_side) and result and result[-1][0].group == step.group:
             result[-1].append(step)
         else:
             result.append([step])
@@ -517,20 +520,17 @@ def finished_steps(out: Path, steps: list[Step], rerun: tuple[str, ...] = ()) ->
     }
 
 
-class _Pool(list):
-    """A batch whose steps run side by side (`pools`)."""
-
-
 def pools(steps: list[Step], side_by_side: bool | tuple[str, ...]) -> list[list[Step]]:
-    """`batches`, with consecutive side-by-side batches joined into one pool; a step that runs alone stays alone."""
+    """`batches`, with consecutive side-by-side groups joined into one pool; a step that runs alone stays alone."""
     result: list[list[Step]] = []
-    for batch in batches(steps, side_by_side):
-        group = batch[0].group
-        together = bool(group) and (side_by_side if isinstance(side_by_side, bool) else group in side_by_side)
-        if together and result and isinstance(result[-1], _Pool):
-            result[-1].extend(batch)
+    joined = False
+    for step in steps:
+        together = _side_by_side(step, side_by_side)
+        if together and joined:
+            result[-1].append(step)
         else:
-            result.append(_Pool(batch) if together else batch)
+            result.append([step])
+        joined = together
     return result
 
 
