@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -197,9 +198,11 @@ def test_steps_import_hf_models_from_the_plans_own_tree(tmp_path, monkeypatch) -
     assert Path(run.stdout.strip()) == plan.REPO_ROOT / "hf_models" / "__init__.py"
 
 
-def test_the_cpu_profile_trains_in_batches_grouped_by_length() -> None:
-    """The profile's `sampling` reaches every birthplace training, and nothing else."""
-    for profile, expected in (("cpu", "group_by_length"), ("gpu", None)):
+def test_the_profile_sampling_reaches_every_birthplace_training(monkeypatch) -> None:
+    """The profile's `sampling` reaches every birthplace training, and nothing else; "random" adds no flag."""
+    cpu = plan.PROFILES["cpu"]
+    monkeypatch.setitem(plan.PROFILES, "random", replace(cpu, birthplace=replace(cpu.birthplace, sampling="random")))
+    for profile, expected in (("cpu", "group_by_length"), ("gpu", "group_by_length"), ("random", None)):
         steps = [step for pipeline in plan.plan(profile, PATHS).values() for step in pipeline]
         trainings = [s for s in steps if s.name.endswith(("_pretrain", "_finetune")) and s.name.startswith("bp_")]
         assert len(trainings) == len(plan.PROFILES[profile].birthplace.models) * 2 + 1

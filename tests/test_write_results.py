@@ -9,6 +9,7 @@ import re
 import runpy
 import shutil
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import plan
@@ -85,6 +86,14 @@ def _bench(bench: Path, profile: str = "cpu") -> dict[str, int]:
     return seconds
 
 
+@pytest.fixture
+def every_model_gpu(monkeypatch) -> None:
+    """The GPU profile with every pretrained model of the plan (BIRTHPLACE_MODELS; vanilla first, the headline)."""
+    gpu = plan.PROFILES["gpu"]
+    models = tuple(model for _, model in plan.BIRTHPLACE_MODELS)
+    monkeypatch.setitem(plan.PROFILES, "gpu", replace(gpu, birthplace=replace(gpu.birthplace, models=models)))
+
+
 def _write_results(monkeypatch, bench: Path, results: Path, predictions: Path, *extra: str) -> None:
     argv = ["write_results.py", "--bench_dir", str(bench), "--results", str(results),
             "--predictions_dir", str(predictions), "--hardware", "test machine", "--date", "2026-01-01", *extra]  # fmt: skip
@@ -124,9 +133,9 @@ def test_rows_and_headline_predictions_come_from_this_bench_folder(tmp_path, mon
     assert "`sentiment_valid_acc.pretrained` row" in readme and "old_row" not in readme
 
 
-def test_birthplace_headline_is_chosen_on_the_tune_split_never_on_dev(tmp_path, monkeypatch):
+def test_birthplace_headline_is_chosen_on_the_tune_split_never_on_dev(tmp_path, monkeypatch, every_model_gpu):
     bench, results, predictions = tmp_path / "bench", tmp_path / "results.json", tmp_path / "predictions"
-    seconds = _bench(bench, "gpu")  # the profile with every pretrained model; its first one, vanilla, is the headline
+    seconds = _bench(bench, "gpu")  # every pretrained model (the fixture); the first one, vanilla, is the headline
 
     _write_results(monkeypatch, bench, results, predictions, "--profile", "gpu")
 
@@ -149,7 +158,7 @@ def test_birthplace_headline_is_chosen_on_the_tune_split_never_on_dev(tmp_path, 
     assert (predictions / "birthplace_test_predictions.txt").read_text() == "Paris\n"
 
 
-def test_gpu_profile_writes_its_own_sections_and_leaves_the_cpu_rows(tmp_path, monkeypatch):
+def test_gpu_profile_writes_its_own_sections_and_leaves_the_cpu_rows(tmp_path, monkeypatch, every_model_gpu):
     bench, results, predictions = tmp_path / "bench_gpu", tmp_path / "results.json", tmp_path / "predictions_gpu"
     _bench(bench, "gpu")
     cpu_row = {"value": 0.75, "std": 0.01, "date": "2025-01-01"}
