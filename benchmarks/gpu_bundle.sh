@@ -6,6 +6,8 @@
 # Then, on the GPU machine (carry .whl and .data):
 #   python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl
 #   PYTHONPATH=/tmp/site:$PWD DATA_ROOT=.data PY=python3 PROFILE=gpu bash benchmarks/run_all.sh
+# Carry no pyarrow: that machine's own (25.0.1 on 2026-11-26) works with these wheels, while a carried pyarrow 26
+# made `datasets` fail to fingerprint a table under its Python 3.12 (PicklingError on MonthDayNano).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
