@@ -13,6 +13,7 @@ shows, Trainer's `TrainingArguments` left out) and fails on a flag with no row h
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import inspect
 import json
@@ -89,8 +90,9 @@ def spy_on_train_model(monkeypatch, task_module) -> dict:
 def spy_on_calls(monkeypatch, module, name: str, calls: list) -> None:
     """Record the arguments of every call to `module.name` (by parameter name), then make the call."""
     real = getattr(module, name)
-    signature = inspect.signature(real)
+    signature = inspect.signature(real)  # through an earlier spy too (`functools.wraps`)
 
+    @functools.wraps(real)
     def spy(*args, **kwargs):
         calls.append(signature.bind(*args, **kwargs).arguments)
         return real(*args, **kwargs)
@@ -410,6 +412,7 @@ BIRTHPLACE_PRETRAIN_ROWS = [
     Flag(("--augment_copies", "2"), lambda r: _all(330 < _augmented(r, "permute") <= 660)),
     Flag(("--model_config", "altegrad-lab"), lambda r: _all(r.config["norm_first"] is False, r.record.preset == "altegrad-lab")),
     Flag(("--recite_tokens", "4"), lambda r: _recited_rows(r, 4)),
+    Flag(("--counterfactual_qa", "1.0"), lambda r: _all({call["rate"] for call in r.trained["swaps"]} == {1.0}, r.record.hyperparameters["counterfactual_qa"] == 1.0)),
 ]  # fmt: skip
 
 BIRTHPLACE_FINETUNE_ROWS = [
@@ -417,6 +420,8 @@ BIRTHPLACE_FINETUNE_ROWS = [
     Flag(("--block_size", "20"), lambda r: _all(r.record.hyperparameters["block_size"] == 20, max(len(x) for x in r.trained["train_dataset"]["input_ids"]) <= 20)),
     Flag(("--attention_type", "synthesizer"), lambda r: _all(r.config["attention_type"] == "synthesizer")),
     Flag(("--recite_tokens", "5"), lambda r: _all(_recited_rows(r, 5), r.record.hyperparameters["recite_tokens"] == 5)),
+    # Twins of the training rows only: the dev loss reads the real birthplaces.
+    Flag(("--counterfactual_qa", "0.5"), lambda r: _all({call["rate"] for call in r.trained["swaps"]} == {0.5}, len(r.trained["swaps"][0]["questions"]) + r.trained["metrics"]["train_counterfactual_rows"] == len(r.trained["train_dataset"]), r.record.hyperparameters["counterfactual_qa"] == 0.5)),
     overwrite_row(),
 ]  # fmt: skip
 
@@ -460,7 +465,8 @@ def test_birthplace_pretrain_and_finetune_flags(monkeypatch, tmp_path, synthetic
     """`pretrain`, `finetune`, then `evaluate` on the finetuned model and with the two baselines."""
     data = str(synthetic_birthplace_dir)
     base = ["pretrain", "--data_dir", data]
-    run = run_scenario(monkeypatch, birthplace, base, BIRTHPLACE_PRETRAIN_ROWS, tmp_path / "pretrain")
+    swaps = {"swaps": (qa_formats, "swap_birthplaces")}
+    run = run_scenario(monkeypatch, birthplace, base, BIRTHPLACE_PRETRAIN_ROWS, tmp_path / "pretrain", spies=swaps)
     check_all(run, BIRTHPLACE_PRETRAIN_ROWS)
 
     base = [
@@ -470,7 +476,7 @@ def test_birthplace_pretrain_and_finetune_flags(monkeypatch, tmp_path, synthetic
         "--tokenizer_name_or_path",
         str(tiny_tokenizer_dir),
     ]
-    run = run_scenario(monkeypatch, birthplace, base, BIRTHPLACE_FINETUNE_ROWS, tmp_path / "finetune")
+    run = run_scenario(monkeypatch, birthplace, base, BIRTHPLACE_FINETUNE_ROWS, tmp_path / "finetune", spies=swaps)
     check_all(run, BIRTHPLACE_FINETUNE_ROWS)
     assert run.config["vocab_size"] == 600  # --tokenizer_name_or_path: the tokenizer's vocabulary
 

@@ -62,7 +62,7 @@ from hf_models.training import (
 from hf_models.training.setup import check_vocabulary
 
 from .birthplace_arguments import BirthplaceArguments, subcommand_groups, subcommand_help, top_level_parser
-from .qa_formats import BPEQAFormat, CourseQAFormat, RecitingQAFormat, check_recite_tokens
+from .qa_formats import BPEQAFormat, CourseQAFormat, RecitingQAFormat, check_recite_tokens, real_birthplaces
 
 logger = logging.getLogger(__name__)
 
@@ -107,7 +107,9 @@ def qa_format(
     if bp_args.course_vocabulary:
         return CourseQAFormat()
     if bp_args.recite_tokens:
-        return RecitingQAFormat(bp_args.recite_tokens, tuple(paragraphs), bp_args.max_new_tokens)
+        return RecitingQAFormat(
+            bp_args.recite_tokens, tuple(paragraphs), bp_args.max_new_tokens, counterfactual=bp_args.counterfactual_qa
+        )
     return BPEQAFormat(bp_args.max_new_tokens)
 
 
@@ -152,6 +154,8 @@ def pretrain(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
     qa_train = load_birthplace(bp_args.data_dir)["train"] if bp_args.pretrain_with_qa else None
     if qa_train is not None and bp_args.recite_tokens and bp_args.pretraining_objective != "openings":
         raise UsageError("--recite_tokens with --pretrain_with_qa needs --pretraining_objective openings")
+    if bp_args.counterfactual_qa and qa_train is None:
+        raise UsageError("--counterfactual_qa adds twins of the QA rows: pretrain needs --pretrain_with_qa")
     if qa_train is not None and bp_args.pretraining_objective == "span_corruption":
         qa = datasets.Dataset.from_dict({"text": qa_texts(qa_train)})
         corpus = concatenate_datasets([corpus, qa.cast(corpus.features)])
@@ -205,14 +209,14 @@ def _openings_dataset(corpus, qa_train, paragraphs, tokenizer, bp_args: Birthpla
     )
     if qa_train is not None:
         qa_rows = qa_format(bp_args, paragraphs)
-        qa = qa_train.map(
-            qa_rows.encode,
-            batched=True,
-            remove_columns=qa_train.column_names,
-            fn_kwargs={"tokenizer": tokenizer, "block_size": block_size},
-        )
+        rows = {"batched": True, "remove_columns": qa_train.column_names,
+                "fn_kwargs": {"tokenizer": tokenizer, "block_size": block_size}}  # fmt: skip
+        qa = qa_train.map(real_birthplaces(qa_rows).encode, **rows)
         qa = qa.map(lambda example: {"labels": example["input_ids"]}).cast(openings.features)
-        openings = concatenate_datasets([openings, qa])
+        # Counterfactual twins keep the loss on their answers alone: their openings are not facts to learn.
+        twins = qa_rows.encode_twins(qa_train[:], tokenizer, block_size) if bp_args.counterfactual_qa else {}
+        twins = [datasets.Dataset.from_dict(twins).cast(openings.features)] if twins.get("input_ids") else []
+        openings = concatenate_datasets([openings, qa, *twins])
     return openings, DataCollatorForSeq2Seq(tokenizer, label_pad_token_id=IGNORE_INDEX)
 
 
@@ -237,13 +241,14 @@ def finetune(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
 
     qa = load_birthplace(bp_args.data_dir)
     qa.pop("test")  # questions only: nothing to learn from
+    # Counterfactual rows (--counterfactual_qa) are for training: the dev loss reads the real birthplaces.
+    formats = {"train": qa_rows, "validation": real_birthplaces(qa_rows)}
     with training_args.main_process_first(desc="tokenization"):
-        encoded = qa.map(
-            qa_rows.encode,
-            batched=True,
-            remove_columns=["question", "answer"],
-            fn_kwargs={"tokenizer": tokenizer, "block_size": block_size},
-        )
+        encoded = datasets.DatasetDict({
+            split: qa[split].map(formats[split].encode, batched=True, remove_columns=["question", "answer"],
+                                 fn_kwargs={"tokenizer": tokenizer, "block_size": block_size})
+            for split in qa
+        })  # fmt: skip
     trainer, metrics = train_model(
         model,
         training_args,
@@ -255,6 +260,8 @@ def finetune(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
         encoded["validation"] if training_args.eval_strategy != "no" else None,
     )
     metrics["block_size"] = block_size
+    if bp_args.counterfactual_qa:  # the training rows that read another birthplace (`--counterfactual_qa`)
+        metrics["train_counterfactual_rows"] = qa_rows.counterfactual_rows(qa["train"][:], tokenizer)
     trainer.log_metrics("train", metrics)
     metrics["pretrained_from"] = model_args.model_name_or_path
     split_sizes = {split: len(encoded[split]) for split in encoded}

@@ -78,6 +78,14 @@ class BirthplaceArguments:
             "and give it to every subcommand (with --pretrain_with_qa, to the mixed QA rows too)."
         },
     )
+    counterfactual_qa: float = field(
+        default=0.0,
+        metadata={
+            "help": "With --recite_tokens (pretrain: with --pretrain_with_qa): the fraction of training QA rows that get a twin whose "
+            "birthplace is another training answer, in the recitation and as the answer, so that the model learns "
+            "to read the answer from its recitation rather than recall it from the name (0: off)."
+        },
+    )
     course_vocabulary: bool = field(
         default=False,
         metadata={
@@ -95,6 +103,10 @@ class BirthplaceArguments:
             raise ValueError(f"--recite_tokens must be 0 (off) or positive, got {self.recite_tokens}")
         if self.recite_tokens and self.course_vocabulary:
             raise ValueError("--recite_tokens is for our BPE; the course's characters (--course_vocabulary) answer directly")
+        if not 0.0 <= self.counterfactual_qa <= 1.0:
+            raise ValueError(f"--counterfactual_qa must be a fraction in [0, 1], got {self.counterfactual_qa}")
+        if self.counterfactual_qa and not self.recite_tokens:
+            raise ValueError("--counterfactual_qa swaps the birthplace in the recitation: it needs --recite_tokens")
 
 
 # What each subcommand does (its --help's first line), and the fields it takes.
@@ -106,8 +118,8 @@ SUBCOMMAND_HELP = {
 _SHARED = ("data_dir", "course_vocabulary", "block_size", "recite_tokens")
 SUBCOMMAND_FIELDS = {
     "pretrain": (*_SHARED, "variant", "tokenizer_vocab_size", "pretraining_objective", "opening_tokens",
-                 "pretrain_with_qa", "augment", "augment_copies"),
-    "finetune": (*_SHARED, "variant"),
+                 "pretrain_with_qa", "augment", "augment_copies", "counterfactual_qa"),
+    "finetune": (*_SHARED, "variant", "counterfactual_qa"),
     "evaluate": (*_SHARED, "eval_split", "predictions_file", "london_baseline", "most_common_baseline",
                  "max_new_tokens"),
 }  # fmt: skip

@@ -7,6 +7,8 @@
   the person's paragraph from the name alone (the first N tokens, as the `openings` pretraining saw them), then
   answers `recitation </s> question ⁇`. Training rows put the person's real paragraph opening there; the answer is
   read from the context, where the pretrained model can write the fact, instead of from the question alone.
+  With `--counterfactual_qa` some training rows get a twin with another birthplace, in the opening and the
+  answer, so that reading the answer from the opening is the only way to get both right (`swap_birthplaces`).
 - `CourseQAFormat` (CS224N's character vocabulary, `--course_vocabulary`): the course's `NameDataset` rows
   `question⁇answer⁇`; 32 characters greedily generated after `question⁇`, the answer read between the first and
   second `⁇` of the completion, as the course's `run.py` does.
@@ -18,8 +20,10 @@ from __future__ import annotations
 
 import logging
 import os
+import re
+import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
@@ -38,6 +42,7 @@ __all__ = [
     "RecitingQAFormat",
     "answering_format",
     "check_recite_tokens",
+    "real_birthplaces",
     "answer_between_masks",
     "greedy_completions",
     "predict_answers",
@@ -197,6 +202,31 @@ def answering_format(
     return RecitingQAFormat(recite_tokens) if recite_tokens else BPEQAFormat()
 
 
+def _fraction(text: str) -> float:
+    """A stable pseudo-random number in [0, 1) for `text` (the same in every process, unlike `hash`)."""
+    return zlib.crc32(text.encode("utf-8")) / 2**32
+
+
+def swap_birthplaces(
+    questions: list[str], answers: list[str], openings: list[str], rate: float
+) -> dict[int, tuple[str, str]]:
+    """Counterfactual twins of QA rows: for about `rate` of the rows whose opening names the answer, the opening
+    with another row's answer in its place, and that answer. Trained beside the real row, the twin gives one
+    question two answers that only the context tells apart, so the model learns to read the answer from the
+    opening instead of recalling it from the name (which, for the training people, it can do from memory). Rows
+    are chosen and paired by a hash of the question, the same in every run. Returns {row: (opening, answer)}."""
+    places, swapped = sorted(set(answers)), {}
+    for i, (question, answer, opening) in enumerate(zip(questions, answers, openings, strict=True)):
+        pattern = re.compile(rf"\b{re.escape(answer)}\b")
+        if _fraction(question) >= rate or not pattern.search(opening):
+            continue
+        others = [place for place in places if place != answer]
+        if others:
+            other = others[int(_fraction(f"{question} place") * len(others))]
+            swapped[i] = (pattern.sub(other.replace("\\", r"\\"), opening), other)
+    return swapped
+
+
 @dataclass(frozen=True)
 class RecitingQAFormat:
     """Our BPE, recite then answer: `recitation </s> question ⁇ answer ⁇ </s>`.
@@ -204,19 +234,24 @@ class RecitingQAFormat:
     `recite_tokens` is the length of a recitation, title included (the pretraining's `--opening_tokens`).
     `paragraphs` (wiki.txt) give the training rows their real openings; a person without a paragraph gets the
     title alone, `Name.`, and a question of another shape than 'Where was NAME born?' no recitation.
+    `counterfactual` (`--counterfactual_qa`): the fraction of training rows that get a twin whose birthplace is
+    another one, in the opening and the answer (`swap_birthplaces`).
     """
 
     recite_tokens: int
     paragraphs: tuple[str, ...] = ()
     max_new_tokens: int = 16
     vocabulary: str = "bpe"
+    counterfactual: float = 0.0
 
     def __post_init__(self) -> None:
         if self.recite_tokens < 1:
             raise ValueError(f"recite_tokens must be positive, got {self.recite_tokens}")
+        if not 0.0 <= self.counterfactual <= 1.0:
+            raise ValueError(f"counterfactual must be a fraction in [0, 1], got {self.counterfactual}")
 
-    def openings(self, questions: list[str], tokenizer) -> list[list[int]]:
-        """The first `recite_tokens` tokens of each person's paragraph (the one that starts with `Name.`)."""
+    def _paragraphs(self, questions: list[str]) -> list[str]:
+        """Each person's paragraph (the one that starts with `Name.`), the title alone without one."""
         by_first_word: dict[str, list[str]] = {}
         for paragraph in self.paragraphs:
             by_first_word.setdefault(paragraph.split(" ", 1)[0], []).append(paragraph)
@@ -229,12 +264,45 @@ class RecitingQAFormat:
             title = f"{name}."
             candidates = by_first_word.get(name.split(" ", 1)[0], [])
             texts.append(next((p for p in candidates if p.startswith(title)), title))
+        return texts
+
+    def _first_tokens(self, texts: list[str], tokenizer) -> list[list[int]]:
         ids = tokenizer(texts, add_special_tokens=False, verbose=False)["input_ids"]
         return [row[: self.recite_tokens] for row in ids]
 
+    def openings(self, questions: list[str], tokenizer) -> list[list[int]]:
+        """The first `recite_tokens` tokens of each person's paragraph (the one that starts with `Name.`)."""
+        return self._first_tokens(self._paragraphs(questions), tokenizer)
+
+    def _swapped(self, questions: list[str], answers: list[str], recitations: list[list[int]], tokenizer) -> dict:
+        """{row: (recitation ids, answer)} of the counterfactual rows (`counterfactual`, `swap_birthplaces`)."""
+        if not self.counterfactual or not answers:
+            return {}
+        texts = [tokenizer.decode(ids) for ids in recitations]
+        swapped = swap_birthplaces(questions, answers, texts, self.counterfactual)
+        return {i: (self._first_tokens([text], tokenizer)[0], answer) for i, (text, answer) in swapped.items()}
+
+    def counterfactual_rows(self, examples: dict[str, list[str]], tokenizer) -> int:
+        """How many counterfactual twins `encode` adds to these training rows."""
+        questions = list(examples["question"])
+        return len(self._swapped(questions, list(examples["answer"]), self.openings(questions, tokenizer), tokenizer))
+
+    def encode_twins(self, examples: dict[str, list[str]], tokenizer, block_size: int) -> dict[str, list[list[int]]]:
+        """The counterfactual twins of these training rows alone (`counterfactual`), the loss on their answers."""
+        questions, answers = list(examples["question"]), list(examples["answer"])
+        twins = self._swapped(questions, answers, self.openings(questions, tokenizer), tokenizer)
+        if not twins:
+            return {"input_ids": [], "attention_mask": [], "labels": []}
+        rows = {"question": [questions[i] for i in twins], "answer": [answer for _, answer in twins.values()]}
+        return encode_reciting_qa(rows, tokenizer, block_size, [recitation for recitation, _ in twins.values()])
+
     def encode(self, examples: dict[str, list[str]], tokenizer, block_size: int) -> dict[str, list[list[int]]]:
-        recitations = self.openings(list(examples["question"]), tokenizer)
-        return encode_reciting_qa(examples, tokenizer, block_size, recitations)
+        """The rows, then the counterfactual twins of some of them (`counterfactual`): more rows than examples."""
+        rows = encode_reciting_qa(examples, tokenizer, block_size, self.openings(list(examples["question"]), tokenizer))
+        if not self.counterfactual or "answer" not in examples:
+            return rows
+        twins = self.encode_twins(examples, tokenizer, block_size)
+        return {key: rows[key] + twins[key] for key in rows}
 
     def recite(self, model, tokenizer, questions: list[str], batch_size: int) -> list[list[int]]:
         """What the model writes from each person's title `Name.` (at position 0, as in pretraining), up to
@@ -263,3 +331,8 @@ class RecitingQAFormat:
         recitations = self.recite(model, tokenizer, questions, batch_size)
         prompts = encode_reciting_qa({"question": questions}, tokenizer, block_size, recitations, prompt_only=True)
         return _answers_after(model, tokenizer, prompts["input_ids"], block_size, batch_size, self.max_new_tokens)
+
+
+def real_birthplaces(rows: BPEQAFormat | CourseQAFormat | RecitingQAFormat) -> BPEQAFormat | CourseQAFormat | RecitingQAFormat:
+    """The format without counterfactual twins (`--counterfactual_qa`): for the rows a score or a loss reads."""
+    return replace(rows, counterfactual=0.0) if isinstance(rows, RecitingQAFormat) else rows
