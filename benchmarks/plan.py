@@ -140,8 +140,8 @@ PROFILES = {
         "_gpu",
         ("--device", "cuda", "--dtype", "bf16", "--batch_size", "64"),
         # Birthplace: the CPU profile's rows (reciting, then answering; the course's span corruption) with 50 epochs
-        # (the CPU's 17 and 12) in batches of 128, grouped by length (issue 22: larger batches, fewer launches). The plain and
-        # augmented rows of the 300-epoch profile of 2026-11-23 (50.2 % and 30.2 %) are in BENCHMARKS.md.
+        # (the CPU's 17 and 12) in batches of 128, grouped by length (issue 22: larger batches, fewer launches). The
+        # plain and augmented rows of the 300-epoch profile of 2026-11-23 (50.2 % and 30.2 %) are in BENCHMARKS.md.
         BirthplaceProfile(pretrain_epochs=300, synthesizer_pretrain_epochs=300, batch_size=128, opening_tokens=40,
                           augmented_pretrain_epochs=300, synthesizer_augmented_pretrain_epochs=300,
                           recite_pretrain_epochs=50, synthesizer_recite_pretrain_epochs=50,

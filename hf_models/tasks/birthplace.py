@@ -62,7 +62,7 @@ from hf_models.training import (
 from hf_models.training.setup import check_vocabulary
 
 from .birthplace_arguments import BirthplaceArguments, subcommand_groups, subcommand_help, top_level_parser
-from .qa_formats import BPEQAFormat, CourseQAFormat, RecitingQAFormat, check_recite_tokens, real_birthplaces
+from .qa_formats import BPEQAFormat, CourseQAFormat, QAFormat, RecitingQAFormat, check_recite_tokens, real_birthplaces
 
 logger = logging.getLogger(__name__)
 
@@ -98,9 +98,7 @@ def _finish(trainer, arguments: tuple, metrics: dict, timer: RunTimer, task: str
     )  # fmt: skip
 
 
-def qa_format(
-    bp_args: BirthplaceArguments, paragraphs: Sequence[str] = ()
-) -> BPEQAFormat | CourseQAFormat | RecitingQAFormat:
+def qa_format(bp_args: BirthplaceArguments, paragraphs: Sequence[str] = ()) -> QAFormat:
     """The run's QA format (and vocabulary): the course's characters with `--course_vocabulary`, our BPE answering
     after a recitation with `--recite_tokens` (`paragraphs`, wiki.txt, give the training rows their openings), else
     our BPE."""

@@ -81,9 +81,10 @@ class BirthplaceArguments:
     counterfactual_qa: float = field(
         default=0.0,
         metadata={
-            "help": "With --recite_tokens (pretrain: with --pretrain_with_qa): the fraction of training QA rows that get a twin whose "
-            "birthplace is another training answer, in the recitation and as the answer, so that the model learns "
-            "to read the answer from its recitation rather than recall it from the name (0: off)."
+            "help": "With --recite_tokens (pretrain: with --pretrain_with_qa): the fraction of training QA rows "
+            "that get a twin whose birthplace is another training answer, in the recitation and as the answer, so "
+            "that the model learns to read the answer from its recitation rather than recall it from the name "
+            "(0: off)."
         },
     )
     course_vocabulary: bool = field(

@@ -39,6 +39,7 @@ logger = logging.getLogger(__name__)
 __all__ = [
     "BPEQAFormat",
     "CourseQAFormat",
+    "QAFormat",
     "RecitingQAFormat",
     "answering_format",
     "check_recite_tokens",
@@ -191,9 +192,7 @@ def check_recite_tokens(model_dir: str | os.PathLike, recite_tokens: int) -> Non
         )
 
 
-def answering_format(
-    tokenizer: PreTrainedTokenizerBase, model_dir: str | os.PathLike
-) -> BPEQAFormat | CourseQAFormat | RecitingQAFormat:
+def answering_format(tokenizer: PreTrainedTokenizerBase, model_dir: str | os.PathLike) -> QAFormat:
     """The format a trained model answers in: the course's characters (no </s>), else our BPE, reciting first when
     its run record has `--recite_tokens`."""
     if tokenizer.eos_token_id is None:
@@ -298,7 +297,8 @@ class RecitingQAFormat:
 
     def encode(self, examples: dict[str, list[str]], tokenizer, block_size: int) -> dict[str, list[list[int]]]:
         """The rows, then the counterfactual twins of some of them (`counterfactual`): more rows than examples."""
-        rows = encode_reciting_qa(examples, tokenizer, block_size, self.openings(list(examples["question"]), tokenizer))
+        recitations = self.openings(list(examples["question"]), tokenizer)
+        rows = encode_reciting_qa(examples, tokenizer, block_size, recitations)
         if not self.counterfactual or "answer" not in examples:
             return rows
         twins = self.encode_twins(examples, tokenizer, block_size)
@@ -333,6 +333,10 @@ class RecitingQAFormat:
         return _answers_after(model, tokenizer, prompts["input_ids"], block_size, batch_size, self.max_new_tokens)
 
 
-def real_birthplaces(rows: BPEQAFormat | CourseQAFormat | RecitingQAFormat) -> BPEQAFormat | CourseQAFormat | RecitingQAFormat:
+def real_birthplaces(rows: QAFormat) -> QAFormat:
     """The format without counterfactual twins (`--counterfactual_qa`): for the rows a score or a loss reads."""
     return replace(rows, counterfactual=0.0) if isinstance(rows, RecitingQAFormat) else rows
+
+
+# The format a birthplace run encodes its rows in and answers with.
+QAFormat = BPEQAFormat | CourseQAFormat | RecitingQAFormat
