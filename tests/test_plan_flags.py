@@ -247,3 +247,20 @@ def test_a_step_starts_when_its_inputs_are_ready_not_when_its_stage_ends(tmp_pat
     assert failed == [] and len(times) == 8
     assert times["fast.end"] <= times["reads_fast.start"] < times["slow.end"]  # did not wait for the slow step
     assert times["slow.end"] <= times["reads_slow.start"]
+
+
+def test_counterfactual_twins_reach_the_vanilla_pretraining_alone() -> None:
+    """`counterfactual_models` puts `--counterfactual_qa` in those models' pretraining, in both profiles, and in no
+    other step; a model that does not recite is refused (the twins swap the birthplace in the recitation)."""
+    for profile in ("cpu", "gpu"):
+        birthplace = plan.PROFILES[profile].birthplace
+        assert birthplace.counterfactual_models == ("vanilla_recite",)
+        steps = plan.plan(profile, PATHS)["birthplace"]
+        with_twins = {step.name: _flag(step.command, "--counterfactual_qa") for step in steps
+                      if "--counterfactual_qa" in step.command}  # fmt: skip
+        assert with_twins == {"bp_vanilla_recite_pretrain": str(birthplace.counterfactual_qa)}
+    cpu = plan.PROFILES["cpu"].birthplace
+    with pytest.raises(ValueError, match="'vanilla_span_corruption' is not a reciting model"):
+        replace(cpu, counterfactual_models=("vanilla_span_corruption",))
+    with pytest.raises(ValueError, match="'vanilla_recite' is not a reciting model"):
+        replace(cpu, models=("synthesizer_recite",))
