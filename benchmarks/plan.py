@@ -129,11 +129,11 @@ PROFILES = {
         # but answer less (42.8 % and 19.8 %): BENCHMARKS.md, "An hour's pipeline". The plain rows (76 and 16
         # epochs, 40.6 % and 8.2 %) and the augmented ones answering directly (32 and 7 epochs, 40.4 % and
         # 9.6 %) are the GPU profile's only, for time. The vanilla model's pretraining gets counterfactual twins of
-        # its QA rows: 64.6 % of dev after 17 epochs against 51.6 % without (2026-11-26), at 16 % more time a
-        # epoch, so 16 epochs keep the pipeline within the hour.
+        # its QA rows: 60.8 % of dev after 16 epochs against 51.6 % without (the pipeline run of 2026-11-26), but an
+        # epoch takes 29 % longer and that run took 61.0 minutes, so 15 epochs (about 58; not run yet).
         BirthplaceProfile(pretrain_epochs=76, synthesizer_pretrain_epochs=16, batch_size=32, opening_tokens=40,
                           augmented_pretrain_epochs=32, synthesizer_augmented_pretrain_epochs=7,
-                          recite_pretrain_epochs=16, synthesizer_recite_pretrain_epochs=12,
+                          recite_pretrain_epochs=15, synthesizer_recite_pretrain_epochs=12,
                           span_corruption_pretrain_epochs=4, sampling="group_by_length",
                           models=("vanilla_recite", "synthesizer_recite", "vanilla_span_corruption"),
                           counterfactual_models=("vanilla_recite",)),  # fmt: skip
@@ -154,7 +154,7 @@ PROFILES = {
         "_gpu",
         ("--device", "cuda", "--dtype", "bf16", "--batch_size", "64"),
         # Birthplace: the CPU profile's rows (reciting, then answering; the course's span corruption) with 50 epochs
-        # (the CPU's 16 and 12) in batches of 128, grouped by length (issue 22: larger batches, fewer launches), the
+        # (the CPU's 15 and 12) in batches of 128, grouped by length (issue 22: larger batches, fewer launches), the
         # vanilla model with counterfactual twins (67.8 % without them on 2026-11-26). The plain and augmented rows
         # of the 300-epoch profile of 2026-11-23 (50.2 % and 30.2 %) are in BENCHMARKS.md.
         BirthplaceProfile(pretrain_epochs=300, synthesizer_pretrain_epochs=300, batch_size=128, opening_tokens=40,
