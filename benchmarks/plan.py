@@ -108,9 +108,8 @@ class Profile:
 
 
 PROFILES = {
-    # The 2-core CPU (fp32): birthplace 51.9 min (the run of 2026-11-26; 60.8 min before the span corruption went
-    # from 8 epochs to 4 and the stages became one pool), sentiment about
-    # 72 min (its finetunings one after the other on both cores: on one core a finetuning takes 2.1 times as long,
+    # The 2-core CPU (fp32): birthplace 60.1 min (the run of 2026-11-26 with twins; 51.9 min without them),
+    # sentiment about 72 min (its finetunings one after the other on both cores: on one core a finetuning takes 2.1 times as long,
     # so two side by side gain nothing). Issues 18 and 21 ask 60.
     "cpu": Profile(
         "cpu",
@@ -130,7 +129,7 @@ PROFILES = {
         # epochs, 40.6 % and 8.2 %) and the augmented ones answering directly (32 and 7 epochs, 40.4 % and
         # 9.6 %) are the GPU profile's only, for time. The vanilla model's pretraining gets counterfactual twins of
         # its QA rows: 60.8 % of dev after 16 epochs against 51.6 % without (the pipeline run of 2026-11-26), but an
-        # epoch takes 29 % longer and that run took 61.0 minutes, so 15 epochs (about 58; not run yet).
+        # epoch takes 29 % longer and that run took 61.0 minutes, so 15 epochs: 56.4 % in 60.1 minutes.
         BirthplaceProfile(pretrain_epochs=76, synthesizer_pretrain_epochs=16, batch_size=32, opening_tokens=40,
                           augmented_pretrain_epochs=32, synthesizer_augmented_pretrain_epochs=7,
                           recite_pretrain_epochs=15, synthesizer_recite_pretrain_epochs=12,
