@@ -109,8 +109,8 @@ class Profile:
 
 PROFILES = {
     # The 2-core CPU (fp32): birthplace 60.1 min (the run of 2026-11-26 with twins; 51.9 min without them),
-    # sentiment about 72 min (its finetunings one after the other on both cores: on one core a finetuning takes 2.1 times as long,
-    # so two side by side gain nothing). Issues 18 and 21 ask 60.
+    # sentiment about 72 min (its finetunings one after the other on both cores: on one core a finetuning takes
+    # 2.1 times as long, so two side by side gain nothing). Issues 18 and 21 ask 60.
     "cpu": Profile(
         "cpu",
         ("--use_cpu", "true"),
