@@ -339,8 +339,7 @@ def birthplace_steps(profile: Profile, paths: Paths) -> list[Step]:
     training, finetuning, scoring_pretrained, scoring_finetuned = [], [], [], []
     for model in p.models:
         variant, span_corruption = variants[model], model.endswith("_span_corruption")
-        reciting = model.endswith("_recite")
-        recite = ("--recite_tokens", str(p.opening_tokens)) if reciting else ()
+        recite = ("--recite_tokens", str(p.opening_tokens)) if model.endswith("_recite") else ()
         augment = ("--augment", p.augment) if model.endswith(("_augmented", "_recite")) else ()
         twins = ("--counterfactual_qa", str(p.counterfactual_qa)) if model in p.counterfactual_models else ()
         objective = (*(span_corruption_args if span_corruption else objective_args), *recite, *twins)
