@@ -92,6 +92,9 @@ class SentimentProfile:
     seeds: tuple[int, ...] = (42, 43, 44)
     pooling: str = "mean"
     config_overrides: str | None = None  # of the altegrad-lab preset, e.g. hidden_size=384 on a GPU
+    # Every finetuning on batches of similar lengths in random order (`--length_buckets`): half the positions of a
+    # random batch of 16 reviews are padding.
+    length_buckets: bool = False
 
 
 @dataclass(frozen=True)
@@ -391,7 +394,8 @@ def sentiment_steps(profile: Profile, paths: Paths) -> list[Step]:
                "--per_device_eval_batch_size", "64", "--weight_decay", "0.01", "--logging_steps", "50", *common)  # fmt: skip
     finetune_args = ("--data_dir", cls, "--num_train_epochs", str(p.epochs), "--per_device_train_batch_size", "16",
                      "--max_seq_length", "256", "--per_device_eval_batch_size", "64", "--lr_scheduler_type", "linear",
-                     "--warmup_steps", "20", "--weight_decay", "0.01", "--logging_steps", "25", *common)  # fmt: skip
+                     "--warmup_steps", "20", "--weight_decay", "0.01", "--logging_steps", "25",
+                     *(("--length_buckets",) if p.length_buckets else ()), *common)  # fmt: skip
     pretrain, finetune = (py, "recipes/pretrain.py"), (py, "recipes/finetune_sentiment.py")
     steps = [
         Step("se_prepare_data", (py, "benchmarks/prepare_data.py", "sentiment-corpus", "--data_root", paths.data_root,

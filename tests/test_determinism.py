@@ -19,7 +19,7 @@ from hf_models.data import (
     span_corrupt,
     tokenize_documents,
 )
-from hf_models.training import ReproducibleTrainer
+from hf_models.training import ReproducibleTrainer, ShuffledLengthBuckets
 
 BLOCK = 32
 
@@ -149,3 +149,33 @@ def test_predictions_keep_the_dataset_order_when_training_groups_by_length(tmp_p
     assert np.array_equal(outputs["group_by_length"], outputs["random"])
     first = np.asarray(rows[0]["input_ids"])
     assert np.array_equal(outputs["group_by_length"][0][: len(first)], first)
+
+
+def test_length_buckets_batch_similar_lengths_in_random_order():
+    """`ShuffledLengthBuckets`: every index once an epoch, batches far less padded than random ones, the batch order
+    not longest first (so an epoch does not end on the shortest examples), the short batch last, and the order a
+    function of torch's seed."""
+    generator = torch.Generator().manual_seed(0)
+    lengths = torch.randint(5, 300, (1606,), generator=generator).tolist()
+    sampler = ShuffledLengthBuckets(lengths, batch_size=16)
+
+    def epoch() -> list[list[int]]:
+        order = list(sampler)
+        return [order[i : i + 16] for i in range(0, len(order), 16)]
+
+    def padding(batches: list[list[int]]) -> float:
+        return sum(max(lengths[i] for i in b) * len(b) - sum(lengths[i] for i in b) for b in batches)
+
+    torch.manual_seed(1)
+    batches = epoch()
+    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
+    assert [len(b) for b in batches] == [16] * 100 + [6]
+    random_batches = [list(range(i, min(i + 16, len(lengths)))) for i in range(0, len(lengths), 16)]
+    assert padding(batches) < padding(random_batches) / 5
+    longest = [max(lengths[i] for i in b) for b in batches[:-1]]
+    assert longest != sorted(longest, reverse=True)
+    # The last full batches of the epoch are not all among its shortest.
+    assert max(longest[-10:]) > sorted(longest)[len(longest) // 2]
+    torch.manual_seed(1)
+    assert epoch() == batches
+    assert epoch() != batches  # a new order each epoch

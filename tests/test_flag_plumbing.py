@@ -294,6 +294,14 @@ def _head_started_as_the_probe(run: Run) -> None:
     assert metrics["linear_probe_folds"] == 3 and 0.0 <= metrics["linear_probe_train_cv_accuracy"] <= 1.0
 
 
+def _trained_on_length_buckets(run: Run) -> None:
+    from hf_models.training import ShuffledLengthBuckets
+
+    sampler = run.trained["trainer"]._get_train_sampler()
+    assert isinstance(sampler, ShuffledLengthBuckets) and sampler.batch_size == 4
+    assert sampler.lengths == [len(ids) for ids in run.trained["train_dataset"]["input_ids"]]
+
+
 SENTIMENT_ROWS = [
     TINY_ROW,
     Flag(("--head_init", "linear_probe"), _head_started_as_the_probe),
@@ -304,6 +312,7 @@ SENTIMENT_ROWS = [
     Flag(("--max_seq_length", "6"), lambda r: _all(r.record.hyperparameters["max_length"] == 6, max(len(x) for x in r.trained["train_dataset"]["input_ids"]) == 6)),
     Flag(("--max_train_samples", "20"), lambda r: _all(r.record.split_sizes["train"] == 20)),
     Flag(("--max_eval_samples", "5"), lambda r: _all(r.record.split_sizes["validation"] == 5)),
+    Flag(("--length_buckets",), _trained_on_length_buckets),
     Flag(("--test_predictions_file", "answers.txt"), lambda r: _all(len((r.out / "answers.txt").read_text().splitlines()) == 10)),
     Flag(("--model_config", "cs224n-mingpt"), lambda r: _all(r.config["norm_first"] is True, r.record.preset == "cs224n-mingpt")),
 ]  # fmt: skip

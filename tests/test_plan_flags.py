@@ -264,3 +264,16 @@ def test_counterfactual_twins_reach_the_vanilla_pretraining_alone() -> None:
         replace(cpu, counterfactual_models=("vanilla_span_corruption",))
     with pytest.raises(ValueError, match="'vanilla_recite' is not a reciting model"):
         replace(cpu, models=("synthesizer_recite",))
+
+
+def test_the_profile_length_buckets_reach_every_sentiment_finetuning(monkeypatch) -> None:
+    """`SentimentProfile.length_buckets` puts `--length_buckets` in every finetuning of the profile, and nowhere else."""
+    for profile in ("cpu", "gpu"):
+        base = plan.PROFILES[profile]
+        for buckets in (False, True):
+            monkeypatch.setitem(plan.PROFILES, "x", replace(base, sentiment=replace(base.sentiment, length_buckets=buckets)))
+            steps = plan.plan("x", PATHS)["sentiment"]
+            finetunings = [step for step in steps if "recipes/finetune_sentiment.py" in step.command]
+            assert len(finetunings) == 6 * len(base.sentiment.seeds)
+            assert all(("--length_buckets" in step.command) == buckets for step in finetunings)
+            assert all("--length_buckets" not in step.command for step in steps if step not in finetunings)

@@ -2,7 +2,7 @@
 
 - `arguments`: `ModelArguments`, parsing flags or one JSON file, logging and the seed (`run_task`);
 - `setup`: the model to start from (`load_or_build_model`, `build_config`) and `check_block_size`;
-- `trainer`: `ReproducibleTrainer` and `train_model`;
+- `trainer`: `ReproducibleTrainer`, `ShuffledLengthBuckets` and `train_model`;
 - `plots`: `loss.png` and `accuracy.png`, redrawn during training;
 - `plateau`: a pretraining loss against the unigram entropy of its data;
 - `transfer`: finetuning that keeps the backbone (discriminative rates, gradual unfreezing, weight averaging);
@@ -32,7 +32,7 @@ from .linear_probe import init_head_by_linear_probe
 from .plateau import PLATEAU_KEYS, check_plateau, unigram_entropy
 from .plots import PlotCallback, plot_curves
 from .setup import build_config, check_block_size, load_or_build_model
-from .trainer import ReproducibleTrainer, last_logged, train_model
+from .trainer import ReproducibleTrainer, ShuffledLengthBuckets, last_logged, train_model
 from .transfer import GradualUnfreezingCallback, WeightAveragingCallback, discriminative_optimizer
 
 __all__ = [
@@ -50,6 +50,7 @@ __all__ = [
     "ModelArguments",
     "PlotCallback",
     "ReproducibleTrainer",
+    "ShuffledLengthBuckets",
     "RunTimer",
     "build_config",
     "check_block_size",

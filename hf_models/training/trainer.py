@@ -1,19 +1,44 @@
 """Training: `Trainer` whose evaluations leave the random stream alone and keep the dataset's order, with the plot
-callback, and the final loss."""
+callback, batches of similar lengths in random order, and the final loss."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import torch
-from torch.utils.data import SequentialSampler
+from torch.utils.data import Sampler, SequentialSampler
 from transformers import PreTrainedModel, PreTrainedTokenizerBase, Trainer, TrainerCallback, TrainingArguments
 from transformers.trainer_pt_utils import LengthGroupedSampler
 
 from .plots import PlotCallback
 
-__all__ = ["ReproducibleTrainer", "last_logged", "train_model"]
+__all__ = ["ReproducibleTrainer", "ShuffledLengthBuckets", "last_logged", "train_model"]
+
+
+class ShuffledLengthBuckets(Sampler[int]):
+    """Training order in batches of similar lengths, the batches in random order.
+
+    Each bucket of `batches_per_bucket` random batches is sorted by length and cut into batches, then all the
+    batches of the epoch are shuffled. Trainer's `group_by_length` keeps each bucket's batches longest first, so an
+    epoch ends on the shortest examples and an evaluation after it sees a model just trained on them. Only the last
+    batch of the epoch may be short: it stays last, so that the DataLoader cuts the same batches."""
+
+    def __init__(self, lengths: Sequence[int], batch_size: int, batches_per_bucket: int = 50) -> None:
+        self.lengths, self.batch_size, self.bucket_size = list(lengths), batch_size, batch_size * batches_per_bucket
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+    def __iter__(self) -> Iterator[int]:
+        order = torch.randperm(len(self.lengths)).tolist()  # torch's global stream, as Trainer's RandomSampler
+        batches = []
+        for start in range(0, len(order), self.bucket_size):
+            bucket = sorted(order[start : start + self.bucket_size], key=self.lengths.__getitem__, reverse=True)
+            batches += [bucket[i : i + self.batch_size] for i in range(0, len(bucket), self.batch_size)]
+        short = [batches.pop()] if batches and len(batches[-1]) < self.batch_size else []
+        for batch in [batches[i] for i in torch.randperm(len(batches)).tolist()] + short:
+            yield from batch
 
 
 class ReproducibleTrainer(Trainer):
@@ -24,7 +49,19 @@ class ReproducibleTrainer(Trainer):
     dropout and the training sampler: without this, the training losses would depend on `eval_steps`.
     `--train_sampling_strategy group_by_length` also groups the evaluation batches by length, which shuffles what
     `predict` returns: predictions written one per line of the input file would then belong to other lines.
+    `length_buckets=True` trains on `ShuffledLengthBuckets` of the `input_ids` lengths.
     """
+
+    def __init__(self, *args: Any, length_buckets: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.length_buckets = length_buckets
+
+    def _get_train_sampler(self, train_dataset=None):
+        if not self.length_buckets:
+            return super()._get_train_sampler(train_dataset)
+        dataset = self.train_dataset if train_dataset is None else train_dataset
+        batch_size = self.args.train_batch_size * self.args.gradient_accumulation_steps
+        return ShuffledLengthBuckets([len(ids) for ids in dataset["input_ids"]], batch_size)
 
     def evaluate(self, *args: Any, **kwargs: Any) -> dict[str, float]:
         devices = [torch.cuda.current_device()] if torch.cuda.is_available() else []
@@ -47,10 +84,12 @@ def train_model(
     data_collator: Callable,
     eval_dataset=None,
     callbacks: Sequence[TrainerCallback] = (),
+    length_buckets: bool = False,
     **trainer_kwargs: Any,
 ) -> tuple[Trainer, dict[str, Any]]:
     """Build a `ReproducibleTrainer` (with the plot callback and `callbacks`), so that evaluations do not shift the training's
-    random stream, and train, resuming from `--resume_from_checkpoint` if given.
+    random stream, and train, resuming from `--resume_from_checkpoint` if given; `length_buckets`: batches of
+    similar lengths in random order (`ShuffledLengthBuckets`).
 
     Returns the trainer and the training metrics, with `train_samples` and `final_train_loss`: the last logged
     loss, or Trainer's mean loss for a run too short to log a step. Zero epochs and no `--max_steps` (a model
@@ -64,6 +103,7 @@ def train_model(
         processing_class=tokenizer,
         data_collator=data_collator,
         callbacks=[PlotCallback(), *callbacks],
+        length_buckets=length_buckets,
         **trainer_kwargs,
     )
     if training_args.max_steps <= 0 and training_args.num_train_epochs == 0:
