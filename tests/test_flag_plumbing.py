@@ -317,8 +317,17 @@ SENTIMENT_ROWS = [
     Flag(("--model_config", "cs224n-mingpt"), lambda r: _all(r.config["norm_first"] is True, r.record.preset == "cs224n-mingpt")),
 ]  # fmt: skip
 
+def _embeddings_kept(run: Run) -> None:
+    from safetensors.torch import load_file
+
+    saved, initial = load_file(run.out / "model.safetensors"), run.trained["initial"]
+    assert torch.equal(saved["model.embed_tokens.weight"], initial["model.embed_tokens.weight"]), "the embeddings trained"
+    assert not torch.equal(saved["model.layers.0.mlp.fc1.weight"], initial["model.layers.0.mlp.fc1.weight"])
+
+
 SENTIMENT_LR_ROWS = [
     TINY_ROW,
+    Flag(("--freeze_embeddings",), _embeddings_kept),
     Flag(("--backbone_learning_rate", "1e-5"), lambda r: _all({g["initial_lr"] for g in r.trained["trainer"].optimizer.param_groups} == {1e-5, 3e-3})),
     Flag(("--causal_mask", "true"), lambda r: _all(r.config["is_causal"] is True)),
     Flag(("--classifier_pooling", "first"), lambda r: _all(r.config["classifier_pooling"] == "first")),

@@ -303,6 +303,9 @@ def test_frozen_backbone_with_a_linear_probe_head_and_no_epoch(tmp_path, tiny_cl
         _finetune(tmp_path, "two_orders", tiny_cls_books, ["--model_name_or_path", str(pretrained_lm_dir)],
                   ["--length_buckets", "--train_sampling_strategy", "group_by_length"])  # fmt: skip
     assert not (tmp_path / "two_orders").exists()
+    with pytest.raises(ValueError, match="--freeze_embeddings: --gradual_unfreezing thaws them"):
+        _finetune(tmp_path, "thawed", tiny_cls_books, ["--model_name_or_path", str(pretrained_lm_dir)],
+                  ["--freeze_embeddings", "--gradual_unfreezing", "1"])  # fmt: skip
 
 
 def test_finetune_sentiment_transfer_flags_reach_the_model(tmp_path, tiny_cls_books, pretrained_lm_dir):

@@ -58,6 +58,13 @@ class SentimentArguments:
         default=False, metadata={"help": "Train a new model from --model_config instead of --model_name_or_path."}
     )
     freeze_backbone: bool = field(default=False, metadata={"help": "Train the classification head only."})
+    freeze_embeddings: bool = field(
+        default=False,
+        metadata={
+            "help": "Keep the token embeddings as they start (pretrained, or random from scratch) and train the rest: "
+            "the words that no training review holds then stay where the words that do are."
+        },
+    )
     causal_mask: bool | None = field(
         default=None,
         metadata={"help": "true: causal attention (the lab's LM backbone); false: bidirectional. Default: keep the model's."},
@@ -163,6 +170,8 @@ def _classifier(model_args: ModelArguments, data_args: SentimentArguments, token
     )
     if data_args.freeze_backbone:
         model.freeze_backbone()
+    if data_args.freeze_embeddings:
+        model.get_input_embeddings().requires_grad_(False)
     return model
 
 
@@ -290,6 +299,9 @@ def _check_before_training(model_args: ModelArguments, data_args: SentimentArgum
         raise UsageError(f"--max_seq_length {data_args.max_seq_length}: give a positive number of tokens")
     if data_args.head_init not in ("random", "linear_probe"):
         raise UsageError(f"--head_init {data_args.head_init}: give 'random' or 'linear_probe'")
+    if data_args.freeze_embeddings and (data_args.freeze_backbone or data_args.gradual_unfreezing):
+        other = "--freeze_backbone freezes them too" if data_args.freeze_backbone else "--gradual_unfreezing thaws them"
+        raise UsageError(f"--freeze_embeddings: {other}; give one of the two")
     if data_args.length_buckets and training_args.train_sampling_strategy != "random":
         raise UsageError(f"--length_buckets orders the batches itself: drop --train_sampling_strategy "
                          f"{training_args.train_sampling_strategy}")  # fmt: skip
