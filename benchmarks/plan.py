@@ -471,14 +471,20 @@ def plan(profile: str, paths: Paths | None = None) -> dict[str, list[Step]]:
 CPU_THREADS = 2  # the CPU profile's machine: 2 cores
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_EVALUATE_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
            "TOKENIZERS_PARALLELISM": "false"}  # fmt: skip
+# glibc hands every freed block over 32 MB back to the kernel, and the next step faults it in again page by page:
+# the 16k LM's logits (4,096 x 16,000 floats) and their gradients made 135,000 page faults a second, a quarter of
+# its CPU time in the kernel. Freed memory stays in the heap instead: an LM step 18 % faster (BENCHMARKS.md,
+# "Allocator"). The caller's own settings win.
+ALLOCATOR = {"MALLOC_MMAP_MAX_": "0", "MALLOC_TRIM_THRESHOLD_": str(64 << 30), "MALLOC_TOP_PAD_": str(1 << 30)}
 
 
 def step_environment(**extra: str) -> dict[str, str]:
     """The steps' environment: offline, and `hf_models` imported from this tree. A script's own folder comes first
     on sys.path, not the working directory, so without PYTHONPATH a worktree that shares the main checkout's venv
-    would run the main checkout's `hf_models` (the editable install points there), whose code may change mid-run."""
+    would run the main checkout's `hf_models` (the editable install points there), whose code may change mid-run.
+    glibc's allocator keeps freed memory (`ALLOCATOR`) unless the caller set its variables."""
     paths = [str(REPO_ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
-    return {**os.environ, **OFFLINE, "PYTHONPATH": os.pathsep.join(paths), **extra}
+    return {**ALLOCATOR, **os.environ, **OFFLINE, "PYTHONPATH": os.pathsep.join(paths), **extra}
 
 
 def _shown(line: str) -> bool:

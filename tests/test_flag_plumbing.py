@@ -325,9 +325,20 @@ def _embeddings_kept(run: Run) -> None:
     assert not torch.equal(saved["model.layers.0.mlp.fc1.weight"], initial["model.layers.0.mlp.fc1.weight"])
 
 
+def _decays_toward_the_start(run: Run) -> None:
+    from hf_models.training import DecayTowardStartCallback
+
+    callbacks = run.trained["trainer"].callback_handler.callbacks
+    decay = next(c for c in callbacks if isinstance(c, DecayTowardStartCallback))
+    names = [name for name, p in run.trained["model"].base_model.named_parameters()]
+    assert decay.strength == 50 and len(decay.start) == len(names)
+    assert all(torch.equal(start, run.trained["initial"][f"model.{name}"]) for start, name in zip(decay.start, names, strict=True))
+
+
 SENTIMENT_LR_ROWS = [
     TINY_ROW,
     Flag(("--freeze_embeddings",), _embeddings_kept),
+    Flag(("--decay_toward_start", "50"), _decays_toward_the_start),
     Flag(("--backbone_learning_rate", "1e-5"), lambda r: _all({g["initial_lr"] for g in r.trained["trainer"].optimizer.param_groups} == {1e-5, 3e-3})),
     Flag(("--causal_mask", "true"), lambda r: _all(r.config["is_causal"] is True)),
     Flag(("--classifier_pooling", "first"), lambda r: _all(r.config["classifier_pooling"] == "first")),

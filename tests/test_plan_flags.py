@@ -194,6 +194,9 @@ def test_steps_import_hf_models_from_the_plans_own_tree(tmp_path, monkeypatch) -
     env = plan.step_environment(OMP_NUM_THREADS="2")
     assert env["PYTHONPATH"].split(os.pathsep) == [str(plan.REPO_ROOT), str(other)]
     assert env["OMP_NUM_THREADS"] == "2" and env["HF_HUB_OFFLINE"] == "1"
+    assert env["MALLOC_MMAP_MAX_"] == "0" and int(env["MALLOC_TRIM_THRESHOLD_"]) >= 1 << 30  # freed memory stays
+    monkeypatch.setenv("MALLOC_MMAP_MAX_", "65536")
+    assert plan.step_environment()["MALLOC_MMAP_MAX_"] == "65536"  # the caller's setting wins
     run = subprocess.run([sys.executable, str(scripts / "where.py")], env=env, capture_output=True, text=True, check=True)
     assert Path(run.stdout.strip()) == plan.REPO_ROOT / "hf_models" / "__init__.py"
 

@@ -1,5 +1,5 @@
 """Finetuning levers for sentiment (issue 18): concat pooling, classifier dropout, gradual unfreezing, weight
-averaging, the best epoch on a held-out slice, and ELECTRA's replaced-token detection."""
+averaging, decay toward the starting weights, the best epoch on a held-out slice, and ELECTRA's replaced-token detection."""
 
 from __future__ import annotations
 
@@ -8,7 +8,12 @@ import torch
 from transformers import TrainerControl, TrainerState, TrainingArguments
 
 from hf_models import SmallEncoderConfig, SmallEncoderForPreTraining, SmallEncoderForSequenceClassification
-from hf_models.training import GradualUnfreezingCallback, WeightAveragingCallback, discriminative_optimizer
+from hf_models.training import (
+    DecayTowardStartCallback,
+    GradualUnfreezingCallback,
+    WeightAveragingCallback,
+    discriminative_optimizer,
+)
 from hf_models.training.transfer import backbone_layer_groups
 
 TINY = dict(vocab_size=50, hidden_size=16, num_hidden_layers=3, num_attention_heads=2, intermediate_size=32,
@@ -134,6 +139,31 @@ def test_weight_averaging_loads_the_mean_of_the_last_epochs():
     callback.on_train_end(args, _state(4.0), control)
     assert callback.count == 2
     torch.testing.assert_close(model.classifier.weight, (snapshots[2] + snapshots[3]) / 2)  # epochs 3 and 4
+
+
+def test_decay_toward_start_pulls_the_backbone_back_by_rate_times_strength():
+    """L2-SP, decoupled: w <- w + lr x strength x (w0 - w) for the backbone after each step; the head is left alone."""
+    model = _classifier()
+    callback = DecayTowardStartCallback(model, strength=100.0)
+    start = {name: p.detach().clone() for name, p in model.named_parameters()}
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(1.0)
+    moved = {name: p.detach().clone() for name, p in model.named_parameters()}
+
+    class Schedule:  # the scheduler Trainer hands to callbacks: the rate of the next step
+        def get_last_lr(self):
+            return [2e-3]
+
+    args = TrainingArguments(output_dir="unused", use_cpu=True)
+    callback.on_step_end(args, _state(0.1), TrainerControl(), lr_scheduler=Schedule())
+    for name, p in model.named_parameters():
+        if name.startswith("model."):  # 0.2 of the way back
+            torch.testing.assert_close(p, moved[name] + 0.2 * (start[name] - moved[name]))
+        else:
+            assert torch.equal(p, moved[name]), f"the head {name} was pulled"
+    with pytest.raises(ValueError, match="positive strength"):
+        DecayTowardStartCallback(model, strength=0.0)
 
 
 def test_replaced_token_detection_labels_and_learning():

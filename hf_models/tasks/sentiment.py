@@ -25,6 +25,7 @@ from hf_models.textio import UsageError, atomic_write_text
 from hf_models.tokenization import resolve_tokenizer
 from hf_models.training import (
     TRAINER_GROUP,
+    DecayTowardStartCallback,
     FlagGroup,
     GradualUnfreezingCallback,
     ModelArguments,
@@ -88,6 +89,11 @@ class SentimentArguments:
             "layer groups of the backbone, from the top (last block first, embeddings last). 0: all train at once."
         },
     )
+    decay_toward_start: float = field(
+        default=0.0,
+        metadata={"help": "L2-SP: after each step the backbone's weights move back toward their start by learning "
+                  "rate x this of the distance (weight decay toward the pretrained weights, not zero). 0: off."},
+    )  # fmt: skip
     average_last_epochs: int = field(
         default=0, metadata={"help": "Keep the average of the weights of the last N epochs (0: the last weights)."}
     )
@@ -245,6 +251,8 @@ def _transfer_callbacks(model, data_args: SentimentArguments, training_args: Tra
         backbone_lr = backbone_lr or training_args.learning_rate  # every group in the optimizer from the start
     if data_args.average_last_epochs:
         callbacks.append(WeightAveragingCallback(model, data_args.average_last_epochs))
+    if data_args.decay_toward_start:
+        callbacks.append(DecayTowardStartCallback(model, data_args.decay_toward_start))
     return callbacks, backbone_lr
 
 
@@ -299,12 +307,13 @@ def _check_before_training(model_args: ModelArguments, data_args: SentimentArgum
         raise UsageError(f"--max_seq_length {data_args.max_seq_length}: give a positive number of tokens")
     if data_args.head_init not in ("random", "linear_probe"):
         raise UsageError(f"--head_init {data_args.head_init}: give 'random' or 'linear_probe'")
+    if data_args.decay_toward_start and data_args.freeze_backbone:
+        raise UsageError("--decay_toward_start pulls the backbone's weights, which --freeze_backbone keeps: give one")
     if data_args.freeze_embeddings and (data_args.freeze_backbone or data_args.gradual_unfreezing):
         other = "--freeze_backbone freezes them too" if data_args.freeze_backbone else "--gradual_unfreezing thaws them"
         raise UsageError(f"--freeze_embeddings: {other}; give one of the two")
-    if data_args.length_buckets and training_args.train_sampling_strategy != "random":
-        raise UsageError(f"--length_buckets orders the batches itself: drop --train_sampling_strategy "
-                         f"{training_args.train_sampling_strategy}")  # fmt: skip
+    if data_args.length_buckets and (strategy := training_args.train_sampling_strategy) != "random":
+        raise UsageError(f"--length_buckets orders the batches itself: drop --train_sampling_strategy {strategy}")
     probe_only = training_args.max_steps <= 0 and training_args.num_train_epochs == 0
     if probe_only and not (data_args.head_init == "linear_probe" and data_args.freeze_backbone):
         raise UsageError(

@@ -33,7 +33,12 @@ from .plateau import PLATEAU_KEYS, check_plateau, unigram_entropy
 from .plots import PlotCallback, plot_curves
 from .setup import build_config, check_block_size, load_or_build_model
 from .trainer import ReproducibleTrainer, ShuffledLengthBuckets, last_logged, train_model
-from .transfer import GradualUnfreezingCallback, WeightAveragingCallback, discriminative_optimizer
+from .transfer import (
+    DecayTowardStartCallback,
+    GradualUnfreezingCallback,
+    WeightAveragingCallback,
+    discriminative_optimizer,
+)
 
 __all__ = [
     "TRAINER_GROUP",
@@ -45,6 +50,7 @@ __all__ = [
     "PLATEAU_KEYS",
     "GradualUnfreezingCallback",
     "WeightAveragingCallback",
+    "DecayTowardStartCallback",
     "discriminative_optimizer",
     "init_head_by_linear_probe",
     "ModelArguments",

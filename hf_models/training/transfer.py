@@ -2,7 +2,8 @@
 
 - `discriminative_optimizer`: the backbone at its own learning rate, the new head at the main one;
 - `GradualUnfreezingCallback`: the head alone first, then one more group of backbone layers each epoch, from the top;
-- `WeightAveragingCallback`: the average of the weights at the end of the last epochs.
+- `WeightAveragingCallback`: the average of the weights at the end of the last epochs;
+- `DecayTowardStartCallback`: weight decay toward the backbone's starting weights (L2-SP), not toward zero.
 """
 
 from __future__ import annotations
@@ -95,3 +96,22 @@ class WeightAveragingCallback(TrainerCallback):
             state_dict = self.model.state_dict()
             average = {name: (total / self.count).to(state_dict[name].dtype) for name, total in self.total.items()}
             self.model.load_state_dict(average, strict=False)
+
+
+class DecayTowardStartCallback(TrainerCallback):
+    """L2-SP (Li et al., 2018), decoupled as AdamW's decay: after each optimizer step every backbone weight moves
+    back toward its value at the start by `learning rate x strength` of the distance, so finetuning keeps the
+    pretrained weights within reach instead of shrinking them toward zero."""
+
+    def __init__(self, model: PreTrainedModel, strength: float) -> None:
+        if strength <= 0:
+            raise UsageError(f"--decay_toward_start needs a positive strength, not {strength}")
+        self.strength = strength
+        self.parameters = [p for p in model.base_model.parameters() if p.is_floating_point()]
+        self.start = [p.detach().clone() for p in self.parameters]
+
+    def on_step_end(self, args, state, control, lr_scheduler=None, **kwargs):
+        rate = lr_scheduler.get_last_lr()[0] if lr_scheduler is not None else args.learning_rate
+        with torch.no_grad():
+            for parameter, start in zip(self.parameters, self.start, strict=True):
+                parameter.lerp_(start, min(1.0, rate * self.strength))
