@@ -133,6 +133,10 @@ def test_the_folded_head_gives_the_probes_logits_through_the_model(pooling: str)
     features, labels = head_inputs(model, reviews, _collate, batch_size=8)
     single, _ = head_inputs(model, reviews, _collate, batch_size=1)
     assert torch.allclose(features, single, atol=1e-5)
+    # Batched shortest first, returned in the dataset's order: row k is review k (its label, its own features).
+    assert labels.tolist() == [row["label"] for row in reviews.rows]
+    fifth, _ = head_inputs(model, torch.utils.data.Subset(reviews, [5]), _collate)
+    assert torch.allclose(features[5], fifth[0], atol=1e-5)
     model.eval()
     with torch.no_grad():
         logits = torch.cat([model(**{k: v for k, v in _collate([row]).items() if k != "labels"}).logits
