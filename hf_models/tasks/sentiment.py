@@ -209,7 +209,7 @@ def _compute_metrics():
 
 def _write_test_predictions(trainer: Trainer, test_set, data_args: SentimentArguments, metrics: dict) -> None:
     """Test labels are held back: predict them, one label (0 or 1) per line, in the order of the reviews.
-    They are predicted shortest first, so that a batch is padded to lengths close to its own (half the time)."""
+    They are predicted shortest first, so that a batch is padded to about its own length, then put back in order."""
     by_length = np.argsort([len(ids) for ids in test_set["input_ids"]], kind="stable")
     sorted_logits = trainer.predict(test_set.select(by_length), metric_key_prefix="test").predictions
     test_predictions = np.empty(len(by_length), dtype=np.int64)
