@@ -152,9 +152,9 @@ PROFILES = {
     ),
     # One GPU in bf16, both pipelines side by side in about 10 minutes (issue 22): birthplace took 210 s on an H200
     # (2026-11-26). Sentiment, not run with these settings yet: the whole French corpus (35M tokens) with the CPU
-    # profile's 16k BPE, and 8,000 LM steps of 128 x 128 tokens (3.7 passes; about 4.6 min at the 29 steps/s of
-    # the 20,000-step run of 2026-11-22 on an H100, whose 9 passes gave the CPU LM's accuracy), then the
-    # finetunings all at once.
+    # profile's 16k BPE, and 6,000 LM steps of 128 x 128 tokens (2.8 passes; about 3.5 min at the 29 steps/s of
+    # the 20,000-step run of 2026-11-22 on an H100, whose 9 passes gave the CPU LM's accuracy: more LM tokens did
+    # not move the finetuned accuracy), then the finetunings all at once.
     "gpu": Profile(
         "gpu",
         ("--bf16", "true"),
@@ -170,7 +170,7 @@ PROFILES = {
                           span_corruption_pretrain_epochs=30, sampling="group_by_length",
                           models=("vanilla_recite", "synthesizer_recite", "vanilla_span_corruption"),
                           counterfactual_models=("vanilla_recite",)),  # fmt: skip
-        SentimentProfile(news_lines=1_000_000, novel_lines=1_000_000, pretrain_steps=8000, batch_size=128,
+        SentimentProfile(news_lines=1_000_000, novel_lines=1_000_000, pretrain_steps=6000, batch_size=128,
                          vocab_size=16_000, length_buckets=True),
     ),
 }
