@@ -150,11 +150,10 @@ PROFILES = {
                          length_buckets=True),
         side_by_side=("bp_training", "bp_after_training", "bp_after_finetuning"),
     ),
-    # One GPU in bf16, both pipelines side by side in about 10 minutes (issue 22): birthplace took 210 s on an H200
-    # (2026-11-26). Sentiment, not run with these settings yet: the whole French corpus (35M tokens) with the CPU
-    # profile's 16k BPE, and 6,000 LM steps of 128 x 128 tokens (2.8 passes; about 3.5 min at the 29 steps/s of
-    # the 20,000-step run of 2026-11-22 on an H100, whose 9 passes gave the CPU LM's accuracy: more LM tokens did
-    # not move the finetuned accuracy), then the finetunings all at once.
+    # One GPU in bf16, both pipelines side by side: 7.7 minutes with throughput.py on an H100 (2026-11-26;
+    # birthplace 233 s, sentiment 420 s). Sentiment: the whole French corpus (35M tokens) with the CPU profile's
+    # 16k BPE, and 6,000 LM steps of 128 x 128 tokens (3 passes, 230 s), then the 18 finetunings all at once (92 s):
+    # pretrained LP-FT 80.42 %, scratch LP-FT 77.42 %.
     "gpu": Profile(
         "gpu",
         ("--bf16", "true"),
@@ -162,7 +161,8 @@ PROFILES = {
         ("--device", "cuda", "--dtype", "bf16", "--batch_size", "64"),
         # Birthplace: the CPU profile's rows (reciting, then answering; the course's span corruption) with 50 epochs
         # (the CPU's 15 and 12) in batches of 128, grouped by length (issue 22: larger batches, fewer launches), the
-        # vanilla model with counterfactual twins (67.8 % without them on 2026-11-26). The plain and augmented rows
+        # vanilla model with counterfactual twins: 70.2 % and 64.6 % (67.8 % and 62.2 % without twins, on an H200);
+        # 100 epochs gave the vanilla model +1.2 points only. The plain and augmented rows
         # of the 300-epoch profile of 2026-11-23 (50.2 % and 30.2 %) are in BENCHMARKS.md.
         BirthplaceProfile(pretrain_epochs=300, synthesizer_pretrain_epochs=300, batch_size=128, opening_tokens=40,
                           augmented_pretrain_epochs=300, synthesizer_augmented_pretrain_epochs=300,
