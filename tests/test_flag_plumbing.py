@@ -469,6 +469,13 @@ BIRTHPLACE_EVALUATE_ROWS = [
     Flag(("--recite_tokens", "5"), lambda r: _all(r.trained["generation"][0]["max_new_tokens"] == 5, len(r.trained["generation"]) == 2)),
 ]  # fmt: skip
 
+# Every answer is one of the recitation spans the model scored (each recitation has the name's capitalized words),
+# and none is generated: the one generation is the recitations'.
+BIRTHPLACE_SPANS_ROWS = [
+    Flag(("--answer_from_recitation",), lambda r: _all(len(r.trained["spans"]) == 1, set(_predictions(r, "predictions_test.txt")) <= set(r.trained["spans"][0]["answers"]), len(r.trained["generation"]) == 1)),
+]  # fmt: skip
+SPANS_SCENARIO = ["--model_name_or_path", "{tmp}/finetune", "--recite_tokens", "5", "--eval_split", "test"]
+
 BIRTHPLACE_LONDON_ROWS = [
     Flag(("--london_baseline",), lambda r: _all(set(_predictions(r, "../london.txt")) == {"London"}, r.trained["metrics"]["predictions_from"] == "london_baseline")),
     Flag(("--predictions_file", "{tmp}/london.txt"), lambda r: _all(len(_predictions(r, "../london.txt")) == r.trained["metrics"]["num_questions"] > 0)),
@@ -509,14 +516,15 @@ def test_birthplace_pretrain_and_finetune_flags(monkeypatch, tmp_path, synthetic
     check_all(run, BIRTHPLACE_FINETUNE_ROWS)
     assert run.config["vocab_size"] == 600  # --tokenizer_name_or_path: the tokenizer's vocabulary
 
-    generation = {"generation": (qa_formats, "greedy_completions")}
-    for name, rows in (
-        ("evaluate", BIRTHPLACE_EVALUATE_ROWS),
-        ("london", BIRTHPLACE_LONDON_ROWS),
-        ("most_common", BIRTHPLACE_MOST_COMMON_ROWS),
+    generation = {"generation": (qa_formats, "greedy_completions"), "spans": (qa_formats, "answer_log_likelihoods")}
+    for name, rows, after in (
+        ("evaluate", BIRTHPLACE_EVALUATE_ROWS, []),
+        ("spans", BIRTHPLACE_SPANS_ROWS, [arg.format(tmp=tmp_path) for arg in SPANS_SCENARIO]),
+        ("london", BIRTHPLACE_LONDON_ROWS, []),
+        ("most_common", BIRTHPLACE_MOST_COMMON_ROWS, []),
     ):
         run = run_scenario(
-            monkeypatch, birthplace, ["evaluate", "--data_dir", data], rows, tmp_path / name, spies=generation
+            monkeypatch, birthplace, ["evaluate", "--data_dir", data], rows, tmp_path / name, after, spies=generation
         )
         run.trained["data_dir"] = synthetic_birthplace_dir
         check_all(run, rows)  # fmt: skip
@@ -669,6 +677,7 @@ def test_every_flag_has_a_row():
         BIRTHPLACE_PRETRAIN_ROWS,
         BIRTHPLACE_FINETUNE_ROWS,
         BIRTHPLACE_EVALUATE_ROWS,
+        BIRTHPLACE_SPANS_ROWS,
         BIRTHPLACE_LONDON_ROWS,
         BIRTHPLACE_MOST_COMMON_ROWS,
     )

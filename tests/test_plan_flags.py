@@ -252,21 +252,38 @@ def test_a_step_starts_when_its_inputs_are_ready_not_when_its_stage_ends(tmp_pat
     assert times["slow.end"] <= times["reads_slow.start"]
 
 
-def test_counterfactual_twins_reach_the_vanilla_pretraining_alone() -> None:
+def test_counterfactual_twins_reach_the_vanilla_pretraining_alone(monkeypatch) -> None:
     """`counterfactual_models` puts `--counterfactual_qa` in those models' pretraining, in both profiles, and in no
     other step; a model that does not recite is refused (the twins swap the birthplace in the recitation)."""
     for profile in ("cpu", "gpu"):
-        birthplace = plan.PROFILES[profile].birthplace
-        assert birthplace.counterfactual_models == ("vanilla_recite",)
-        steps = plan.plan(profile, PATHS)["birthplace"]
+        assert plan.PROFILES[profile].birthplace.counterfactual_models == ()  # the profiles answer with spans instead
+        base = plan.PROFILES[profile]
+        birthplace = replace(base.birthplace, counterfactual_models=("vanilla_recite",))
+        monkeypatch.setitem(plan.PROFILES, "x", replace(base, birthplace=birthplace))
+        steps = plan.plan("x", PATHS)["birthplace"]
         with_twins = {step.name: _flag(step.command, "--counterfactual_qa") for step in steps
                       if "--counterfactual_qa" in step.command}  # fmt: skip
         assert with_twins == {"bp_vanilla_recite_pretrain": str(birthplace.counterfactual_qa)}
-    cpu = plan.PROFILES["cpu"].birthplace
+    cpu = replace(plan.PROFILES["cpu"].birthplace, counterfactual_models=("vanilla_recite",))
     with pytest.raises(ValueError, match="'vanilla_span_corruption' is not a reciting model"):
         replace(cpu, counterfactual_models=("vanilla_span_corruption",))
     with pytest.raises(ValueError, match="'vanilla_recite' is not a reciting model"):
         replace(cpu, models=("synthesizer_recite",))
+
+
+def test_answers_from_the_recitation_reach_every_score_of_a_reciting_model(monkeypatch) -> None:
+    """`BirthplaceProfile.answer_from_recitation` puts `--answer_from_recitation` in the scores (tuning split, dev,
+    test) of the reciting models, pretrained and finetuned, and in no other step."""
+    for profile in ("cpu", "gpu"):
+        base = plan.PROFILES[profile]
+        for spans in (False, True):
+            monkeypatch.setitem(plan.PROFILES, "x", replace(base, birthplace=replace(base.birthplace, answer_from_recitation=spans)))
+            steps = plan.plan("x", PATHS)["birthplace"]
+            reciting_scores = {step.name for step in steps if step.name.endswith(("_eval_tune", "_eval_dev", "_eval_test"))
+                               and "--recite_tokens" in step.command}  # fmt: skip
+            assert len(reciting_scores) == 6 * sum(model.endswith("_recite") for model in base.birthplace.models)
+            with_flag = {step.name for step in steps if "--answer_from_recitation" in step.command}
+            assert with_flag == (reciting_scores if spans else set())
 
 
 def test_the_profile_length_buckets_reach_every_sentiment_finetuning(monkeypatch) -> None:

@@ -9,6 +9,7 @@ from hf_models import SmallEncoderConfig, SmallEncoderForCausalLM, app
 from hf_models.data import IGNORE_INDEX, encode_reciting_qa, person_name
 from hf_models.tasks import birthplace, qa_formats
 from hf_models.tasks.qa_formats import RecitingQAFormat
+from hf_models.tasks.recitation_spans import answer_log_likelihoods, recitation_spans
 from hf_models.textio import UsageError
 
 PARAGRAPHS = (
@@ -115,12 +116,70 @@ def test_batched_recitations_and_answers_equal_one_at_a_time(tiny_tokenizer):
     assert answers == [qa.predict(model, tiny_tokenizer, [q], None, batch_size=1)[0] for q in questions]
 
 
+def test_recitation_spans_stay_inside_a_clause():
+    text = "Alfred Mele. Born in Detroit, Michigan, he studied at St. Louis (1968)."
+    assert recitation_spans(text, 1) == ["Alfred", "Mele", "Born", "in", "Detroit", "Michigan", "he", "studied", "at",
+                                         "St", "Louis"]  # fmt: skip
+    two = recitation_spans(text, 2)
+    assert {"Alfred Mele", "Mele. Born", "St. Louis", "in Detroit"} <= set(two)
+    assert "Detroit Michigan" not in two and "Louis 1968" not in two and "1968" not in two
+    assert recitation_spans("", 3) == [] and recitation_spans("1815 , .", 2) == []
+    assert recitation_spans(text, 2, capitalized=True) == ["Alfred", "Alfred Mele", "Mele", "Mele. Born", "Born",
+                                                           "Born in", "Detroit", "Michigan", "St", "St. Louis",
+                                                           "Louis"]  # fmt: skip
+
+
+def _tiny_model(tokenizer) -> SmallEncoderForCausalLM:
+    torch.manual_seed(0)
+    config = SmallEncoderConfig.from_preset("cs224n-mingpt", vocab_size=len(tokenizer), hidden_size=32,
+                                            num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+                                            max_position_embeddings=64)  # fmt: skip
+    return SmallEncoderForCausalLM(config).eval()
+
+
+def test_answer_log_likelihoods_are_the_qa_loss_of_each_row(tiny_tokenizer):
+    """Each score is minus the QA loss summed over the row's answer tokens, the same in a padded batch as alone."""
+    model = _tiny_model(tiny_tokenizer)
+    questions = ["Where was Ada Lovelace born?", "Where was Bo Li born?", "Where was Maria Anna Pelkin born?"]
+    answers = ["London", "Saint-Denis sur Mer", "Paris"]
+    recitations = [tiny_tokenizer(text, add_special_tokens=False)["input_ids"] for text in PARAGRAPHS + ("Bo.",)]
+    together = answer_log_likelihoods(model, tiny_tokenizer, questions, answers, recitations, 64, batch_size=3)
+    rows = encode_reciting_qa({"question": questions, "answer": answers}, tiny_tokenizer, 64, recitations)
+    for i, score in enumerate(together):
+        labels = torch.tensor([rows["labels"][i]])
+        loss = model(input_ids=torch.tensor([rows["input_ids"][i]]), labels=labels).loss
+        answer_tokens = int((labels[:, 1:] != IGNORE_INDEX).sum())
+        assert score == pytest.approx(-loss.item() * answer_tokens, rel=1e-5)
+        alone = answer_log_likelihoods(model, tiny_tokenizer, [questions[i]], [answers[i]], [recitations[i]], 64, 1)
+        assert alone[0] == pytest.approx(score, rel=1e-5)
+
+
+def test_answers_from_the_recitation_are_its_best_scored_spans(tiny_tokenizer):
+    model = _tiny_model(tiny_tokenizer)
+    qa = RecitingQAFormat(recite_tokens=12, max_new_tokens=4, answer_words=2)
+    questions = ["Where was Ada Lovelace born?", "Where was Bo Li born?", "Why?"]
+    answers = qa.predict(model, tiny_tokenizer, questions, None, batch_size=4)
+    recitations = qa.recite(model, tiny_tokenizer, questions, batch_size=4)
+    for question, answer, recitation in zip(questions[:2], answers, recitations, strict=False):
+        spans = recitation_spans(tiny_tokenizer.decode(recitation, skip_special_tokens=True), 2)
+        scores = answer_log_likelihoods(model, tiny_tokenizer, [question] * len(spans), spans,
+                                        [recitation] * len(spans), 64)  # fmt: skip
+        assert answer == spans[scores.index(max(scores))]
+    # No name, no recitation, no span: that answer is generated, as without the option.
+    assert answers[2] == RecitingQAFormat(recite_tokens=12, max_new_tokens=4).predict(
+        model, tiny_tokenizer, questions[2:], None, batch_size=1
+    )[0]
+    assert answers == [qa.predict(model, tiny_tokenizer, [q], None, batch_size=1)[0] for q in questions]
+
+
 def test_recite_tokens_with_the_course_vocabulary_or_span_corruption_is_refused(tmp_path, synthetic_birthplace_dir):
     data = str(synthetic_birthplace_dir)
     with pytest.raises(ValueError, match="--recite_tokens is for our BPE"):
         birthplace.BirthplaceArguments(data_dir=data, recite_tokens=8, course_vocabulary=True)
     with pytest.raises(ValueError, match="--recite_tokens must be 0"):
         birthplace.BirthplaceArguments(data_dir=data, recite_tokens=-1)
+    with pytest.raises(ValueError, match="--answer_from_recitation chooses the answer in the recitation"):
+        birthplace.BirthplaceArguments(data_dir=data, answer_from_recitation=True)
     with pytest.raises(UsageError, match="needs --pretraining_objective openings"):
         birthplace.main(
             ["pretrain", "--data_dir", data, "--output_dir", str(tmp_path / "sc"), "--tokenizer_vocab_size", "600"]

@@ -98,16 +98,21 @@ def _finish(trainer, arguments: tuple, metrics: dict, timer: RunTimer, task: str
     )  # fmt: skip
 
 
-def qa_format(bp_args: BirthplaceArguments, paragraphs: Sequence[str] = ()) -> QAFormat:
-    """The run's QA format (and vocabulary): the course's characters with `--course_vocabulary`, our BPE answering
-    after a recitation with `--recite_tokens` (`paragraphs`, wiki.txt, give the training rows their openings), else
-    our BPE."""
+def qa_format(
+    bp_args: BirthplaceArguments, paragraphs: Sequence[str] = (), train_answers: Sequence[str] = ()
+) -> QAFormat:
+    """The run's QA format (and vocabulary): the course's characters with `--course_vocabulary`, our BPE reciting
+    with `--recite_tokens` (`paragraphs`, wiki.txt, give the training rows their openings; `--answer_from_recitation`:
+    answers are spans of it shaped like the `train_answers`, here one capitalized word), else our BPE."""
     if bp_args.course_vocabulary:
         return CourseQAFormat()
     if bp_args.recite_tokens:
+        spans = bool(bp_args.answer_from_recitation and train_answers)
         return RecitingQAFormat(
-            bp_args.recite_tokens, tuple(paragraphs), bp_args.max_new_tokens, counterfactual=bp_args.counterfactual_qa
-        )
+            bp_args.recite_tokens, tuple(paragraphs), bp_args.max_new_tokens, counterfactual=bp_args.counterfactual_qa,
+            answer_words=max(len(answer.split()) for answer in train_answers) if spans else 0,
+            capitalized_answers=spans and all(answer[:1].isupper() for answer in train_answers),
+        )  # fmt: skip
     return BPEQAFormat(bp_args.max_new_tokens)
 
 
@@ -281,7 +286,7 @@ def _predictions(model_args: ModelArguments, bp_args: BirthplaceArguments, train
     if model_args.model_name_or_path is None:
         raise ValueError(missing)
     check_recite_tokens(model_args.model_name_or_path, bp_args.recite_tokens)
-    answers = qa_format(bp_args)
+    answers = qa_format(bp_args, train_answers=list(qa["train"]["answer"]))
     tokenizer = resolve_tokenizer(model_args.tokenizer_path, answers.vocabulary, missing=missing)
     model = SmallEncoderForCausalLM.from_pretrained(model_args.model_name_or_path, dtype=torch.float32)
     check_vocabulary(tokenizer, model.config.vocab_size, model_args.tokenizer_path, model_args.model_name_or_path)

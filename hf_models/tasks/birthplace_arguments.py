@@ -87,6 +87,15 @@ class BirthplaceArguments:
             "(0: off)."
         },
     )
+    answer_from_recitation: bool = field(
+        default=False,
+        metadata={
+            "help": "evaluate, with --recite_tokens: instead of generating the answer, choose the span of the "
+            "model's own recitation that the model scores highest as the answer: a run of words within a clause, "
+            "shaped like the training answers (no longer than the longest; capitalized if they all are). A "
+            "question whose recitation has no such span is answered by generation."
+        },
+    )
     course_vocabulary: bool = field(
         default=False,
         metadata={
@@ -108,6 +117,8 @@ class BirthplaceArguments:
             raise ValueError(f"--counterfactual_qa must be a fraction in [0, 1], got {self.counterfactual_qa}")
         if self.counterfactual_qa and not self.recite_tokens:
             raise ValueError("--counterfactual_qa swaps the birthplace in the recitation: it needs --recite_tokens")
+        if self.answer_from_recitation and not self.recite_tokens:
+            raise ValueError("--answer_from_recitation chooses the answer in the recitation: it needs --recite_tokens")
 
 
 # What each subcommand does (its --help's first line), and the fields it takes.
@@ -122,7 +133,7 @@ SUBCOMMAND_FIELDS = {
                  "pretrain_with_qa", "augment", "augment_copies", "counterfactual_qa"),
     "finetune": (*_SHARED, "variant", "counterfactual_qa"),
     "evaluate": (*_SHARED, "eval_split", "predictions_file", "london_baseline", "most_common_baseline",
-                 "max_new_tokens"),
+                 "max_new_tokens", "answer_from_recitation"),
 }  # fmt: skip
 # `evaluate` builds no model: no preset, overrides or attention type.
 EVALUATE_MODEL_FIELDS = ("model_name_or_path", "tokenizer_name_or_path", "overwrite_output_dir")

@@ -33,6 +33,7 @@ from ..data import check_characters, encode_birthplace_qa, encode_char_qa, encod
 from ..run_record import read_record
 from ..textio import UsageError
 from ..tokenization.courses import CS224N_CHAR, CS224N_MASK_CHAR
+from .recitation_spans import answer_log_likelihoods, recitation_spans
 
 logger = logging.getLogger(__name__)
 
@@ -234,7 +235,9 @@ class RecitingQAFormat:
     `paragraphs` (wiki.txt) give the training rows their real openings; a person without a paragraph gets the
     title alone, `Name.`, and a question of another shape than 'Where was NAME born?' no recitation.
     `counterfactual` (`--counterfactual_qa`): the fraction of training rows that get a twin whose birthplace is
-    another one, in the opening and the answer (`swap_birthplaces`).
+    another one, in the opening and the answer (`swap_birthplaces`). `answer_words` (`--answer_from_recitation`):
+    0 generates the answer; N > 0 chooses it among the recitation's spans of at most N words (`recitation_spans`;
+    `capitalized_answers`: only those that start with a capital letter).
     """
 
     recite_tokens: int
@@ -242,6 +245,8 @@ class RecitingQAFormat:
     max_new_tokens: int = 16
     vocabulary: str = "bpe"
     counterfactual: float = 0.0
+    answer_words: int = 0
+    capitalized_answers: bool = False
 
     def __post_init__(self) -> None:
         if self.recite_tokens < 1:
@@ -329,8 +334,39 @@ class RecitingQAFormat:
     def predict(self, model, tokenizer, questions: list[str], block_size: int | None, batch_size: int, where=None):
         block_size = block_size or model.config.max_position_embeddings
         recitations = self.recite(model, tokenizer, questions, batch_size)
-        prompts = encode_reciting_qa({"question": questions}, tokenizer, block_size, recitations, prompt_only=True)
-        return _answers_after(model, tokenizer, prompts["input_ids"], block_size, batch_size, self.max_new_tokens)
+        answers = self._span_answers(model, tokenizer, questions, recitations, block_size, batch_size)
+        generate = [i for i, answer in enumerate(answers) if answer is None]
+        if not generate:
+            return answers
+        prompts = encode_reciting_qa(
+            {"question": [questions[i] for i in generate]}, tokenizer, block_size, [recitations[i] for i in generate],
+            prompt_only=True,
+        )  # fmt: skip
+        generated = _answers_after(model, tokenizer, prompts["input_ids"], block_size, batch_size, self.max_new_tokens)
+        for i, answer in zip(generate, generated, strict=True):
+            answers[i] = answer
+        return answers
+
+    def _span_answers(self, model, tokenizer, questions, recitations, block_size: int, batch_size: int) -> list:
+        """With `answer_words`: for each question, the span of its recitation that the model scores highest as the
+        answer; None where the recitation has no span (or without `answer_words`): that answer is generated."""
+        if not self.answer_words:
+            return [None] * len(questions)
+        texts = [tokenizer.decode(ids, skip_special_tokens=True) for ids in recitations]
+        spans = [recitation_spans(text, self.answer_words, self.capitalized_answers) for text in texts]
+        owners = [i for i, candidates in enumerate(spans) for _ in candidates]
+        scores = answer_log_likelihoods(
+            model, tokenizer, [questions[i] for i in owners], [span for candidates in spans for span in candidates],
+            [recitations[i] for i in owners], block_size, batch_size,
+        )  # fmt: skip
+        best: list = [None] * len(questions)
+        position = 0
+        for i, candidates in enumerate(spans):
+            if candidates:
+                ranked = scores[position : position + len(candidates)]
+                best[i] = candidates[max(range(len(candidates)), key=ranked.__getitem__)]
+                position += len(candidates)
+        return best
 
 
 def real_birthplaces(rows: QAFormat) -> QAFormat:
