@@ -2,9 +2,10 @@
 
 A reciting model writes the person's paragraph opening, then answers. Generating the answer freely, it often
 answers from memory of the name, with a place that is not in its recitation, or a garbled one. Here the answer is
-instead the span of the recitation (a run of words inside one clause, no longer than the longest training answer)
-to which the model gives the highest likelihood as the answer, closing `⁇ </s>` included. This is extractive QA
-with the model as its own scorer: it reads nothing but the model's recitation and the question.
+instead the span of the recitation (a run of words inside one clause, shaped like the training answers: no longer
+than the longest, capitalized if they all are) to which the model gives the highest likelihood as the answer,
+closing `⁇ </s>` included. This is extractive QA with the model as its own scorer: it reads nothing but the model's
+recitation and the question.
 """
 
 from __future__ import annotations
