@@ -357,8 +357,7 @@ def birthplace_steps(profile: Profile, paths: Paths) -> list[Step]:
         augment = ("--augment", p.augment) if model.endswith(("_augmented", "_recite")) else ()
         twins = ("--counterfactual_qa", str(p.counterfactual_qa)) if model in p.counterfactual_models else ()
         objective = (*(span_corruption_args if span_corruption else objective_args), *recite, *twins)
-        # The course's finetuning stage. After mixed pretraining the model already answers, and a short, gentle pass
-        # keeps it; after span corruption it learns the questions there, with the course's 10 epochs at 6e-4.
+        # The course's finetuning stage: short and gentle after mixed pretraining; the course's after span corruption.
         epochs_and_rate = ("10", "6e-4") if span_corruption else ("2", "1e-4")
         pretrained, finetuned = f"{bp}/{model}_pretrain", f"{bp}/{model}_finetune"
         training.append(Step(f"bp_{model}_pretrain", (*recipe, "pretrain", "--variant", variant, *tokenizer, *augment,
