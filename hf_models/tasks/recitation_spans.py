@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 import torch
-from transformers import PreTrainedModel, PreTrainedTokenizerBase
+from transformers import DataCollatorForSeq2Seq, PreTrainedModel, PreTrainedTokenizerBase
 
 from ..data import IGNORE_INDEX, encode_reciting_qa
 
@@ -51,27 +51,22 @@ def answer_log_likelihoods(
     batch_size: int = 64,
 ) -> list[float]:
     """log p(answer ⁇ </s> | recitation </s> question ⁇) for each (question, answer, recitation) triple: the sum over
-    the tokens the QA loss trains on. Batches are right-padded and grouped by length."""
+    the tokens the QA loss trains on. Batches are grouped by length and padded as in training
+    (`DataCollatorForSeq2Seq`: labels with `IGNORE_INDEX`)."""
     if not questions:
         return []
     rows = encode_reciting_qa({"question": questions, "answer": answers}, tokenizer, block_size, recitations)
-    order = sorted(range(len(questions)), key=lambda i: len(rows["input_ids"][i]))
-    scores = [0.0] * len(questions)
+    rows = [dict(zip(rows, values, strict=True)) for values in zip(*rows.values(), strict=True)]
+    collate = DataCollatorForSeq2Seq(tokenizer, label_pad_token_id=IGNORE_INDEX)
+    order = sorted(range(len(rows)), key=lambda i: len(rows[i]["input_ids"]))
+    scores = [0.0] * len(rows)
     model.eval()
     for start in range(0, len(order), batch_size):
         batch = order[start : start + batch_size]
-        width = max(len(rows["input_ids"][i]) for i in batch)
-        pad = tokenizer.pad_token_id
-
-        def padded(key: str, value: int, batch: list[int] = batch, width: int = width) -> torch.Tensor:
-            return torch.tensor([rows[key][i] + [value] * (width - len(rows[key][i])) for i in batch])
-
-        input_ids, attention_mask = padded("input_ids", pad), padded("attention_mask", 0)
-        labels = padded("labels", IGNORE_INDEX)[:, 1:].to(model.device)
-        logits = model(input_ids=input_ids.to(model.device), attention_mask=attention_mask.to(model.device)).logits
-        log_probs = torch.log_softmax(logits[:, :-1].float(), dim=-1)
+        inputs = collate([rows[i] for i in batch]).to(model.device)
+        labels = inputs.pop("labels")[:, 1:]
+        log_probs = torch.log_softmax(model(**inputs).logits[:, :-1].float(), dim=-1)
         picked = log_probs.gather(-1, labels.clamp(min=0).unsqueeze(-1)).squeeze(-1)
-        totals = (picked * (labels != IGNORE_INDEX)).sum(dim=-1).tolist()
-        for i, total in zip(batch, totals, strict=True):
+        for i, total in zip(batch, (picked * (labels != IGNORE_INDEX)).sum(dim=-1).tolist(), strict=True):
             scores[i] = total
     return scores
