@@ -3,7 +3,8 @@
     python recipes/app.py [LABEL=]RUN_OR_HUB_ID [...] [--host 127.0.0.1] [--port 7860]
 
 - **Birthplace:** a question in; the answer of every loaded causal LM side by side (the `predict` of its QA
-  format in `tasks.qa_formats`, what `evaluate` scores), with London's as the baseline.
+  format in `tasks.qa_formats`, what `evaluate` scores: a reciting model recites the person's opening, then
+  answers with the span of it that it scores highest), with London's as the baseline.
 - **Sentiment:** a review in; each classifier's label and its probability (transformers' text-classification
   `pipeline`).
 - **Attention:** any text in; a heatmap of one layer's and one head's weights, as the model returns them with
@@ -171,7 +172,8 @@ def answer_birthplace(models: Sequence[LoadedModel], question: str) -> dict[str,
 
 def _answer(loaded: LoadedModel, question: str) -> str:
     """The answer `recipes/birthplace.py evaluate` would give: the QA format of the model's vocabulary predicts it."""
-    qa_format = answering_format(loaded.tokenizer, loaded.source)  # characters, BPE, or BPE reciting first
+    # Characters, BPE, or BPE reciting first (the answer then a span of the recitation), as its config says.
+    qa_format = answering_format(loaded.tokenizer, loaded.source, loaded.model.config)
     try:
         return qa_format.predict(loaded.model, loaded.tokenizer, [question], block_size=None, batch_size=1)[0]
     except ValueError as error:  # e.g. characters outside the course vocabulary
@@ -275,8 +277,9 @@ def _models_markdown(models: Sequence[LoadedModel]) -> str:
 
 def _birthplace_tab(gr, models: Sequence[LoadedModel]) -> None:
     lms = [m for m in models if m.kind == "causal-lm"]
-    gr.Markdown("Greedy answers, decoded as `recipes/birthplace.py evaluate` does. Always answering London is the "
-                "course's baseline." + ("" if lms else " **No causal LM is loaded.**"))  # fmt: skip
+    gr.Markdown("The answers `recipes/birthplace.py evaluate` scores: greedy, or for a model that recites the "
+                "person's opening first, the span of its recitation it scores highest. Always answering London is "
+                "the course's baseline." + ("" if lms else " **No causal LM is loaded.**"))  # fmt: skip
     question = gr.Textbox(label="Question", placeholder=EXAMPLE_QUESTION, elem_id="birthplace-question")
     ask = gr.Button("Answer", variant="primary", elem_id="birthplace-button")
     with gr.Row():

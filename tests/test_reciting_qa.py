@@ -1,12 +1,15 @@
 """Recite, then answer (`--recite_tokens`): the rows' layout, the openings they take from wiki.txt, batched
 recitations equal to one-at-a-time ones, and the three birthplace steps with the option."""
 
+import json
+import shutil
+
 import pytest
 import torch
 from test_recipes import COMMON, TINY, assert_run_outputs, read_report
 
 from hf_models import SmallEncoderConfig, SmallEncoderForCausalLM, app
-from hf_models.data import IGNORE_INDEX, encode_reciting_qa, person_name
+from hf_models.data import IGNORE_INDEX, encode_reciting_qa, load_birthplace, person_name
 from hf_models.tasks import birthplace, qa_formats
 from hf_models.tasks.qa_formats import RecitingQAFormat
 from hf_models.tasks.recitation_spans import answer_log_likelihoods, recitation_spans
@@ -214,19 +217,33 @@ def test_birthplace_steps_with_recitation(tmp_path, synthetic_birthplace_dir, ca
     with pytest.raises(UsageError, match="trained to answer after a 24-token recitation .* --recite_tokens 24"):
         birthplace.main(["evaluate", "--data_dir", data, "--model_name_or_path", str(pre), "--recite_tokens", "8"])
 
-    # The app reads the run record and recites too: two generations (recitation, answer), evaluate's answer.
+    # The finetuning saves how it answers in its config: the recitation's length and the training answers' shape.
+    train_answers = load_birthplace(data)["train"]["answer"]
+    shape = {"recite_tokens": 24, "answer_words": max(len(answer.split()) for answer in train_answers),
+             "capitalized_answers": all(answer[:1].isupper() for answer in train_answers)}  # fmt: skip
+    assert json.loads((ft / "config.json").read_text())["answer_format"] == shape
+    # So the app answers as `evaluate --answer_from_recitation` does, with no run record (a Hub model has none).
+    hub_like = tmp_path / "hub_like"
+    shutil.copytree(ft, hub_like)
+    (hub_like / "run_record.json").unlink()
+    dev_question = load_birthplace(data)["validation"]["question"][0]
+    predictions = tmp_path / "spans.txt"
+    birthplace.main(["evaluate", "--data_dir", data, "--model_name_or_path", str(ft), *recite,
+                     "--answer_from_recitation", "--predictions_file", str(predictions)])  # fmt: skip
+    assert app._answer(app.load_model(str(hub_like)), dev_question) == predictions.read_text().splitlines()[0]
+    spans = RecitingQAFormat(24, answer_words=shape["answer_words"], capitalized_answers=shape["capitalized_answers"])
+    assert app._answer(app.load_model(str(hub_like)), dev_question) == spans.predict(*_loaded(ft), [dev_question], None, 1)[0]
+
+    # A run saved before configs carried it: the run record says it recites, and the app generates the answer
+    # after the recitation (two generations).
+    config = json.loads((ft / "config.json").read_text())
+    del config["answer_format"]
+    (ft / "config.json").write_text(json.dumps(config))
     calls = []
     real = qa_formats.greedy_completions
     monkeypatch.setattr(qa_formats, "greedy_completions", lambda *a, **k: calls.append(k) or real(*a, **k))
-    question = "Where was " + person_name_of_first_dev_question(data) + " born?"
-    answer = app._answer(app.load_model(str(ft)), question)
-    assert len(calls) == 2 and answer == RecitingQAFormat(24).predict(*_loaded(ft), [question], None, batch_size=1)[0]
-
-
-def person_name_of_first_dev_question(data: str) -> str:
-    from hf_models.data import load_birthplace
-
-    return person_name(load_birthplace(data)["validation"]["question"][0])
+    answer = app._answer(app.load_model(str(ft)), dev_question)
+    assert len(calls) == 2 and answer == RecitingQAFormat(24).predict(*_loaded(ft), [dev_question], None, batch_size=1)[0]
 
 
 def _loaded(folder):

@@ -61,6 +61,7 @@ from hf_models.training import (
 )
 from hf_models.training.setup import check_vocabulary
 
+from . import qa_formats
 from .birthplace_arguments import BirthplaceArguments, subcommand_groups, subcommand_help, top_level_parser
 from .qa_formats import BPEQAFormat, CourseQAFormat, QAFormat, RecitingQAFormat, check_recite_tokens, real_birthplaces
 
@@ -107,11 +108,10 @@ def qa_format(
     if bp_args.course_vocabulary:
         return CourseQAFormat()
     if bp_args.recite_tokens:
-        spans = bool(bp_args.answer_from_recitation and train_answers)
+        shape = qa_formats.answer_format(bp_args.recite_tokens, train_answers if bp_args.answer_from_recitation else ())
         return RecitingQAFormat(
             bp_args.recite_tokens, tuple(paragraphs), bp_args.max_new_tokens, counterfactual=bp_args.counterfactual_qa,
-            answer_words=max(len(answer.split()) for answer in train_answers) if spans else 0,
-            capitalized_answers=spans and all(answer[:1].isupper() for answer in train_answers),
+            answer_words=shape["answer_words"], capitalized_answers=shape["capitalized_answers"],
         )  # fmt: skip
     return BPEQAFormat(bp_args.max_new_tokens)
 
@@ -232,11 +232,8 @@ def finetune(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
     check_run_output(model_args, training_args, _data_files(bp_args))
     paragraphs = list(load_birthplace_corpus(bp_args.data_dir)["train"]["text"]) if bp_args.recite_tokens else []
     qa_rows = qa_format(bp_args, paragraphs)
-    tokenizer = resolve_tokenizer(
-        model_args.tokenizer_path,
-        qa_rows.vocabulary,
-        missing="finetune needs --model_name_or_path (pretrained) or --tokenizer_name_or_path (from scratch)",
-    )
+    missing = "finetune needs --model_name_or_path (pretrained) or --tokenizer_name_or_path (from scratch)"
+    tokenizer = resolve_tokenizer(model_args.tokenizer_path, qa_rows.vocabulary, missing=missing)
     if not model_args.model_name_or_path:
         logger.info("No --model_name_or_path: finetuning a model trained from scratch (no pretraining)")
     model = _model(model_args, bp_args, tokenizer)
@@ -267,6 +264,8 @@ def finetune(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
         metrics["train_counterfactual_rows"] = qa_rows.counterfactual_rows(qa["train"][:], tokenizer)
     trainer.log_metrics("train", metrics)
     metrics["pretrained_from"] = model_args.model_name_or_path
+    if qa_rows.vocabulary == "bpe":  # how it answers travels with the model: to the app and the Hub
+        model.config.answer_format = qa_formats.answer_format(bp_args.recite_tokens, list(qa["train"]["answer"]))
     split_sizes = {split: len(encoded[split]) for split in encoded}
     return _finish(trainer, (model_args, bp_args, training_args), metrics, timer, "birthplace-qa", "qa", split_sizes)
 

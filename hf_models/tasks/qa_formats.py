@@ -42,6 +42,7 @@ __all__ = [
     "CourseQAFormat",
     "QAFormat",
     "RecitingQAFormat",
+    "answer_format",
     "answering_format",
     "check_recite_tokens",
     "real_birthplaces",
@@ -193,13 +194,34 @@ def check_recite_tokens(model_dir: str | os.PathLike, recite_tokens: int) -> Non
         )
 
 
-def answering_format(tokenizer: PreTrainedTokenizerBase, model_dir: str | os.PathLike) -> QAFormat:
-    """The format a trained model answers in: the course's characters (no </s>), else our BPE, reciting first when
-    its run record has `--recite_tokens`."""
+def answer_format(recite_tokens: int, train_answers: Sequence[str]) -> dict[str, Any]:
+    """What a finetuning saves as its config's `answer_format`: the recitation's length (0: answers directly) and
+    the shape of its training answers (the most words; whether all start with a capital letter)."""
+    return {
+        "recite_tokens": recite_tokens,
+        "answer_words": max((len(answer.split()) for answer in train_answers), default=0),
+        "capitalized_answers": bool(train_answers) and all(answer[:1].isupper() for answer in train_answers),
+    }
+
+
+def answering_format(tokenizer: PreTrainedTokenizerBase, model_dir: str | os.PathLike, config: Any = None) -> QAFormat:
+    """The format a trained model answers in: the course's characters (no </s>), else our BPE; reciting first, the
+    answer chosen from the recitation, when its config's `answer_format` says so (as `evaluate
+    --answer_from_recitation` scores it). A run saved before configs carried it recites when its run record has
+    `--recite_tokens`, and generates its answers."""
     if tokenizer.eos_token_id is None:
         return CourseQAFormat()
-    recite_tokens = trained_recite_tokens(model_dir)
-    return RecitingQAFormat(recite_tokens) if recite_tokens else BPEQAFormat()
+    saved = getattr(config, "answer_format", None)
+    if not saved:
+        recite_tokens = trained_recite_tokens(model_dir)
+        return RecitingQAFormat(recite_tokens) if recite_tokens else BPEQAFormat()
+    if not saved.get("recite_tokens"):
+        return BPEQAFormat()
+    return RecitingQAFormat(
+        int(saved["recite_tokens"]),
+        answer_words=int(saved.get("answer_words", 0)),
+        capitalized_answers=bool(saved.get("capitalized_answers", False)),
+    )
 
 
 def _fraction(text: str) -> float:
