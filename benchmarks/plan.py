@@ -98,6 +98,9 @@ class SentimentProfile:
     # Every finetuning on batches of similar lengths in random order (`--length_buckets`): half the positions of a
     # random batch of 16 reviews are padding.
     length_buckets: bool = False
+    # The LM's output as an adaptive softmax whose full-width head holds the first N token ids
+    # (`SmallEncoderConfig.adaptive_softmax_head`); the review stage keeps it, the classifiers have no LM head.
+    lm_adaptive_softmax_head: int | None = None
 
 
 @dataclass(frozen=True)
@@ -401,6 +404,8 @@ def sentiment_steps(profile: Profile, paths: Paths) -> list[Step]:
     p, py, se = profile.sentiment, paths.python, f"{paths.out}/sentiment"
     cls, corpus, common = f"{paths.data_root}/cls-books", f"{paths.out}/data/sentiment-corpus", _common(profile)
     model = ("--model_config", "altegrad-lab", *_overrides(p.config_overrides))
+    adaptive = f"adaptive_softmax_head={p.lm_adaptive_softmax_head}" if p.lm_adaptive_softmax_head else None
+    lm_model = ("--model_config", "altegrad-lab", *_overrides(",".join(filter(None, (p.config_overrides, adaptive)))))
     lm_args = ("--objective", "clm", "--block_size", "128", "--per_device_train_batch_size", str(p.batch_size),
                "--per_device_eval_batch_size", "64", "--weight_decay", "0.01", "--logging_steps", "50", *common)  # fmt: skip
     finetune_args = ("--data_dir", cls, "--num_train_epochs", str(p.epochs), "--per_device_train_batch_size", "16",
@@ -419,7 +424,7 @@ def sentiment_steps(profile: Profile, paths: Paths) -> list[Step]:
                               str(p.vocab_size), "--output_dir", f"{se}/tokenizer", "--no_progress",
                               "--overwrite_output_dir")),
         Step("se_pretrain", (*pretrain, "--train_files", f"{corpus}/pretrain.txt", "--validation_split_percentage", "1",
-                             "--max_eval_samples", "200", "--tokenizer_name_or_path", f"{se}/tokenizer", *model,
+                             "--max_eval_samples", "200", "--tokenizer_name_or_path", f"{se}/tokenizer", *lm_model,
                              "--output_dir", f"{se}/pretrain", "--max_steps", str(p.pretrain_steps), "--learning_rate",
                              "1e-3", "--lr_scheduler_type", "cosine", "--warmup_steps", "100", *lm_args)),
         Step("se_domain", (*pretrain, "--train_files", f"{corpus}/reviews.txt", "--validation_split_percentage", "5",

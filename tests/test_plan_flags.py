@@ -297,3 +297,20 @@ def test_the_profile_length_buckets_reach_every_sentiment_finetuning(monkeypatch
             assert len(finetunings) == 6 * len(base.sentiment.seeds)
             assert all(("--length_buckets" in step.command) == buckets for step in finetunings)
             assert all("--length_buckets" not in step.command for step in steps if step not in finetunings)
+
+
+def test_the_profile_adaptive_softmax_reaches_the_sentiment_lm_alone(monkeypatch) -> None:
+    """`SentimentProfile.lm_adaptive_softmax_head` is a config override of the LM built from scratch, beside the
+    profile's own overrides; the review stage loads that LM, and the classifiers have no LM head."""
+    base = plan.PROFILES["cpu"]
+    for overrides in (None, "hidden_size=64"):
+        sentiment = replace(base.sentiment, lm_adaptive_softmax_head=2000, config_overrides=overrides)
+        monkeypatch.setitem(plan.PROFILES, "x", replace(base, sentiment=sentiment))
+        steps = plan.plan("x", PATHS)["sentiment"]
+        with_head = {step.name for step in steps if any("adaptive_softmax_head=2000" in arg for arg in step.command)}
+        assert with_head == {"se_pretrain"}
+        pretrain = next(step for step in steps if step.name == "se_pretrain").command
+        expected = "hidden_size=64,adaptive_softmax_head=2000" if overrides else "adaptive_softmax_head=2000"
+        assert pretrain[pretrain.index("--config_overrides") + 1] == expected
+        parsed = parse_args(pretraining.ARGUMENT_GROUPS, list(pretrain[2:]))
+        assert [a.config_overrides for a in parsed if hasattr(a, "config_overrides")] == [expected]

@@ -72,6 +72,11 @@ class SmallEncoderConfig(PreTrainedConfig):
             (`gelu_pytorch_tanh`, GPT-2's GELU as one fused kernel): torch's exact-erf GELU is about 10x slower on
             the CPU and opens a thread pool even on tiny decoding tensors.
         lm_head_bias: bias on the (masked) LM head: the lab's `nn.Linear` has one, minGPT's head has none.
+        adaptive_softmax_head: the causal LM's output as an adaptive softmax (Grave et al., 2017; torch's
+            `nn.AdaptiveLogSoftmaxWithLoss`) instead of one `nn.Linear` over the vocabulary: the first N token ids
+            (BPE numbers its pieces in merge order, frequent ones first) in a full-width head, the others in
+            clusters 4 times larger each, at a quarter of the width of the one before. Training never computes
+            the whole vocabulary's logits, which are most of a small model's step. `None`: the plain head.
         classifier_pooling: which hidden state the classification head reads: `"last"` non-pad token (the lab's
             choice), `"mean"` over non-pad tokens, `"first"` non-pad token, or `"concat"`: last, mean and max over
             non-pad tokens side by side (ULMFiT's concat pooling; the head is then 3x wider), or `"all_layers"`: the
@@ -111,6 +116,7 @@ class SmallEncoderConfig(PreTrainedConfig):
     layer_norm_eps: float = positive(default=1e-5)
     initializer_range: float = positive(default=0.02)
     lm_head_bias: bool = True
+    adaptive_softmax_head: int | None = None
     tie_word_embeddings: bool = False
     classifier_pooling: ClassifierPooling = "last"
     classifier_dropout: int | float = probability(default=0.0)
@@ -139,6 +145,11 @@ class SmallEncoderConfig(PreTrainedConfig):
                 f"synthesizer_width ({width}) must be between 1 and max_position_embeddings "
                 f"({self.max_position_embeddings})."
             )
+        head = self.adaptive_softmax_head
+        if head is not None and not 0 < head < self.vocab_size:
+            raise ValueError(f"adaptive_softmax_head ({head}) must be between 1 and vocab_size - 1 ({self.vocab_size - 1}).")
+        if head is not None and self.tie_word_embeddings:
+            raise ValueError("adaptive_softmax_head has no output matrix to tie: set tie_word_embeddings=false.")
         if self.synthesizer_factors is not None:
             factors = list(self.synthesizer_factors)
             if len(factors) != 2 or min(factors) < 1 or factors[0] * factors[1] < width:
@@ -152,6 +163,16 @@ class SmallEncoderConfig(PreTrainedConfig):
         return self.hidden_size // self.num_attention_heads
 
     @property
+    def adaptive_softmax_cutoffs(self) -> list[int]:
+        """The first token id of each tail cluster of the adaptive softmax: N, 4N, 16N, ... below the vocabulary."""
+        cutoffs = []
+        cutoff = self.adaptive_softmax_head or self.vocab_size
+        while cutoff < self.vocab_size:
+            cutoffs.append(cutoff)
+            cutoff *= 4
+        return cutoffs
+
+    @property
     def synthesizer_length(self) -> int:
         """ℓ: the key positions spanned by the synthesizer variants (`synthesizer_width`, else the block size)."""
         return self.synthesizer_width if self.synthesizer_width is not None else self.max_position_embeddings
@@ -159,6 +180,11 @@ class SmallEncoderConfig(PreTrainedConfig):
     @property
     def synthesizer_factor_sizes(self) -> tuple[int, int]:
         """(a, b) of the factorized synthesizer: a·b ≥ ℓ, the outer product truncated to ℓ scores."""
+        head = self.adaptive_softmax_head
+        if head is not None and not 0 < head < self.vocab_size:
+            raise ValueError(f"adaptive_softmax_head ({head}) must be between 1 and vocab_size - 1 ({self.vocab_size - 1}).")
+        if head is not None and self.tie_word_embeddings:
+            raise ValueError("adaptive_softmax_head has no output matrix to tie: set tie_word_embeddings=false.")
         if self.synthesizer_factors is not None:
             return int(self.synthesizer_factors[0]), int(self.synthesizer_factors[1])
         first = math.isqrt(self.synthesizer_length - 1) + 1  # ⌈√ℓ⌉
