@@ -22,7 +22,9 @@ from hf_models import (
     SmallEncoderForSequenceClassification,
     SmallEncoderModel,
 )
-from hf_models.small_encoder.modeling_small_encoder import CACHE_FIELD
+from hf_models.small_encoder.modeling_small_encoder import CACHE_FIELD, SmallEncoderAdaptiveLMHead
+from hf_models.textio import UsageError
+from hf_models.training import build_config
 
 ATTENTION_TYPES = ["vanilla", "synthesizer"]
 
@@ -571,5 +573,14 @@ def test_adaptive_softmax_is_smaller_learns_saves_and_generates(tmp_path):
 def test_adaptive_softmax_refuses_a_tied_head_and_a_head_past_the_vocabulary():
     with pytest.raises(StrictDataclassClassValidationError, match="no output matrix to tie"):
         tiny_config(adaptive_softmax_head=8, tie_word_embeddings=True)
-    with pytest.raises(StrictDataclassClassValidationError, match=r"adaptive_softmax_head \(61\) must be between"):
+    with pytest.raises(StrictDataclassClassValidationError, match=r"adaptive_softmax_head \(61\) must be 0 \(off\)"):
         tiny_config(adaptive_softmax_head=61)
+
+
+def test_adaptive_softmax_is_set_by_the_recipes_config_overrides():
+    """`--config_overrides adaptive_softmax_head=N` (how the benchmark plan sets it) reaches the config."""
+    config = build_config("altegrad-lab", "adaptive_softmax_head=2000,hidden_size=64,num_attention_heads=2")
+    assert config.adaptive_softmax_head == 2000 and config.adaptive_softmax_cutoffs == [2000, 8000, 32000]
+    assert isinstance(SmallEncoderForCausalLM(config).lm_head, SmallEncoderAdaptiveLMHead)
+    with pytest.raises(UsageError, match="adaptive_softmax_head"):
+        build_config("altegrad-lab", "adaptive_softmax_head=60000")

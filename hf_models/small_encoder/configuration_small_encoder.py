@@ -76,7 +76,7 @@ class SmallEncoderConfig(PreTrainedConfig):
             `nn.AdaptiveLogSoftmaxWithLoss`) instead of one `nn.Linear` over the vocabulary: the first N token ids
             (BPE numbers its pieces in merge order, frequent ones first) in a full-width head, the others in
             clusters 4 times larger each, at a quarter of the width of the one before. Training never computes
-            the whole vocabulary's logits, which are most of a small model's step. `None`: the plain head.
+            the whole vocabulary's logits, which are most of a small model's step. 0: the plain head.
         classifier_pooling: which hidden state the classification head reads: `"last"` non-pad token (the lab's
             choice), `"mean"` over non-pad tokens, `"first"` non-pad token, or `"concat"`: last, mean and max over
             non-pad tokens side by side (ULMFiT's concat pooling; the head is then 3x wider), or `"all_layers"`: the
@@ -116,7 +116,7 @@ class SmallEncoderConfig(PreTrainedConfig):
     layer_norm_eps: float = positive(default=1e-5)
     initializer_range: float = positive(default=0.02)
     lm_head_bias: bool = True
-    adaptive_softmax_head: int | None = None
+    adaptive_softmax_head: int = 0
     tie_word_embeddings: bool = False
     classifier_pooling: ClassifierPooling = "last"
     classifier_dropout: int | float = probability(default=0.0)
@@ -146,9 +146,9 @@ class SmallEncoderConfig(PreTrainedConfig):
                 f"({self.max_position_embeddings})."
             )
         head = self.adaptive_softmax_head
-        if head is not None and not 0 < head < self.vocab_size:
-            raise ValueError(f"adaptive_softmax_head ({head}) must be between 1 and vocab_size - 1 ({self.vocab_size - 1}).")
-        if head is not None and self.tie_word_embeddings:
+        if not 0 <= head < self.vocab_size:
+            raise ValueError(f"adaptive_softmax_head ({head}) must be 0 (off) or below vocab_size ({self.vocab_size}).")
+        if head and self.tie_word_embeddings:
             raise ValueError("adaptive_softmax_head has no output matrix to tie: set tie_word_embeddings=false.")
         if self.synthesizer_factors is not None:
             factors = list(self.synthesizer_factors)
@@ -181,9 +181,9 @@ class SmallEncoderConfig(PreTrainedConfig):
     def synthesizer_factor_sizes(self) -> tuple[int, int]:
         """(a, b) of the factorized synthesizer: a·b ≥ ℓ, the outer product truncated to ℓ scores."""
         head = self.adaptive_softmax_head
-        if head is not None and not 0 < head < self.vocab_size:
-            raise ValueError(f"adaptive_softmax_head ({head}) must be between 1 and vocab_size - 1 ({self.vocab_size - 1}).")
-        if head is not None and self.tie_word_embeddings:
+        if not 0 <= head < self.vocab_size:
+            raise ValueError(f"adaptive_softmax_head ({head}) must be 0 (off) or below vocab_size ({self.vocab_size}).")
+        if head and self.tie_word_embeddings:
             raise ValueError("adaptive_softmax_head has no output matrix to tie: set tie_word_embeddings=false.")
         if self.synthesizer_factors is not None:
             return int(self.synthesizer_factors[0]), int(self.synthesizer_factors[1])
