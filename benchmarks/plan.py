@@ -117,8 +117,8 @@ class Profile:
 
 
 PROFILES = {
-    # The 2-core CPU (fp32): birthplace 60.1 min (the run of 2026-11-26 with twins; 51.9 min without them),
-    # sentiment about 72 min before length buckets and the allocator setting (its finetunings one after the other
+    # The 2-core CPU (fp32): birthplace 57.3 min (the run of 2026-11-26 answering from the recitation),
+    # sentiment 80.6 min (the run of 2026-11-26; its finetunings one after the other
     # on both cores: on one core a finetuning takes 2.1 times as long, so two side by side gain nothing). Issues 18
     # and 21 ask 60.
     "cpu": Profile(
@@ -152,12 +152,12 @@ PROFILES = {
         # step's cost). In the exploration of 2026-11-25 its frozen probe gained 2.25 points over the 8k BPE's with
         # 2,800 steps and LP-FT kept its mean (BENCHMARKS.md, "A 16k vocabulary": a choice made on validation).
         # Finetunings on length buckets: their training 36-48 % shorter, the final accuracy as good on 4 seed pairs,
-        # epoch 1 lower for both rows (BENCHMARKS.md, "Length buckets"). With the allocator's 18 % off an LM step,
-        # about 55 minutes on a quick day's machine; not run as a pipeline yet.
-        # The pipeline of 2026-11-26 with the plain 16k softmax took 80.6 minutes (its LM 1,827 s); the LM's output
-        # is now an adaptive softmax (a head of the 2,000 most frequent ids), measured in the run that follows it.
+        # epoch 1 lower for both rows (BENCHMARKS.md, "Length buckets"). The pipeline run of 2026-11-26: 80.6
+        # minutes (LM 1,827 s at 1.27 s a step), pretrained LP-FT 79.83 %, scratch LP-FT 77.92 %.
+        # An adaptive softmax on the LM (`lm_adaptive_softmax_head=2000`) made it 2.2 times faster and its backbone
+        # worse for the reviews (frozen probe 69.5 % against 74.25 % on seed 42): not kept (BENCHMARKS.md).
         SentimentProfile(news_lines=10_000, novel_lines=110_000, pretrain_steps=1400, batch_size=32, vocab_size=16_000,
-                         length_buckets=True, lm_adaptive_softmax_head=2000),
+                         length_buckets=True),
         side_by_side=("bp_training", "bp_after_training", "bp_after_finetuning"),
     ),
     # One GPU in bf16, both pipelines side by side: 7.7 minutes with throughput.py on an H100 (2026-11-26;
