@@ -155,7 +155,8 @@ PROFILES = {
         # epoch 1 lower for both rows (BENCHMARKS.md, "Length buckets"). The pipeline run of 2026-11-26: 80.6
         # minutes (LM 1,827 s at 1.27 s a step), pretrained LP-FT 79.83 %, scratch LP-FT 77.92 %.
         # An adaptive softmax on the LM (`lm_adaptive_softmax_head=2000`) made it 2.2 times faster and its backbone
-        # worse for the reviews (frozen probe 69.5 % against 74.25 % on seed 42): not kept (BENCHMARKS.md).
+        # worse for the reviews (3 seeds: frozen probe 69.67 % against 73.42 %, pretrained LP-FT 77.83 % against
+        # 79.83 %): not kept (BENCHMARKS.md, "An adaptive softmax on the LM").
         SentimentProfile(news_lines=10_000, novel_lines=110_000, pretrain_steps=1400, batch_size=32, vocab_size=16_000,
                          length_buckets=True),
         side_by_side=("bp_training", "bp_after_training", "bp_after_finetuning"),
