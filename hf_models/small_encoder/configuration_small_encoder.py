@@ -180,11 +180,6 @@ class SmallEncoderConfig(PreTrainedConfig):
     @property
     def synthesizer_factor_sizes(self) -> tuple[int, int]:
         """(a, b) of the factorized synthesizer: a·b ≥ ℓ, the outer product truncated to ℓ scores."""
-        head = self.adaptive_softmax_head
-        if not 0 <= head < self.vocab_size:
-            raise ValueError(f"adaptive_softmax_head ({head}) must be 0 (off) or below vocab_size ({self.vocab_size}).")
-        if head and self.tie_word_embeddings:
-            raise ValueError("adaptive_softmax_head has no output matrix to tie: set tie_word_embeddings=false.")
         if self.synthesizer_factors is not None:
             return int(self.synthesizer_factors[0]), int(self.synthesizer_factors[1])
         first = math.isqrt(self.synthesizer_length - 1) + 1  # ⌈√ℓ⌉

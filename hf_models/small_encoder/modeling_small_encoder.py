@@ -588,14 +588,14 @@ class SmallEncoderForCausalLM(SmallEncoderPreTrainedModel, GenerationMixin):
         )
         hidden_states = outputs.last_hidden_state
         slice_indices = slice(-logits_to_keep, None) if isinstance(logits_to_keep, int) else logits_to_keep
-        loss = logits = None
         if labels is not None and self.config.adaptive_softmax_head:
             # The point of the adaptive softmax: a training step never computes the whole vocabulary's logits.
-            loss = self.lm_head.loss(hidden_states, labels, kwargs.get("num_items_in_batch"))
+            loss, logits = self.lm_head.loss(hidden_states, labels, kwargs.get("num_items_in_batch")), None
         else:
             logits = self.lm_head(hidden_states[:, slice_indices, :])
-        if labels is not None and loss is None:
-            loss = self.loss_function(logits=logits, labels=labels, vocab_size=self.config.vocab_size, **kwargs)
+            loss = None
+            if labels is not None:
+                loss = self.loss_function(logits=logits, labels=labels, vocab_size=self.config.vocab_size, **kwargs)
 
         return CausalLMOutputWithPast(
             loss=loss,
