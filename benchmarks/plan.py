@@ -220,8 +220,12 @@ BIRTHPLACE_VARIANTS = ("vanilla", "synthesizer")
 BIRTHPLACE_MODELS = (*((variant, f"{variant}{suffix}") for suffix in ("", "_augmented", "_recite")
                        for variant in BIRTHPLACE_VARIANTS), ("vanilla", "vanilla_span_corruption"))  # fmt: skip
 # The lab's three rows, then LP-FT (issue 18): the head first fitted as a logistic regression on the frozen features
-# of every layer (mean and max), alone (`frozen_linear_probe`) or then finetuned with the whole model.
+# of every layer (mean and max), alone (`frozen_linear_probe`) or then finetuned with the whole model. The LP-FT rows
+# and the probe are the `sentiment` pipeline, the lab's rows the `sentiment_lab` pipeline after it.
 SENTIMENT_SETUPS = ("scratch", "pretrained", "frozen", "frozen_linear_probe", "scratch_lp_ft", "pretrained_lp_ft")
+# The frozen backbone's probe is the one the pretrained LP-FT run fits before it finetunes, kept in its run folder
+# (`--save_linear_probe`): the same features, C and predictions as a run of its own, without its minute of work.
+PROBE_KEPT_BY = {"frozen_linear_probe": "pretrained_lp_ft"}
 
 
 def birthplace_rows(profile: str) -> tuple[Row, ...]:
@@ -254,15 +258,16 @@ def sentiment_rows(profile: str) -> tuple[Row, ...]:
     """One row per set-up, over its finetuning seeds; the pretrained ones count the LM stages too."""
     seeds = PROFILES[profile].sentiment.seeds
     scratch, pretrained = ("se_tokenizer",), ("se_tokenizer", "se_pretrain", "se_domain")
-    return tuple(
-        Row(
+    rows = []
+    for setup in SENTIMENT_SETUPS:
+        run, kept = PROBE_KEPT_BY.get(setup, setup), "/linear_probe" if setup in PROBE_KEPT_BY else ""
+        rows.append(Row(
             setup,
-            tuple(f"sentiment/{setup}_seed{seed}" for seed in seeds),
-            (scratch if setup.startswith("scratch") else pretrained) + tuple(f"se_{setup}_seed{seed}" for seed in seeds),
+            tuple(f"sentiment/{run}_seed{seed}{kept}" for seed in seeds),
+            (scratch if setup.startswith("scratch") else pretrained) + tuple(f"se_{run}_seed{seed}" for seed in seeds),
             setup,
-        )
-        for setup in SENTIMENT_SETUPS
-    )
+        ))  # fmt: skip
+    return tuple(rows)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -398,23 +403,37 @@ def birthplace_steps(profile: Profile, paths: Paths) -> list[Step]:
     ]  # fmt: skip
 
 
+def _finetune_args(profile: Profile, paths: Paths) -> tuple[str, ...]:
+    """What every sentiment finetuning of the profile shares (the seed and the set-up's flags follow)."""
+    p = profile.sentiment
+    return ("--data_dir", f"{paths.data_root}/cls-books", "--num_train_epochs", str(p.epochs),
+            "--per_device_train_batch_size", "16", "--max_seq_length", "256", "--per_device_eval_batch_size", "64",
+            "--lr_scheduler_type", "linear", "--warmup_steps", "20", "--weight_decay", "0.01", "--logging_steps", "25",
+            *(("--length_buckets",) if p.length_buckets else ()), *_common(profile))  # fmt: skip
+
+
+def _accuracy_figure(profile: Profile, paths: Paths, name: str) -> Step:
+    """The lab's figure: every sentiment row finished in OUT, validation accuracy per epoch."""
+    return Step(name, (paths.python, "benchmarks/plot_sentiment.py", "--bench_dir", paths.out, "--profile", profile.name,
+                       "--output", f"benchmarks/figures/sentiment_valid_accuracy{profile.figure_suffix}.png", "--title",
+                       f"CLS-FR books, validation ({profile.name} profile, mean ± std of seeds)"), timed=False)  # fmt: skip
+
+
 def sentiment_steps(profile: Profile, paths: Paths) -> list[Step]:
-    """ALTeGraD-lab style: a BPE tokenizer and a causal LM pretrained on French news and novels (+ the unlabeled
-    training reviews), a second LM stage on the training reviews alone (ULMFiT's target-domain stage; never a
-    validation or test review), then finetuned six ways, each with the profile's seeds: the lab's scratch /
-    pretrained / frozen backbone, the frozen backbone's linear probe (every layer's mean and max), and LP-FT (that
-    probe as the starting head, then the whole model finetuned) from scratch and pretrained; and the lab's figure."""
+    """Issue 18's rows, ALTeGraD-lab style: a BPE tokenizer and a causal LM pretrained on French news and novels (+
+    the unlabeled training reviews), a second LM stage on the training reviews alone (ULMFiT's target-domain stage;
+    never a validation or test review), then LP-FT with the profile's seeds: the head fitted as a linear probe of
+    the frozen features (every layer's mean and max), then the whole model finetuned, from scratch and pretrained.
+    The pretrained run keeps its probe alone as the frozen backbone's row (`--save_linear_probe`). Then the figures.
+    The lab's own three rows are the `sentiment_lab` pipeline."""
     p, py, se = profile.sentiment, paths.python, f"{paths.out}/sentiment"
-    cls, corpus, common = f"{paths.data_root}/cls-books", f"{paths.out}/data/sentiment-corpus", _common(profile)
+    cls, corpus = f"{paths.data_root}/cls-books", f"{paths.out}/data/sentiment-corpus"
     model = ("--model_config", "altegrad-lab", *_overrides(p.config_overrides))
     adaptive = f"adaptive_softmax_head={p.lm_adaptive_softmax_head}" if p.lm_adaptive_softmax_head else None
     lm_model = ("--model_config", "altegrad-lab", *_overrides(",".join(filter(None, (p.config_overrides, adaptive)))))
     lm_args = ("--objective", "clm", "--block_size", "128", "--per_device_train_batch_size", str(p.batch_size),
-               "--per_device_eval_batch_size", "64", "--weight_decay", "0.01", "--logging_steps", "50", *common)  # fmt: skip
-    finetune_args = ("--data_dir", cls, "--num_train_epochs", str(p.epochs), "--per_device_train_batch_size", "16",
-                     "--max_seq_length", "256", "--per_device_eval_batch_size", "64", "--lr_scheduler_type", "linear",
-                     "--warmup_steps", "20", "--weight_decay", "0.01", "--logging_steps", "25",
-                     *(("--length_buckets",) if p.length_buckets else ()), *common)  # fmt: skip
+               "--per_device_eval_batch_size", "64", "--weight_decay", "0.01", "--logging_steps", "50",
+               *_common(profile))  # fmt: skip
     pretrain, finetune = (py, "recipes/pretrain.py"), (py, "recipes/finetune_sentiment.py")
     steps = [
         Step("se_prepare_data", (py, "benchmarks/prepare_data.py", "sentiment-corpus", "--data_root", paths.data_root,
@@ -436,12 +455,35 @@ def sentiment_steps(profile: Profile, paths: Paths) -> list[Step]:
                            "--warmup_steps", "20", *lm_args)),
     ]  # fmt: skip
     for seed in p.seeds:
-        seed_args = (*finetune_args, "--seed", str(seed), "--classifier_pooling", p.pooling)
         # LP-FT reads every layer (mean and max): a linear probe of those features gave 74.75 % on validation where
         # the last layer's mean gave 69.0 % (BENCHMARKS.md, "What the frozen features hold"); the L2 of the probe
         # is chosen by 5-fold cross-validation on the training reviews.
-        probe_args = (*finetune_args, "--seed", str(seed), "--classifier_pooling", "all_layers", "--head_init",
-                      "linear_probe")  # fmt: skip
+        probe_args = (*_finetune_args(profile, paths), "--seed", str(seed), "--classifier_pooling", "all_layers",
+                      "--head_init", "linear_probe")  # fmt: skip
+        steps += [
+            Step(f"se_scratch_lp_ft_seed{seed}", (*finetune, "--from_scratch", "--tokenizer_name_or_path", f"{se}/tokenizer",
+                                                  *model, "--learning_rate", "5e-4", "--output_dir",
+                                                  f"{se}/scratch_lp_ft_seed{seed}", *probe_args), group="se_finetune"),
+            Step(f"se_pretrained_lp_ft_seed{seed}", (*finetune, "--model_name_or_path", f"{se}/domain", "--learning_rate",
+                                                     "3e-4", "--output_dir", f"{se}/pretrained_lp_ft_seed{seed}",
+                                                     *probe_args, "--save_linear_probe"), group="se_finetune"),
+        ]  # fmt: skip
+    return steps + [
+        _accuracy_figure(profile, paths, "se_plot"),
+        Step("se_loss_figure", ("cp", f"{se}/pretrain/loss.png",
+                                f"benchmarks/figures/sentiment_pretrain_loss{profile.figure_suffix}.png"), timed=False),
+    ]  # fmt: skip
+
+
+def sentiment_lab_steps(profile: Profile, paths: Paths) -> list[Step]:
+    """The lab's three rows, from the `sentiment` pipeline's tokenizer and target-domain backbone (run it first):
+    from scratch, pretrained, and the pretrained backbone frozen under a new head (4 epochs of AdamW), each read
+    through the profile's pooling; then the figure again, with them."""
+    p, se = profile.sentiment, f"{paths.out}/sentiment"
+    model = ("--model_config", "altegrad-lab", *_overrides(p.config_overrides))
+    finetune, steps = (paths.python, "recipes/finetune_sentiment.py"), []
+    for seed in p.seeds:
+        seed_args = (*_finetune_args(profile, paths), "--seed", str(seed), "--classifier_pooling", p.pooling)
         steps += [
             Step(f"se_scratch_seed{seed}", (*finetune, "--from_scratch", "--tokenizer_name_or_path", f"{se}/tokenizer",
                                             *model, "--learning_rate", "5e-4", "--output_dir", f"{se}/scratch_seed{seed}",
@@ -451,29 +493,13 @@ def sentiment_steps(profile: Profile, paths: Paths) -> list[Step]:
             Step(f"se_frozen_seed{seed}", (*finetune, "--model_name_or_path", f"{se}/domain", "--freeze_backbone",
                                            "--learning_rate", "3e-3", "--output_dir", f"{se}/frozen_seed{seed}", *seed_args),
                  group="se_finetune"),
-            # The probe is the classifier: no epoch after it (`--num_train_epochs 0` comes last and wins).
-            Step(f"se_frozen_linear_probe_seed{seed}", (*finetune, "--model_name_or_path", f"{se}/domain",
-                                                        "--freeze_backbone", "--output_dir",
-                                                        f"{se}/frozen_linear_probe_seed{seed}", *probe_args,
-                                                        "--num_train_epochs", "0"), group="se_finetune"),
-            Step(f"se_scratch_lp_ft_seed{seed}", (*finetune, "--from_scratch", "--tokenizer_name_or_path", f"{se}/tokenizer",
-                                                  *model, "--learning_rate", "5e-4", "--output_dir",
-                                                  f"{se}/scratch_lp_ft_seed{seed}", *probe_args), group="se_finetune"),
-            Step(f"se_pretrained_lp_ft_seed{seed}", (*finetune, "--model_name_or_path", f"{se}/domain", "--learning_rate",
-                                                     "3e-4", "--output_dir", f"{se}/pretrained_lp_ft_seed{seed}",
-                                                     *probe_args), group="se_finetune"),
         ]  # fmt: skip
-    figures = "benchmarks/figures"
-    return steps + [
-        Step("se_plot", (py, "benchmarks/plot_sentiment.py", "--bench_dir", paths.out, "--profile", profile.name,
-                         "--output", f"{figures}/sentiment_valid_accuracy{profile.figure_suffix}.png", "--title",
-                         f"CLS-FR books, validation ({profile.name} profile, mean ± std of seeds)"), timed=False),
-        Step("se_loss_figure", ("cp", f"{se}/pretrain/loss.png",
-                                f"{figures}/sentiment_pretrain_loss{profile.figure_suffix}.png"), timed=False),
-    ]  # fmt: skip
+    return [*steps, _accuracy_figure(profile, paths, "se_lab_plot")]
 
 
-PIPELINES = {"birthplace": birthplace_steps, "sentiment": sentiment_steps}
+# In running order: `sentiment_lab` reads what `sentiment` made (`PIPELINE_NEEDS`).
+PIPELINES = {"birthplace": birthplace_steps, "sentiment": sentiment_steps, "sentiment_lab": sentiment_lab_steps}
+PIPELINE_NEEDS = {"sentiment_lab": "sentiment"}
 
 
 def plan(profile: str, paths: Paths | None = None) -> dict[str, list[Step]]:
@@ -642,6 +668,30 @@ def run_pipeline(name: str, steps: list[Step], out: Path, env: dict[str, str], f
                 return
 
 
+def chains(pipelines: list[str]) -> list[list[str]]:
+    """The pipelines as independent chains, each in running order: one that reads another's outputs
+    (`PIPELINE_NEEDS`) runs after it in its chain; the chains may run side by side (on a GPU machine)."""
+    result: list[list[str]] = []
+    for name in [name for name in PIPELINES if name in pipelines]:
+        chain = next((chain for chain in result if PIPELINE_NEEDS.get(name) in chain), None)
+        if chain is None:
+            result.append([name])
+        else:
+            chain.append(name)
+    return result
+
+
+def run_chain(chain: list[str], steps: dict[str, list[Step]], out: Path, env: dict[str, str], failed: list[str],
+              side_by_side: bool | tuple[str, ...]) -> None:  # fmt: skip
+    """The pipelines of one chain, one after the other; none after one that failed."""
+    for name in chain:
+        if PIPELINE_NEEDS.get(name) in failed:
+            failed.append(name)
+            print(f"{name} not run: {PIPELINE_NEEDS[name]} failed", flush=True)
+            continue
+        run_pipeline(name, steps[name], out, env, failed, side_by_side)
+
+
 def forget_timings(out: Path, steps: list[Step]) -> None:
     """Drop the timings.tsv lines of the steps about to run, so that a run of one pipeline keeps the other's."""
     timings, names = out / "timings.tsv", {step.name for step in steps}
@@ -678,17 +728,22 @@ def run(profile: str, pipelines: list[str], resume: bool = False, rerun: tuple[s
     if profile == "gpu":  # the GPU machine has cores to spare: tokenizers may use them all
         env = step_environment(OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"), TOKENIZERS_PARALLELISM="true")
         side_by_side = PROFILES[profile].side_by_side
-        threads = [threading.Thread(target=run_pipeline, args=(name, steps[name], out, env, failed, side_by_side))
-                   for name in pipelines]  # fmt: skip
+        threads = [threading.Thread(target=run_chain, args=(chain, steps, out, env, failed, side_by_side))
+                   for chain in chains(pipelines)]  # fmt: skip
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join()
     else:  # each pipeline on both cores (1.5-1.9x the speed of one core), its side-by-side groups on one core each
         env, side_by_side = step_environment(OMP_NUM_THREADS=str(CPU_THREADS)), PROFILES[profile].side_by_side
-        for name in pipelines:
+        for name in [name for name in PIPELINES if name in pipelines]:
+            if PIPELINE_NEEDS.get(name) in failed:
+                failed.append(name)
+                print(f"{name} not run: {PIPELINE_NEEDS[name]} failed", flush=True)
+                continue
+            began = time.monotonic()
             run_pipeline(name, steps[name], out, env, failed, side_by_side, threads=CPU_THREADS)
-            print(f"{name}: {time.monotonic() - start:.0f} s")
+            print(f"{name}: {time.monotonic() - began:.0f} s ({time.monotonic() - start:.0f} s since the start)")
     if "birthplace" in pipelines:
         log = (out / "birthplace_run.log").read_text(encoding="utf-8").splitlines()
         for line in log:

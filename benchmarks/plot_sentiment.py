@@ -70,6 +70,13 @@ def main(args: list[str] | None = None) -> Path:
     parser.add_argument("--title", default="CLS-FR books sentiment", help="the figure's title")
     parsed = parser.parse_args(args)
     runs = {row.label: [Path(parsed.bench_dir) / run for run in row.runs] for row in sentiment_rows(parsed.profile)}
+    # A pipeline draws the rows finished so far (`sentiment` before `sentiment_lab` has run).
+    unfinished = [label for label, dirs in runs.items() if not all((d / RECORD_FILE).is_file() for d in dirs)]
+    if unfinished and not parsed.runs:
+        print(f"Not drawn (no run record in {parsed.bench_dir} yet): {', '.join(unfinished)}")
+        runs = {label: dirs for label, dirs in runs.items() if label not in unfinished}
+        if not runs:
+            raise SystemExit(f"no sentiment run of the {parsed.profile} profile has finished in {parsed.bench_dir}")
     if parsed.runs:
         runs = {}
         for item in parsed.runs:

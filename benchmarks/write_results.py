@@ -22,6 +22,7 @@ import json
 import math
 import os
 import platform
+import re
 import shutil
 import statistics
 from pathlib import Path
@@ -135,6 +136,12 @@ def birthplace_rows_of(bench: Path, profile: str, timings: dict, hardware: str, 
     return rows
 
 
+def _seed(record: RunRecord, run: Path) -> str:
+    """A finetuning's seed: its record's, else the `seedN` in its folder's path."""
+    found = re.search(r"seed(\d+)", run.as_posix())
+    return str(record.hyperparameters.get("seed", found.group(1) if found else run.name))
+
+
 def sentiment_rows_of(bench: Path, profile: str, timings: dict, hardware: str, date: str) -> dict:
     """One row per set-up, over its finetuning seeds: mean ± sample standard deviation of the final accuracy."""
     rows = {}
@@ -146,13 +153,13 @@ def sentiment_rows_of(bench: Path, profile: str, timings: dict, hardware: str, d
         per_epoch = [round(statistics.mean(c[i] for c in curves), 4) for i in range(min(map(len, curves)))]
         extra = {
             "std_kind": f"sample standard deviation over {len(finals)} finetuning seeds",
-            "per_seed": {run.name: round(acc, 4) for run, acc in zip(records, finals, strict=True)},
+            "per_seed": {
+                f"{row.key}_seed{_seed(r, run)}": round(acc, 4)
+                for (run, r), acc in zip(records.items(), finals, strict=True)
+            },
             "per_epoch": per_epoch,
             "predictions_test": str(next(iter(records)) / "test_predictions.txt"),
-            "predictions_test_per_seed": {
-                str(r.hyperparameters.get("seed", run.name.rsplit("seed", 1)[-1])): str(run / "test_predictions.txt")
-                for run, r in records.items()
-            },
+            "predictions_test_per_seed": {_seed(r, run): str(run / "test_predictions.txt") for run, r in records.items()},
         }
         std = statistics.stdev(finals) if len(finals) > 1 else 0.0
         rows[row.key] = entry(statistics.mean(finals), std, list(row.steps), timings, hardware, date, extra)

@@ -294,6 +294,14 @@ def _head_started_as_the_probe(run: Run) -> None:
     assert metrics["linear_probe_folds"] == 3 and 0.0 <= metrics["linear_probe_train_cv_accuracy"] <= 1.0
 
 
+def _probe_kept_alone(run: Run) -> None:
+    """The probe's own run folder: its record (the probe's C and folds) and a test label per review."""
+    kept = read_record(run.out / "linear_probe")
+    assert kept.objective == "linear_probe" and kept.hyperparameters["linear_probe_folds"] == 3
+    assert kept.hyperparameters["linear_probe_C"] == run.trained["metrics"]["linear_probe_C"]
+    assert len((run.out / "linear_probe" / "answers.txt").read_text().splitlines()) == 10
+
+
 def _trained_on_length_buckets(run: Run) -> None:
     from hf_models.training import ShuffledLengthBuckets
 
@@ -306,6 +314,7 @@ SENTIMENT_ROWS = [
     TINY_ROW,
     Flag(("--head_init", "linear_probe"), _head_started_as_the_probe),
     Flag(("--linear_probe_folds", "3"), lambda r: _all(r.trained["metrics"]["linear_probe_folds"] == 3)),
+    Flag(("--save_linear_probe",), _probe_kept_alone),
     Flag(("--freeze_backbone",), _head_only_trainable),
     Flag(("--causal_mask", "false"), lambda r: _all(r.config["is_causal"] is False)),
     Flag(("--classifier_pooling", "mean"), lambda r: _all(r.config["classifier_pooling"] == "mean")),

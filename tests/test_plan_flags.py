@@ -83,13 +83,37 @@ def test_a_flag_of_another_subcommand_is_refused() -> None:
 
 def test_the_gpu_profile_runs_the_sentiment_finetunings_side_by_side() -> None:
     for profile, together in (("gpu", True), ("cpu", False)):
-        steps = plan.plan(profile, PATHS)["sentiment"]
-        batches = plan.batches(steps, plan.PROFILES[profile].side_by_side)
-        finetunes = [step.name for step in steps if step.group == "se_finetune"]
-        assert len(finetunes) == len(plan.SENTIMENT_SETUPS) * 3 == 18  # 6 rows x 3 seeds
-        assert [step.name for batch in batches for step in batch] == [step.name for step in steps]  # order kept
-        widest = max(batches, key=len)
-        assert [step.name for step in widest] == (finetunes if together else [steps[0].name])
+        for pipeline, rows in (("sentiment", 2), ("sentiment_lab", 3)):  # the probe row has no finetuning of its own
+            steps = plan.plan(profile, PATHS)[pipeline]
+            batches = plan.batches(steps, plan.PROFILES[profile].side_by_side)
+            finetunes = [step.name for step in steps if step.group == "se_finetune"]
+            assert len(finetunes) == rows * 3
+            assert [step.name for batch in batches for step in batch] == [step.name for step in steps]  # order kept
+            widest = max(batches, key=len)
+            assert [step.name for step in widest] == (finetunes if together else [steps[0].name])
+
+
+def test_every_sentiment_row_reads_what_a_step_of_the_two_pipelines_writes() -> None:
+    """Issue 18's rows are the `sentiment` pipeline, the lab's the `sentiment_lab` one, which reads the first's
+    tokenizer and backbone and so runs after it (in one chain on a GPU machine, in order on the CPU). The frozen
+    probe row reads the probe that each pretrained LP-FT run keeps (`--save_linear_probe`)."""
+    steps = plan.plan("cpu", PATHS)
+    by_name = {step.name: (pipeline, step) for pipeline in ("sentiment", "sentiment_lab") for step in steps[pipeline]}
+    for row in plan.sentiment_rows("cpu"):
+        pipelines = {by_name[name][0] for name in row.steps}
+        lab_row = row.key in ("scratch", "pretrained", "frozen")
+        assert pipelines == ({"sentiment", "sentiment_lab"} if lab_row else {"sentiment"}), row.key
+        finetunings = [by_name[name][1] for name in row.steps if name.startswith(("se_scratch", "se_pretrained", "se_frozen"))]
+        for run, step in zip(row.runs, finetunings, strict=True):
+            written = f"{PATHS.out}/{run}"
+            if row.key == "frozen_linear_probe":
+                assert "--save_linear_probe" in step.command and written == f"{_flag(step.command, '--output_dir')}/linear_probe"
+            else:
+                assert _flag(step.command, "--output_dir") == written
+    lab = steps["sentiment_lab"]
+    assert {_flag(step.command, "--tokenizer_name_or_path") or _flag(step.command, "--model_name_or_path") for step in lab
+            if "recipes/finetune_sentiment.py" in step.command} == {f"{PATHS.out}/sentiment/tokenizer", f"{PATHS.out}/sentiment/domain"}
+    assert plan.chains(["sentiment_lab", "birthplace", "sentiment"]) == [["birthplace"], ["sentiment", "sentiment_lab"]]
 
 
 def _flag(command: tuple[str, ...], flag: str) -> str | None:
@@ -292,9 +316,9 @@ def test_the_profile_length_buckets_reach_every_sentiment_finetuning(monkeypatch
         base = plan.PROFILES[profile]
         for buckets in (False, True):
             monkeypatch.setitem(plan.PROFILES, "x", replace(base, sentiment=replace(base.sentiment, length_buckets=buckets)))
-            steps = plan.plan("x", PATHS)["sentiment"]
+            steps = [step for pipeline in ("sentiment", "sentiment_lab") for step in plan.plan("x", PATHS)[pipeline]]
             finetunings = [step for step in steps if "recipes/finetune_sentiment.py" in step.command]
-            assert len(finetunings) == 6 * len(base.sentiment.seeds)
+            assert len(finetunings) == 5 * len(base.sentiment.seeds)
             assert all(("--length_buckets" in step.command) == buckets for step in finetunings)
             assert all("--length_buckets" not in step.command for step in steps if step not in finetunings)
 

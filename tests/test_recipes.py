@@ -298,6 +298,30 @@ def test_frozen_backbone_with_a_linear_probe_head_and_no_epoch(tmp_path, tiny_cl
     with pytest.raises(ValueError, match="--num_train_epochs 0 trains nothing"):
         _finetune(tmp_path, "no_probe", tiny_cls_books, ["--model_name_or_path", str(pretrained_lm_dir)],
                   ["--freeze_backbone", "--num_train_epochs", "0"])  # fmt: skip
+
+
+def test_lp_ft_keeps_its_probe_as_the_frozen_probe_run(tmp_path, tiny_cls_books, pretrained_lm_dir):
+    """--save_linear_probe: an LP-FT run keeps its probe, before finetuning, in OUTPUT_DIR/linear_probe, and that
+    folder holds what a --freeze_backbone --num_train_epochs 0 run of the same seed scores and predicts (the
+    benchmark's frozen probe row comes from it); the flag is refused without a probe to keep."""
+    from hf_models.run_record import read_record
+
+    probe_args = ["--classifier_pooling", "all_layers", "--head_init", "linear_probe", "--linear_probe_folds", "4"]
+    source = ["--model_name_or_path", str(pretrained_lm_dir)]
+    alone = _finetune(tmp_path, "probe", tiny_cls_books, source, [*probe_args, "--freeze_backbone", "--num_train_epochs", "0"])
+    lp_ft = _finetune(tmp_path, "lp_ft", tiny_cls_books, source, [*probe_args, "--save_linear_probe", "--num_train_epochs", "1"])
+    kept = read_record(lp_ft / "linear_probe")
+    scores = kept.evaluation("validation").metrics
+    assert scores["accuracy"] == pytest.approx(read_report(alone)["eval_accuracy"])
+    assert scores["f1"] == pytest.approx(read_report(alone)["eval_f1"])
+    assert kept.accuracy_per_epoch() == ([0.0], [scores["accuracy"]])
+    assert kept.hyperparameters["linear_probe_C"] == read_report(alone)["linear_probe_C"]
+    predictions = (lp_ft / "linear_probe" / "test_predictions.txt").read_text()
+    assert predictions == (alone / "test_predictions.txt").read_text() and predictions.count("\n") > 0
+    assert read_report(lp_ft)["epoch"] == 1.0 and read_report(lp_ft)["train_loss"] > 0  # then finetuned
+
+    with pytest.raises(ValueError, match="--save_linear_probe keeps the probe"):
+        _finetune(tmp_path, "no_probe_kept", tiny_cls_books, source, ["--save_linear_probe"])
     assert not (tmp_path / "no_probe").exists()
     with pytest.raises(ValueError, match="--length_buckets orders the batches itself"):
         _finetune(tmp_path, "two_orders", tiny_cls_books, ["--model_name_or_path", str(pretrained_lm_dir)],

@@ -9,7 +9,6 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -19,8 +18,8 @@ from transformers.trainer_utils import IntervalStrategy
 from hf_models import SmallEncoderForSequenceClassification
 from hf_models.data import load_cls_books
 from hf_models.metrics import load_metric
+from hf_models.run_record import Evaluation, RunRecord, hardware, model_size
 from hf_models.safety import check_not_input
-from hf_models.small_encoder.configuration_small_encoder import CLASSIFIER_POOLINGS
 from hf_models.textio import UsageError, atomic_write_text
 from hf_models.tokenization import resolve_tokenizer
 from hf_models.training import (
@@ -38,123 +37,20 @@ from hf_models.training import (
     init_head_by_linear_probe,
     load_or_build_model,
     model_group,
+    model_source,
     run_task,
     train_model,
 )
 from hf_models.training.linear_probe import head_inputs
+
+from .sentiment_arguments import SentimentArguments
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_PRESET = "altegrad-lab"
 DATASET = "cls-books"
 LANGUAGE = "fr"
-
-
-@dataclass
-class SentimentArguments:
-    data_dir: str = field(
-        default=None, metadata={"help": "Folder with {train,valid,test}.review.spm and {train,valid}.label."}
-    )
-    from_scratch: bool = field(
-        default=False, metadata={"help": "Train a new model from --model_config instead of --model_name_or_path."}
-    )
-    freeze_backbone: bool = field(default=False, metadata={"help": "Train the classification head only."})
-    freeze_embeddings: bool = field(
-        default=False,
-        metadata={
-            "help": "Keep the token embeddings as they start (pretrained, or random from scratch) and train the rest: "
-            "the words that no training review holds then stay where the words that do are."
-        },
-    )
-    causal_mask: bool | None = field(
-        default=None,
-        metadata={"help": "true: causal attention (the lab's LM backbone); false: bidirectional. Default: keep the model's."},
-    )
-    classifier_pooling: str | None = field(
-        default=None,
-        metadata={
-            "help": "How the classifier reads the sequence: 'last' non-pad token (the lab's), 'mean' of the "
-            "tokens, 'first', 'concat' (last, mean and max), or 'all_layers' (mean and max of every layer). "
-            "Default: keep the model's.",
-            "choices": list(CLASSIFIER_POOLINGS),
-        },
-    )
-    classifier_dropout: float | None = field(
-        default=None, metadata={"help": "Dropout on the pooled vector before the head. Default: keep the model's."}
-    )
-    gradual_unfreezing: int = field(
-        default=0,
-        metadata={
-            "help": "ULMFiT's gradual unfreezing: epoch 1 trains the head alone, then each epoch thaws this many more "
-            "layer groups of the backbone, from the top (last block first, embeddings last). 0: all train at once."
-        },
-    )
-    decay_toward_start: float = field(
-        default=0.0,
-        metadata={"help": "L2-SP: after each step the backbone's weights move back toward their start by learning "
-                  "rate x this of the distance (weight decay toward the pretrained weights, not zero). 0: off."},
-    )  # fmt: skip
-    average_last_epochs: int = field(
-        default=0, metadata={"help": "Keep the average of the weights of the last N epochs (0: the last weights)."}
-    )
-    selection_split_percentage: int = field(
-        default=0,
-        metadata={
-            "help": "Hold out this share of the training reviews, score it every epoch, and keep the epoch that "
-            "scores best there (never chosen on validation or test). 0: keep the last epoch."
-        },
-    )
-    backbone_learning_rate: float | None = field(
-        default=None,
-        metadata={
-            "help": "Discriminative learning rate (ULMFiT): the backbone trains at this rate and the new "
-            "classification head at --learning_rate. Default: one rate for all."
-        },
-    )
-    head_init: str = field(
-        default="random",
-        metadata={
-            "help": "How the new classification head starts. 'random'; or 'linear_probe' (LP-FT): a logistic "
-            "regression fitted to convergence on the frozen model's features of the training reviews, its L2 "
-            "strength chosen by --linear_probe_folds-fold cross-validation on them (never on validation). With "
-            "--freeze_backbone and --num_train_epochs 0 the probe is the classifier.",
-            "choices": ["random", "linear_probe"],
-        },
-    )
-    linear_probe_folds: int = field(
-        default=5, metadata={"help": "Cross-validation folds of the training reviews that choose the probe's L2."}
-    )
-    max_seq_length: int = field(default=256, metadata={"help": "Reviews are truncated to this many tokens."})
-    length_buckets: bool = field(
-        default=False,
-        metadata={
-            "help": "Train on batches of reviews of similar length, the batches in random order (half the positions "
-            "of a random batch of 16 are padding). Unlike --train_sampling_strategy group_by_length, whose batches "
-            "run longest first, every epoch ends on reviews of any length."
-        },
-    )
-    max_train_samples: int | None = field(default=None, metadata={"help": "Truncate the training set (debugging)."})
-    max_eval_samples: int | None = field(default=None, metadata={"help": "Truncate the validation set (debugging)."})
-    lab_vocabulary: bool = field(
-        default=False,
-        metadata={
-            "help": "The lab's exact setting: reviews stay SentencePiece pieces and map to the lab's 50,001 ids "
-            "(<s> <pad> </s> <unk>, then DATA_DIR/dict.txt), the vocabulary of the altegrad-lab preset. The "
-            "tokenizer is built from DATA_DIR unless --tokenizer_name_or_path or the model folder has one."
-        },
-    )
-    lab_raw_text: bool = field(
-        default=False,
-        metadata={
-            "help": "The lab's 50,001 ids over raw text: reviews are detokenized and encoded with the lab's "
-            "SentencePiece model mapped to dict.txt's ids (the altegrad-lab-raw tokenizer, built from DATA_DIR "
-            "unless --tokenizer_name_or_path or the model folder has one). A model pretrained on raw text with "
-            "recipes/pretrain.py --lab_vocabulary has it saved beside it."
-        },
-    )
-    test_predictions_file: str = field(
-        default="test_predictions.txt", metadata={"help": "File name (in --output_dir) of the test predictions."}
-    )
+LINEAR_PROBE_FOLDER = "linear_probe"  # `--save_linear_probe`: the probe alone, in this folder of the run
 
 
 def _classifier(model_args: ModelArguments, data_args: SentimentArguments, tokenizer, id2label: dict):
@@ -267,12 +163,44 @@ def _linear_probe_head(model, encoded, collator, data_args: SentimentArguments, 
     metrics = init_head_by_linear_probe(
         model, encoded["train"], collator, data_args.linear_probe_folds, training_args.seed, batch_size
     )
-    features, labels = head_inputs(model, encoded["validation"], collator, batch_size)
-    with torch.no_grad():
-        predictions = model.classifier(features.to(model.classifier.weight)).argmax(-1).cpu()
-    metrics["linear_probe_validation_accuracy"] = float((predictions == labels).float().mean())
+    logits, labels = _probe_logits(model, encoded["validation"], collator, batch_size)
+    metrics["linear_probe_validation_accuracy"] = float((logits.argmax(-1) == labels).float().mean())
     logger.info(f"The linear-probe head scores {metrics['linear_probe_validation_accuracy']:.2%} on validation")
     return metrics
+
+
+@torch.no_grad()
+def _probe_logits(model, dataset, collator, batch_size: int) -> tuple[torch.Tensor, torch.Tensor | None]:
+    features, labels = head_inputs(model, dataset, collator, batch_size)
+    return model.classifier(features.to(model.classifier.weight)).float().cpu(), labels
+
+
+def _save_linear_probe_run(model, encoded, collator, run_args: tuple, probe_metrics: dict, timer: RunTimer) -> None:
+    """`--save_linear_probe`: the probe alone, before any finetuning, as a run folder of its own
+    (OUTPUT_DIR/linear_probe): its record, with the validation scores as one evaluation at epoch 0, and its test
+    predictions. It is the classifier that `--freeze_backbone --num_train_epochs 0` would train and score."""
+    model_args, data_args, training_args = run_args
+    folder = os.path.join(training_args.output_dir, LINEAR_PROBE_FOLDER)
+    batch_size = training_args.per_device_eval_batch_size
+    logits, labels = _probe_logits(model, encoded["validation"], collator, batch_size)
+    scores = _compute_metrics()(EvalPrediction(predictions=logits.numpy(), label_ids=labels.numpy()))
+    test_logits, _ = _probe_logits(model, encoded["test"], collator, batch_size)
+    if not training_args.should_save:
+        return
+    os.makedirs(folder, exist_ok=True)
+    atomic_write_text(
+        os.path.join(folder, data_args.test_predictions_file), "".join(f"{int(i)}\n" for i in test_logits.argmax(-1))
+    )
+    hyperparameters = {"seed": training_args.seed, "classifier_pooling": model.config.classifier_pooling}
+    record = RunRecord(
+        task="sentiment", objective="linear_probe", dataset=DATASET, language=LANGUAGE,
+        split_sizes={split: len(encoded[split]) for split in encoded}, **model_source(model_args, DEFAULT_PRESET),
+        model_size=model_size(model), hardware=hardware(training_args), wall_time_s=timer.seconds,
+        hyperparameters={**hyperparameters, **probe_metrics},
+    )  # fmt: skip
+    record.add_evaluation(Evaluation("validation", scores, len(labels), per_epoch=[{"epoch": 0.0, **scores}]))
+    record.save(folder)
+    logger.info(f"The linear probe alone is saved in {folder} ({scores['accuracy']:.2%} on validation)")
 
 
 def _per_epoch(log_history: list[dict], selection: bool) -> dict:
@@ -307,6 +235,8 @@ def _check_before_training(model_args: ModelArguments, data_args: SentimentArgum
         raise UsageError(f"--max_seq_length {data_args.max_seq_length}: give a positive number of tokens")
     if data_args.head_init not in ("random", "linear_probe"):
         raise UsageError(f"--head_init {data_args.head_init}: give 'random' or 'linear_probe'")
+    if data_args.save_linear_probe and data_args.head_init != "linear_probe":
+        raise UsageError("--save_linear_probe keeps the probe that --head_init linear_probe fits: give both")
     if data_args.decay_toward_start and data_args.freeze_backbone:
         raise UsageError("--decay_toward_start pulls the backbone's weights, which --freeze_backbone keeps: give one")
     if data_args.freeze_embeddings and (data_args.freeze_backbone or data_args.gradual_unfreezing):
@@ -362,6 +292,8 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
     callbacks, backbone_lr = _transfer_callbacks(model, data_args, training_args)
     collator = DataCollatorWithPadding(tokenizer)
     probe_metrics = _linear_probe_head(model, encoded, collator, data_args, training_args)
+    if data_args.save_linear_probe:
+        _save_linear_probe_run(model, encoded, collator, (model_args, data_args, training_args), probe_metrics, timer)
 
     trainer, metrics = train_model(
         model,

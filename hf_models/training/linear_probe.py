@@ -28,10 +28,13 @@ PROBE_C_GRID = (0.0001, 0.0003, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0)
 
 
 @torch.no_grad()
-def head_inputs(model: nn.Module, dataset, collator: Callable, batch_size: int = 64) -> tuple[torch.Tensor, torch.Tensor]:
+def head_inputs(
+    model: nn.Module, dataset, collator: Callable, batch_size: int = 64
+) -> tuple[torch.Tensor, torch.Tensor | None]:
     """(features, labels): what `model.classifier` reads for each example of `dataset`, with dropout off, in float32
-    on the CPU; the labels the collator gives (`labels`). The examples go through shortest first, so that a batch
-    is padded to about its own length; the rows come back in the dataset's order."""
+    on the CPU; the labels the collator gives (`labels`; None for a set without them, such as held-back test
+    reviews). The examples go through shortest first, so that a batch is padded to about its own length; the rows
+    come back in the dataset's order."""
     captured: list[torch.Tensor] = []
     labels: list[torch.Tensor] = []
     hook = model.classifier.register_forward_pre_hook(lambda module, args: captured.append(args[0].float().cpu()))
@@ -42,13 +45,14 @@ def head_inputs(model: nn.Module, dataset, collator: Callable, batch_size: int =
     try:
         for start in range(0, len(dataset), batch_size):
             batch = collator([dataset[int(i)] for i in by_length[start : start + batch_size]])
-            labels.append(batch.pop("labels"))
+            if "labels" in batch:
+                labels.append(batch.pop("labels"))
             model(**{key: value.to(device) for key, value in batch.items()})
     finally:
         hook.remove()
         model.train(was_training)
     order = by_length.argsort()  # row k of the sorted pass is example by_length[k]
-    return torch.cat(captured)[order], torch.cat(labels).long()[order]
+    return torch.cat(captured)[order], torch.cat(labels).long()[order] if labels else None
 
 
 def fit_logistic_regression(
