@@ -16,7 +16,7 @@ from hf_models.tasks import pretraining, sentiment
 from hf_models.tasks.birthplace import DEFAULT_PRESET
 from hf_models.tasks.birthplace_arguments import BirthplaceArguments, subcommand_groups
 from hf_models.textio import UsageError
-from hf_models.training import build_parser, parse_args
+from hf_models.training import ModelArguments, build_parser, parse_args
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 import plan  # noqa: E402
@@ -338,3 +338,21 @@ def test_the_profile_adaptive_softmax_reaches_the_sentiment_lm_alone(monkeypatch
         assert pretrain[pretrain.index("--config_overrides") + 1] == expected
         parsed = parse_args(pretraining.ARGUMENT_GROUPS, list(pretrain[2:]))
         assert [a.config_overrides for a in parsed if hasattr(a, "config_overrides")] == [expected]
+
+
+@pytest.mark.parametrize("flag", [("--config_overrides", "hidden_dropout=0"), ("--model_config", "base"), ("--attention_type", "synthesizer")])
+def test_a_loaded_model_refuses_the_flags_that_build_one(flag) -> None:
+    """--model_config, --config_overrides and --attention_type describe a new model: beside --model_name_or_path
+    they would change nothing (the model keeps its saved config), so every recipe refuses them before any work, as
+    transformers' run_clm refuses its overrides. From scratch they pass."""
+    groups = {
+        "pretrain": pretraining.ARGUMENT_GROUPS,
+        "finetune_sentiment": sentiment.ARGUMENT_GROUPS,
+        "birthplace finetune": subcommand_groups("finetune", DEFAULT_PRESET),
+    }
+    for name, recipe in groups.items():
+        with pytest.raises(UsageError, match=f"{flag[0]} describe a model built from scratch.*drop {flag[0]}"):
+            parse_args(recipe, ["--model_name_or_path", "runs/lm", "--output_dir", "o", *flag])
+        parsed = parse_args(recipe, ["--output_dir", "o", *flag])
+        model_args = next(arguments for arguments in parsed if isinstance(arguments, ModelArguments))
+        assert getattr(model_args, flag[0][2:]) == flag[1], name

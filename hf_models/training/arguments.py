@@ -78,6 +78,17 @@ class ModelArguments:
         },
     )
 
+    def __post_init__(self) -> None:
+        # As transformers' run_clm: these describe a model to build; a loaded model keeps the config it was saved with.
+        if self.model_name_or_path:
+            given = [flag for flag, value in (("--model_config", self.model_config),
+                     ("--config_overrides", self.config_overrides), ("--attention_type", self.attention_type)) if value]  # fmt: skip
+            if given:
+                raise UsageError(
+                    f"{' and '.join(given)} describe a model built from scratch, but --model_name_or_path "
+                    f"{self.model_name_or_path} loads one with its own config: drop {' and '.join(given)}"
+                )
+
     @property
     def tokenizer_path(self) -> str | None:
         """`--tokenizer_name_or_path`, else the tokenizer saved with `--model_name_or_path` (None: neither given)."""
