@@ -17,7 +17,7 @@ if compgen -G ".whl/*.whl" > /dev/null; then
     $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
 fi
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader > "$RETURN/gpu.txt" 2>&1
-read -r -a pipelines <<< "${PIPELINES:-birthplace sentiment}"
+read -r -a pipelines <<< "${PIPELINES:-birthplace sentiment sentiment_lab}"
 start=$(date +%s)
 # timeout signals the plan's whole process group: no step outlives the limit.
 timeout "${LIMIT:-570}" $PY benchmarks/plan.py run --profile "${PROFILE:-gpu}" --pipeline "${pipelines[@]}" 2>&1 |

@@ -5,10 +5,11 @@
     python benchmarks/plan.py run --profile cpu                 # what `make bench` (benchmarks/run_all.sh) does
     python benchmarks/plan.py run --profile gpu --pipeline birthplace
     python benchmarks/plan.py run --profile cpu --pipeline sentiment --resume   # after an interruption
-    python benchmarks/plan.py run --profile cpu --pipeline sentiment --resume --rerun 'se_*linear_probe*' 'se_*lp_ft*'  # after a code change
+    python benchmarks/plan.py run --profile cpu --pipeline sentiment --resume --rerun 'se_*lp_ft*'  # after a code change
 
-`run` executes the pipelines (birthplace, sentiment: one after the other on the CPU, each on both cores; side by
-side on a GPU machine), then `write_results.py`, then `throughput.py`. Within a pipeline, the steps of a group that
+`run` executes the pipelines (birthplace; sentiment, issue 18's rows; sentiment_lab, the lab's rows, which reads
+sentiment's tokenizer and backbone: one after the other on the CPU, each on both cores; on a GPU machine birthplace
+beside the two sentiment ones), then `write_results.py`, then `throughput.py`. Within a pipeline, the steps of a group that
 the profile runs side by side (`Profile.side_by_side`) share the machine: on the CPU two at a time, one core each.
 Consecutive side-by-side groups form one pool: a step starts as soon as a worker is free and the steps that write
 what it reads (`step_dependencies`) are done, so that one model's evaluations need not wait for another's training.
