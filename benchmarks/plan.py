@@ -119,9 +119,9 @@ class Profile:
 
 PROFILES = {
     # The 2-core CPU (fp32): birthplace 57.3 min (the run of 2026-11-26 answering from the recitation),
-    # sentiment 80.6 min (the run of 2026-11-26; its finetunings one after the other
-    # on both cores: on one core a finetuning takes 2.1 times as long, so two side by side gain nothing). Issues 18
-    # and 21 ask 60.
+    # sentiment 61.5 min for issue 18's rows and 21.9 more for the lab's (`sentiment_lab`; the run of 2026-11-26,
+    # evening; its finetunings one after the other on both cores: on one core a finetuning takes 2.1 times as
+    # long, so two side by side gain nothing). Issues 18 and 21 ask 60.
     "cpu": Profile(
         "cpu",
         ("--use_cpu", "true"),
@@ -154,7 +154,8 @@ PROFILES = {
         # 2,800 steps and LP-FT kept its mean (BENCHMARKS.md, "A 16k vocabulary": a choice made on validation).
         # Finetunings on length buckets: their training 36-48 % shorter, the final accuracy as good on 4 seed pairs,
         # epoch 1 lower for both rows (BENCHMARKS.md, "Length buckets"). The pipeline run of 2026-11-26: 80.6
-        # minutes (LM 1,827 s at 1.27 s a step), pretrained LP-FT 79.83 %, scratch LP-FT 77.92 %.
+        # minutes (LM 1,827 s at 1.27 s a step), pretrained LP-FT 79.83 %, scratch LP-FT 77.92 %; the same figures
+        # from issue 18's rows alone in 61.5 minutes that evening (LM 2,009 s at 1.43 s a step).
         # An adaptive softmax on the LM (`lm_adaptive_softmax_head=2000`) made it 2.2 times faster and its backbone
         # worse for the reviews (3 seeds: frozen probe 69.67 % against 73.42 %, pretrained LP-FT 77.83 % against
         # 79.83 %): not kept (BENCHMARKS.md, "An adaptive softmax on the LM").
@@ -165,7 +166,8 @@ PROFILES = {
     # One GPU in bf16, both pipelines side by side: 7.7 minutes with throughput.py on an H100 (2026-11-26;
     # birthplace 233 s, sentiment 420 s). Sentiment: the whole French corpus (35M tokens) with the CPU profile's
     # 16k BPE, and 6,000 LM steps of 128 x 128 tokens (3 passes, 230 s), then the 18 finetunings all at once (92 s):
-    # pretrained LP-FT 80.42 %, scratch LP-FT 77.42 %.
+    # pretrained LP-FT 80.42 %, scratch LP-FT 77.42 %. Since the split (2026-11-26, evening; not run on a GPU yet)
+    # the 6 LP-FT finetunings run at once, then the lab's 9.
     "gpu": Profile(
         "gpu",
         ("--bf16", "true"),
