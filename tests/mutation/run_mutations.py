@@ -255,8 +255,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "pooling-mean-over-padding",
         MODELING,
-        "mean = (hidden_states * weights).sum(1) / weights.sum(1).clamp(min=1.0)",
-        "mean = hidden_states.mean(1)",
+        "mean = (hidden_states * weights).sum(1) / weights.sum(1).clamp(min=1.0)\n        if pooling",
+        "mean = hidden_states.mean(1)\n        if pooling",
         MODEL_TESTS,
         "wrong pooling: the mean includes pads",
     ),
