@@ -152,12 +152,13 @@ def _transfer_callbacks(model, data_args: SentimentArguments, training_args: Tra
     return callbacks, backbone_lr
 
 
-def _linear_probe_head(model, encoded, collator, data_args: SentimentArguments, training_args) -> dict:
+def _linear_probe_head(model, encoded, collator, data_args: SentimentArguments, training_args) -> tuple[dict, tuple]:
     """With `--head_init linear_probe`: the head becomes the logistic regression on the frozen features of the
     training reviews (L2 chosen by cross-validation on them). Its validation accuracy, before any finetuning, is
-    reported (`linear_probe_validation_accuracy`), never used to choose anything."""
+    reported (`linear_probe_validation_accuracy`), never used to choose anything. Returns the metrics and the
+    probe's (validation logits, labels)."""
     if data_args.head_init != "linear_probe":
-        return {}
+        return {}, ()
     model.to(training_args.device)
     batch_size = training_args.per_device_eval_batch_size
     metrics = init_head_by_linear_probe(
@@ -166,7 +167,7 @@ def _linear_probe_head(model, encoded, collator, data_args: SentimentArguments, 
     logits, labels = _probe_logits(model, encoded["validation"], collator, batch_size)
     metrics["linear_probe_validation_accuracy"] = float((logits.argmax(-1) == labels).float().mean())
     logger.info(f"The linear-probe head scores {metrics['linear_probe_validation_accuracy']:.2%} on validation")
-    return metrics
+    return metrics, (logits, labels)
 
 
 @torch.no_grad()
@@ -175,16 +176,17 @@ def _probe_logits(model, dataset, collator, batch_size: int) -> tuple[torch.Tens
     return model.classifier(features.to(model.classifier.weight)).float().cpu(), labels
 
 
-def _save_linear_probe_run(model, encoded, collator, run_args: tuple, probe_metrics: dict, timer: RunTimer) -> None:
+def _save_linear_probe_run(
+    model, encoded, collator, run_args: tuple, probe: tuple[dict, tuple], timer: RunTimer
+) -> None:  # fmt: skip
     """`--save_linear_probe`: the probe alone, before any finetuning, as a run folder of its own
     (OUTPUT_DIR/linear_probe): its record, with the validation scores as one evaluation at epoch 0, and its test
     predictions. It is the classifier that `--freeze_backbone --num_train_epochs 0` would train and score."""
     model_args, data_args, training_args = run_args
     folder = os.path.join(training_args.output_dir, LINEAR_PROBE_FOLDER)
-    batch_size = training_args.per_device_eval_batch_size
-    logits, labels = _probe_logits(model, encoded["validation"], collator, batch_size)
+    probe_metrics, (logits, labels) = probe
     scores = _compute_metrics()(EvalPrediction(predictions=logits.numpy(), label_ids=labels.numpy()))
-    test_logits, _ = _probe_logits(model, encoded["test"], collator, batch_size)
+    test_logits, _ = _probe_logits(model, encoded["test"], collator, training_args.per_device_eval_batch_size)
     if not training_args.should_save:
         return
     os.makedirs(folder, exist_ok=True)
@@ -291,9 +293,10 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
     eval_sets = _selection_split(encoded, data_args, training_args)
     callbacks, backbone_lr = _transfer_callbacks(model, data_args, training_args)
     collator = DataCollatorWithPadding(tokenizer)
-    probe_metrics = _linear_probe_head(model, encoded, collator, data_args, training_args)
+    probe_metrics, probe_validation = _linear_probe_head(model, encoded, collator, data_args, training_args)
     if data_args.save_linear_probe:
-        _save_linear_probe_run(model, encoded, collator, (model_args, data_args, training_args), probe_metrics, timer)
+        run_args, probe = (model_args, data_args, training_args), (probe_metrics, probe_validation)
+        _save_linear_probe_run(model, encoded, collator, run_args, probe, timer)
 
     trainer, metrics = train_model(
         model,
