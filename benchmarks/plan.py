@@ -95,7 +95,8 @@ class SentimentProfile:
     epochs: int = 4
     seeds: tuple[int, ...] = (42, 43, 44)
     pooling: str = "mean"
-    config_overrides: str | None = None  # of the altegrad-lab preset, e.g. hidden_size=384 on a GPU
+    model_config: str = "altegrad-lab"  # the preset of every sentiment model (`--model_config`)
+    config_overrides: str | None = None  # of that preset, e.g. hidden_size=384
     # Every finetuning on batches of similar lengths in random order (`--length_buckets`): half the positions of a
     # random batch of 16 reviews are padding.
     length_buckets: bool = False
@@ -108,13 +109,22 @@ class SentimentProfile:
 class Profile:
     name: str
     device_args: tuple[str, ...]
-    figure_suffix: str  # the GPU profile's figures sit beside the CPU profile's (*_gpu.png)
+    # The GPU profile's figures and results.json sections sit beside the CPU profile's (*_gpu.png, *_gpu)
+    figure_suffix: str
     throughput_args: tuple[str, ...]
     birthplace: BirthplaceProfile
     sentiment: SentimentProfile
     # Which groups of steps run side by side (`Step.group`): every group on a GPU machine; on the CPU, the groups named,
     # each step on its share of the cores (BENCHMARKS.md: two runs on one core each do more than one on both).
     side_by_side: bool | tuple[str, ...] = True
+    # Where write_results.py puts the test predictions, `<predictions_dir>/sentiment/<row><row_suffix>/seed<N>.txt`.
+    # A lever's profile (a suffix) writes its rows beside its base profile's and no headline file.
+    predictions_dir: str = "benchmarks/predictions"
+    row_suffix: str = ""
+
+    @property
+    def on_gpu(self) -> bool:
+        return "--use_cpu" not in self.device_args
 
 
 PROFILES = {
@@ -187,8 +197,17 @@ PROFILES = {
                           answer_from_recitation=True),  # fmt: skip
         SentimentProfile(news_lines=1_000_000, novel_lines=1_000_000, pretrain_steps=6000, batch_size=128,
                          vocab_size=16_000, length_buckets=True),
+        predictions_dir="benchmarks/predictions/gpu",
     ),
 }
+# Issue 18's GPU lever: the GPU profile's sentiment pipeline with a model of the lab's size (`altegrad-large`: 6
+# pre-norm layers, d=384, 23M parameters with the 16k BPE) instead of 7.4M, its LM pretrained for about the GPU
+# profile's LM time (4,000 steps of 128 x 128 tokens). Run beside the GPU profile (`gpu_session.sh`, LEVER_PROFILE);
+# its rows are `<row>_large` in benchmarks/predictions/gpu and `sentiment_valid_acc_gpu_large` in results.json.
+PROFILES["gpu_large"] = replace(
+    PROFILES["gpu"], name="gpu_large", figure_suffix="_gpu_large", row_suffix="_large",
+    sentiment=replace(PROFILES["gpu"].sentiment, model_config="altegrad-large", pretrain_steps=4000),
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -431,9 +450,9 @@ def sentiment_steps(profile: Profile, paths: Paths) -> list[Step]:
     The lab's own three rows are the `sentiment_lab` pipeline."""
     p, py, se = profile.sentiment, paths.python, f"{paths.out}/sentiment"
     cls, corpus = f"{paths.data_root}/cls-books", f"{paths.out}/data/sentiment-corpus"
-    model = ("--model_config", "altegrad-lab", *_overrides(p.config_overrides))
+    model = ("--model_config", p.model_config, *_overrides(p.config_overrides))
     adaptive = f"adaptive_softmax_head={p.lm_adaptive_softmax_head}" if p.lm_adaptive_softmax_head else None
-    lm_model = ("--model_config", "altegrad-lab", *_overrides(",".join(filter(None, (p.config_overrides, adaptive)))))
+    lm_model = ("--model_config", p.model_config, *_overrides(",".join(filter(None, (p.config_overrides, adaptive)))))
     lm_args = ("--objective", "clm", "--block_size", "128", "--per_device_train_batch_size", str(p.batch_size),
                "--per_device_eval_batch_size", "64", "--weight_decay", "0.01", "--logging_steps", "50",
                *_common(profile))  # fmt: skip
@@ -483,7 +502,7 @@ def sentiment_lab_steps(profile: Profile, paths: Paths) -> list[Step]:
     from scratch, pretrained, and the pretrained backbone frozen under a new head (4 epochs of AdamW), each read
     through the profile's pooling; then the figure again, with them."""
     p, se = profile.sentiment, f"{paths.out}/sentiment"
-    model = ("--model_config", "altegrad-lab", *_overrides(p.config_overrides))
+    model = ("--model_config", p.model_config, *_overrides(p.config_overrides))
     finetune, steps = (paths.python, "recipes/finetune_sentiment.py"), []
     for seed in p.seeds:
         seed_args = (*_finetune_args(profile, paths), "--seed", str(seed), "--classifier_pooling", p.pooling)
@@ -728,7 +747,7 @@ def run(profile: str, pipelines: list[str], resume: bool = False, rerun: tuple[s
     forget_timings(out, [step for name in pipelines for step in steps[name]])
     start, failed = time.monotonic(), []
     print(f"profile {profile}, started {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}, outputs in {out}")
-    if profile == "gpu":  # the GPU machine has cores to spare: tokenizers may use them all
+    if PROFILES[profile].on_gpu:  # the GPU machine has cores to spare: tokenizers may use them all
         env = step_environment(OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"), TOKENIZERS_PARALLELISM="true")
         side_by_side = PROFILES[profile].side_by_side
         threads = [threading.Thread(target=run_chain, args=(chain, steps, out, env, failed, side_by_side))

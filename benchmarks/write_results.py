@@ -9,7 +9,7 @@ The rows are those of the benchmark plan (`benchmarks/plan.py`: `birthplace_rows
 by `plan.py run`). A row whose run is missing, or one of whose steps failed (no line in timings.tsv), stops the
 script with an error naming it: a section is always written whole, from this bench folder, never with a row kept
 from an earlier run. Only the `birthplace_dev_acc` and `sentiment_valid_acc` sections are written (`*_gpu` for the
-GPU profile, so that the two profiles never overwrite each other); every other key (for example `throughput`,
+GPU profile, `*_gpu_large` for its lever profile: the profiles never overwrite each other); every other key (for example `throughput`,
 written by benchmarks/throughput.py) is kept as it is. Values are fractions in 0-1; each entry carries a standard
 deviation, hardware, date, command and wall time. The birthplace headline rows (`vanilla`, `synthesizer`) are the
 tuning split's choice between each pretrained model and its finetuned copy. The headline runs' test predictions
@@ -180,7 +180,7 @@ def copy_headline_predictions(results: dict, predictions_dir: Path, profile: str
         "",
     ]
     for name, (section, row) in headline(profile).items():
-        section += "_gpu" if profile == "gpu" else ""
+        section += PROFILES[profile].figure_suffix
         rows = results.get(section, {})
         if row is None and rows:
             row = max(rows, key=lambda key: rows[key]["value"])
@@ -201,13 +201,14 @@ def copy_headline_predictions(results: dict, predictions_dir: Path, profile: str
     readme.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def copy_seed_predictions(rows: dict, predictions_dir: Path) -> list[Path]:
-    """Every sentiment row's test predictions, one file per finetuning seed: `sentiment/<row>/seed<N>.txt` (the test
-    labels are held back and scored outside the project, so that each row and seed is scored on 2,000 reviews)."""
+def copy_seed_predictions(rows: dict, predictions_dir: Path, row_suffix: str = "") -> list[Path]:
+    """Every sentiment row's test predictions, one file per finetuning seed: `sentiment/<row><row_suffix>/seed<N>.txt`
+    (the test labels are held back and scored outside the project, so that each row and seed is scored on 2,000
+    reviews)."""
     written = []
     for key, row in rows.items():
         for seed, source in row.get("predictions_test_per_seed", {}).items():
-            target = predictions_dir / "sentiment" / key / f"seed{seed}.txt"
+            target = predictions_dir / "sentiment" / f"{key}{row_suffix}" / f"seed{seed}.txt"
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source, target)
             written.append(target)
@@ -218,8 +219,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bench_dir", default="outputs/bench", help="the OUT folder of `benchmarks/plan.py run`")
     parser.add_argument("--results", default="benchmarks/results.json", help="file to update")
-    parser.add_argument("--predictions_dir", default=None, help="default: benchmarks/predictions[/gpu]")
-    parser.add_argument("--profile", choices=["cpu", "gpu"], default=os.environ.get("PROFILE", "cpu"), help="which sections")
+    parser.add_argument("--predictions_dir", default=None, help="default: the profile's (benchmarks/predictions[/gpu])")
+    parser.add_argument("--profile", choices=sorted(PROFILES), default=os.environ.get("PROFILE", "cpu"), help="which sections")
     parser.add_argument(
         "--tasks", nargs="+", choices=["birthplace", "sentiment"], default=["birthplace", "sentiment"],
         help="the sections to write (a pipeline run alone writes its own)",
@@ -234,18 +235,19 @@ def main() -> None:
     results_path = Path(args.results)
     results = json.loads(results_path.read_text(encoding="utf-8")) if results_path.exists() else {}
 
-    suffix = "_gpu" if args.profile == "gpu" else ""
-    default_predictions = "benchmarks/predictions/gpu" if suffix else "benchmarks/predictions"
-    predictions_dir = Path(args.predictions_dir or default_predictions)
+    profile = PROFILES[args.profile]
+    suffix = profile.figure_suffix
+    predictions_dir = Path(args.predictions_dir or profile.predictions_dir)
 
     fresh = {}
     if "birthplace" in args.tasks:
         fresh[f"birthplace_dev_acc{suffix}"] = birthplace_rows_of(bench, args.profile, timings, hardware, date)
     if "sentiment" in args.tasks:
         fresh[f"sentiment_valid_acc{suffix}"] = sentiment_rows_of(bench, args.profile, timings, hardware, date)
-        copy_seed_predictions(fresh[f"sentiment_valid_acc{suffix}"], predictions_dir)
+        copy_seed_predictions(fresh[f"sentiment_valid_acc{suffix}"], predictions_dir, profile.row_suffix)
     results.update(fresh)
-    copy_headline_predictions({**results, **fresh}, predictions_dir, args.profile)
+    if not profile.row_suffix:  # a lever's profile: its rows beside its base profile's, the headline files stay
+        copy_headline_predictions({**results, **fresh}, predictions_dir, args.profile)
     results_path.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     sections = tuple(fresh)
     summary = {k: {row: (v["value"], v["std"]) for row, v in results[k].items() if "std" in v} for k in sections}

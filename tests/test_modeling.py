@@ -43,6 +43,15 @@ def test_altegrad_lab_parameter_counts():
     assert count_trainable(classifier) == 402
 
 
+def test_altegrad_large_is_a_pre_norm_lab_model_of_the_labs_size():
+    # The GPU lever of issue 18: 6 pre-norm layers, d=384; with the 16k BPE about the lab's 21M parameters.
+    config = SmallEncoderConfig.from_preset("altegrad-large", vocab_size=16_000)
+    assert (config.num_hidden_layers, config.hidden_size, config.num_attention_heads) == (6, 384, 6)
+    assert config.norm_first and config.position_embedding_type == "sinusoidal"
+    # 6,144,000 embeddings + 6,160,000 LM head + 6 x 1,774,464 per block + 768 final norm
+    assert count_trainable(SmallEncoderForCausalLM(config)) == 22_951_552
+
+
 def test_cs224n_preset_matches_mingpt_shapes():
     config = SmallEncoderConfig.from_preset("cs224n-mingpt")
     assert (config.hidden_size, config.num_attention_heads, config.num_hidden_layers) == (256, 8, 4)
