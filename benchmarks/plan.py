@@ -176,8 +176,8 @@ PROFILES = {
     # One GPU in bf16, both pipelines side by side: 7.7 minutes with throughput.py on an H100 (2026-11-26;
     # birthplace 233 s, sentiment 420 s). Sentiment: the whole French corpus (35M tokens) with the CPU profile's
     # 16k BPE, and 6,000 LM steps of 128 x 128 tokens (3 passes, 230 s), then the 18 finetunings all at once (92 s):
-    # pretrained LP-FT 80.42 %, scratch LP-FT 77.42 %. Since the split (2026-11-26, evening; not run on a GPU yet)
-    # the 6 LP-FT finetunings run at once, then the lab's 9.
+    # pretrained LP-FT 80.42 %, scratch LP-FT 77.42 %. Since the split the 6 LP-FT finetunings run at once, then the
+    # lab's 9 (35 s): the same scores that evening, beside the gpu_large lever (BENCHMARKS.md).
     "gpu": Profile(
         "gpu",
         ("--bf16", "true"),
@@ -187,8 +187,8 @@ PROFILES = {
         # (the CPU's 15 and 12) in batches of 128, grouped by length (issue 22: larger batches, fewer launches), the
         # vanilla model with counterfactual twins: 70.2 % and 64.6 % (67.8 % and 62.2 % without twins, on an H200);
         # 100 epochs gave the vanilla model +1.2 points only. Now without twins and answering with spans of the
-        # recitation, as the CPU profile (not run on a GPU yet). The plain and augmented rows
-        # of the 300-epoch profile of 2026-11-23 (50.2 % and 30.2 %) are in BENCHMARKS.md.
+        # recitation, as the CPU profile: 81.0 % and 83.4 % on an H100 (2026-11-26, evening). The plain and
+        # augmented rows of the 300-epoch profile of 2026-11-23 (50.2 % and 30.2 %) are in BENCHMARKS.md.
         BirthplaceProfile(pretrain_epochs=300, synthesizer_pretrain_epochs=300, batch_size=128, opening_tokens=40,
                           augmented_pretrain_epochs=300, synthesizer_augmented_pretrain_epochs=300,
                           recite_pretrain_epochs=50, synthesizer_recite_pretrain_epochs=50,
