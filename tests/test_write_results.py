@@ -175,6 +175,30 @@ def test_gpu_profile_writes_its_own_sections_and_leaves_the_cpu_rows(tmp_path, m
     assert "`sentiment_valid_acc_gpu.pretrained` row" in (predictions / "README.md").read_text()
 
 
+def test_a_lever_profile_writes_its_rows_beside_its_base_profiles_and_no_headline(tmp_path, monkeypatch):
+    """`gpu_large` (issue 18's GPU lever): its own results section, its predictions as `<row>_large` in the GPU
+    profile's folder, and the GPU profile's headline files and README left as they were."""
+    bench, results, predictions = tmp_path / "bench_large", tmp_path / "results.json", tmp_path / "predictions_gpu"
+    _bench(bench, "gpu_large")
+    shutil.rmtree(bench / "birthplace")
+    gpu_rows = {"sentiment_valid_acc_gpu": {"pretrained": {"value": 0.8}}}
+    results.write_text(json.dumps(gpu_rows))
+    predictions.mkdir()
+    (predictions / "sentiment_test_predictions.txt").write_text("1\n")
+    (predictions / "README.md").write_text("# the GPU profile's\n")
+
+    _write_results(monkeypatch, bench, results, predictions, "--profile", "gpu_large", "--tasks", "sentiment")
+
+    written = json.loads(results.read_text())
+    assert written["sentiment_valid_acc_gpu"] == gpu_rows["sentiment_valid_acc_gpu"]
+    assert written["sentiment_valid_acc_gpu_large"]["pretrained"]["value"] == pytest.approx(0.74)
+    assert (predictions / "sentiment" / "pretrained_lp_ft_large" / "seed44.txt").read_text() == "0\n0\n"
+    assert not (predictions / "sentiment" / "pretrained_lp_ft").exists()
+    assert (predictions / "sentiment_test_predictions.txt").read_text() == "1\n"
+    assert (predictions / "README.md").read_text() == "# the GPU profile's\n"
+    assert plan.PROFILES["gpu_large"].sentiment.model_config == "altegrad-large"
+
+
 @pytest.mark.parametrize("what", ["failed step", "missing run"])
 def test_a_missing_or_failed_run_stops_with_its_name(tmp_path, monkeypatch, what):
     bench, results, predictions = tmp_path / "bench", tmp_path / "results.json", tmp_path / "predictions"
