@@ -165,7 +165,8 @@ PROFILES = {
         # Finetunings on length buckets: their training 36-48 % shorter, the final accuracy as good on 4 seed pairs,
         # epoch 1 lower for both rows (BENCHMARKS.md, "Length buckets"). The pipeline run of 2026-11-26: 80.6
         # minutes (LM 1,827 s at 1.27 s a step), pretrained LP-FT 79.83 %, scratch LP-FT 77.92 %; the same figures
-        # from issue 18's rows alone in 61.5 minutes that evening (LM 2,009 s at 1.43 s a step).
+        # from issue 18's rows alone in 61.5 minutes that evening (LM 2,009 s at 1.43 s a step), and in 61.9 that
+        # night with the probe's faster cross-validation (LP-FT 120 s shorter, LM 2,119 s at 1.47 s a step).
         # An adaptive softmax on the LM (`lm_adaptive_softmax_head=2000`) made it 2.2 times faster and its backbone
         # worse for the reviews (3 seeds: frozen probe 69.67 % against 73.42 %, pretrained LP-FT 77.83 % against
         # 79.83 %): not kept (BENCHMARKS.md, "An adaptive softmax on the LM").
