@@ -9,8 +9,8 @@ The rows are those of the benchmark plan (`benchmarks/plan.py`: `birthplace_rows
 by `plan.py run`). A row whose run is missing, or one of whose steps failed (no line in timings.tsv), stops the
 script with an error naming it: a section is always written whole, from this bench folder, never with a row kept
 from an earlier run. Only the `birthplace_dev_acc` and `sentiment_valid_acc` sections are written (`*_gpu` for the
-GPU profile, `*_gpu_large` for its lever profile: the profiles never overwrite each other); every other key (for example `throughput`,
-written by benchmarks/throughput.py) is kept as it is. Values are fractions in 0-1; each entry carries a standard
+GPU profile, `*_gpu_large` for its lever profile: the profiles never overwrite each other); every other key (for
+example `throughput`, written by benchmarks/throughput.py) is kept as it is. Values are fractions in 0-1; each entry carries a standard
 deviation, hardware, date, command and wall time. The birthplace headline rows (`vanilla`, `synthesizer`) are the
 tuning split's choice between each pretrained model and its finetuned copy. The headline runs' test predictions
 are copied to benchmarks/predictions/ (benchmarks/predictions/gpu/ for the GPU profile).
