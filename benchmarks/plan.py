@@ -109,8 +109,8 @@ class SentimentProfile:
 class Profile:
     name: str
     device_args: tuple[str, ...]
-    # The GPU profile's figures and results.json sections sit beside the CPU profile's (*_gpu.png, *_gpu)
-    figure_suffix: str
+    # Of the profile's figures and results.json sections, which sit beside the CPU profile's (*_gpu.png, *_gpu)
+    suffix: str
     throughput_args: tuple[str, ...]
     birthplace: BirthplaceProfile
     sentiment: SentimentProfile
@@ -118,7 +118,7 @@ class Profile:
     # each step on its share of the cores (BENCHMARKS.md: two runs on one core each do more than one on both).
     side_by_side: bool | tuple[str, ...] = True
     # Where write_results.py puts the test predictions, `<predictions_dir>/sentiment/<row><row_suffix>/seed<N>.txt`.
-    # A lever's profile (a suffix) writes its rows beside its base profile's and no headline file.
+    # A lever's profile (a row_suffix) writes its rows beside its base profile's and no headline file.
     predictions_dir: str = "benchmarks/predictions"
     row_suffix: str = ""
 
@@ -206,7 +206,7 @@ PROFILES = {
 # profile's LM time (4,000 steps of 128 x 128 tokens). Run beside the GPU profile (`gpu_session.sh`, LEVER_PROFILE);
 # its rows are `<row>_large` in benchmarks/predictions/gpu and `sentiment_valid_acc_gpu_large` in results.json.
 PROFILES["gpu_large"] = replace(
-    PROFILES["gpu"], name="gpu_large", figure_suffix="_gpu_large", row_suffix="_large",
+    PROFILES["gpu"], name="gpu_large", suffix="_gpu_large", row_suffix="_large",
     sentiment=replace(PROFILES["gpu"].sentiment, model_config="altegrad-large", pretrain_steps=4000),
 )  # fmt: skip
 
@@ -419,10 +419,10 @@ def birthplace_steps(profile: Profile, paths: Paths) -> list[Step]:
     figures = "benchmarks/figures"
     return steps + [
         Step("bp_plot", (py, "benchmarks/plot_birthplace.py", "--bench_dir", paths.out, "--profile", profile.name,
-                         "--output", f"{figures}/birthplace_dev_accuracy{profile.figure_suffix}.png"), timed=False,
+                         "--output", f"{figures}/birthplace_dev_accuracy{profile.suffix}.png"), timed=False,
              may_fail=True),
         Step("bp_loss_figure", ("cp", f"{bp}/{first}_pretrain/loss.png",
-                                f"{figures}/birthplace_pretrain_loss{profile.figure_suffix}.png"), timed=False),
+                                f"{figures}/birthplace_pretrain_loss{profile.suffix}.png"), timed=False),
     ]  # fmt: skip
 
 
@@ -438,7 +438,7 @@ def _finetune_args(profile: Profile, paths: Paths) -> tuple[str, ...]:
 def _accuracy_figure(profile: Profile, paths: Paths, name: str) -> Step:
     """The lab's figure: every sentiment row finished in OUT, validation accuracy per epoch."""
     return Step(name, (paths.python, "benchmarks/plot_sentiment.py", "--bench_dir", paths.out, "--profile", profile.name,
-                       "--output", f"benchmarks/figures/sentiment_valid_accuracy{profile.figure_suffix}.png", "--title",
+                       "--output", f"benchmarks/figures/sentiment_valid_accuracy{profile.suffix}.png", "--title",
                        f"CLS-FR books, validation ({profile.name} profile, mean ± std of seeds)"), timed=False)  # fmt: skip
 
 
@@ -494,7 +494,7 @@ def sentiment_steps(profile: Profile, paths: Paths) -> list[Step]:
     return steps + [
         _accuracy_figure(profile, paths, "se_plot"),
         Step("se_loss_figure", ("cp", f"{se}/pretrain/loss.png",
-                                f"benchmarks/figures/sentiment_pretrain_loss{profile.figure_suffix}.png"), timed=False),
+                                f"benchmarks/figures/sentiment_pretrain_loss{profile.suffix}.png"), timed=False),
     ]  # fmt: skip
 
 

@@ -10,10 +10,10 @@ by `plan.py run`). A row whose run is missing, or one of whose steps failed (no 
 script with an error naming it: a section is always written whole, from this bench folder, never with a row kept
 from an earlier run. Only the `birthplace_dev_acc` and `sentiment_valid_acc` sections are written (`*_gpu` for the
 GPU profile, `*_gpu_large` for its lever profile: the profiles never overwrite each other); every other key (for
-example `throughput`, written by benchmarks/throughput.py) is kept as it is. Values are fractions in 0-1; each entry carries a standard
-deviation, hardware, date, command and wall time. The birthplace headline rows (`vanilla`, `synthesizer`) are the
-tuning split's choice between each pretrained model and its finetuned copy. The headline runs' test predictions
-are copied to benchmarks/predictions/ (benchmarks/predictions/gpu/ for the GPU profile).
+example `throughput`, written by benchmarks/throughput.py) is kept as it is. Values are fractions in 0-1; each entry
+carries a standard deviation, hardware, date, command and wall time. The birthplace headline rows (`vanilla`,
+`synthesizer`) are the tuning split's choice between each pretrained model and its finetuned copy. The headline
+runs' test predictions are copied to benchmarks/predictions/ (benchmarks/predictions/gpu/ for the GPU profile).
 """
 
 import argparse
@@ -180,7 +180,7 @@ def copy_headline_predictions(results: dict, predictions_dir: Path, profile: str
         "",
     ]
     for name, (section, row) in headline(profile).items():
-        section += PROFILES[profile].figure_suffix
+        section += PROFILES[profile].suffix
         rows = results.get(section, {})
         if row is None and rows:
             row = max(rows, key=lambda key: rows[key]["value"])
@@ -236,7 +236,7 @@ def main() -> None:
     results = json.loads(results_path.read_text(encoding="utf-8")) if results_path.exists() else {}
 
     profile = PROFILES[args.profile]
-    suffix = profile.figure_suffix
+    suffix = profile.suffix
     predictions_dir = Path(args.predictions_dir or profile.predictions_dir)
 
     fresh = {}
