@@ -400,7 +400,32 @@ def _started_from_the_frozen_run(run: Run) -> None:
     )
 
 
-SENTIMENT_CONTINUE_ROWS = [Flag(("--model_name_or_path", "{tmp}/frozen"), _started_from_the_frozen_run)]
+def _saved_weights_are_the_start(run: Run) -> None:
+    """WiSE-FT at alpha 0: after a step that changed them, the saved weights are those the run started from."""
+    from safetensors.torch import load_file
+
+    from hf_models.training import InterpolateWithStartCallback
+
+    callbacks = run.trained["trainer"].callback_handler.callbacks
+    assert any(isinstance(c, InterpolateWithStartCallback) for c in callbacks)
+    assert run.trained["trainer"].state.global_step == 1
+    saved = load_file(run.out / "model.safetensors")
+    assert all(torch.equal(saved[name], run.trained["initial"][name]) for name in saved), "not the start's weights"
+
+
+def _backbone_dropout(run: Run, p: float) -> None:
+    """`--dropout` on a loaded model: its saved config and the dropouts that run, the classifier's left alone."""
+    model = run.trained["model"]
+    assert [run.config[name] for name in sentiment.BACKBONE_DROPOUTS] == [p] * 4
+    assert model.model.embed_dropout.p == model.model.layers[0].dropout.p == model.model.layers[0].mlp.dropout.p == p
+    assert model.model.layers[0].self_attn.attention_dropout == p and model.dropout.p == run.config["classifier_dropout"] != p
+
+
+SENTIMENT_CONTINUE_ROWS = [
+    Flag(("--model_name_or_path", "{tmp}/frozen"), _started_from_the_frozen_run),
+    Flag(("--dropout", "0.25"), lambda r: _backbone_dropout(r, 0.25)),
+    Flag(("--wise_ft_alpha", "0"), _saved_weights_are_the_start),
+]
 TWO_EPOCHS = ["--max_steps", "-1", "--num_train_epochs", "2", "--max_train_samples", "8", "--max_eval_samples", "4"]
 
 

@@ -1,5 +1,6 @@
 """Finetuning levers for sentiment (issue 18): concat pooling, classifier dropout, gradual unfreezing, weight
-averaging, decay toward the starting weights, the best epoch on a held-out slice, and ELECTRA's replaced-token detection."""
+averaging, decay toward the starting weights, WiSE-FT's mix with the start, the best epoch on a held-out slice, and
+ELECTRA's replaced-token detection."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from hf_models import SmallEncoderConfig, SmallEncoderForPreTraining, SmallEncod
 from hf_models.training import (
     DecayTowardStartCallback,
     GradualUnfreezingCallback,
+    InterpolateWithStartCallback,
     WeightAveragingCallback,
     discriminative_optimizer,
 )
@@ -164,6 +166,28 @@ def test_decay_toward_start_pulls_the_backbone_back_by_rate_times_strength():
             assert torch.equal(p, moved[name]), f"the head {name} was pulled"
     with pytest.raises(ValueError, match="positive strength"):
         DecayTowardStartCallback(model, strength=0.0)
+
+
+def test_wise_ft_mixes_the_start_and_the_finetuned_weights():
+    """(1 - alpha) x the weights at on_train_begin + alpha x those at on_train_end, for every weight and buffer of
+    floating type; the start is taken when training begins, after a probe head was set."""
+    model = _classifier()
+    callback = InterpolateWithStartCallback(model, alpha=0.25)
+    args, control = TrainingArguments(output_dir="unused", use_cpu=True), TrainerControl()
+    with torch.no_grad():
+        model.classifier.weight.fill_(2.0)  # the probe head, fitted after the callback was made
+    callback.on_train_begin(args, _state(0.0), control)
+    start = {name: t.clone() for name, t in model.state_dict().items()}
+    with torch.no_grad():
+        for p in model.parameters():
+            p.mul_(-3.0).add_(1.0)
+    finetuned = {name: t.clone() for name, t in model.state_dict().items()}
+    callback.on_train_end(args, _state(4.0), control)
+    for name, tensor in model.state_dict().items():
+        torch.testing.assert_close(tensor, 0.75 * start[name] + 0.25 * finetuned[name], msg=name)
+    torch.testing.assert_close(model.classifier.weight, torch.full_like(model.classifier.weight, 0.75 * 2 + 0.25 * -5))
+    with pytest.raises(ValueError, match="from 0 to 1"):
+        InterpolateWithStartCallback(model, alpha=1.5)
 
 
 def test_replaced_token_detection_labels_and_learning():

@@ -27,6 +27,7 @@ from hf_models.training import (
     DecayTowardStartCallback,
     FlagGroup,
     GradualUnfreezingCallback,
+    InterpolateWithStartCallback,
     ModelArguments,
     RunTimer,
     WeightAveragingCallback,
@@ -50,6 +51,7 @@ logger = logging.getLogger(__name__)
 DEFAULT_PRESET = "altegrad-lab"
 DATASET = "cls-books"
 LANGUAGE = "fr"
+BACKBONE_DROPOUTS = ("embedding_dropout", "attention_dropout", "hidden_dropout", "activation_dropout")  # --dropout
 LINEAR_PROBE_FOLDER = "linear_probe"  # `--save_linear_probe`: the probe alone, in this folder of the run
 
 
@@ -59,6 +61,7 @@ def _classifier(model_args: ModelArguments, data_args: SentimentArguments, token
         "is_causal": data_args.causal_mask,
         "classifier_pooling": data_args.classifier_pooling,
         "classifier_dropout": data_args.classifier_dropout,
+        **dict.fromkeys(BACKBONE_DROPOUTS, data_args.dropout),
     }
     labels = {"id2label": id2label, "label2id": {name: i for i, name in id2label.items()}}
     model = load_or_build_model(
@@ -139,7 +142,7 @@ def _selection_split(encoded, data_args: SentimentArguments, training_args: Trai
 
 
 def _transfer_callbacks(model, data_args: SentimentArguments, training_args: TrainingArguments) -> tuple[list, float]:
-    """ULMFiT's gradual unfreezing and weight averaging, and the backbone's learning rate they need."""
+    """ULMFiT's gradual unfreezing, weight averaging, L2-SP and WiSE-FT, and the backbone's learning rate."""
     callbacks = []
     backbone_lr = data_args.backbone_learning_rate
     if data_args.gradual_unfreezing:
@@ -149,6 +152,8 @@ def _transfer_callbacks(model, data_args: SentimentArguments, training_args: Tra
         callbacks.append(WeightAveragingCallback(model, data_args.average_last_epochs))
     if data_args.decay_toward_start:
         callbacks.append(DecayTowardStartCallback(model, data_args.decay_toward_start))
+    if data_args.wise_ft_alpha < 1:  # after the averaging, if both: the average is what is mixed
+        callbacks.append(InterpolateWithStartCallback(model, data_args.wise_ft_alpha))
     return callbacks, backbone_lr
 
 
@@ -244,6 +249,8 @@ def _check_before_training(model_args: ModelArguments, data_args: SentimentArgum
     if data_args.freeze_embeddings and (data_args.freeze_backbone or data_args.gradual_unfreezing):
         other = "--freeze_backbone freezes them too" if data_args.freeze_backbone else "--gradual_unfreezing thaws them"
         raise UsageError(f"--freeze_embeddings: {other}; give one of the two")
+    if data_args.wise_ft_alpha < 1 and training_args.resume_from_checkpoint:
+        raise UsageError("--wise_ft_alpha mixes with the weights a run starts from, which a resumed run no longer has")
     if data_args.length_buckets and (strategy := training_args.train_sampling_strategy) != "random":
         raise UsageError(f"--length_buckets orders the batches itself: drop --train_sampling_strategy {strategy}")
     probe_only = training_args.max_steps <= 0 and training_args.num_train_epochs == 0

@@ -39,6 +39,14 @@ class SentimentArguments:
     classifier_dropout: float | None = field(
         default=None, metadata={"help": "Dropout on the pooled vector before the head. Default: keep the model's."}
     )
+    dropout: float | None = field(
+        default=None,
+        metadata={
+            "help": "Set the backbone's four dropouts (after the embeddings, on the attention weights, on each "
+            "sublayer's output, in the feed-forward) to this: a language model pretrained without dropout, which "
+            "is faster on the CPU, can then be finetuned with it. Default: keep the model's (from scratch: the preset's)."
+        },
+    )
     gradual_unfreezing: int = field(
         default=0,
         metadata={
@@ -53,6 +61,15 @@ class SentimentArguments:
     )  # fmt: skip
     average_last_epochs: int = field(
         default=0, metadata={"help": "Keep the average of the weights of the last N epochs (0: the last weights)."}
+    )
+    wise_ft_alpha: float = field(
+        default=1.0,
+        metadata={
+            "help": "WiSE-FT: when training ends, keep (1 - alpha) x the starting weights + alpha x the finetuned "
+            "ones (with --head_init linear_probe the start is the backbone under its probe head). 1: the finetuned "
+            "weights. The per-epoch curve is of the finetuned weights; the final scores and the test predictions "
+            "are of the mix."
+        },
     )
     selection_split_percentage: int = field(
         default=0,

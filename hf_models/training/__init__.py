@@ -36,6 +36,7 @@ from .trainer import ReproducibleTrainer, ShuffledLengthBuckets, last_logged, tr
 from .transfer import (
     DecayTowardStartCallback,
     GradualUnfreezingCallback,
+    InterpolateWithStartCallback,
     WeightAveragingCallback,
     discriminative_optimizer,
 )
@@ -51,6 +52,7 @@ __all__ = [
     "GradualUnfreezingCallback",
     "WeightAveragingCallback",
     "DecayTowardStartCallback",
+    "InterpolateWithStartCallback",
     "discriminative_optimizer",
     "init_head_by_linear_probe",
     "ModelArguments",

@@ -3,7 +3,8 @@
 - `discriminative_optimizer`: the backbone at its own learning rate, the new head at the main one;
 - `GradualUnfreezingCallback`: the head alone first, then one more group of backbone layers each epoch, from the top;
 - `WeightAveragingCallback`: the average of the weights at the end of the last epochs;
-- `DecayTowardStartCallback`: weight decay toward the backbone's starting weights (L2-SP), not toward zero.
+- `DecayTowardStartCallback`: weight decay toward the backbone's starting weights (L2-SP), not toward zero;
+- `InterpolateWithStartCallback`: the finetuned weights mixed with the starting ones when training ends (WiSE-FT).
 """
 
 from __future__ import annotations
@@ -115,3 +116,26 @@ class DecayTowardStartCallback(TrainerCallback):
         with torch.no_grad():
             for parameter, start in zip(self.parameters, self.start, strict=True):
                 parameter.lerp_(start, min(1.0, rate * self.strength))
+
+
+class InterpolateWithStartCallback(TrainerCallback):
+    """WiSE-FT (Wortsman et al., 2022): when training ends, every weight becomes `(1 - alpha) x start + alpha x
+    finetuned`, the start being the model as training begins (with LP-FT: the pretrained backbone under its
+    linear-probe head). From a pretrained start the mix keeps what pretraining knew; from a random one it has
+    nothing to keep."""
+
+    def __init__(self, model: nn.Module, alpha: float) -> None:
+        if not 0 <= alpha <= 1:
+            raise UsageError(f"--wise_ft_alpha is the finetuned weights' share, from 0 to 1, not {alpha}")
+        self.model, self.alpha = model, alpha
+        self.start: dict[str, torch.Tensor] = {}
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        # Here, not in __init__: a linear-probe head is fitted after the callbacks are made.
+        self.start = {name: t.detach().clone() for name, t in self.model.state_dict().items() if t.is_floating_point()}
+
+    def on_train_end(self, args, state, control, **kwargs):
+        with torch.no_grad():
+            for name, tensor in self.model.state_dict().items():
+                if name in self.start:
+                    tensor.copy_(torch.lerp(self.start[name].to(tensor.device), tensor, self.alpha))
