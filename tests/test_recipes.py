@@ -330,6 +330,10 @@ def test_lp_ft_keeps_its_probe_as_the_frozen_probe_run(tmp_path, tiny_cls_books,
     with pytest.raises(ValueError, match="--freeze_embeddings: --gradual_unfreezing thaws them"):
         _finetune(tmp_path, "thawed", tiny_cls_books, ["--model_name_or_path", str(pretrained_lm_dir)],
                   ["--freeze_embeddings", "--gradual_unfreezing", "1"])  # fmt: skip
+    for flag in ("--dropout", "--wise_ft_alpha"):
+        with pytest.raises(ValueError, match=f"{flag} 1.5: give a number from 0 to 1"):
+            _finetune(tmp_path, "out_of_range", tiny_cls_books, source, [flag, "1.5"])
+        assert not (tmp_path / "out_of_range").exists()
 
 
 def test_finetune_sentiment_transfer_flags_reach_the_model(tmp_path, tiny_cls_books, pretrained_lm_dir):

@@ -249,6 +249,9 @@ def _check_before_training(model_args: ModelArguments, data_args: SentimentArgum
     if data_args.freeze_embeddings and (data_args.freeze_backbone or data_args.gradual_unfreezing):
         other = "--freeze_backbone freezes them too" if data_args.freeze_backbone else "--gradual_unfreezing thaws them"
         raise UsageError(f"--freeze_embeddings: {other}; give one of the two")
+    for flag, value in (("--dropout", data_args.dropout), ("--wise_ft_alpha", data_args.wise_ft_alpha)):
+        if value is not None and not 0 <= value <= 1:
+            raise UsageError(f"{flag} {value}: give a number from 0 to 1")
     if data_args.wise_ft_alpha < 1 and training_args.resume_from_checkpoint:
         raise UsageError("--wise_ft_alpha mixes with the weights a run starts from, which a resumed run no longer has")
     if data_args.length_buckets and (strategy := training_args.train_sampling_strategy) != "random":
