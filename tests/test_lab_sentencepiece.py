@@ -131,12 +131,19 @@ def test_pretrain_on_raw_text_then_finetune_on_raw_reviews(tmp_path):
         + common
     )
     assert json.loads((tmp_path / "lm" / "config.json").read_text())["vocab_size"] == 4 + len(MERGED + CHARS)
+    # The review stage: the LM continued from its folder keeps the lab's vocabulary without --lab_vocabulary.
+    (tmp_path / "reviews.txt").write_text("le livre livres le livre\n" * 40, encoding="utf-8")
+    pretraining.main(["--train_files", str(tmp_path / "reviews.txt"), "--model_name_or_path", str(tmp_path / "lm")]
+                     + ["--block_size", "8", "--max_steps", "2", "--output_dir", str(tmp_path / "domain"), *common])  # fmt: skip
+    assert AutoTokenizer.from_pretrained(tmp_path / "domain").get_vocab() == AutoTokenizer.from_pretrained(
+        tmp_path / "lm"
+    ).get_vocab()
     with pytest.raises(ValueError, match="--lab_vocabulary has no mask token"):
         pretraining.main(["--train_files", str(tmp_path / "corpus.txt"), "--lab_vocabulary", str(books)]
                          + ["--objective", "mlm", "--output_dir", str(tmp_path / "mlm"), *common])  # fmt: skip
     out = tmp_path / "sentiment"
     sentiment.main(
-        ["--data_dir", str(books), "--model_name_or_path", str(tmp_path / "lm"), "--lab_raw_text"]
+        ["--data_dir", str(books), "--model_name_or_path", str(tmp_path / "domain"), "--lab_raw_text"]
         + ["--num_train_epochs", "1", "--output_dir", str(out), *common]
     )
     tokenizer = AutoTokenizer.from_pretrained(out)

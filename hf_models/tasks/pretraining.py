@@ -123,10 +123,16 @@ def _datasets(data_args: DataTrainingArguments, training_args: TrainingArguments
                 mlm_probability=data_args.mlm_probability,
                 **replace,
             )
-    train_dataset = lm_datasets["train"]
+    train_dataset, eval_dataset = lm_datasets["train"], lm_datasets.get("validation")
+    eval_files = data_args.validation_files or data_args.train_files
+    for split, dataset, files in (("training", train_dataset, data_args.train_files), ("validation", eval_dataset, eval_files)):
+        if dataset is not None and len(dataset) == 0:  # else the Trainer fails deep inside (no eval_loss)
+            raise UsageError(
+                f"the {split} split of {', '.join(files)} holds no block of {block_size} tokens: give more text, "
+                "a smaller --block_size or another --validation_split_percentage"
+            )
     if data_args.max_train_samples is not None:
         train_dataset = train_dataset.select(range(min(len(train_dataset), data_args.max_train_samples)))
-    eval_dataset = lm_datasets.get("validation")
     if eval_dataset is not None and data_args.max_eval_samples is not None:
         eval_dataset = eval_dataset.select(range(min(len(eval_dataset), data_args.max_eval_samples)))
     if eval_dataset is not None and data_args.objective == "span_corruption":
@@ -182,13 +188,14 @@ def pretrain(
     logger.info(f"Objective {data_args.objective}, world size {training_args.world_size}")
     if data_args.lab_vocabulary and data_args.objective != "clm":
         raise UsageError(f"--lab_vocabulary has no mask token: --objective {data_args.objective} needs one; use clm")
+    bidirectional = data_args.objective in ("mlm", "rtd")
     tokenizer = resolve_tokenizer(
         model_args.tokenizer_path,
         "altegrad-lab-raw" if data_args.lab_vocabulary else "bpe",
         data_dir=data_args.lab_vocabulary,
         missing="--tokenizer_name_or_path is required (train one with tokenizer/train_tokenizer.py)",
+        accept_course=not bidirectional,  # a causal LM continued from a lab model keeps its vocabulary
     )
-    bidirectional = data_args.objective in ("mlm", "rtd")
     model_class = {"mlm": SmallEncoderForMaskedLM, "rtd": SmallEncoderForPreTraining}.get(
         data_args.objective, SmallEncoderForCausalLM
     )

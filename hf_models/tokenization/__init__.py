@@ -22,7 +22,7 @@ from .bpe import (
     load_tokenizer,
     train_bpe_tokenizer,
 )
-from .courses import COURSE_VOCABULARIES, build_course_tokenizer, load_course_tokenizer
+from .courses import COURSE_VOCABULARIES, build_course_tokenizer, is_course_tokenizer, load_course_tokenizer
 
 __all__ = [
     "CONFIG_TOKENS",
@@ -35,6 +35,7 @@ __all__ = [
     "chars_per_token",
     "config_token_ids",
     "find_invalid_utf8",
+    "is_course_tokenizer",
     "iter_text_files",
     "iter_text_lines",
     "load_course_tokenizer",
@@ -55,11 +56,13 @@ def resolve_tokenizer(
     data_dir: str | os.PathLike | None = None,
     train: Callable[[], PreTrainedTokenizerBase] | None = None,
     missing: str = "no tokenizer: pass --tokenizer_name_or_path",
+    accept_course: bool = False,
 ) -> PreTrainedTokenizerBase:
     """The run's tokenizer, for every task.
 
     - `path` given (`--tokenizer_name_or_path`, else the model folder): loaded, our BPE with its special tokens
-      checked (`load_tokenizer`), a course vocabulary as saved (`load_course_tokenizer`);
+      checked (`load_tokenizer`), a course vocabulary as saved (`load_course_tokenizer`); with `accept_course`, a
+      saved course vocabulary is taken where our BPE was asked for (a causal LM continued from a course model);
     - else a course vocabulary is built from `data_dir` when one is given, and our BPE trained by `train()` when given;
     - else `ValueError(missing)`.
     """
@@ -67,7 +70,14 @@ def resolve_tokenizer(
         raise ValueError(f"unknown vocabulary {vocabulary!r}; expected one of {VOCABULARIES}")
     course = vocabulary != BPE
     if path:
-        return load_course_tokenizer(path) if course else load_tokenizer(path)
+        if course:
+            return load_course_tokenizer(path)
+        try:
+            return load_tokenizer(path)
+        except ValueError:
+            if not accept_course or not is_course_tokenizer(path):
+                raise
+            return load_course_tokenizer(path)
     if course and data_dir is not None:
         return build_course_tokenizer(vocabulary, data_dir)
     if not course and train is not None:

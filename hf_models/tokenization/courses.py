@@ -243,6 +243,18 @@ def wrap_lab_tokenizer(
     return hf_tokenizer
 
 
+def is_course_tokenizer(path: str | os.PathLike) -> bool:
+    """Whether a saved tokenizer folder holds a course's vocabulary: CS224N's characters, or the lab's ids (the
+    fairseq specials first and no mask token)."""
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(str(path))
+    except (OSError, ValueError):
+        return False
+    if is_cs224n_char_tokenizer(tokenizer):
+        return True
+    return tokenizer.mask_token is None and tokenizer.convert_ids_to_tokens(list(range(4))) == list(LAB_SPECIAL_TOKENS)
+
+
 def load_course_tokenizer(path: str | os.PathLike) -> PreTrainedTokenizerFast:
     """Load a saved course tokenizer (which lacks some of the special tokens `load_tokenizer` insists on)."""
     path = Path(path)
