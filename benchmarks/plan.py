@@ -9,7 +9,7 @@
 
 `run` executes the pipelines (birthplace; sentiment, issue 18's rows; sentiment_lab, the lab's rows, which reads
 sentiment's tokenizer and backbone: one after the other on the CPU, each on both cores; on a GPU machine birthplace
-beside the two sentiment ones), then `write_results.py`, then `throughput.py`. Within a pipeline, the steps of a group that
+beside the two sentiment ones, and sentiment_lab from the end of sentiment's review stage on), then `write_results.py`, then `throughput.py`. Within a pipeline, the steps of a group that
 the profile runs side by side (`Profile.side_by_side`) share the machine: on the CPU two at a time, one core each.
 Consecutive side-by-side groups form one pool: a step starts as soon as a worker is free and the steps that write
 what it reads (`step_dependencies`) are done, so that one model's evaluations need not wait for another's training.
@@ -181,7 +181,8 @@ PROFILES = {
     # birthplace 233 s, sentiment 420 s). Sentiment: the whole French corpus (35M tokens) with the CPU profile's
     # 16k BPE, and 6,000 LM steps of 128 x 128 tokens (3 passes, 230 s), then the 18 finetunings all at once (92 s):
     # pretrained LP-FT 80.42 %, scratch LP-FT 77.42 %. Since the split the 6 LP-FT finetunings run at once, then the
-    # lab's 9 (35 s): the same scores that evening, beside the gpu_large lever (BENCHMARKS.md).
+    # lab's 9 (35 s): the same scores that evening, beside the gpu_large lever (BENCHMARKS.md). Since 2026-11-27 the
+    # lab's 9 start beside the 6 once the review stage is done (`PIPELINE_STARTS_AFTER`).
     "gpu": Profile(
         "gpu",
         ("--bf16", "true"),
@@ -525,9 +526,12 @@ def sentiment_lab_steps(profile: Profile, paths: Paths) -> list[Step]:
     return [*steps, _accuracy_figure(profile, paths, "se_lab_plot")]
 
 
-# In running order: `sentiment_lab` reads what `sentiment` made (`PIPELINE_NEEDS`).
+# In running order: `sentiment_lab` reads what `sentiment` made (`PIPELINE_NEEDS`): its tokenizer and the review
+# stage's backbone. On a GPU machine it starts as soon as that stage has finished (`PIPELINE_STARTS_AFTER`), beside
+# the LP-FT finetunings: both pipelines of the `gpu_large` profile in 489 s on an H200 (BENCHMARKS.md).
 PIPELINES = {"birthplace": birthplace_steps, "sentiment": sentiment_steps, "sentiment_lab": sentiment_lab_steps}
 PIPELINE_NEEDS = {"sentiment_lab": "sentiment"}
+PIPELINE_STARTS_AFTER = {"sentiment_lab": "se_domain"}
 
 
 def plan(profile: str, paths: Paths | None = None) -> dict[str, list[Step]]:
@@ -711,13 +715,27 @@ def chains(pipelines: list[str]) -> list[list[str]]:
 
 def run_chain(chain: list[str], steps: dict[str, list[Step]], out: Path, env: dict[str, str], failed: list[str],
               side_by_side: bool | tuple[str, ...]) -> None:  # fmt: skip
-    """The pipelines of one chain, one after the other; none after one that failed."""
-    for name in chain:
+    """The pipelines of one chain in order; none after one that failed. A pipeline that reads only what a step of
+    the one before it makes (`PIPELINE_STARTS_AFTER`) starts once that step has finished, beside the rest of it."""
+    for index, name in enumerate(chain):
         if PIPELINE_NEEDS.get(name) in failed:
             failed.append(name)
             print(f"{name} not run: {PIPELINE_NEEDS[name]} failed", flush=True)
             continue
-        run_pipeline(name, steps[name], out, env, failed, side_by_side)
+        start_after = PIPELINE_STARTS_AFTER.get(chain[index + 1]) if index + 1 < len(chain) else None
+        if start_after is None:
+            run_pipeline(name, steps[name], out, env, failed, side_by_side)
+            continue
+        names = [step.name for step in steps[name]]
+        cut = names.index(start_after) + 1 if start_after in names else 0  # not there: a resumed run had finished it
+        run_pipeline(name, steps[name][:cut], out, env, failed, side_by_side)
+        if name in failed:
+            continue  # the next pipeline is then marked as not run
+        rest = threading.Thread(target=run_pipeline, args=(name, steps[name][cut:], out, env, failed, side_by_side))
+        rest.start()
+        run_chain(chain[index + 1 :], steps, out, env, failed, side_by_side)
+        rest.join()
+        return
 
 
 def forget_timings(out: Path, steps: list[Step]) -> None:

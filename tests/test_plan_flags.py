@@ -276,6 +276,35 @@ def test_a_step_starts_when_its_inputs_are_ready_not_when_its_stage_ends(tmp_pat
     assert times["slow.end"] <= times["reads_slow.start"]
 
 
+def test_a_pipeline_starts_beside_the_rest_of_the_one_it_reads_once_its_step_is_done(tmp_path, monkeypatch) -> None:
+    """On a GPU machine `sentiment_lab` needs only `sentiment`'s review stage: it starts once that step has ended,
+    while `sentiment`'s finetunings still run; if the step fails, it does not run; resumed past the step, at once."""
+    for profile in plan.PROFILES:  # every plan has the step the lab's rows wait for
+        assert plan.PIPELINE_STARTS_AFTER["sentiment_lab"] in [step.name for step in plan.plan(profile, PATHS)["sentiment"]]
+    monkeypatch.setattr(plan, "PIPELINE_NEEDS", {"reader": "maker"})
+    monkeypatch.setattr(plan, "PIPELINE_STARTS_AFTER", {"reader": "made"})
+
+    def step(name: str, seconds: float = 0.1, code: int = 0) -> plan.Step:
+        script = (f"import pathlib, sys, time; d = pathlib.Path({str(tmp_path)!r}); (d / '{name}.start').touch()\n"
+                  f"time.sleep({seconds}); (d / '{name}.end').touch(); sys.exit({code})")  # fmt: skip
+        return plan.Step(name, (sys.executable, "-c", script), timed=False)
+
+    def run(maker: list[plan.Step]) -> tuple[list[str], dict[str, float]]:
+        for path in tmp_path.glob("*.*"):
+            path.unlink()
+        failed: list[str] = []
+        plan.run_chain(["maker", "reader"], {"maker": maker, "reader": [step("read")]}, tmp_path, {}, failed, True)
+        return failed, {path.name: path.stat().st_mtime for path in tmp_path.glob("*.*") if path.suffix in (".start", ".end")}
+
+    failed, times = run([step("first"), step("made"), step("slow", seconds=3.0)])
+    assert failed == [] and len(times) == 8
+    assert times["made.end"] <= times["read.start"] < times["slow.end"]  # after its step, beside the rest
+    failed, times = run([step("first"), step("made", code=1), step("slow")])
+    assert failed == ["maker", "reader"] and "read.start" not in times and "slow.start" not in times
+    failed, times = run([step("slow", seconds=3.0)])  # `made` finished in an earlier, resumed run
+    assert failed == [] and times["read.start"] < times["slow.end"]
+
+
 def test_counterfactual_twins_reach_the_vanilla_pretraining_alone(monkeypatch) -> None:
     """`counterfactual_models` puts `--counterfactual_qa` in those models' pretraining, in both profiles, and in no
     other step; a model that does not recite is refused (the twins swap the birthplace in the recitation)."""
