@@ -310,8 +310,23 @@ def _trained_on_length_buckets(run: Run) -> None:
     assert sampler.lengths == [len(ids) for ids in run.trained["train_dataset"]["input_ids"]]
 
 
+def _review_end_kept(run: Run) -> None:
+    """`--max_seq_length 6 --keep_review_end 2`: a longer review keeps its first 4 tokens and its last 2."""
+    from transformers import AutoTokenizer
+
+    from hf_models.data import load_cls_books
+
+    report = json.loads((run.out / "report.json").read_text(encoding="utf-8"))
+    data_dir = report["arguments"]["SentimentArguments"]["data_dir"]
+    full = AutoTokenizer.from_pretrained(run.out)(list(load_cls_books(data_dir)["train"]["text"]))["input_ids"]
+    trained = list(run.trained["train_dataset"]["input_ids"])  # the first reviews of the file (--max_train_samples)
+    expected = [ids if len(ids) <= 6 else ids[:4] + ids[-2:] for ids in full[: len(trained)]]
+    assert any(len(ids) > 6 for ids in full[: len(trained)]) and trained == expected
+
+
 SENTIMENT_ROWS = [
     TINY_ROW,
+    Flag(("--max_seq_length", "6", "--keep_review_end", "2"), _review_end_kept),
     Flag(("--head_init", "linear_probe"), _head_started_as_the_probe),
     Flag(("--linear_probe_folds", "3"), lambda r: _all(r.trained["metrics"]["linear_probe_folds"] == 3)),
     Flag(("--save_linear_probe",), _probe_kept_alone),

@@ -347,6 +347,9 @@ def test_lp_ft_keeps_its_probe_as_the_frozen_probe_run(tmp_path, tiny_cls_books,
         with pytest.raises(ValueError, match=f"{flag} 1.5: give a number from 0 to 1"):
             _finetune(tmp_path, "out_of_range", tiny_cls_books, source, [flag, "1.5"])
         assert not (tmp_path / "out_of_range").exists()
+    with pytest.raises(ValueError, match="--keep_review_end 8: give 0 to 7 tokens"):
+        _finetune(tmp_path, "whole_end", tiny_cls_books, source, ["--max_seq_length", "8", "--keep_review_end", "8"])
+    assert not (tmp_path / "whole_end").exists()
 
 
 def test_finetune_sentiment_transfer_flags_reach_the_model(tmp_path, tiny_cls_books, pretrained_lm_dir):

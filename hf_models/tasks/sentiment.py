@@ -84,13 +84,26 @@ def _encoded_reviews(raw, data_args: SentimentArguments, training_args: Training
     for split, limit in (("train", data_args.max_train_samples), ("validation", data_args.max_eval_samples)):
         if limit is not None:
             raw[split] = raw[split].select(range(min(limit, len(raw[split]))))
+    tail = data_args.keep_review_end
+    if tail >= max_length:
+        raise UsageError(f"--keep_review_end {tail}: give fewer tokens than the {max_length} a review keeps")
+
+    def encode(batch: dict) -> dict:
+        if not tail:
+            return tokenizer(batch["text"], truncation=True, max_length=max_length)
+        return _cut_middle(tokenizer(batch["text"], verbose=False), max_length, tail)
+
     with training_args.main_process_first(desc="tokenization"):
-        return raw.map(
-            lambda batch: tokenizer(batch["text"], truncation=True, max_length=max_length),
-            batched=True,
-            remove_columns=["text"],
-            desc="Tokenizing reviews",
-        )
+        return raw.map(encode, batched=True, remove_columns=["text"], desc="Tokenizing reviews")
+
+
+def _cut_middle(encoded, max_length: int, tail: int) -> dict:
+    """Each encoding longer than max_length cut in its middle: its first max_length - tail tokens and its last tail."""
+    head = max_length - tail
+    return {
+        key: [values if len(values) <= max_length else values[:head] + values[-tail:] for values in column]
+        for key, column in encoded.items()
+    }
 
 
 def _compute_metrics():
@@ -240,6 +253,9 @@ def _check_before_training(model_args: ModelArguments, data_args: SentimentArgum
         raise UsageError("give exactly one of --model_name_or_path (pretrained) and --from_scratch")
     if data_args.max_seq_length <= 0:
         raise UsageError(f"--max_seq_length {data_args.max_seq_length}: give a positive number of tokens")
+    if not 0 <= data_args.keep_review_end < data_args.max_seq_length:
+        raise UsageError(f"--keep_review_end {data_args.keep_review_end}: give 0 to {data_args.max_seq_length - 1} "
+                         f"tokens (fewer than --max_seq_length {data_args.max_seq_length})")  # fmt: skip
     if data_args.head_init not in ("random", "linear_probe"):
         raise UsageError(f"--head_init {data_args.head_init}: give 'random' or 'linear_probe'")
     if data_args.save_linear_probe and data_args.head_init != "linear_probe":

@@ -107,6 +107,14 @@ class SentimentArguments:
         default=5, metadata={"help": "Cross-validation folds of the training reviews that choose the probe's L2."}
     )
     max_seq_length: int = field(default=256, metadata={"help": "Reviews are truncated to this many tokens."})
+    keep_review_end: int = field(
+        default=0,
+        metadata={
+            "help": "Of a review longer than --max_seq_length, keep its last N tokens and its first "
+            "max_seq_length - N (the middle is cut: a long review often ends on its verdict). 0: its first "
+            "max_seq_length tokens."
+        },
+    )
     length_buckets: bool = field(
         default=False,
         metadata={
