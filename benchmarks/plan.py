@@ -100,6 +100,8 @@ class SentimentProfile:
     # Every finetuning on batches of similar lengths in random order (`--length_buckets`): half the positions of a
     # random batch of 16 reviews are padding.
     length_buckets: bool = False
+    # Of a review longer than 256 tokens, every finetuning keeps the last N and the first 256 - N (`--keep_review_end`).
+    keep_review_end: int = 0
     # The LM's output as an adaptive softmax whose full-width head holds the first N token ids
     # (`SmallEncoderConfig.adaptive_softmax_head`); the review stage keeps it, the classifiers have no LM head.
     lm_adaptive_softmax_head: int | None = None
@@ -438,7 +440,8 @@ def _finetune_args(profile: Profile, paths: Paths) -> tuple[str, ...]:
     return ("--data_dir", f"{paths.data_root}/cls-books", "--num_train_epochs", str(p.epochs),
             "--per_device_train_batch_size", "16", "--max_seq_length", "256", "--per_device_eval_batch_size", "64",
             "--lr_scheduler_type", "linear", "--warmup_steps", "20", "--weight_decay", "0.01", "--logging_steps", "25",
-            *(("--length_buckets",) if p.length_buckets else ()), *_common(profile))  # fmt: skip
+            *(("--length_buckets",) if p.length_buckets else ()),
+            *(("--keep_review_end", str(p.keep_review_end)) if p.keep_review_end else ()), *_common(profile))  # fmt: skip
 
 
 def _accuracy_figure(profile: Profile, paths: Paths, name: str) -> Step:
