@@ -9,17 +9,18 @@
 
 `run` executes the pipelines (birthplace; sentiment, issue 18's rows; sentiment_lab, the lab's rows, which reads
 sentiment's tokenizer and backbone: one after the other on the CPU, each on both cores; on a GPU machine birthplace
-beside the two sentiment ones, and sentiment_lab from the end of sentiment's review stage on), then `write_results.py`, then `throughput.py`. Within a pipeline, the steps of a group that
-the profile runs side by side (`Profile.side_by_side`) share the machine: on the CPU two at a time, one core each.
-Consecutive side-by-side groups form one pool: a step starts as soon as a worker is free and the steps that write
-what it reads (`step_dependencies`) are done, so that one model's evaluations need not wait for another's training.
-Each step's output goes to `$OUT/log_NAME.txt`, each pipeline's progress to `$OUT/NAME_run.log`, and
-`$OUT/timings.tsv` gets one line per step that succeeded (`name, seconds, command`): a step that failed is not
-there, so `write_results.py` refuses its row. A run of one pipeline replaces that pipeline's lines and keeps the other's. `run --resume` continues an interrupted
-run into the same OUT: a timed step whose timings.tsv line has the same command is kept, not run again. The check
-compares commands, not code: after a change to the code a step runs, name the step in `--rerun` (shell patterns).
-`write_results.py`, `plot_birthplace.py` and `plot_sentiment.py` read the rows below (`birthplace_rows`,
-`sentiment_rows`, `tune_split_choice`): no step or folder name is typed anywhere else.
+beside the two sentiment ones, and sentiment_lab from the end of sentiment's review stage on), then `write_results.py`,
+then `throughput.py`. Within a pipeline, the steps of a group that the profile runs side by side
+(`Profile.side_by_side`) share the machine: on the CPU two at a time, one core each. Consecutive side-by-side groups
+form one pool: a step starts as soon as a worker is free and the steps that write what it reads (`step_dependencies`)
+are done, so that one model's evaluations need not wait for another's training. Each step's output goes to
+`$OUT/log_NAME.txt`, each pipeline's progress to `$OUT/NAME_run.log`, and `$OUT/timings.tsv` gets one line per step that
+succeeded (`name, seconds, command`): a step that failed is not there, so `write_results.py` refuses its row. A run of
+one pipeline replaces that pipeline's lines and keeps the other's. `run --resume` continues an interrupted run into the
+same OUT: a timed step whose timings.tsv line has the same command is kept, not run again. The check compares commands,
+not code: after a change to the code a step runs, name the step in `--rerun` (shell patterns). `write_results.py`,
+`plot_birthplace.py` and `plot_sentiment.py` read the rows below (`birthplace_rows`, `sentiment_rows`,
+`tune_split_choice`): no step or folder name is typed anywhere else.
 
 Data come from DATA_ROOT (default ../shared/data), outputs go under OUT (default outputs/bench), and the steps run
 with PY (default .venv/bin/python). The hyperparameters are the profiles' values below, and nowhere else.

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import torch
@@ -97,7 +97,7 @@ def _encoded_reviews(raw, data_args: SentimentArguments, training_args: Training
         return raw.map(encode, batched=True, remove_columns=["text"], desc="Tokenizing reviews")
 
 
-def _cut_middle(encoded, max_length: int, tail: int) -> dict:
+def _cut_middle(encoded: Mapping[str, list[list[int]]], max_length: int, tail: int) -> dict:
     """Each encoding longer than max_length cut in its middle: its first max_length - tail tokens and its last tail."""
     head = max_length - tail
     return {
