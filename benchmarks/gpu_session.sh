@@ -6,7 +6,8 @@
 # LEVER_PROFILE=gpu_large also runs that profile's sentiment pipeline beside, into outputs/bench_lever, for at most
 # LEVER_LIMIT seconds (540): one GPU runs both, each step being launch-bound. Both in one call did not fit on
 # 2026-11-26 (BENCHMARKS.md): the lever alone is `PROFILE=gpu_large PIPELINES="sentiment sentiment_lab"`, then here
-# `write_results.py --profile gpu_large --tasks sentiment --bench_dir <unpacked outputs/bench>`.
+# `write_results.py --profile gpu_large --tasks sentiment --bench_dir <unpacked outputs/bench>`: 489 s on an H200 on
+# 2026-11-27 (about 520 s of device time with the start), the lab's rows beside LP-FT.
 # It installs the carried wheels beside the machine's own torch and transformers, runs the GPU profile's pipelines
 # into outputs/bench under the time limit (after both, plan.py also writes results.json and runs throughput.py),
 # and puts in the device's $OUT what comes back, without weights: gpu.txt, run.txt (the plan's output),
