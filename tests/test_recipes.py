@@ -128,7 +128,6 @@ def test_pretrain_from_json_file_and_gz(tmp_path, synthetic_birthplace_dir, tiny
     assert json.loads((out / "config.json").read_text())["norm_first"] is True  # the cs224n-mingpt preset
 
 
-
 def test_pretrain_refuses_a_split_too_short_for_one_block(tmp_path, tiny_tokenizer_dir):
     """A validation split shorter than one block is named before training, not a KeyError after it."""
     corpus = tmp_path / "corpus.txt"
@@ -140,6 +139,7 @@ def test_pretrain_refuses_a_split_too_short_for_one_block(tmp_path, tiny_tokeniz
     assert not (tmp_path / "short" / "model.safetensors").exists()
     pretrain.main([*base, "--block_size", "4", "--output_dir", str(tmp_path / "fits")])  # the same text, smaller blocks
     assert "eval_loss" in read_report(tmp_path / "fits")
+
 
 # --------------------------------------------------------------------------------------------------
 # finetune_sentiment.py, on a tiny CLS-books look-alike with an easy signal
