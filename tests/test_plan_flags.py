@@ -364,6 +364,21 @@ def test_the_profile_review_end_reaches_every_sentiment_finetuning(monkeypatch) 
         assert all("--keep_review_end" not in step.command for step in steps if step not in finetunings)
 
 
+def test_the_profile_lm_block_size_reaches_both_lm_stages_alone(monkeypatch) -> None:
+    """`SentimentProfile.lm_block_size` is the `--block_size` of the LM and of the review stage; no finetuning reads it
+    (they cut reviews at `--max_seq_length`)."""
+    base = plan.PROFILES["cpu"]
+    for tokens in (128, 256):
+        monkeypatch.setitem(plan.PROFILES, "x", replace(base, sentiment=replace(base.sentiment, lm_block_size=tokens)))
+        steps = [step for pipeline in ("sentiment", "sentiment_lab") for step in plan.plan("x", PATHS)[pipeline]]
+        with_block = {step.name: _flag(step.command, "--block_size") for step in steps if "--block_size" in step.command}
+        assert with_block == {"se_pretrain": str(tokens), "se_domain": str(tokens)}
+        for step in steps:
+            if step.name in with_block:
+                parsed = parse_args(pretraining.ARGUMENT_GROUPS, list(step.command[2:]))
+                assert [a.block_size for a in parsed if hasattr(a, "block_size")] == [tokens]
+
+
 def test_the_profile_adaptive_softmax_reaches_the_sentiment_lm_alone(monkeypatch) -> None:
     """`SentimentProfile.lm_adaptive_softmax_head` is a config override of the LM built from scratch, beside the
     profile's own overrides; the review stage loads that LM, and the classifiers have no LM head."""
