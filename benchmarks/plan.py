@@ -678,7 +678,11 @@ def _run_pool(pool: list[Step], out: Path, env: dict[str, str], log, threads: in
     """Run the steps of a pool, each as soon as a worker is free and its dependencies are done, in the pool's order
     otherwise. False when a step that may not fail failed: the running steps finish, no new one starts."""
     workers = len(pool) if threads is None else min(len(pool), threads)
-    step_env = env if threads is None else {**env, "OMP_NUM_THREADS": str(max(1, threads // workers))}
+    # A step alone on the CPU has every core, for torch and for the tokenizers library (its BPE training and batch
+    # encoding run in threads); steps side by side get one share each and encode in one thread.
+    cpu_share = {"OMP_NUM_THREADS": str(max(1, (threads or 1) // workers)),
+                 "TOKENIZERS_PARALLELISM": "true" if workers == 1 else "false"}  # fmt: skip
+    step_env = env if threads is None else {**env, **cpu_share}
     waiting, pending, running, ok = step_dependencies(pool), list(pool), {}, True
     with ThreadPoolExecutor(max_workers=workers) as executor:
         while running or (ok and pending):

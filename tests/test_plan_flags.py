@@ -137,16 +137,20 @@ def test_both_profiles_run_the_birthplace_trainings_side_by_side_and_read_only_f
 
 
 def test_on_the_cpu_a_side_by_side_batch_shares_the_cores(tmp_path) -> None:
-    """Two steps side by side on 2 threads: one thread each; a step alone: both. Three: two at a time."""
+    """Two steps side by side on 2 threads: one thread each, the tokenizers library in one; a step alone: both, and
+    the tokenizers library's threads. Three: two at a time."""
     def step(name: str, group: str | None) -> plan.Step:
-        script = f"import os; open({str(tmp_path / name)!r}, 'w').write(os.environ['OMP_NUM_THREADS'])"
+        script = (f"import os; open({str(tmp_path / name)!r}, 'w').write(os.environ['OMP_NUM_THREADS'] + ' ' + "
+                  "os.environ['TOKENIZERS_PARALLELISM'])")  # fmt: skip
         return plan.Step(name, (sys.executable, "-c", script), timed=False, group=group)
 
     steps = [step("alone", None), *(step(name, "pair") for name in "abc"), step("after", "other")]
     failed: list[str] = []
-    plan.run_pipeline("cpu", steps, tmp_path, {"OMP_NUM_THREADS": "2"}, failed, ("pair",), threads=2)
+    env = {"OMP_NUM_THREADS": "2", "TOKENIZERS_PARALLELISM": "false"}
+    plan.run_pipeline("cpu", steps, tmp_path, env, failed, ("pair",), threads=2)
     threads = {name: (tmp_path / name).read_text() for name in ("alone", "a", "b", "c", "after")}
-    assert failed == [] and threads == {"alone": "2", "a": "1", "b": "1", "c": "1", "after": "2"}
+    alone, shared = "2 true", "1 false"
+    assert failed == [] and threads == {"alone": alone, "a": shared, "b": shared, "c": shared, "after": alone}
 
 
 def _waiting_step(name: str, mine: Path, other: Path, code: int = 0) -> plan.Step:
