@@ -103,9 +103,9 @@ class SentimentProfile:
     length_buckets: bool = False
     # Of a review longer than 256 tokens, every finetuning keeps the last N and the first 256 - N (`--keep_review_end`).
     keep_review_end: int = 0
-    # The LM's and the review stage's blocks of tokens (`--block_size`). The finetunings read 256 tokens of a review:
-    # an LM of 128-token blocks never saw positions 129-256 (its loss there on validation reviews 5.3-5.6 nats
-    # against 4.9 before).
+    # The LM's and the review stage's blocks of tokens (`--block_size`). The finetunings read 256 tokens of a review,
+    # and an LM of 128-token blocks predicts worse past position 128 (5.3-5.6 nats on long validation reviews,
+    # 4.9 before); blocks of 256 mend that and lose 3 points of pretrained LP-FT (BENCHMARKS.md, "Blocks of 256").
     lm_block_size: int = 128
     # The LM's output as an adaptive softmax whose full-width head holds the first N token ids
     # (`SmallEncoderConfig.adaptive_softmax_head`); the review stage keeps it, the classifiers have no LM head.
@@ -179,7 +179,8 @@ PROFILES = {
         # 79.83 %): not kept (BENCHMARKS.md, "An adaptive softmax on the LM"). The preset's dropouts stay: the LM
         # without them is 10 % faster and transfers worse (pretrained LP-FT 78.08 %), and attention dropout at 0
         # alone (`config_overrides="attention_dropout=0"`) ran the pipeline in 57.9 minutes but lost the epoch-1 lead
-        # (BENCHMARKS.md, "Attention dropout at 0").
+        # (BENCHMARKS.md, "Attention dropout at 0"). The LM on blocks of 256 (`lm_block_size=256`, 1,260 steps of 16
+        # sequences) ended pretrained LP-FT at 76.75 %: not kept (BENCHMARKS.md, "Blocks of 256 tokens").
         SentimentProfile(news_lines=10_000, novel_lines=110_000, pretrain_steps=1400, batch_size=32, vocab_size=16_000,
                          length_buckets=True),
         side_by_side=("bp_training", "bp_after_training", "bp_after_finetuning"),
