@@ -469,9 +469,9 @@ def sentiment_steps(profile: Profile, paths: Paths) -> list[Step]:
     model = ("--model_config", p.model_config, *_overrides(p.config_overrides))
     adaptive = f"adaptive_softmax_head={p.lm_adaptive_softmax_head}" if p.lm_adaptive_softmax_head else None
     lm_model = ("--model_config", p.model_config, *_overrides(",".join(filter(None, (p.config_overrides, adaptive)))))
-    lm_args = ("--objective", "clm", "--block_size", str(p.lm_block_size), "--per_device_train_batch_size", str(p.batch_size),
-               "--per_device_eval_batch_size", "64", "--weight_decay", "0.01", "--logging_steps", "50",
-               *_common(profile))  # fmt: skip
+    lm_args = ("--objective", "clm", "--block_size", str(p.lm_block_size), "--per_device_train_batch_size",
+               str(p.batch_size), "--per_device_eval_batch_size", "64", "--weight_decay", "0.01", "--logging_steps",
+               "50", *_common(profile))  # fmt: skip
     pretrain, finetune = (py, "recipes/pretrain.py"), (py, "recipes/finetune_sentiment.py")
     steps = [
         Step("se_prepare_data", (py, "benchmarks/prepare_data.py", "sentiment-corpus", "--data_root", paths.data_root,
@@ -678,12 +678,13 @@ def step_dependencies(steps: list[Step]) -> dict[str, set[str]]:
 def _run_pool(pool: list[Step], out: Path, env: dict[str, str], log, threads: int | None) -> bool:
     """Run the steps of a pool, each as soon as a worker is free and its dependencies are done, in the pool's order
     otherwise. False when a step that may not fail failed: the running steps finish, no new one starts."""
-    workers = len(pool) if threads is None else min(len(pool), threads)
-    # A step alone on the CPU has every core, for torch and for the tokenizers library (its BPE training and batch
-    # encoding run in threads); steps side by side get one share each and encode in one thread.
-    cpu_share = {"OMP_NUM_THREADS": str(max(1, (threads or 1) // workers)),
-                 "TOKENIZERS_PARALLELISM": "true" if workers == 1 else "false"}  # fmt: skip
-    step_env = env if threads is None else {**env, **cpu_share}
+    workers, step_env = len(pool), env
+    if threads is not None:
+        workers = min(len(pool), threads)
+        # A step alone on the CPU has every core, for torch and for the tokenizers library (its BPE training and
+        # batch encoding run in threads); steps side by side get one share each and encode in one thread.
+        step_env = {**env, "OMP_NUM_THREADS": str(max(1, threads // workers)),
+                    "TOKENIZERS_PARALLELISM": "true" if workers == 1 else "false"}  # fmt: skip
     waiting, pending, running, ok = step_dependencies(pool), list(pool), {}, True
     with ThreadPoolExecutor(max_workers=workers) as executor:
         while running or (ok and pending):
