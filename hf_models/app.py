@@ -114,6 +114,9 @@ def load_model(source: str, label: str | None = None) -> LoadedModel:
         raise AppError(f"cannot load {source} from {where}: {_first_line(error)}") from None
     if config.model_type != "small-encoder":
         raise AppError(f"{source} holds a {config.model_type!r} model; this app shows small-encoder models only")
+    if getattr(config, "reads_reversed_text", False):
+        raise AppError(f"{source} reads text last to first (a backward model, reads_reversed_text); the app reads it "
+                       "forward: score it with benchmarks/ensemble_sentiment.py or its recipe")  # fmt: skip
     architecture = (config.architectures or [""])[0]
     kind = next((k for suffix, k in HEADS.items() if architecture.endswith(suffix)), None)
     if kind is None:

@@ -198,6 +198,11 @@ def test_a_folder_without_a_model_and_duplicate_labels(tmp_path: Path, runs: dic
         app.load_models([str(tmp_path)])
     with pytest.raises(app.AppError, match="two models are labelled 'a'"):
         app.load_models([f"a={runs['sentiment']}", f"a={runs['sentiment']}"])
+    backward = shutil.copytree(runs["sentiment"], tmp_path / "backward")
+    config = json.loads((backward / "config.json").read_text(encoding="utf-8"))
+    (backward / "config.json").write_text(json.dumps({**config, "reads_reversed_text": True}), encoding="utf-8")
+    with pytest.raises(app.AppError, match="reads text last to first .* the app reads it forward"):
+        app.load_models([str(backward)])
 
 
 def test_app_config_file(tmp_path: Path) -> None:

@@ -41,6 +41,7 @@ COMMANDS = [
     ("benchmarks/plot_sentiment.py", [], "options"),
     ("benchmarks/write_results.py", [], "options"),
     ("benchmarks/throughput.py", [], "options"),
+    ("benchmarks/ensemble_sentiment.py", [], "options"),
     ("docs/check_readme.py", [], "options"),
 ]
 RECIPE_FIELDS = {  # the birthplace subcommands take only their own flags

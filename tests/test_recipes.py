@@ -352,6 +352,77 @@ def test_lp_ft_keeps_its_probe_as_the_frozen_probe_run(tmp_path, tiny_cls_books,
     assert not (tmp_path / "whole_end").exists()
 
 
+def test_a_backward_lm_its_classifier_and_their_ensemble_read_reviews_last_to_first(
+    tmp_path, tiny_cls_books, sentiment_tokenizer_dir, pretrained_lm_dir, monkeypatch
+):
+    """reads_reversed_text: pretrain.py trains a backward LM (each document's tokens reversed), a stage continued
+    from it stays backward, the sentiment recipe reverses the reviews for it, and benchmarks/ensemble_sentiment.py
+    scores each run as it was finetuned and averages their probabilities."""
+    import ensemble_sentiment  # benchmarks/ensemble_sentiment.py
+    from datasets import Dataset
+    from transformers import AutoTokenizer
+
+    from hf_models.tasks import sentiment
+
+    texts, tokenizer = Dataset.from_dict({"text": ["un bon livre", "lent et mauvais"]}), AutoTokenizer.from_pretrained(sentiment_tokenizer_dir)
+    kept = sentiment.encode_reviews(texts, tokenizer, 32)["input_ids"]
+    assert sentiment.encode_reviews(texts, tokenizer, 32, reverse=True)["input_ids"] == [ids[::-1] for ids in kept] != kept
+    reversed_by = {}
+
+    def spy(name, function):
+        def recorded(*args, reverse=False, **kwargs):
+            reversed_by.setdefault(name, []).append(reverse)
+            return function(*args, reverse=reverse, **kwargs)
+
+        return recorded
+
+    monkeypatch.setattr(pretrain, "tokenize_and_group", spy("pretrain", pretrain.tokenize_and_group))
+    monkeypatch.setattr(sentiment, "encode_reviews", spy("finetune", sentiment.encode_reviews))
+    lm_args = ["--objective", "clm", "--block_size", "32", "--max_steps", "4", "--per_device_train_batch_size", "8"]
+    backward_lm, review_stage = tmp_path / "backward_lm", tmp_path / "review_stage"
+    pretrain.main(
+        [*lm_args, "--train_files", str(tiny_cls_books / "train.review.spm"), "--output_dir", str(backward_lm)]
+        + ["--tokenizer_name_or_path", str(sentiment_tokenizer_dir), "--config_overrides", TINY + ",reads_reversed_text=true"]
+        + COMMON
+    )  # fmt: skip
+    pretrain.main([*lm_args, "--train_files", str(tiny_cls_books / "valid.review.spm"), "--output_dir",
+                   str(review_stage), "--model_name_or_path", str(backward_lm), *COMMON])  # fmt: skip
+    assert reversed_by.pop("pretrain") == [True, True]
+    assert json.loads((review_stage / "config.json").read_text())["reads_reversed_text"] is True
+    with pytest.raises(ValueError, match="a backward LM is trained with --objective clm, not mlm"):
+        pretrain.main(["--objective", "mlm", "--train_files", str(tiny_cls_books / "train.review.spm"), "--output_dir",
+                       str(tmp_path / "backward_mlm"), "--model_name_or_path", str(backward_lm), *COMMON])  # fmt: skip
+    assert not (tmp_path / "backward_mlm").exists()
+
+    forward = _finetune(tmp_path, "forward", tiny_cls_books, ["--model_name_or_path", str(pretrained_lm_dir)])
+    backward = _finetune(tmp_path, "backward", tiny_cls_books, ["--model_name_or_path", str(review_stage)])
+    assert reversed_by.pop("finetune") == [False, True]
+    assert json.loads((backward / "config.json").read_text())["reads_reversed_text"] is True
+
+    def ensemble(name, runs):
+        out = tmp_path / name
+        report = ensemble_sentiment.main(["--runs", *map(str, runs), "--data_dir", str(tiny_cls_books), "--output_dir",
+                                          str(out)])  # fmt: skip
+        return report, (out / "test_predictions.txt").read_text()
+
+    # A run averaged with itself is that run: its validation accuracy and its test predictions.
+    alone, predictions = ensemble("backward_twice", [backward, backward])
+    assert alone["validation_accuracy"] == pytest.approx(read_report(backward)["eval_accuracy"])
+    assert predictions == (backward / "test_predictions.txt").read_text() and predictions.count("\n") == 40
+    both, _ = ensemble("bidirectional", [forward, backward])
+    assert both["validation_accuracy_per_run"] == {
+        str(forward): pytest.approx(read_report(forward)["eval_accuracy"]),
+        str(backward): pytest.approx(read_report(backward)["eval_accuracy"]),
+    }
+    with pytest.raises(ValueError, match="holds an earlier ensemble: give --overwrite_output_dir"):
+        ensemble("bidirectional", [forward, backward])
+    with pytest.raises(ValueError, match="give two or more finetuned classifiers"):
+        ensemble("one", [forward])
+    with pytest.raises(ValueError, match=f"--runs {review_stage}: no readable .*report.json with the run's sentiment"):
+        ensemble("an_lm", [forward, review_stage])
+    assert not (tmp_path / "one").exists() and not (tmp_path / "an_lm").exists()
+
+
 def test_finetune_sentiment_transfer_flags_reach_the_model(tmp_path, tiny_cls_books, pretrained_lm_dir):
     """--classifier_pooling concat, --classifier_dropout, --gradual_unfreezing and --selection_split_percentage land
     in the saved config, the frozen layers and the chosen epoch."""

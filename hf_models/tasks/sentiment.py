@@ -80,21 +80,31 @@ def _classifier(model_args: ModelArguments, data_args: SentimentArguments, token
     return model
 
 
-def _encoded_reviews(raw, data_args: SentimentArguments, training_args: TrainingArguments, tokenizer, max_length: int):
+def _encoded_reviews(raw, data_args: SentimentArguments, training_args: TrainingArguments, tokenizer, max_length: int,
+                     reverse: bool = False):  # fmt: skip
     for split, limit in (("train", data_args.max_train_samples), ("validation", data_args.max_eval_samples)):
         if limit is not None:
             raw[split] = raw[split].select(range(min(limit, len(raw[split]))))
-    tail = data_args.keep_review_end
-    if tail >= max_length:
-        raise UsageError(f"--keep_review_end {tail}: give fewer tokens than the {max_length} a review keeps")
+    if data_args.keep_review_end >= max_length:
+        raise UsageError(f"--keep_review_end {data_args.keep_review_end}: give fewer tokens than the {max_length} a "
+                         "review keeps")  # fmt: skip
+    with training_args.main_process_first(desc="tokenization"):
+        return encode_reviews(raw, tokenizer, max_length, keep_review_end=data_args.keep_review_end, reverse=reverse)
+
+
+def encode_reviews(raw, tokenizer, max_length: int, keep_review_end: int = 0, reverse: bool = False):
+    """Each review's `input_ids` and `attention_mask`: its first `max_length` tokens, or, with `keep_review_end`,
+    its first `max_length - keep_review_end` and its last `keep_review_end`; with `reverse` (a backbone that
+    `reads_reversed_text`), the kept tokens last to first."""
 
     def encode(batch: dict) -> dict:
-        if not tail:
-            return tokenizer(batch["text"], truncation=True, max_length=max_length)
-        return _cut_middle(tokenizer(batch["text"], verbose=False), max_length, tail)
+        if keep_review_end:
+            encoded = _cut_middle(tokenizer(batch["text"], verbose=False), max_length, keep_review_end)
+        else:
+            encoded = tokenizer(batch["text"], truncation=True, max_length=max_length)
+        return {key: [values[::-1] for values in column] for key, column in encoded.items()} if reverse else encoded
 
-    with training_args.main_process_first(desc="tokenization"):
-        return raw.map(encode, batched=True, remove_columns=["text"], desc="Tokenizing reviews")
+    return raw.map(encode, batched=True, remove_columns=["text"], desc="Tokenizing reviews")
 
 
 def _cut_middle(encoded: Mapping[str, list[list[int]]], max_length: int, tail: int) -> dict:
@@ -315,7 +325,10 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
     max_length = min(data_args.max_seq_length, model.config.max_position_embeddings)
     if max_length < data_args.max_seq_length:
         logger.warning(f"--max_seq_length {data_args.max_seq_length} is cut to the model's {max_length} positions")
-    encoded = _encoded_reviews(raw, data_args, training_args, tokenizer, max_length)
+    reverse = model.config.reads_reversed_text
+    if reverse:
+        logger.info("A backward backbone (reads_reversed_text): each review's kept tokens are read last to first")
+    encoded = _encoded_reviews(raw, data_args, training_args, tokenizer, max_length, reverse)
     eval_sets = _selection_split(encoded, data_args, training_args)
     callbacks, backbone_lr = _transfer_callbacks(model, data_args, training_args)
     collator = DataCollatorWithPadding(tokenizer)
