@@ -7,8 +7,9 @@ backward classifier (Howard and Ruder, 2018), or of any runs of `recipes/finetun
         --output_dir outputs/bench/sentiment/pretrained_bidirectional_seed42
 
 Each run reads the reviews as it was finetuned on them (its `report.json`): its own tokenizer, the tokens its
-`--max_seq_length` and `--keep_review_end` kept, last to first for a backbone that `reads_reversed_text`. Writes `ensemble.json` (each run's validation accuracy
-and the ensemble's) and `test_predictions.txt` (one label per test review, in file order) in OUTPUT_DIR.
+`--max_seq_length` and `--keep_review_end` kept, last to first for a backbone that `reads_reversed_text`. Writes
+`ensemble.json` (each run's validation accuracy and the ensemble's) and `test_predictions.txt` (one label per test
+review, in file order) in OUTPUT_DIR.
 """
 
 from __future__ import annotations
@@ -77,7 +78,8 @@ def class_probabilities(run_dir: str, texts, batch_size: int) -> np.ndarray:
 
 
 def main(argv: Sequence[str] | None = None) -> dict:
-    parser = HfArgumentParser(EnsembleArguments, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    help_format = argparse.RawDescriptionHelpFormatter
+    parser = HfArgumentParser(EnsembleArguments, description=__doc__, formatter_class=help_format)
     (args,) = parser.parse_args_into_dataclasses(args=argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     if len(args.runs) < 2:

@@ -364,9 +364,11 @@ def test_a_backward_lm_its_classifier_and_their_ensemble_read_reviews_last_to_fi
 
     from hf_models.tasks import sentiment
 
-    texts, tokenizer = Dataset.from_dict({"text": ["un bon livre", "lent et mauvais"]}), AutoTokenizer.from_pretrained(sentiment_tokenizer_dir)
+    texts = Dataset.from_dict({"text": ["un bon livre", "lent et mauvais"]})
+    tokenizer = AutoTokenizer.from_pretrained(sentiment_tokenizer_dir)
     kept = sentiment.encode_reviews(texts, tokenizer, 32)["input_ids"]
-    assert sentiment.encode_reviews(texts, tokenizer, 32, reverse=True)["input_ids"] == [ids[::-1] for ids in kept] != kept
+    backward = sentiment.encode_reviews(texts, tokenizer, 32, reverse=True)["input_ids"]
+    assert backward == [ids[::-1] for ids in kept] != kept
     reversed_by = {}
 
     def spy(name, function):
@@ -382,8 +384,8 @@ def test_a_backward_lm_its_classifier_and_their_ensemble_read_reviews_last_to_fi
     backward_lm, review_stage = tmp_path / "backward_lm", tmp_path / "review_stage"
     pretrain.main(
         [*lm_args, "--train_files", str(tiny_cls_books / "train.review.spm"), "--output_dir", str(backward_lm)]
-        + ["--tokenizer_name_or_path", str(sentiment_tokenizer_dir), "--config_overrides", TINY + ",reads_reversed_text=true"]
-        + COMMON
+        + ["--tokenizer_name_or_path", str(sentiment_tokenizer_dir)]
+        + ["--config_overrides", TINY + ",reads_reversed_text=true", *COMMON]
     )  # fmt: skip
     pretrain.main([*lm_args, "--train_files", str(tiny_cls_books / "valid.review.spm"), "--output_dir",
                    str(review_stage), "--model_name_or_path", str(backward_lm), *COMMON])  # fmt: skip

@@ -265,8 +265,9 @@ def _limitations(record: RunRecord, config: dict[str, Any], language: str | None
         "`revision` to be sure it does not change under you.",
     ]
     if config.get("reads_reversed_text"):
-        lines.insert(0, "- **It reads text last to first** (a backward model, `reads_reversed_text`): reverse each "
-                        "input's token ids before calling it; the pipelines below read text forward and get it wrong.")  # fmt: skip
+        lines.insert(0, "- **It reads text last to first** (a backward model, `reads_reversed_text`): reverse "
+                        "each input's token ids before calling it; the pipelines below read text forward and get "
+                        "it wrong.")  # fmt: skip
     if birthplace:
         lines.insert(0, f"- {BIRTHPLACE_LIMITATION}")
     elif config["architectures"][0].endswith("ForCausalLM"):
