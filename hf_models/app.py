@@ -5,8 +5,7 @@
 - **Birthplace:** a question in; the answer of every loaded causal LM side by side (the `predict` of its QA
   format in `tasks.qa_formats`, what `evaluate` scores: a reciting model recites the person's opening, then
   answers with the span of it that it scores highest), with London's as the baseline.
-- **Sentiment:** a review in; each classifier's label and its probability (transformers' text-classification
-  `pipeline`).
+- **Sentiment:** a review in; each classifier's label and probability (transformers' text-classification `pipeline`).
 - **Attention:** any text in; a heatmap of one layer's and one head's weights, as the model returns them with
   `output_attentions=True`: softmax(QKᵀ/√d) for vanilla attention, the softmax of the synthesized scores for the
   synthesizers (no keys involved). No second copy of the attention code.
@@ -114,9 +113,8 @@ def load_model(source: str, label: str | None = None) -> LoadedModel:
         raise AppError(f"cannot load {source} from {where}: {_first_line(error)}") from None
     if config.model_type != "small-encoder":
         raise AppError(f"{source} holds a {config.model_type!r} model; this app shows small-encoder models only")
-    if getattr(config, "reads_reversed_text", False):
-        raise AppError(f"{source} reads text last to first (a backward model, reads_reversed_text); the app reads it "
-                       "forward: score it with benchmarks/ensemble_sentiment.py or its recipe")  # fmt: skip
+    if getattr(config, "reads_reversed_text", False):  # the pipelines read text forward only
+        raise AppError(f"{source} reads text last to first (reads_reversed_text); the app reads it forward only")
     architecture = (config.architectures or [""])[0]
     kind = next((k for suffix, k in HEADS.items() if architecture.endswith(suffix)), None)
     if kind is None:
@@ -140,8 +138,7 @@ def load_models(sources: Sequence[str]) -> list[LoadedModel]:
     """`[LABEL=]SOURCE` strings -> loaded models, with distinct labels."""
     models = [load_model(source, label) for label, source in map(parse_source, sources)]
     labels = [m.label for m in models]
-    duplicates = sorted({label for label in labels if labels.count(label) > 1})
-    if duplicates:
+    if duplicates := sorted({label for label in labels if labels.count(label) > 1}):
         raise AppError(f"two models are labelled {duplicates[0]!r}: name them, as LABEL=RUN_OR_HUB_ID")
     return models
 

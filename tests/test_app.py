@@ -201,7 +201,7 @@ def test_a_folder_without_a_model_and_duplicate_labels(tmp_path: Path, runs: dic
     backward = shutil.copytree(runs["sentiment"], tmp_path / "backward")
     config = json.loads((backward / "config.json").read_text(encoding="utf-8"))
     (backward / "config.json").write_text(json.dumps({**config, "reads_reversed_text": True}), encoding="utf-8")
-    with pytest.raises(app.AppError, match="reads text last to first .* the app reads it forward"):
+    with pytest.raises(app.AppError, match=r"last to first \(reads_reversed_text\); the app reads it forward only"):
         app.load_models([str(backward)])
 
 
