@@ -102,7 +102,7 @@ def tokenize_and_group(
             "tokenizer": tokenizer,
             "text_column": text_column,
             "eos_token_id": tokenizer.eos_token_id if add_eos else None,
-            **({"reverse": True} if reverse else {}),  # absent when False: the cache of forward runs stays valid
+            "reverse": reverse,
         },
         desc="Tokenizing",
     )
