@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from datasets import DatasetDict
 from transformers import AutoModelForSequenceClassification, AutoTokenizer, DataCollatorWithPadding, HfArgumentParser
 
 import hf_models  # noqa: F401  (registers the model family with the Auto classes)
@@ -58,22 +59,24 @@ def finetuning_arguments(run_dir: str) -> dict:
 
 
 @torch.no_grad()
-def class_probabilities(run_dir: str, texts, batch_size: int) -> np.ndarray:
-    """The run's softmax over the classes for each review (rows in the order of `texts`), the reviews encoded as
-    in its finetuning, batches shortest first."""
+def class_probabilities(run_dir: str, splits: DatasetDict, batch_size: int) -> dict[str, np.ndarray]:
+    """The run's softmax over the classes for each review of each split (rows in the split's order), the reviews
+    encoded as in its finetuning, batches shortest first; the model is loaded once for all splits."""
     arguments = finetuning_arguments(run_dir)
     tokenizer = AutoTokenizer.from_pretrained(run_dir)
     model = AutoModelForSequenceClassification.from_pretrained(run_dir).eval()
     max_length = min(arguments["max_seq_length"], model.config.max_position_embeddings)
     reverse = getattr(model.config, "reads_reversed_text", False)
-    encoded = encode_reviews(texts, tokenizer, max_length, arguments.get("keep_review_end", 0), reverse=reverse)
+    encoded = encode_reviews(splits, tokenizer, max_length, arguments.get("keep_review_end", 0), reverse=reverse)
     collator = DataCollatorWithPadding(tokenizer)
-    order = np.argsort([len(ids) for ids in encoded["input_ids"]], kind="stable")
-    probabilities = np.empty((len(order), model.config.num_labels), dtype=np.float64)
-    for start in range(0, len(order), batch_size):
-        rows = order[start : start + batch_size]
-        batch = collator([{key: encoded[int(i)][key] for key in ("input_ids", "attention_mask")} for i in rows])
-        probabilities[rows] = model(**batch).logits.float().softmax(-1).numpy()
+    probabilities = {}
+    for split, reviews in encoded.items():
+        order = np.argsort([len(ids) for ids in reviews["input_ids"]], kind="stable")
+        probabilities[split] = np.empty((len(order), model.config.num_labels), dtype=np.float64)
+        for start in range(0, len(order), batch_size):
+            rows = order[start : start + batch_size]
+            batch = collator([{key: reviews[int(i)][key] for key in ("input_ids", "attention_mask")} for i in rows])
+            probabilities[split][rows] = model(**batch).logits.float().softmax(-1).numpy()
     return probabilities
 
 
@@ -92,10 +95,12 @@ def main(argv: Sequence[str] | None = None) -> dict:
         raise UsageError(f"{out} holds an earlier ensemble: give --overwrite_output_dir to replace it")
     raw = load_cls_books(args.data_dir)
     labels = np.asarray(raw["validation"]["label"])
+    texts = DatasetDict({split: raw[split].select_columns(["text"]) for split in ("validation", "test")})
     validation, test, scores = [], [], {}
     for run in args.runs:
-        validation.append(class_probabilities(run, raw["validation"].select_columns(["text"]), args.batch_size))
-        test.append(class_probabilities(run, raw["test"].select_columns(["text"]), args.batch_size))
+        probabilities = class_probabilities(run, texts, args.batch_size)
+        validation.append(probabilities["validation"])
+        test.append(probabilities["test"])
         scores[run] = float((validation[-1].argmax(-1) == labels).mean())
         logger.info(f"{run}: validation accuracy {scores[run]:.2%}")
     accuracy = float((np.mean(validation, axis=0).argmax(-1) == labels).mean())
