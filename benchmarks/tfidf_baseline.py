@@ -12,8 +12,27 @@ import time
 from pathlib import Path
 
 import numpy as np
+from datasets import DatasetDict
 
 from hf_models.data import load_cls_books
+
+
+def tfidf_classifier():
+    """Word 1-2 grams, sublinear TF-IDF, logistic regression (needs scikit-learn)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    return make_pipeline(
+        TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=2), LogisticRegression(C=10, max_iter=2000)
+    )
+
+
+def tfidf_test_predictions(data: DatasetDict) -> np.ndarray:
+    """The reference's test labels: the classifier fitted on train + valid, as the data README's 84.4 % was."""
+    train, valid = data["train"].to_dict(), data["validation"].to_dict()
+    classifier = tfidf_classifier().fit(train["text"] + valid["text"], train["label"] + valid["label"])
+    return classifier.predict(data["test"]["text"])
 
 
 def main() -> None:
@@ -22,25 +41,18 @@ def main() -> None:
     parser.add_argument("--output_dir", required=True, help="where to write report.json and the test predictions")
     args = parser.parse_args()
     try:
-        from sklearn.feature_extraction.text import TfidfVectorizer
-        from sklearn.linear_model import LogisticRegression
-        from sklearn.pipeline import make_pipeline
+        import sklearn  # noqa: F401
     except ImportError:
         print("scikit-learn is not installed: TF-IDF baseline skipped")
         return
     start = time.time()
     data = load_cls_books(args.data_dir)
-    train, valid, test = (data[s].to_dict() for s in ("train", "validation", "test"))
-
-    def model():
-        return make_pipeline(TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=2), LogisticRegression(C=10, max_iter=2000))
-
-    clf = model().fit(train["text"], train["label"])
+    train, valid = data["train"].to_dict(), data["validation"].to_dict()
+    clf = tfidf_classifier().fit(train["text"], train["label"])
     acc = float((clf.predict(valid["text"]) == np.array(valid["label"])).mean())
-    clf = model().fit(train["text"] + valid["text"], train["label"] + valid["label"])
     out = Path(args.output_dir)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "test_predictions.txt").write_text("".join(f"{int(p)}\n" for p in clf.predict(test["text"])))
+    (out / "test_predictions.txt").write_text("".join(f"{int(p)}\n" for p in tfidf_test_predictions(data)))
     report = {"eval_accuracy": acc, "wall_time_s": round(time.time() - start, 1)}
     (out / "report.json").write_text(json.dumps(report, indent=2))
     print(f"TF-IDF + logistic regression: validation accuracy {acc:.4f}")

@@ -36,6 +36,7 @@ COMMANDS = [
     ("benchmarks/prepare_data.py", [], "positional arguments"),
     ("benchmarks/probe_facts.py", [], "options"),
     ("benchmarks/tfidf_baseline.py", [], "options"),
+    ("benchmarks/agreement_with_tfidf.py", [], "options"),
     ("benchmarks/probe_sentiment_features.py", [], "options"),
     ("benchmarks/plot_birthplace.py", [], "options"),
     ("benchmarks/plot_sentiment.py", [], "options"),
