@@ -3,14 +3,15 @@ r"""How often each row's test predictions agree with TF-IDF's: a view of the 2,0
 labels, while the outside scores are pending (issue 18).
 
     python benchmarks/agreement_with_tfidf.py --data_dir ../shared/data/cls-books \
-        --scored "benchmarks/scored/cpu_scratch_seed42.txt=0.7765" --output agreement.json
+        --scored benchmarks/predictions/scored/cpu_scratch_seed42_2026-11-22.txt=0.7765 \
+        benchmarks/predictions/scored/gpu_pretrained_seed42_2026-11-22.txt=0.761 --output agreement.json
 
 A row is a folder of `seed<N>.txt` files (one label per test review), found under each --predictions_dirs folder.
 TF-IDF + logistic regression, fitted on train + valid (benchmarks/tfidf_baseline.py), labels the test reviews; each
 row gets the mean and spread of its seeds' agreement with those labels, and how often its seeds agree with each
 other. A classifier that is right more often agrees more often with an 84 %-accurate one: on the 400 validation
 reviews, where the labels are known, the finetuned runs' agreement with TF-IDF follows their accuracy (BENCHMARKS.md,
-"Agreement with TF-IDF"), and averaged over 2,000 reviews it moves less by chance than validation accuracy does.
+"The test reviews without their labels"), and averaged over 2,000 reviews it moves less by chance than validation accuracy does.
 It is not a score: a row whose mistakes are TF-IDF's mistakes agrees more than its accuracy says.
 
 Files scored outside the project (`--scored FILE=ACCURACY`) calibrate it: each gives an offset, its accuracy minus
@@ -33,12 +34,12 @@ from tfidf_baseline import tfidf_test_predictions
 
 from hf_models.data import load_cls_books
 from hf_models.safety import command_line
-from hf_models.textio import DataError, UsageError, atomic_write_text
+from hf_models.textio import DataError, UsageError, atomic_write_text, read_lines
 
 
 def read_labels(path: Path, expected: int) -> np.ndarray:
     """A predictions file: `expected` lines of 0 or 1."""
-    lines = path.read_text(encoding="utf-8").splitlines()
+    lines = read_lines(path)
     if len(lines) != expected:
         raise DataError(f"{path}: {len(lines)} lines, expected {expected} (one label per test review, in file order)")
     for number, line in enumerate(lines, start=1):
