@@ -4,7 +4,8 @@
 - `GradualUnfreezingCallback`: the head alone first, then one more group of backbone layers each epoch, from the top;
 - `WeightAveragingCallback`: the average of the weights at the end of the last epochs;
 - `DecayTowardStartCallback`: weight decay toward the backbone's starting weights (L2-SP), not toward zero;
-- `InterpolateWithStartCallback`: the finetuned weights mixed with the starting ones when training ends (WiSE-FT).
+- `InterpolateWithStartCallback`: the finetuned weights mixed with the starting ones when training ends (WiSE-FT);
+- `AuxiliaryLMLoss`: the causal LM loss of the task's own texts added to the task's loss while finetuning (SiATL).
 """
 
 from __future__ import annotations
@@ -139,3 +140,81 @@ class InterpolateWithStartCallback(TrainerCallback):
             for name, tensor in self.model.state_dict().items():
                 if name in self.start:
                     tensor.copy_(torch.lerp(self.start[name].to(tensor.device), tensor, self.alpha))
+
+
+class AuxiliaryLMLoss(TrainerCallback):
+    """SiATL (Chronopoulou et al., 2019): while a classifier finetunes, its backbone also keeps predicting the next
+    token of the task's own texts. The loss `ReproducibleTrainer` adds is `weight x decay ** epoch x` the LM loss
+    at a random `share` of the positions (a draw of its own generator: torch's stream, which drives dropout and
+    the batch order, is left alone; and all positions would make the vocabulary-wide softmax the step's cost).
+
+    The LM head (`model.auxiliary_lm_head`) starts as `lm_head` (the pretrained model's) or at random, trains with
+    the model, and is removed when training ends: the saved classifier has the weights it would have without it."""
+
+    head_name = "auxiliary_lm_head"
+
+    def __init__(self, model: PreTrainedModel, weight: float, decay: float, share: float,
+                 lm_head: tuple[torch.Tensor, torch.Tensor | None] | None, seed: int) -> None:  # fmt: skip
+        if weight <= 0 or not 0 < decay <= 1 or not 0 < share <= 1:
+            raise UsageError(f"--auxiliary_lm_weight {weight}, --auxiliary_lm_decay {decay}, --auxiliary_lm_positions "
+                             f"{share}: give a positive weight, a decay in (0, 1] and a share of positions in (0, 1]")  # fmt: skip
+        config = model.config
+        head = nn.Linear(config.hidden_size, config.vocab_size, device=model.device)
+        generator = torch.Generator().manual_seed(seed)
+        with torch.no_grad():
+            if lm_head is None:
+                head.weight.copy_(torch.randn(head.weight.shape, generator=generator) * config.initializer_range)
+                head.bias.zero_()
+            else:
+                head.weight.copy_(lm_head[0])
+                head.bias.copy_(lm_head[1] if lm_head[1] is not None else torch.zeros_like(head.bias))
+        model.add_module(self.head_name, head)
+        self.model, self.weight, self.decay, self.share, self.generator = model, weight, decay, share, generator
+        self.logged: list[float] = []
+
+    def __call__(self, inputs: dict, outputs, epoch: float) -> torch.Tensor:
+        """The weighted LM loss of one training batch, from the classifier's outputs with `hidden_states`."""
+        ids = inputs["input_ids"]
+        real = inputs["attention_mask"].bool() if "attention_mask" in inputs else torch.ones_like(ids, dtype=torch.bool)
+        pairs = real[:, :-1] & real[:, 1:]  # a real token followed by a real token, whatever the padding side
+        drawn = torch.rand(pairs.shape, generator=self.generator).to(pairs.device) < self.share
+        picked = pairs & drawn
+        hidden = outputs.hidden_states[-1][:, :-1][picked]
+        loss = nn.functional.cross_entropy(getattr(self.model, self.head_name)(hidden), ids[:, 1:][picked])
+        self.logged.append(loss.item())
+        return self.weight * self.decay**epoch * loss
+
+    def mean_since_last_log(self) -> float | None:
+        mean = sum(self.logged) / len(self.logged) if self.logged else None
+        self.logged = []
+        return mean
+
+    def on_train_end(self, args, state, control, **kwargs):
+        # After Trainer has loaded the best checkpoint (whose weights hold the head too).
+        if hasattr(self.model, self.head_name):
+            delattr(self.model, self.head_name)
+
+
+def pretrained_lm_head(model_name_or_path: str) -> tuple[torch.Tensor, torch.Tensor | None] | None:
+    """The output projection of a saved language model (`lm_head.weight` and its bias, or the input embeddings of
+    one that ties them), or None when the checkpoint has no plain LM head (a classifier, an adaptive softmax)."""
+    from safetensors import safe_open
+    from transformers.utils import cached_file
+
+    path = cached_file(model_name_or_path, "model.safetensors", _raise_exceptions_for_missing_entries=False)
+    if path is None:
+        return None
+    with safe_open(path, "pt") as saved:
+        names = set(saved.keys())
+        weight_name = next((n for n in ("lm_head.weight", "model.embed_tokens.weight") if n in names), None)
+        if weight_name is None or ("lm_head.weight" not in names and not _ties_embeddings(model_name_or_path)):
+            return None
+        bias = saved.get_tensor("lm_head.bias") if "lm_head.bias" in names else None
+        return saved.get_tensor(weight_name), bias
+
+
+def _ties_embeddings(model_name_or_path: str) -> bool:
+    from transformers import AutoConfig
+
+    config = AutoConfig.from_pretrained(model_name_or_path)
+    return bool(getattr(config, "tie_word_embeddings", False)) and not getattr(config, "adaptive_softmax_head", 0)
