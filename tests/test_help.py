@@ -37,6 +37,7 @@ COMMANDS = [
     ("benchmarks/probe_facts.py", [], "options"),
     ("benchmarks/tfidf_baseline.py", [], "options"),
     ("benchmarks/agreement_with_tfidf.py", [], "options"),
+    ("benchmarks/compare_sentiment_runs.py", [], "options"),
     ("benchmarks/probe_sentiment_features.py", [], "options"),
     ("benchmarks/plot_birthplace.py", [], "options"),
     ("benchmarks/plot_sentiment.py", [], "options"),
