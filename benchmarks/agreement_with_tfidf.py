@@ -101,6 +101,18 @@ def markdown(table: list[dict], offsets: Sequence[float]) -> str:
     return "\n".join(lines)
 
 
+def add_output_arguments(parser: argparse.ArgumentParser, what: str) -> None:
+    """`--output` (the report as JSON) and `--overwrite_output`, shared with `compare_sentiment_runs.py`."""
+    parser.add_argument("--output", help=f"also write {what} as JSON here")
+    parser.add_argument("--overwrite_output", action="store_true", help="replace an earlier --output file")
+
+
+def check_output(args: argparse.Namespace) -> None:
+    """Refuse an --output file of an earlier run, unless --overwrite_output; checked before any work."""
+    if args.output and Path(args.output).exists() and not args.overwrite_output:
+        raise UsageError(f"--output {args.output} exists: give --overwrite_output to replace it")
+
+
 def main(argv: Sequence[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data_dir", required=True, help="the cls-books folder (train, valid and test reviews)")
@@ -108,12 +120,10 @@ def main(argv: Sequence[str] | None = None) -> dict:
                         help="folders searched for rows: folders of seed<N>.txt files (default: %(default)s)")  # fmt: skip
     parser.add_argument("--scored", nargs="*", default=[], metavar="FILE=ACCURACY",
                         help="predictions files with their accuracy scored outside the project, to calibrate")  # fmt: skip
-    parser.add_argument("--output", help="also write the table as JSON here")
-    parser.add_argument("--overwrite_output", action="store_true", help="replace an earlier --output file")
+    add_output_arguments(parser, "the table")
     args = parser.parse_args(argv)
     scored = parse_scored(args.scored)
-    if args.output and Path(args.output).exists() and not args.overwrite_output:
-        raise UsageError(f"--output {args.output} exists: give --overwrite_output to replace it")
+    check_output(args)
     rows = {}
     for folder in args.predictions_dirs:
         rows.update({f"{folder}/{name}": paths for name, paths in rows_under(Path(folder)).items()})

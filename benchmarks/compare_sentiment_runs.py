@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-from agreement_with_tfidf import read_labels
+from agreement_with_tfidf import add_output_arguments, check_output, read_labels
 from tfidf_baseline import tfidf_test_predictions
 
 from hf_models.data import load_cls_books
@@ -105,12 +105,10 @@ def main(argv: Sequence[str] | None = None) -> dict:
     parser.add_argument("--data_dir", required=True, help="the cls-books folder (train, valid and test reviews)")
     parser.add_argument("--pairs", nargs="+", required=True, metavar="REFERENCE_DIR=LEVER_DIR",
                         help="run folders, each with the same run and the lever")  # fmt: skip
-    parser.add_argument("--output", help="also write the comparison as JSON here")
-    parser.add_argument("--overwrite_output", action="store_true", help="replace an earlier --output file")
+    add_output_arguments(parser, "the comparison")
     args = parser.parse_args(argv)
     pairs = parse_pairs(args.pairs)
-    if args.output and Path(args.output).exists() and not args.overwrite_output:
-        raise UsageError(f"--output {args.output} exists: give --overwrite_output to replace it")
+    check_output(args)
     for folder in {folder for pair in pairs for folder in pair}:
         if not folder.is_dir():
             raise UsageError(f"--pairs: {folder} is not a folder")
