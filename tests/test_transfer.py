@@ -230,8 +230,8 @@ def test_auxiliary_lm_loss_is_the_pretrained_lm_loss_of_the_real_tokens(tmp_path
 
 
 def test_auxiliary_lm_loss_draws_its_share_of_positions_on_its_own_stream():
-    """A share of the positions, drawn from the loss's own generator: torch's stream (dropout, batch order) is left
-    as it was, and two losses of the same seed draw the same positions."""
+    """The random head and a share of the positions, drawn from the loss's own generator: torch's stream (dropout,
+    batch order) is left as it was, and two losses of the same seed draw the same positions."""
     classifier = _classifier()
     ids = torch.randint(1, 50, (4, 30))
     inputs = {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
@@ -239,10 +239,10 @@ def test_auxiliary_lm_loss_draws_its_share_of_positions_on_its_own_stream():
         outputs = classifier(**inputs, output_hidden_states=True)
     losses = []
     for _ in range(2):
-        auxiliary = AuxiliaryLMLoss(classifier, weight=1.0, decay=1.0, share=0.25, lm_head=None, seed=3)
         state = torch.get_rng_state()
+        auxiliary = AuxiliaryLMLoss(classifier, weight=1.0, decay=1.0, share=0.25, lm_head=None, seed=3)
         losses.append(auxiliary(inputs, outputs, 0.0))
-        assert torch.equal(torch.get_rng_state(), state)
+        assert torch.equal(torch.get_rng_state(), state), "the head's start or the positions drew from torch's stream"
     assert torch.equal(losses[0], losses[1])
     full = AuxiliaryLMLoss(classifier, weight=1.0, decay=1.0, share=1.0, lm_head=None, seed=3)(inputs, outputs, 0.0)
     assert not torch.equal(losses[0], full)  # a quarter of the 116 positions, not all of them
