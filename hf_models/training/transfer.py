@@ -159,7 +159,7 @@ class AuxiliaryLMLoss(TrainerCallback):
             raise UsageError(f"--auxiliary_lm_weight {weight}, --auxiliary_lm_decay {decay}, --auxiliary_lm_positions "
                              f"{share}: give a positive weight, a decay in (0, 1] and a share of positions in (0, 1]")  # fmt: skip
         config = model.config
-        # skip_init: nn.Linear's own initialisation would draw from torch's stream and shift the batch order
+        # skip_init: nn.Linear's own initialisation would draw from torch's stream, which this loss leaves alone
         head = nn.utils.skip_init(nn.Linear, config.hidden_size, config.vocab_size, device=model.device)
         generator = torch.Generator().manual_seed(seed)
         with torch.no_grad():
