@@ -24,9 +24,9 @@ install: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
-test: $(STAMP)
-	$(VENV)/bin/ruff check .
+test: lint
 	$(PY) -m pytest -n 2 --dist loadfile
 
 # Plants ~50 bugs one at a time in a temporary copy of the tree and expects the tests to catch each (TESTING.md).

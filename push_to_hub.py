@@ -42,8 +42,12 @@ from hf_models.hub.space import export_space, publish_space
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("run_dir", type=Path, help="folder a recipe saved the model in (config.json, model.safetensors)")
+    parser = argparse.ArgumentParser(
+        prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "run_dir", type=Path, help="folder a recipe saved the model in (config.json, model.safetensors)"
+    )
     parser.add_argument("--repo_id", help="USER/NAME of the model repository (required unless --dry_run)")
     parser.add_argument("--private", action="store_true", help="create the repository as private")
     parser.add_argument("--revision", help="branch to push to (created if missing); default: main")
@@ -55,7 +59,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--space", metavar="USER/APP", help="also publish a Gradio Space (hf_models.app) that loads --repo_id"
     )
     parser.add_argument("--language", help="ISO code for the card (default: the run record's language)")
-    parser.add_argument("--license", default=DEFAULT_LICENSE, help=f"license for the card (default: {DEFAULT_LICENSE})")
+    parser.add_argument(
+        "--license", default=DEFAULT_LICENSE, help=f"license for the card (default: {DEFAULT_LICENSE})"
+    )
     parser.add_argument(
         "--birthplace",
         action=argparse.BooleanOptionalAction,
@@ -83,7 +89,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point; returns the exit status: 0 on success, 2 with one line on stderr for the user's
     errors, 1 for the network's."""
     args = parse_args(argv)
-    options = CardOptions(repo_id=args.repo_id, language=args.language, license=args.license, birthplace=args.birthplace)
+    options = CardOptions(
+        repo_id=args.repo_id, language=args.language, license=args.license, birthplace=args.birthplace
+    )
     try:
         for repo_id in filter(None, (args.repo_id, args.space)):
             validate_repo_id(repo_id)  # before any staging or network call

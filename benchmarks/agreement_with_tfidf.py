@@ -78,9 +78,13 @@ def agreement_table(reference: np.ndarray, rows: dict[str, list[Path]], offsets:
         labels = [read_labels(path, len(reference)) for path in paths]
         agreements = [float(np.mean(row == reference)) for row in labels]
         between = [float(np.mean(a == b)) for a, b in combinations(labels, 2)]
-        entry = {"row": name, "files": len(paths), "agreement": statistics.mean(agreements),
-                 "agreement_std": statistics.stdev(agreements) if len(agreements) > 1 else None,
-                 "between_seeds": statistics.mean(between) if between else None}  # fmt: skip
+        entry = {
+            "row": name,
+            "files": len(paths),
+            "agreement": statistics.mean(agreements),
+            "agreement_std": statistics.stdev(agreements) if len(agreements) > 1 else None,
+            "between_seeds": statistics.mean(between) if between else None,
+        }
         if offsets:
             entry["estimate"] = min(1.0, max(0.0, entry["agreement"] + statistics.mean(offsets)))
         table.append(entry)
@@ -116,10 +120,19 @@ def check_output(args: argparse.Namespace) -> None:
 def main(argv: Sequence[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data_dir", required=True, help="the cls-books folder (train, valid and test reviews)")
-    parser.add_argument("--predictions_dirs", nargs="+", default=["benchmarks/predictions"],
-                        help="folders searched for rows: folders of seed<N>.txt files (default: %(default)s)")  # fmt: skip
-    parser.add_argument("--scored", nargs="*", default=[], metavar="FILE=ACCURACY",
-                        help="predictions files with their accuracy scored outside the project, to calibrate")  # fmt: skip
+    parser.add_argument(
+        "--predictions_dirs",
+        nargs="+",
+        default=["benchmarks/predictions"],
+        help="folders searched for rows: folders of seed<N>.txt files (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--scored",
+        nargs="*",
+        default=[],
+        metavar="FILE=ACCURACY",
+        help="predictions files with their accuracy scored outside the project, to calibrate",
+    )
     add_output_arguments(parser, "the table")
     args = parser.parse_args(argv)
     scored = parse_scored(args.scored)
@@ -133,14 +146,19 @@ def main(argv: Sequence[str] | None = None) -> dict:
     calibration = []
     for path, accuracy in scored:
         agreement = float(np.mean(read_labels(path, len(reference)) == reference))
-        calibration.append({"file": str(path), "accuracy": accuracy, "agreement": agreement,
-                            "offset": accuracy - agreement})  # fmt: skip
+        calibration.append(
+            {"file": str(path), "accuracy": accuracy, "agreement": agreement, "offset": accuracy - agreement}
+        )
         print(f"scored {path}: accuracy {accuracy:.2%}, agreement {agreement:.2%}, offset {accuracy - agreement:+.2%}")
     offsets = [entry["offset"] for entry in calibration]
     table = agreement_table(reference, rows, offsets)
     print(markdown(table, offsets))
-    report = {"reference": "TF-IDF + logistic regression fitted on train + valid", "test_reviews": len(reference),
-              "scored": calibration, "rows": table}  # fmt: skip
+    report = {
+        "reference": "TF-IDF + logistic regression fitted on train + valid",
+        "test_reviews": len(reference),
+        "scored": calibration,
+        "rows": table,
+    }
     if args.output:
         atomic_write_text(Path(args.output), json.dumps(report, indent=2) + "\n")
     return report

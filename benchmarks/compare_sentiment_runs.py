@@ -53,13 +53,19 @@ def run_scores(folder: Path, reference_labels: np.ndarray) -> dict:
     """A run folder's validation accuracy after epoch 1 and at the end, and its test predictions' agreement."""
     record = read_record(folder)
     if record is None or record.evaluation("validation") is None:
-        raise DataError(f"{folder}: no run_record.json with a validation evaluation (a finetune_sentiment.py run folder?)")
+        raise DataError(
+            f"{folder}: no run_record.json with a validation evaluation (a finetune_sentiment.py run folder?)"
+        )
     epochs, accuracies = record.accuracy_per_epoch()
     trained = [accuracy for epoch, accuracy in zip(epochs, accuracies, strict=True) if epoch > 0]
     predictions = read_labels(folder / PREDICTIONS_FILE, len(reference_labels))
-    return {"folder": str(folder), "epoch_1": trained[0] if trained else None,
-            "final": record.evaluation("validation").metrics["accuracy"],
-            "test_agreement": float(np.mean(predictions == reference_labels)), "predictions": predictions}  # fmt: skip
+    return {
+        "folder": str(folder),
+        "epoch_1": trained[0] if trained else None,
+        "final": record.evaluation("validation").metrics["accuracy"],
+        "test_agreement": float(np.mean(predictions == reference_labels)),
+        "predictions": predictions,
+    }
 
 
 def compare(pairs: list[tuple[Path, Path]], reference_labels: np.ndarray) -> dict:
@@ -69,7 +75,9 @@ def compare(pairs: list[tuple[Path, Path]], reference_labels: np.ndarray) -> dic
         reference, lever = run_scores(reference_dir, reference_labels), run_scores(lever_dir, reference_labels)
         changed = int(np.sum(reference.pop("predictions") != lever.pop("predictions")))
         differences = {m: lever[m] - reference[m] for m in MEASURES if None not in (lever[m], reference[m])}
-        rows.append({"reference": reference, "lever": lever, "difference": differences, "changed_predictions": changed})
+        rows.append(
+            {"reference": reference, "lever": lever, "difference": differences, "changed_predictions": changed}
+        )
     summary = {}
     for measure in MEASURES:
         values = [row["difference"][measure] for row in rows if measure in row["difference"]]
@@ -85,8 +93,10 @@ def _percent(value: float | None, sign: bool = False) -> str:
 
 def markdown(report: dict) -> str:
     """One line a pair (reference → lever, in points), then the mean differences."""
-    lines = ["| lever run (against its reference) | epoch 1 | final | test agreement with TF-IDF | changed test predictions |",
-             "| --- | ---: | ---: | ---: | ---: |"]  # fmt: skip
+    lines = [
+        "| lever run (against its reference) | epoch 1 | final | test agreement with TF-IDF | changed test predictions |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
     for row in report["pairs"]:
         cells = [f"{_percent(row['reference'][m])} → {_percent(row['lever'][m])}" for m in MEASURES]
         lines.append(f"| {row['lever']['folder']} | {' | '.join(cells)} | {row['changed_predictions']} |")
@@ -96,15 +106,22 @@ def markdown(report: dict) -> str:
         error = "" if entry is None or entry["standard_error"] is None else f" ± {entry['standard_error'] * 100:.2f}"
         means.append("—" if entry is None else f"**{_percent(entry['mean'], sign=True)}{error}**")
     changed = statistics.mean(row["changed_predictions"] for row in report["pairs"])
-    lines.append(f"| mean difference (± standard error), {len(report['pairs'])} pairs | {' | '.join(means)} | {changed:.0f} |")
+    lines.append(
+        f"| mean difference (± standard error), {len(report['pairs'])} pairs | {' | '.join(means)} | {changed:.0f} |"
+    )
     return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data_dir", required=True, help="the cls-books folder (train, valid and test reviews)")
-    parser.add_argument("--pairs", nargs="+", required=True, metavar="REFERENCE_DIR=LEVER_DIR",
-                        help="run folders, each with the same run and the lever")  # fmt: skip
+    parser.add_argument(
+        "--pairs",
+        nargs="+",
+        required=True,
+        metavar="REFERENCE_DIR=LEVER_DIR",
+        help="run folders, each with the same run and the lever",
+    )
     add_output_arguments(parser, "the comparison")
     args = parser.parse_args(argv)
     pairs = parse_pairs(args.pairs)

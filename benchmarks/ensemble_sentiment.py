@@ -51,8 +51,10 @@ def finetuning_arguments(run_dir: str) -> dict:
     try:
         arguments = json.loads(report.read_text(encoding="utf-8"))["arguments"]["SentimentArguments"]
     except (OSError, ValueError, KeyError) as error:
-        raise UsageError(f"--runs {run_dir}: no readable {report} with the run's sentiment flags ({error!r}): give "
-                         "folders written by recipes/finetune_sentiment.py") from None  # fmt: skip
+        raise UsageError(
+            f"--runs {run_dir}: no readable {report} with the run's sentiment flags ({error!r}): give "
+            "folders written by recipes/finetune_sentiment.py"
+        ) from None
     if arguments.get("lab_vocabulary"):
         raise UsageError(f"--runs {run_dir}: a --lab_vocabulary run reads .spm pieces; this script reads raw reviews")
     return arguments
@@ -108,8 +110,12 @@ def main(argv: Sequence[str] | None = None) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     predictions = np.mean(test, axis=0).argmax(-1)
     atomic_write_text(written[1], "".join(f"{int(label)}\n" for label in predictions))
-    report = {"runs": args.runs, "validation_accuracy_per_run": scores, "validation_accuracy": accuracy,
-              "test_predictions_file": str(written[1])}  # fmt: skip
+    report = {
+        "runs": args.runs,
+        "validation_accuracy_per_run": scores,
+        "validation_accuracy": accuracy,
+        "test_predictions_file": str(written[1]),
+    }
     atomic_write_text(written[0], json.dumps(report, indent=2) + "\n")
     print(json.dumps({"validation_accuracy": accuracy, "validation_accuracy_per_run": scores}, indent=2))
     return report

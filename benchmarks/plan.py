@@ -75,14 +75,23 @@ class BirthplaceProfile:
     # instead of a generated answer.
     answer_from_recitation: bool = False
     # The pretrained models the profile runs (of BIRTHPLACE_MODELS), in order: the first one is the headline.
-    models: tuple[str, ...] = ("vanilla", "synthesizer", "vanilla_augmented", "synthesizer_augmented",
-                               "vanilla_recite", "synthesizer_recite", "vanilla_span_corruption")  # fmt: skip
+    models: tuple[str, ...] = (
+        "vanilla",
+        "synthesizer",
+        "vanilla_augmented",
+        "synthesizer_augmented",
+        "vanilla_recite",
+        "synthesizer_recite",
+        "vanilla_span_corruption",
+    )
 
     def __post_init__(self) -> None:
         for model in self.counterfactual_models:
             if model not in self.models or not model.endswith("_recite"):
-                raise ValueError(f"counterfactual_models: {model!r} is not a reciting model of the profile "
-                                 f"({', '.join(self.models)}): the twins swap the birthplace in the recitation")  # fmt: skip
+                raise ValueError(
+                    f"counterfactual_models: {model!r} is not a reciting model of the profile "
+                    f"({', '.join(self.models)}): the twins swap the birthplace in the recitation"
+                )
 
 
 @dataclass(frozen=True)
@@ -160,12 +169,20 @@ PROFILES = {
         # recitation (`answer_from_recitation`): on the tuning split, a model of 20 plain epochs answered 79.5 %
         # (60.0 % generating), one of 17 epochs with twins 74.5 % (62.5 %), and the twins make an epoch 29 % longer:
         # so 17 plain epochs again, the run of 51.9 minutes.
-        BirthplaceProfile(pretrain_epochs=76, synthesizer_pretrain_epochs=16, batch_size=32, opening_tokens=40,
-                          augmented_pretrain_epochs=32, synthesizer_augmented_pretrain_epochs=7,
-                          recite_pretrain_epochs=17, synthesizer_recite_pretrain_epochs=12,
-                          span_corruption_pretrain_epochs=4, sampling="group_by_length",
-                          models=("vanilla_recite", "synthesizer_recite", "vanilla_span_corruption"),
-                          answer_from_recitation=True),  # fmt: skip
+        BirthplaceProfile(
+            pretrain_epochs=76,
+            synthesizer_pretrain_epochs=16,
+            batch_size=32,
+            opening_tokens=40,
+            augmented_pretrain_epochs=32,
+            synthesizer_augmented_pretrain_epochs=7,
+            recite_pretrain_epochs=17,
+            synthesizer_recite_pretrain_epochs=12,
+            span_corruption_pretrain_epochs=4,
+            sampling="group_by_length",
+            models=("vanilla_recite", "synthesizer_recite", "vanilla_span_corruption"),
+            answer_from_recitation=True,
+        ),
         # Sentiment: a 16k BPE, whose LM sees 5.7M tokens (1,400 steps, 0.51 of a pass; the 16k softmax doubles a
         # step's cost). In the exploration of 2026-11-25 its frozen probe gained 2.25 points over the 8k BPE's with
         # 2,800 steps and LP-FT kept its mean (BENCHMARKS.md, "A 16k vocabulary": a choice made on validation).
@@ -181,8 +198,14 @@ PROFILES = {
         # alone (`config_overrides="attention_dropout=0"`) ran the pipeline in 57.9 minutes but lost the epoch-1 lead
         # (BENCHMARKS.md, "Attention dropout at 0"). The LM on blocks of 256 (`lm_block_size=256`, 1,260 steps of 16
         # sequences) ended pretrained LP-FT at 76.75 %: not kept (BENCHMARKS.md, "Blocks of 256 tokens").
-        SentimentProfile(news_lines=10_000, novel_lines=110_000, pretrain_steps=1400, batch_size=32, vocab_size=16_000,
-                         length_buckets=True),
+        SentimentProfile(
+            news_lines=10_000,
+            novel_lines=110_000,
+            pretrain_steps=1400,
+            batch_size=32,
+            vocab_size=16_000,
+            length_buckets=True,
+        ),
         side_by_side=("bp_training", "bp_after_training", "bp_after_finetuning"),
     ),
     # One GPU in bf16, both pipelines side by side: 7.7 minutes with throughput.py on an H100 (2026-11-26;
@@ -202,14 +225,28 @@ PROFILES = {
         # 100 epochs gave the vanilla model +1.2 points only. Now without twins and answering with spans of the
         # recitation, as the CPU profile: 81.0 % and 83.4 % on an H100 (2026-11-26, evening). The plain and
         # augmented rows of the 300-epoch profile of 2026-11-23 (50.2 % and 30.2 %) are in BENCHMARKS.md.
-        BirthplaceProfile(pretrain_epochs=300, synthesizer_pretrain_epochs=300, batch_size=128, opening_tokens=40,
-                          augmented_pretrain_epochs=300, synthesizer_augmented_pretrain_epochs=300,
-                          recite_pretrain_epochs=50, synthesizer_recite_pretrain_epochs=50,
-                          span_corruption_pretrain_epochs=30, sampling="group_by_length",
-                          models=("vanilla_recite", "synthesizer_recite", "vanilla_span_corruption"),
-                          answer_from_recitation=True),  # fmt: skip
-        SentimentProfile(news_lines=1_000_000, novel_lines=1_000_000, pretrain_steps=6000, batch_size=128,
-                         vocab_size=16_000, length_buckets=True),
+        BirthplaceProfile(
+            pretrain_epochs=300,
+            synthesizer_pretrain_epochs=300,
+            batch_size=128,
+            opening_tokens=40,
+            augmented_pretrain_epochs=300,
+            synthesizer_augmented_pretrain_epochs=300,
+            recite_pretrain_epochs=50,
+            synthesizer_recite_pretrain_epochs=50,
+            span_corruption_pretrain_epochs=30,
+            sampling="group_by_length",
+            models=("vanilla_recite", "synthesizer_recite", "vanilla_span_corruption"),
+            answer_from_recitation=True,
+        ),
+        SentimentProfile(
+            news_lines=1_000_000,
+            novel_lines=1_000_000,
+            pretrain_steps=6000,
+            batch_size=128,
+            vocab_size=16_000,
+            length_buckets=True,
+        ),
         predictions_dir="benchmarks/predictions/gpu",
     ),
 }
@@ -220,9 +257,12 @@ PROFILES = {
 # whole run on an H200 (2026-11-27, 489 s with the lab's rows beside LP-FT): every row but pretrained LP-FT gains about
 # 3 points, so scratch LP-FT (80.25 %) ties pretrained LP-FT (79.75 %); the lab's rows: 78.42 % against 72.58 %.
 PROFILES["gpu_large"] = replace(
-    PROFILES["gpu"], name="gpu_large", suffix="_gpu_large", row_suffix="_large",
+    PROFILES["gpu"],
+    name="gpu_large",
+    suffix="_gpu_large",
+    row_suffix="_large",
     sentiment=replace(PROFILES["gpu"].sentiment, model_config="altegrad-large", pretrain_steps=4000),
-)  # fmt: skip
+)
 
 
 @dataclass(frozen=True)
@@ -254,8 +294,10 @@ BIRTHPLACE_VARIANTS = ("vanilla", "synthesizer")
 # Each variant pretrained on the paragraphs, then on the paragraphs and their augmented copies (`--augment`), then
 # the same answering after a recitation (`--recite_tokens`); and the vanilla model pretrained with the course's span
 # corruption. A profile runs some of them (`BirthplaceProfile.models`).
-BIRTHPLACE_MODELS = (*((variant, f"{variant}{suffix}") for suffix in ("", "_augmented", "_recite")
-                       for variant in BIRTHPLACE_VARIANTS), ("vanilla", "vanilla_span_corruption"))  # fmt: skip
+BIRTHPLACE_MODELS = (
+    *((variant, f"{variant}{suffix}") for suffix in ("", "_augmented", "_recite") for variant in BIRTHPLACE_VARIANTS),
+    ("vanilla", "vanilla_span_corruption"),
+)
 # The lab's three rows, then LP-FT (issue 18): the head first fitted as a logistic regression on the frozen features
 # of every layer (mean and max), alone (`frozen_linear_probe`) or then finetuned with the whole model. The LP-FT rows
 # and the probe are the `sentiment` pipeline, the lab's rows the `sentiment_lab` pipeline after it.
@@ -270,16 +312,34 @@ def birthplace_rows(profile: str) -> tuple[Row, ...]:
     pretraining besides."""
     rows = [
         Row("london", ("birthplace/london",), ("bp_london",), "London"),
-        Row("vanilla_nopretrain", ("birthplace/nopretrain_finetune",), ("bp_nopretrain_finetune", "bp_nopretrain_eval_dev"),
-            "vanilla\nno pretrain", "bp_nopretrain_eval_tune"),
-    ]  # fmt: skip
+        Row(
+            "vanilla_nopretrain",
+            ("birthplace/nopretrain_finetune",),
+            ("bp_nopretrain_finetune", "bp_nopretrain_eval_dev"),
+            "vanilla\nno pretrain",
+            "bp_nopretrain_eval_tune",
+        ),
+    ]
     for model in PROFILES[profile].birthplace.models:
         pretrain, name = f"bp_{model}_pretrain", model.replace("_", "\n")
-        rows.append(Row(f"{model}_pretrain_only", (f"birthplace/{model}_pretrain",), (pretrain, f"{pretrain}_eval_dev"),
-                        f"{name}\npretrained", f"{pretrain}_eval_tune"))  # fmt: skip
-        rows.append(Row(f"{model}_finetuned", (f"birthplace/{model}_finetune",),
-                        (pretrain, f"bp_{model}_finetune", f"bp_{model}_eval_dev"), f"{name}\n+ finetuned",
-                        f"bp_{model}_eval_tune"))  # fmt: skip
+        rows.append(
+            Row(
+                f"{model}_pretrain_only",
+                (f"birthplace/{model}_pretrain",),
+                (pretrain, f"{pretrain}_eval_dev"),
+                f"{name}\npretrained",
+                f"{pretrain}_eval_tune",
+            )
+        )
+        rows.append(
+            Row(
+                f"{model}_finetuned",
+                (f"birthplace/{model}_finetune",),
+                (pretrain, f"bp_{model}_finetune", f"bp_{model}_eval_dev"),
+                f"{name}\n+ finetuned",
+                f"bp_{model}_eval_tune",
+            )
+        )
     return tuple(rows)
 
 
@@ -298,12 +358,15 @@ def sentiment_rows(profile: str) -> tuple[Row, ...]:
     rows = []
     for setup in SENTIMENT_SETUPS:
         run, kept = PROBE_KEPT_BY.get(setup, setup), "/linear_probe" if setup in PROBE_KEPT_BY else ""
-        rows.append(Row(
-            setup,
-            tuple(f"sentiment/{run}_seed{seed}{kept}" for seed in seeds),
-            (scratch if setup.startswith("scratch") else pretrained) + tuple(f"se_{run}_seed{seed}" for seed in seeds),
-            setup,
-        ))  # fmt: skip
+        rows.append(
+            Row(
+                setup,
+                tuple(f"sentiment/{run}_seed{seed}{kept}" for seed in seeds),
+                (scratch if setup.startswith("scratch") else pretrained)
+                + tuple(f"se_{run}_seed{seed}" for seed in seeds),
+                setup,
+            )
+        )
     return tuple(rows)
 
 
@@ -319,14 +382,28 @@ class Paths:
     @classmethod
     def from_environment(cls) -> Paths:
         env = os.environ
-        return cls(env.get("DATA_ROOT", "../shared/data"), env.get("OUT", "outputs/bench"), env.get("PY", ".venv/bin/python"))
+        return cls(
+            env.get("DATA_ROOT", "../shared/data"), env.get("OUT", "outputs/bench"), env.get("PY", ".venv/bin/python")
+        )
 
 
 def _common(profile: Profile) -> tuple[str, ...]:
     # A pipeline rerun into the same OUT replaces its own earlier runs: the recipes refuse a used output folder
     # without --overwrite_output_dir (README, "Safety").
-    return ("--report_to", "none", "--save_strategy", "no", "--dataloader_num_workers", "0", "--disable_tqdm", "true",
-            "--seed", "42", "--overwrite_output_dir", *profile.device_args)  # fmt: skip
+    return (
+        "--report_to",
+        "none",
+        "--save_strategy",
+        "no",
+        "--dataloader_num_workers",
+        "0",
+        "--disable_tqdm",
+        "true",
+        "--seed",
+        "42",
+        "--overwrite_output_dir",
+        *profile.device_args,
+    )
 
 
 def _evaluate_common(profile: Profile) -> tuple[str, ...]:
@@ -349,13 +426,52 @@ def _evaluate_all(name: str, model_dir: str, py: str, real: str, tune: str, comm
     evaluate = (py, "recipes/birthplace.py", "evaluate")
     batch = ("--per_device_eval_batch_size", "100", *common)
     return [
-        Step(f"{name}_eval_tune", (*evaluate, "--data_dir", tune, "--eval_split", "validation", "--model_name_or_path",
-                                   model_dir, "--output_dir", f"{model_dir}/eval_tune", *batch)),
-        Step(f"{name}_eval_dev", (*evaluate, "--data_dir", real, "--eval_split", "validation", "--model_name_or_path",
-                                  model_dir, "--output_dir", model_dir, *batch)),
-        Step(f"{name}_eval_test", (*evaluate, "--data_dir", real, "--eval_split", "test", "--model_name_or_path",
-                                   model_dir, "--output_dir", model_dir, *batch)),
-    ]  # fmt: skip
+        Step(
+            f"{name}_eval_tune",
+            (
+                *evaluate,
+                "--data_dir",
+                tune,
+                "--eval_split",
+                "validation",
+                "--model_name_or_path",
+                model_dir,
+                "--output_dir",
+                f"{model_dir}/eval_tune",
+                *batch,
+            ),
+        ),
+        Step(
+            f"{name}_eval_dev",
+            (
+                *evaluate,
+                "--data_dir",
+                real,
+                "--eval_split",
+                "validation",
+                "--model_name_or_path",
+                model_dir,
+                "--output_dir",
+                model_dir,
+                *batch,
+            ),
+        ),
+        Step(
+            f"{name}_eval_test",
+            (
+                *evaluate,
+                "--data_dir",
+                real,
+                "--eval_split",
+                "test",
+                "--model_name_or_path",
+                model_dir,
+                "--output_dir",
+                model_dir,
+                *batch,
+            ),
+        ),
+    ]
 
 
 def birthplace_steps(profile: Profile, paths: Paths) -> list[Step]:
@@ -367,33 +483,118 @@ def birthplace_steps(profile: Profile, paths: Paths) -> list[Step]:
     tokenizer_dir = f"{bp}/tokenizer"
     evaluate_common = _evaluate_common(profile)
     recipe = (py, "recipes/birthplace.py")
-    finetune_args = ("--data_dir", tune, "--per_device_train_batch_size", "32", "--lr_scheduler_type", "cosine",
-                     "--warmup_steps", "20", "--weight_decay", "0.1", "--logging_steps", "20", "--block_size", "128",
-                     "--eval_strategy", "epoch", "--per_device_eval_batch_size", "100", *_sampling(p.sampling), *common)  # fmt: skip
-    optimiser_args = ("--block_size", "128", "--per_device_train_batch_size", str(p.batch_size), "--learning_rate", "1e-3",
-                      "--adam_beta2", "0.95", "--weight_decay", "0.1", "--warmup_steps", "100", "--max_grad_norm", "1.0",
-                      "--lr_scheduler_type", "cosine_with_min_lr", "--lr_scheduler_kwargs", '{"min_lr_rate": 0.1}',
-                      "--logging_steps", "50", *_overrides(p.config_overrides), *_sampling(p.sampling), *common)  # fmt: skip
-    objective_args = ("--data_dir", tune, "--pretraining_objective", p.objective, "--opening_tokens", str(p.opening_tokens),
-                      "--pretrain_with_qa")  # fmt: skip
+    finetune_args = (
+        "--data_dir",
+        tune,
+        "--per_device_train_batch_size",
+        "32",
+        "--lr_scheduler_type",
+        "cosine",
+        "--warmup_steps",
+        "20",
+        "--weight_decay",
+        "0.1",
+        "--logging_steps",
+        "20",
+        "--block_size",
+        "128",
+        "--eval_strategy",
+        "epoch",
+        "--per_device_eval_batch_size",
+        "100",
+        *_sampling(p.sampling),
+        *common,
+    )
+    optimiser_args = (
+        "--block_size",
+        "128",
+        "--per_device_train_batch_size",
+        str(p.batch_size),
+        "--learning_rate",
+        "1e-3",
+        "--adam_beta2",
+        "0.95",
+        "--weight_decay",
+        "0.1",
+        "--warmup_steps",
+        "100",
+        "--max_grad_norm",
+        "1.0",
+        "--lr_scheduler_type",
+        "cosine_with_min_lr",
+        "--lr_scheduler_kwargs",
+        '{"min_lr_rate": 0.1}',
+        "--logging_steps",
+        "50",
+        *_overrides(p.config_overrides),
+        *_sampling(p.sampling),
+        *common,
+    )
+    objective_args = (
+        "--data_dir",
+        tune,
+        "--pretraining_objective",
+        p.objective,
+        "--opening_tokens",
+        str(p.opening_tokens),
+        "--pretrain_with_qa",
+    )
     span_corruption_args = ("--data_dir", tune, "--pretraining_objective", "span_corruption")
     steps = [
-        Step("bp_prepare_data", (py, "benchmarks/prepare_data.py", "birthplace-tune", "--data_root", paths.data_root,
-                                 "--out", f"{paths.out}/data"), timed=False),
-        Step("bp_london", (*recipe, "evaluate", "--data_dir", real, "--london_baseline", "--output_dir", f"{bp}/london",
-                           *evaluate_common)),
+        Step(
+            "bp_prepare_data",
+            (
+                py,
+                "benchmarks/prepare_data.py",
+                "birthplace-tune",
+                "--data_root",
+                paths.data_root,
+                "--out",
+                f"{paths.out}/data",
+            ),
+            timed=False,
+        ),
+        Step(
+            "bp_london",
+            (
+                *recipe,
+                "evaluate",
+                "--data_dir",
+                real,
+                "--london_baseline",
+                "--output_dir",
+                f"{bp}/london",
+                *evaluate_common,
+            ),
+        ),
         # One tokenizer for every model, trained on wiki.txt alone (never on the copies or the questions): the very
         # tokenizer `pretrain --tokenizer_vocab_size` trains, so that the pretrainings can run side by side.
-        Step("bp_tokenizer", (py, "tokenizer/train_tokenizer.py", "--files", f"{real}/wiki.txt", "--vocab_size",
-                              str(p.vocab_size), "--output_dir", tokenizer_dir, "--no_progress", "--overwrite_output_dir"),
-             timed=False),
-    ]  # fmt: skip
-    epochs = {"vanilla": p.pretrain_epochs, "synthesizer": p.synthesizer_pretrain_epochs,
-              "vanilla_augmented": p.augmented_pretrain_epochs,
-              "synthesizer_augmented": p.synthesizer_augmented_pretrain_epochs,
-              "vanilla_span_corruption": p.span_corruption_pretrain_epochs,
-              "vanilla_recite": p.recite_pretrain_epochs,
-              "synthesizer_recite": p.synthesizer_recite_pretrain_epochs}  # fmt: skip
+        Step(
+            "bp_tokenizer",
+            (
+                py,
+                "tokenizer/train_tokenizer.py",
+                "--files",
+                f"{real}/wiki.txt",
+                "--vocab_size",
+                str(p.vocab_size),
+                "--output_dir",
+                tokenizer_dir,
+                "--no_progress",
+                "--overwrite_output_dir",
+            ),
+            timed=False,
+        ),
+    ]
+    epochs = {
+        "vanilla": p.pretrain_epochs,
+        "synthesizer": p.synthesizer_pretrain_epochs,
+        "vanilla_augmented": p.augmented_pretrain_epochs,
+        "synthesizer_augmented": p.synthesizer_augmented_pretrain_epochs,
+        "vanilla_span_corruption": p.span_corruption_pretrain_epochs,
+        "vanilla_recite": p.recite_pretrain_epochs,
+        "synthesizer_recite": p.synthesizer_recite_pretrain_epochs,
+    }
     variants, first = dict((model, variant) for variant, model in BIRTHPLACE_MODELS), p.models[0]
     tokenizer = ("--tokenizer_name_or_path", tokenizer_dir)
     # Three stages of independent steps (side by side where the profile allows it), longest first: what needs only the
@@ -408,53 +609,161 @@ def birthplace_steps(profile: Profile, paths: Paths) -> list[Step]:
         # The course's finetuning stage: short and gentle after mixed pretraining; the course's after span corruption.
         epochs_and_rate = ("10", "6e-4") if span_corruption else ("2", "1e-4")
         pretrained, finetuned = f"{bp}/{model}_pretrain", f"{bp}/{model}_finetune"
-        training.append(Step(f"bp_{model}_pretrain", (*recipe, "pretrain", "--variant", variant, *tokenizer, *augment,
-                                                      "--output_dir", pretrained, "--num_train_epochs", str(epochs[model]),
-                                                      *objective, *optimiser_args)))  # fmt: skip
-        finetuning.append(Step(f"bp_{model}_finetune", (*recipe, "finetune", "--model_name_or_path", pretrained,
-                                                        "--output_dir", finetuned, "--num_train_epochs", epochs_and_rate[0],
-                                                        "--learning_rate", epochs_and_rate[1], *finetune_args, *recite)))  # fmt: skip
+        training.append(
+            Step(
+                f"bp_{model}_pretrain",
+                (
+                    *recipe,
+                    "pretrain",
+                    "--variant",
+                    variant,
+                    *tokenizer,
+                    *augment,
+                    "--output_dir",
+                    pretrained,
+                    "--num_train_epochs",
+                    str(epochs[model]),
+                    *objective,
+                    *optimiser_args,
+                ),
+            )
+        )
+        finetuning.append(
+            Step(
+                f"bp_{model}_finetune",
+                (
+                    *recipe,
+                    "finetune",
+                    "--model_name_or_path",
+                    pretrained,
+                    "--output_dir",
+                    finetuned,
+                    "--num_train_epochs",
+                    epochs_and_rate[0],
+                    "--learning_rate",
+                    epochs_and_rate[1],
+                    *finetune_args,
+                    *recite,
+                ),
+            )
+        )
         answering = (*recite, "--answer_from_recitation") if recite and p.answer_from_recitation else recite
         scoring_pretrained += [
-            Step(f"bp_{model}_probe", (py, "benchmarks/probe_facts.py", "--data_dir", real, "--model_name_or_path", pretrained,
-                                       "--recite_tokens", str(p.opening_tokens))),
+            Step(
+                f"bp_{model}_probe",
+                (
+                    py,
+                    "benchmarks/probe_facts.py",
+                    "--data_dir",
+                    real,
+                    "--model_name_or_path",
+                    pretrained,
+                    "--recite_tokens",
+                    str(p.opening_tokens),
+                ),
+            ),
             *_evaluate_all(f"bp_{model}_pretrain", pretrained, py, real, tune, (*evaluate_common, *answering)),
-        ]  # fmt: skip
+        ]
         scoring_finetuned += _evaluate_all(f"bp_{model}", finetuned, py, real, tune, (*evaluate_common, *answering))
     # No pretraining: the same model shape and tokenizer, finetuned from random weights.
-    training.append(Step("bp_nopretrain_finetune", (*recipe, "finetune", "--variant", "vanilla", *tokenizer,
-                                                    *_overrides(p.config_overrides), "--output_dir",
-                                                    f"{bp}/nopretrain_finetune", "--num_train_epochs",
-                                                    str(p.nopretrain_epochs), "--learning_rate", "1e-3", *finetune_args)))  # fmt: skip
+    training.append(
+        Step(
+            "bp_nopretrain_finetune",
+            (
+                *recipe,
+                "finetune",
+                "--variant",
+                "vanilla",
+                *tokenizer,
+                *_overrides(p.config_overrides),
+                "--output_dir",
+                f"{bp}/nopretrain_finetune",
+                "--num_train_epochs",
+                str(p.nopretrain_epochs),
+                "--learning_rate",
+                "1e-3",
+                *finetune_args,
+            ),
+        )
+    )
     scoring_pretrained += _evaluate_all("bp_nopretrain", f"{bp}/nopretrain_finetune", py, real, tune, evaluate_common)
-    for group, stage in (("bp_training", training), ("bp_after_training", finetuning + scoring_pretrained),
-                         ("bp_after_finetuning", scoring_finetuned)):  # fmt: skip
+    for group, stage in (
+        ("bp_training", training),
+        ("bp_after_training", finetuning + scoring_pretrained),
+        ("bp_after_finetuning", scoring_finetuned),
+    ):
         steps += [replace(step, group=group) for step in stage]
     figures = "benchmarks/figures"
     return steps + [
-        Step("bp_plot", (py, "benchmarks/plot_birthplace.py", "--bench_dir", paths.out, "--profile", profile.name,
-                         "--output", f"{figures}/birthplace_dev_accuracy{profile.suffix}.png"), timed=False,
-             may_fail=True),
-        Step("bp_loss_figure", ("cp", f"{bp}/{first}_pretrain/loss.png",
-                                f"{figures}/birthplace_pretrain_loss{profile.suffix}.png"), timed=False),
-    ]  # fmt: skip
+        Step(
+            "bp_plot",
+            (
+                py,
+                "benchmarks/plot_birthplace.py",
+                "--bench_dir",
+                paths.out,
+                "--profile",
+                profile.name,
+                "--output",
+                f"{figures}/birthplace_dev_accuracy{profile.suffix}.png",
+            ),
+            timed=False,
+            may_fail=True,
+        ),
+        Step(
+            "bp_loss_figure",
+            ("cp", f"{bp}/{first}_pretrain/loss.png", f"{figures}/birthplace_pretrain_loss{profile.suffix}.png"),
+            timed=False,
+        ),
+    ]
 
 
 def _finetune_args(profile: Profile, paths: Paths) -> tuple[str, ...]:
     """What every sentiment finetuning of the profile shares (the seed and the set-up's flags follow)."""
     p = profile.sentiment
-    return ("--data_dir", f"{paths.data_root}/cls-books", "--num_train_epochs", str(p.epochs),
-            "--per_device_train_batch_size", "16", "--max_seq_length", "256", "--per_device_eval_batch_size", "64",
-            "--lr_scheduler_type", "linear", "--warmup_steps", "20", "--weight_decay", "0.01", "--logging_steps", "25",
-            *(("--length_buckets",) if p.length_buckets else ()),
-            *(("--keep_review_end", str(p.keep_review_end)) if p.keep_review_end else ()), *_common(profile))  # fmt: skip
+    return (
+        "--data_dir",
+        f"{paths.data_root}/cls-books",
+        "--num_train_epochs",
+        str(p.epochs),
+        "--per_device_train_batch_size",
+        "16",
+        "--max_seq_length",
+        "256",
+        "--per_device_eval_batch_size",
+        "64",
+        "--lr_scheduler_type",
+        "linear",
+        "--warmup_steps",
+        "20",
+        "--weight_decay",
+        "0.01",
+        "--logging_steps",
+        "25",
+        *(("--length_buckets",) if p.length_buckets else ()),
+        *(("--keep_review_end", str(p.keep_review_end)) if p.keep_review_end else ()),
+        *_common(profile),
+    )
 
 
 def _accuracy_figure(profile: Profile, paths: Paths, name: str) -> Step:
     """The lab's figure: every sentiment row finished in OUT, validation accuracy per epoch."""
-    return Step(name, (paths.python, "benchmarks/plot_sentiment.py", "--bench_dir", paths.out, "--profile", profile.name,
-                       "--output", f"benchmarks/figures/sentiment_valid_accuracy{profile.suffix}.png", "--title",
-                       f"CLS-FR books, validation ({profile.name} profile, mean ± std of seeds)"), timed=False)  # fmt: skip
+    return Step(
+        name,
+        (
+            paths.python,
+            "benchmarks/plot_sentiment.py",
+            "--bench_dir",
+            paths.out,
+            "--profile",
+            profile.name,
+            "--output",
+            f"benchmarks/figures/sentiment_valid_accuracy{profile.suffix}.png",
+            "--title",
+            f"CLS-FR books, validation ({profile.name} profile, mean ± std of seeds)",
+        ),
+        timed=False,
+    )
 
 
 def sentiment_steps(profile: Profile, paths: Paths) -> list[Step]:
@@ -469,48 +778,165 @@ def sentiment_steps(profile: Profile, paths: Paths) -> list[Step]:
     model = ("--model_config", p.model_config, *_overrides(p.config_overrides))
     adaptive = f"adaptive_softmax_head={p.lm_adaptive_softmax_head}" if p.lm_adaptive_softmax_head else None
     lm_model = ("--model_config", p.model_config, *_overrides(",".join(filter(None, (p.config_overrides, adaptive)))))
-    lm_args = ("--objective", "clm", "--block_size", str(p.lm_block_size), "--per_device_train_batch_size",
-               str(p.batch_size), "--per_device_eval_batch_size", "64", "--weight_decay", "0.01", "--logging_steps",
-               "50", *_common(profile))  # fmt: skip
+    lm_args = (
+        "--objective",
+        "clm",
+        "--block_size",
+        str(p.lm_block_size),
+        "--per_device_train_batch_size",
+        str(p.batch_size),
+        "--per_device_eval_batch_size",
+        "64",
+        "--weight_decay",
+        "0.01",
+        "--logging_steps",
+        "50",
+        *_common(profile),
+    )
     pretrain, finetune = (py, "recipes/pretrain.py"), (py, "recipes/finetune_sentiment.py")
     steps = [
-        Step("se_prepare_data", (py, "benchmarks/prepare_data.py", "sentiment-corpus", "--data_root", paths.data_root,
-                                 "--out", f"{paths.out}/data", "--news_lines", str(p.news_lines), "--novel_lines",
-                                 str(p.novel_lines)), timed=False),
+        Step(
+            "se_prepare_data",
+            (
+                py,
+                "benchmarks/prepare_data.py",
+                "sentiment-corpus",
+                "--data_root",
+                paths.data_root,
+                "--out",
+                f"{paths.out}/data",
+                "--news_lines",
+                str(p.news_lines),
+                "--novel_lines",
+                str(p.novel_lines),
+            ),
+            timed=False,
+        ),
         # Reference line: TF-IDF + logistic regression (fails when scikit-learn is not installed).
-        Step("se_tfidf", (py, "benchmarks/tfidf_baseline.py", "--data_dir", cls, "--output_dir", f"{se}/tfidf"),
-             may_fail=True),
-        Step("se_tokenizer", (py, "tokenizer/train_tokenizer.py", "--files", f"{corpus}/pretrain.txt", "--vocab_size",
-                              str(p.vocab_size), "--output_dir", f"{se}/tokenizer", "--no_progress",
-                              "--overwrite_output_dir")),
-        Step("se_pretrain", (*pretrain, "--train_files", f"{corpus}/pretrain.txt", "--validation_split_percentage", "1",
-                             "--max_eval_samples", "200", "--tokenizer_name_or_path", f"{se}/tokenizer", *lm_model,
-                             "--output_dir", f"{se}/pretrain", "--max_steps", str(p.pretrain_steps), "--learning_rate",
-                             "1e-3", "--lr_scheduler_type", "cosine", "--warmup_steps", "100", *lm_args)),
-        Step("se_domain", (*pretrain, "--train_files", f"{corpus}/reviews.txt", "--validation_split_percentage", "5",
-                           "--model_name_or_path", f"{se}/pretrain", "--output_dir", f"{se}/domain", "--num_train_epochs",
-                           str(p.domain_epochs), "--learning_rate", "3e-4", "--lr_scheduler_type", "linear",
-                           "--warmup_steps", "20", *lm_args)),
-    ]  # fmt: skip
+        Step(
+            "se_tfidf",
+            (py, "benchmarks/tfidf_baseline.py", "--data_dir", cls, "--output_dir", f"{se}/tfidf"),
+            may_fail=True,
+        ),
+        Step(
+            "se_tokenizer",
+            (
+                py,
+                "tokenizer/train_tokenizer.py",
+                "--files",
+                f"{corpus}/pretrain.txt",
+                "--vocab_size",
+                str(p.vocab_size),
+                "--output_dir",
+                f"{se}/tokenizer",
+                "--no_progress",
+                "--overwrite_output_dir",
+            ),
+        ),
+        Step(
+            "se_pretrain",
+            (
+                *pretrain,
+                "--train_files",
+                f"{corpus}/pretrain.txt",
+                "--validation_split_percentage",
+                "1",
+                "--max_eval_samples",
+                "200",
+                "--tokenizer_name_or_path",
+                f"{se}/tokenizer",
+                *lm_model,
+                "--output_dir",
+                f"{se}/pretrain",
+                "--max_steps",
+                str(p.pretrain_steps),
+                "--learning_rate",
+                "1e-3",
+                "--lr_scheduler_type",
+                "cosine",
+                "--warmup_steps",
+                "100",
+                *lm_args,
+            ),
+        ),
+        Step(
+            "se_domain",
+            (
+                *pretrain,
+                "--train_files",
+                f"{corpus}/reviews.txt",
+                "--validation_split_percentage",
+                "5",
+                "--model_name_or_path",
+                f"{se}/pretrain",
+                "--output_dir",
+                f"{se}/domain",
+                "--num_train_epochs",
+                str(p.domain_epochs),
+                "--learning_rate",
+                "3e-4",
+                "--lr_scheduler_type",
+                "linear",
+                "--warmup_steps",
+                "20",
+                *lm_args,
+            ),
+        ),
+    ]
     for seed in p.seeds:
         # LP-FT reads every layer (mean and max): a linear probe of those features gave 74.75 % on validation where
         # the last layer's mean gave 69.0 % (BENCHMARKS.md, "What the frozen features hold"); the L2 of the probe
         # is chosen by 5-fold cross-validation on the training reviews.
-        probe_args = (*_finetune_args(profile, paths), "--seed", str(seed), "--classifier_pooling", "all_layers",
-                      "--head_init", "linear_probe")  # fmt: skip
+        probe_args = (
+            *_finetune_args(profile, paths),
+            "--seed",
+            str(seed),
+            "--classifier_pooling",
+            "all_layers",
+            "--head_init",
+            "linear_probe",
+        )
         steps += [
-            Step(f"se_scratch_lp_ft_seed{seed}", (*finetune, "--from_scratch", "--tokenizer_name_or_path", f"{se}/tokenizer",
-                                                  *model, "--learning_rate", "5e-4", "--output_dir",
-                                                  f"{se}/scratch_lp_ft_seed{seed}", *probe_args), group="se_finetune"),
-            Step(f"se_pretrained_lp_ft_seed{seed}", (*finetune, "--model_name_or_path", f"{se}/domain", "--learning_rate",
-                                                     "3e-4", "--output_dir", f"{se}/pretrained_lp_ft_seed{seed}",
-                                                     *probe_args, "--save_linear_probe"), group="se_finetune"),
-        ]  # fmt: skip
+            Step(
+                f"se_scratch_lp_ft_seed{seed}",
+                (
+                    *finetune,
+                    "--from_scratch",
+                    "--tokenizer_name_or_path",
+                    f"{se}/tokenizer",
+                    *model,
+                    "--learning_rate",
+                    "5e-4",
+                    "--output_dir",
+                    f"{se}/scratch_lp_ft_seed{seed}",
+                    *probe_args,
+                ),
+                group="se_finetune",
+            ),
+            Step(
+                f"se_pretrained_lp_ft_seed{seed}",
+                (
+                    *finetune,
+                    "--model_name_or_path",
+                    f"{se}/domain",
+                    "--learning_rate",
+                    "3e-4",
+                    "--output_dir",
+                    f"{se}/pretrained_lp_ft_seed{seed}",
+                    *probe_args,
+                    "--save_linear_probe",
+                ),
+                group="se_finetune",
+            ),
+        ]
     return steps + [
         _accuracy_figure(profile, paths, "se_plot"),
-        Step("se_loss_figure", ("cp", f"{se}/pretrain/loss.png",
-                                f"benchmarks/figures/sentiment_pretrain_loss{profile.suffix}.png"), timed=False),
-    ]  # fmt: skip
+        Step(
+            "se_loss_figure",
+            ("cp", f"{se}/pretrain/loss.png", f"benchmarks/figures/sentiment_pretrain_loss{profile.suffix}.png"),
+            timed=False,
+        ),
+    ]
 
 
 def sentiment_lab_steps(profile: Profile, paths: Paths) -> list[Step]:
@@ -523,15 +949,52 @@ def sentiment_lab_steps(profile: Profile, paths: Paths) -> list[Step]:
     for seed in p.seeds:
         seed_args = (*_finetune_args(profile, paths), "--seed", str(seed), "--classifier_pooling", p.pooling)
         steps += [
-            Step(f"se_scratch_seed{seed}", (*finetune, "--from_scratch", "--tokenizer_name_or_path", f"{se}/tokenizer",
-                                            *model, "--learning_rate", "5e-4", "--output_dir", f"{se}/scratch_seed{seed}",
-                                            *seed_args), group="se_finetune"),
-            Step(f"se_pretrained_seed{seed}", (*finetune, "--model_name_or_path", f"{se}/domain", "--learning_rate", "3e-4",
-                                               "--output_dir", f"{se}/pretrained_seed{seed}", *seed_args), group="se_finetune"),
-            Step(f"se_frozen_seed{seed}", (*finetune, "--model_name_or_path", f"{se}/domain", "--freeze_backbone",
-                                           "--learning_rate", "3e-3", "--output_dir", f"{se}/frozen_seed{seed}", *seed_args),
-                 group="se_finetune"),
-        ]  # fmt: skip
+            Step(
+                f"se_scratch_seed{seed}",
+                (
+                    *finetune,
+                    "--from_scratch",
+                    "--tokenizer_name_or_path",
+                    f"{se}/tokenizer",
+                    *model,
+                    "--learning_rate",
+                    "5e-4",
+                    "--output_dir",
+                    f"{se}/scratch_seed{seed}",
+                    *seed_args,
+                ),
+                group="se_finetune",
+            ),
+            Step(
+                f"se_pretrained_seed{seed}",
+                (
+                    *finetune,
+                    "--model_name_or_path",
+                    f"{se}/domain",
+                    "--learning_rate",
+                    "3e-4",
+                    "--output_dir",
+                    f"{se}/pretrained_seed{seed}",
+                    *seed_args,
+                ),
+                group="se_finetune",
+            ),
+            Step(
+                f"se_frozen_seed{seed}",
+                (
+                    *finetune,
+                    "--model_name_or_path",
+                    f"{se}/domain",
+                    "--freeze_backbone",
+                    "--learning_rate",
+                    "3e-3",
+                    "--output_dir",
+                    f"{se}/frozen_seed{seed}",
+                    *seed_args,
+                ),
+                group="se_finetune",
+            ),
+        ]
     return [*steps, _accuracy_figure(profile, paths, "se_lab_plot")]
 
 
@@ -555,8 +1018,13 @@ def plan(profile: str, paths: Paths | None = None) -> dict[str, list[Step]]:
 # Running it
 # --------------------------------------------------------------------------------------------------
 CPU_THREADS = 2  # the CPU profile's machine: 2 cores
-OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_EVALUATE_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-           "TOKENIZERS_PARALLELISM": "false"}  # fmt: skip
+OFFLINE = {
+    "HF_HUB_OFFLINE": "1",
+    "HF_DATASETS_OFFLINE": "1",
+    "HF_EVALUATE_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "TOKENIZERS_PARALLELISM": "false",
+}
 # glibc hands every freed block over 32 MB back to the kernel, and the next step faults it in again page by page:
 # the 16k LM's logits (4,096 x 16,000 floats) and their gradients made 135,000 page faults a second, a quarter of
 # its CPU time in the kernel. Freed memory stays in the heap instead: an LM step 18 % faster (BENCHMARKS.md,
@@ -583,7 +1051,9 @@ _timings_lock = threading.Lock()
 
 def run_step(step: Step, out: Path, env: dict[str, str], log) -> bool:
     """Run one step with its output in OUT/log_NAME.txt; a timed step that succeeds gets its line in timings.tsv."""
-    print(f"=== [{time.strftime('%H:%M:%S', time.gmtime())}] {step.name}: {' '.join(step.command)}", file=log, flush=True)
+    print(
+        f"=== [{time.strftime('%H:%M:%S', time.gmtime())}] {step.name}: {' '.join(step.command)}", file=log, flush=True
+    )
     step_log = out / f"log_{step.name}.txt"
     start = time.monotonic()
     with open(step_log, "w", encoding="utf-8") as output:
@@ -683,8 +1153,11 @@ def _run_pool(pool: list[Step], out: Path, env: dict[str, str], log, threads: in
         workers = min(len(pool), threads)
         # A step alone on the CPU has every core, for torch and for the tokenizers library (its BPE training and
         # batch encoding run in threads); steps side by side get one share each and encode in one thread.
-        step_env = {**env, "OMP_NUM_THREADS": str(max(1, threads // workers)),
-                    "TOKENIZERS_PARALLELISM": "true" if workers == 1 else "false"}  # fmt: skip
+        step_env = {
+            **env,
+            "OMP_NUM_THREADS": str(max(1, threads // workers)),
+            "TOKENIZERS_PARALLELISM": "true" if workers == 1 else "false",
+        }
     waiting, pending, running, ok = step_dependencies(pool), list(pool), {}, True
     with ThreadPoolExecutor(max_workers=workers) as executor:
         while running or (ok and pending):
@@ -702,8 +1175,15 @@ def _run_pool(pool: list[Step], out: Path, env: dict[str, str], log, threads: in
     return ok
 
 
-def run_pipeline(name: str, steps: list[Step], out: Path, env: dict[str, str], failed: list[str],
-                 side_by_side: bool | tuple[str, ...], threads: int | None = None) -> None:
+def run_pipeline(
+    name: str,
+    steps: list[Step],
+    out: Path,
+    env: dict[str, str],
+    failed: list[str],
+    side_by_side: bool | tuple[str, ...],
+    threads: int | None = None,
+) -> None:
     """Run the steps in order, each pool side by side. `threads`: the CPU threads the pipeline has; a pool then
     runs on at most that many workers, each step with its share (OMP_NUM_THREADS). None: all at once (a GPU)."""
     with open(out / f"{name}_run.log", "a", encoding="utf-8") as log:
@@ -727,8 +1207,14 @@ def chains(pipelines: list[str]) -> list[list[str]]:
     return result
 
 
-def run_chain(chain: list[str], steps: dict[str, list[Step]], out: Path, env: dict[str, str], failed: list[str],
-              side_by_side: bool | tuple[str, ...]) -> None:  # fmt: skip
+def run_chain(
+    chain: list[str],
+    steps: dict[str, list[Step]],
+    out: Path,
+    env: dict[str, str],
+    failed: list[str],
+    side_by_side: bool | tuple[str, ...],
+) -> None:
     """The pipelines of one chain in order; none after one that failed. A pipeline that reads only what a step of
     the one before it makes (`PIPELINE_STARTS_AFTER`) starts once that step has finished, beside the rest of it."""
     for index, name in enumerate(chain):
@@ -768,12 +1254,16 @@ def run(profile: str, pipelines: list[str], resume: bool = False, rerun: tuple[s
     out, steps = Path(paths.out), plan(profile, paths)
     if rerun:
         if not resume:
-            raise SystemExit("--rerun names steps to run again within a --resume run; without --resume every step runs")
+            raise SystemExit(
+                "--rerun names steps to run again within a --resume run; without --resume every step runs"
+            )
         names = [step.name for name in pipelines for step in steps[name]]
         unmatched = [pattern for pattern in rerun if not fnmatch.filter(names, pattern)]
         if unmatched:
-            raise SystemExit(f"--rerun: no step of {', '.join(pipelines)} matches {', '.join(unmatched)} "
-                             "(`plan.py show` lists the steps)")  # fmt: skip
+            raise SystemExit(
+                f"--rerun: no step of {', '.join(pipelines)} matches {', '.join(unmatched)} "
+                "(`plan.py show` lists the steps)"
+            )
     out.mkdir(parents=True, exist_ok=True)
     if resume:
         done = finished_steps(out, [step for name in pipelines for step in steps[name]], rerun)
@@ -788,8 +1278,10 @@ def run(profile: str, pipelines: list[str], resume: bool = False, rerun: tuple[s
     if PROFILES[profile].on_gpu:  # the GPU machine has cores to spare: tokenizers may use them all
         env = step_environment(OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"), TOKENIZERS_PARALLELISM="true")
         side_by_side = PROFILES[profile].side_by_side
-        threads = [threading.Thread(target=run_chain, args=(chain, steps, out, env, failed, side_by_side))
-                   for chain in chains(pipelines)]  # fmt: skip
+        threads = [
+            threading.Thread(target=run_chain, args=(chain, steps, out, env, failed, side_by_side))
+            for chain in chains(pipelines)
+        ]
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -823,15 +1315,31 @@ def run(profile: str, pipelines: list[str], resume: bool = False, rerun: tuple[s
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("action", choices=("show", "run"), help="show: print the steps and their commands; run: run them")
-    parser.add_argument("--profile", choices=sorted(PROFILES), default=os.environ.get("PROFILE", "cpu"),
-                        help="cpu: 2 cores, about an hour per course; gpu: one GPU, bf16, larger runs")  # fmt: skip
-    parser.add_argument("--pipeline", nargs="+", choices=sorted(PIPELINES), default=list(PIPELINES), help="which courses")
-    parser.add_argument("--resume", action="store_true",
-                        help="run: keep the steps an interrupted run into the same OUT finished with the same command")  # fmt: skip
-    parser.add_argument("--rerun", nargs="+", default=[], metavar="PATTERN",
-                        help="with --resume: run these steps again (shell patterns, e.g. 'se_*lp_ft*'), for a code change "
-                        "that their commands do not show")  # fmt: skip
+    parser.add_argument(
+        "action", choices=("show", "run"), help="show: print the steps and their commands; run: run them"
+    )
+    parser.add_argument(
+        "--profile",
+        choices=sorted(PROFILES),
+        default=os.environ.get("PROFILE", "cpu"),
+        help="cpu: 2 cores, about an hour per course; gpu: one GPU, bf16, larger runs",
+    )
+    parser.add_argument(
+        "--pipeline", nargs="+", choices=sorted(PIPELINES), default=list(PIPELINES), help="which courses"
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="run: keep the steps an interrupted run into the same OUT finished with the same command",
+    )
+    parser.add_argument(
+        "--rerun",
+        nargs="+",
+        default=[],
+        metavar="PATTERN",
+        help="with --resume: run these steps again (shell patterns, e.g. 'se_*lp_ft*'), for a code change "
+        "that their commands do not show",
+    )
     args = parser.parse_args(argv)
     if args.action == "run":
         return run(args.profile, args.pipeline, args.resume, tuple(args.rerun))

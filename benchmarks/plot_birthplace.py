@@ -40,7 +40,9 @@ COLOURS = {  # by the plan's row
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bench_dir", default="outputs/bench", help="the OUT folder of `benchmarks/plan.py run`")
-    parser.add_argument("--profile", choices=sorted(PROFILES), default="cpu", help="the plan's profile whose rows to plot")
+    parser.add_argument(
+        "--profile", choices=sorted(PROFILES), default="cpu", help="the plan's profile whose rows to plot"
+    )
     parser.add_argument("--output", default="benchmarks/figures/birthplace_dev_accuracy.png", help="PNG file to write")
     parser.add_argument("--title", default="Birthplace dev accuracy (500 questions)", help="the figure's title")
     args = parser.parse_args()

@@ -26,7 +26,9 @@ from hf_models.data.loaders import detokenize_spm
 def birthplace_tune(data_root: Path, out: Path, fraction: float, seed: int) -> None:
     src, dst = data_root / "birthplace", out / "birthplace-tune"
     dst.mkdir(parents=True, exist_ok=True)
-    lines = [line for line in (src / "birth_places_train.tsv").read_text(encoding="utf-8").splitlines() if line.strip()]
+    lines = [
+        line for line in (src / "birth_places_train.tsv").read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
     random.Random(seed).shuffle(lines)
     n_held = round(len(lines) * fraction)
     (dst / "birth_places_train.tsv").write_text("\n".join(lines[n_held:]) + "\n", encoding="utf-8")
@@ -68,9 +70,13 @@ def sentiment_corpus(data_root: Path, out: Path, news_lines: int, novel_lines: i
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("what", choices=["birthplace-tune", "sentiment-corpus"], help="which data to prepare")
-    parser.add_argument("--data_root", default="../shared/data", help="the folder with birthplace/, cls-books/, french-corpus/")
+    parser.add_argument(
+        "--data_root", default="../shared/data", help="the folder with birthplace/, cls-books/, french-corpus/"
+    )
     parser.add_argument("--out", default="outputs/bench/data", help="where to write the prepared folder")
-    parser.add_argument("--tune_fraction", type=float, default=0.1, help="birthplace-tune: training questions held out")
+    parser.add_argument(
+        "--tune_fraction", type=float, default=0.1, help="birthplace-tune: training questions held out"
+    )
     parser.add_argument("--seed", type=int, default=0, help="birthplace-tune: seed of the held-out draw")
     parser.add_argument("--news_lines", type=int, default=4000, help="sentiment-corpus: first news articles kept")
     parser.add_argument("--novel_lines", type=int, default=20000, help="sentiment-corpus: first novel paragraphs kept")

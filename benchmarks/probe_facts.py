@@ -61,7 +61,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data_dir", required=True, help="the birthplace folder (wiki.txt, birth_dev.tsv)")
     parser.add_argument("--model_name_or_path", required=True, help="a pretrained model folder")
-    parser.add_argument("--recite_tokens", type=int, default=40, help="length of a recitation from the name, in tokens")
+    parser.add_argument(
+        "--recite_tokens", type=int, default=40, help="length of a recitation from the name, in tokens"
+    )
     args = parser.parse_args()
     model = SmallEncoderForCausalLM.from_pretrained(args.model_name_or_path, dtype=torch.float32).eval()
     tokenizer = load_tokenizer(args.model_name_or_path)

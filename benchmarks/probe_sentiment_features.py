@@ -36,8 +36,13 @@ def pooled_layers(model, tokenizer, texts: list[str], max_length: int, batch_siz
     """(reviews, 2, layers, hidden): the mean and the max over the non-pad tokens of every hidden state."""
     pooled = []
     for start in range(0, len(texts), batch_size):
-        batch = tokenizer(texts[start : start + batch_size], truncation=True, max_length=max_length, padding=True,
-                          return_tensors="pt")  # fmt: skip
+        batch = tokenizer(
+            texts[start : start + batch_size],
+            truncation=True,
+            max_length=max_length,
+            padding=True,
+            return_tensors="pt",
+        )
         batch.pop("token_type_ids", None)
         hidden = torch.stack(model(**batch, output_hidden_states=True).hidden_states, dim=1)  # (b, layers, t, h)
         mask = batch["attention_mask"][:, None, :, None].to(hidden.dtype)
@@ -61,7 +66,11 @@ def probe(train_x: np.ndarray, train_y: np.ndarray, valid_x: np.ndarray, valid_y
     cross_validated = {c: float(cross_val_score(model(c), train_x, train_y, cv=5).mean()) for c in REGULARISATION}
     best = max(cross_validated, key=cross_validated.get)
     fitted = model(best).fit(train_x, train_y)
-    scores = {"C": best, "train_cv_accuracy": cross_validated[best], "valid_accuracy": float(fitted.score(valid_x, valid_y))}
+    scores = {
+        "C": best,
+        "train_cv_accuracy": cross_validated[best],
+        "valid_accuracy": float(fitted.score(valid_x, valid_y)),
+    }
     return scores, fitted
 
 
@@ -73,8 +82,11 @@ def main() -> None:
     parser.add_argument("--max_length", type=int, default=256, help="reviews are cut to this many tokens")
     parser.add_argument("--seed", type=int, default=42, help="seed of the untrained weights and of the probes")
     parser.add_argument("--output", default=None, help="the JSON report (default: in the model folder)")
-    parser.add_argument("--test_predictions", default=None,
-                        help="write the test labels of the probe chosen by cross-validation on train to this file")  # fmt: skip
+    parser.add_argument(
+        "--test_predictions",
+        default=None,
+        help="write the test labels of the probe chosen by cross-validation on train to this file",
+    )
     args = parser.parse_args()
     if args.test_predictions and Path(args.test_predictions).exists():
         parser.error(f"{args.test_predictions} exists: remove it or name another file")
@@ -102,11 +114,14 @@ def main() -> None:
     results, fitted = {}, {}
     print(f"{'features':26} {'C':>6} {'train 5-fold':>12} {'validation':>10}")
     for name, (statistics, chosen) in probes.items():
-        result, fitted[name] = probe(flat(train_x, statistics, chosen), train_y, flat(valid_x, statistics, chosen),
-                                     valid_y, args.seed)  # fmt: skip
+        result, fitted[name] = probe(
+            flat(train_x, statistics, chosen), train_y, flat(valid_x, statistics, chosen), valid_y, args.seed
+        )
         results[name] = result
-        print(f"{name:26} {result['C']:>6} {result['train_cv_accuracy']:>12.2%} {result['valid_accuracy']:>10.2%}",
-              flush=True)  # fmt: skip
+        print(
+            f"{name:26} {result['C']:>6} {result['train_cv_accuracy']:>12.2%} {result['valid_accuracy']:>10.2%}",
+            flush=True,
+        )
     report_extra = {}
     if args.test_predictions:
         chosen_probe = max(results, key=lambda name: results[name]["train_cv_accuracy"])
@@ -117,8 +132,15 @@ def main() -> None:
         print(f"{chosen_probe!r} (best on train, 5-fold) labelled {len(labels)} test reviews: {args.test_predictions}")
     suffix = "_random_init" if args.random_init else ""
     output = Path(args.output or Path(args.model_name_or_path) / f"feature_probe{suffix}.json")
-    report = {"model": args.model_name_or_path, "random_init": args.random_init, "max_length": args.max_length,
-              "train_reviews": len(train_y), "valid_reviews": len(valid_y), "probes": results, **report_extra}  # fmt: skip
+    report = {
+        "model": args.model_name_or_path,
+        "random_init": args.random_init,
+        "max_length": args.max_length,
+        "train_reviews": len(train_y),
+        "valid_reviews": len(valid_y),
+        "probes": results,
+        **report_extra,
+    }
     output.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {output}")
 

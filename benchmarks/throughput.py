@@ -335,17 +335,24 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="where to measure")
     parser.add_argument("--dtype", default="fp32", choices=["fp32", "bf16"], help="fp32, or bf16 autocast")
-    parser.add_argument("--preset", default=DEFAULT_PRESET, choices=SmallEncoderConfig.available_presets(), help="our model's shape")
+    parser.add_argument(
+        "--preset", default=DEFAULT_PRESET, choices=SmallEncoderConfig.available_presets(), help="our model's shape"
+    )
     parser.add_argument("--config_overrides", default=None, help="e.g. 'num_hidden_layers=1,hidden_size=64'")
     parser.add_argument("--vocab_size", type=int, default=None, help="default: the preset's")
     parser.add_argument("--seq_len", type=int, default=None, help="default: the preset's block size")
     parser.add_argument("--dropout", type=float, default=0.1, help="all dropouts of both models (minGPT's is 0.1)")
-    parser.add_argument("--contenders", nargs="+", default=list(BASE_CONTENDERS), choices=BASE_CONTENDERS, help="models to time")
+    parser.add_argument(
+        "--contenders", nargs="+", default=list(BASE_CONTENDERS), choices=BASE_CONTENDERS, help="models to time"
+    )
     parser.add_argument("--compile", action="store_true", help="add a torch.compile'd copy of each contender")
     parser.add_argument("--compile_backend", default="inductor", help="torch.compile backend")
-    parser.add_argument("--compile_mode", default=None, choices=["default", "reduce-overhead", "max-autotune",
-                                                                  "max-autotune-no-cudagraphs"],
-                        help="torch.compile mode; reduce-overhead replays CUDA graphs (default: torch's)")  # fmt: skip
+    parser.add_argument(
+        "--compile_mode",
+        default=None,
+        choices=["default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"],
+        help="torch.compile mode; reduce-overhead replays CUDA graphs (default: torch's)",
+    )
     parser.add_argument("--peak_tflops", type=float, default=None, help="peak for MFU (default: the GPU's bf16)")
     parser.add_argument("--batch_size", type=int, default=16, help="sequences per training step")
     parser.add_argument("--steps", type=int, default=5, help="training steps per timed repeat")
@@ -359,8 +366,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     )
     parser.add_argument("--generation_repeats", type=int, default=3, help="generation: timed repeats")
     parser.add_argument("--threads", type=int, default=None, help="torch threads on the CPU (default: all cores)")
-    parser.add_argument("--skip", nargs="*", default=[], choices=["training", "generation", "memory"], help="parts not to run")
-    parser.add_argument("--results_json", type=Path, default=Path(__file__).resolve().parent / "results.json", help="file to update")
+    parser.add_argument(
+        "--skip", nargs="*", default=[], choices=["training", "generation", "memory"], help="parts not to run"
+    )
+    parser.add_argument(
+        "--results_json", type=Path, default=Path(__file__).resolve().parent / "results.json", help="file to update"
+    )
     parser.add_argument("--no_results_json", action="store_true", help="print only; do not update results.json")
     args = parser.parse_args(argv)
     if args.device == "cuda" and not torch.cuda.is_available():
@@ -414,7 +425,12 @@ def main(argv=None) -> dict:
     torch.set_num_threads(args.threads)
     device = torch.device(args.device)
     autocast_dtype = torch.bfloat16 if args.dtype == "bf16" else None
-    report = {"hardware": hardware(device), "dtype": args.dtype, "date": date.today().isoformat(), "preset": args.preset}
+    report = {
+        "hardware": hardware(device),
+        "dtype": args.dtype,
+        "date": date.today().isoformat(),
+        "preset": args.preset,
+    }
     print(
         f"# {report['hardware']}, {args.dtype}, preset {args.preset}, batch {args.batch_size} x seq {args.seq_len}, "
         f"vocab {preset_config(args).vocab_size}"
@@ -431,7 +447,9 @@ def main(argv=None) -> dict:
         print_memory(report["memory"], device)
     if args.max_batch_search:
         report["max_batch"] = largest_batch(args, device, autocast_dtype)
-        print(f"\nlargest batch that fits (powers of two up to {args.max_batch_limit}, without compile, seq {args.seq_len})")
+        print(
+            f"\nlargest batch that fits (powers of two up to {args.max_batch_limit}, without compile, seq {args.seq_len})"
+        )
         for key, value in report["max_batch"].items():
             print(f"  {key:<28} {value}")
 

@@ -130,7 +130,8 @@ def birthplace_rows_of(bench: Path, profile: str, timings: dict, hardware: str, 
         rows[key] = {
             **rows[chosen],
             "chosen_row": chosen,
-            "chosen_by": "tune split accuracy: " + ", ".join(f"{c} {rows[c]['tune_split_acc']:.3f}" for c in candidates),
+            "chosen_by": "tune split accuracy: "
+            + ", ".join(f"{c} {rows[c]['tune_split_acc']:.3f}" for c in candidates),
             "wall_time_s": wall_time(steps, timings),
         }
     return rows
@@ -159,7 +160,9 @@ def sentiment_rows_of(bench: Path, profile: str, timings: dict, hardware: str, d
             },
             "per_epoch": per_epoch,
             "predictions_test": str(next(iter(records)) / "test_predictions.txt"),
-            "predictions_test_per_seed": {_seed(r, run): str(run / "test_predictions.txt") for run, r in records.items()},
+            "predictions_test_per_seed": {
+                _seed(r, run): str(run / "test_predictions.txt") for run, r in records.items()
+            },
         }
         std = statistics.stdev(finals) if len(finals) > 1 else 0.0
         rows[row.key] = entry(statistics.mean(finals), std, list(row.steps), timings, hardware, date, extra)
@@ -171,8 +174,11 @@ def copy_headline_predictions(results: dict, predictions_dir: Path, profile: str
     not in this bench folder (a run of one task only) keeps its earlier line."""
     predictions_dir.mkdir(parents=True, exist_ok=True)
     readme = predictions_dir / "README.md"
-    earlier = {line.split("`")[1]: line for line in (readme.read_text(encoding="utf-8").splitlines() if readme.exists() else [])
-               if line.startswith("- `")}  # fmt: skip
+    earlier = {
+        line.split("`")[1]: line
+        for line in (readme.read_text(encoding="utf-8").splitlines() if readme.exists() else [])
+        if line.startswith("- `")
+    }
     lines = [
         "# Test predictions of the headline benchmark runs",
         "",
@@ -195,7 +201,9 @@ def copy_headline_predictions(results: dict, predictions_dir: Path, profile: str
             f"- `{name}` ({n} lines): `{section}.{row}` row, {rows[row]['date']}, from `{source}`; "
             f"command: `{rows[row]['command']}`"
         )
-    seeds = sorted(path.relative_to(predictions_dir).as_posix() for path in predictions_dir.glob("sentiment/*/seed*.txt"))
+    seeds = sorted(
+        path.relative_to(predictions_dir).as_posix() for path in predictions_dir.glob("sentiment/*/seed*.txt")
+    )
     if seeds:
         lines.append(f"- `sentiment/<row>/seed<N>.txt`: every sentiment row and finetuning seed ({', '.join(seeds)}).")
     readme.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -219,10 +227,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bench_dir", default="outputs/bench", help="the OUT folder of `benchmarks/plan.py run`")
     parser.add_argument("--results", default="benchmarks/results.json", help="file to update")
-    parser.add_argument("--predictions_dir", default=None, help="default: the profile's (benchmarks/predictions[/gpu])")
-    parser.add_argument("--profile", choices=sorted(PROFILES), default=os.environ.get("PROFILE", "cpu"), help="which sections")
     parser.add_argument(
-        "--tasks", nargs="+", choices=["birthplace", "sentiment"], default=["birthplace", "sentiment"],
+        "--predictions_dir", default=None, help="default: the profile's (benchmarks/predictions[/gpu])"
+    )
+    parser.add_argument(
+        "--profile", choices=sorted(PROFILES), default=os.environ.get("PROFILE", "cpu"), help="which sections"
+    )
+    parser.add_argument(
+        "--tasks",
+        nargs="+",
+        choices=["birthplace", "sentiment"],
+        default=["birthplace", "sentiment"],
         help="the sections to write (a pipeline run alone writes its own)",
     )
     parser.add_argument("--hardware", default=None, help="default: $BENCH_HARDWARE or detected")

@@ -32,8 +32,13 @@ OVERRIDES = [
     (r"benchmarks/prepare_data\.py sentiment-corpus\b", "--news_lines 200 --novel_lines 2000"),
     (r"tokenizer/train_tokenizer\.py\b", "--max_chars 2000000 --no_progress"),
 ]
-OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_EVALUATE_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-           "TOKENIZERS_PARALLELISM": "false"}  # fmt: skip
+OFFLINE = {
+    "HF_HUB_OFFLINE": "1",
+    "HF_DATASETS_OFFLINE": "1",
+    "HF_EVALUATE_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "TOKENIZERS_PARALLELISM": "false",
+}
 
 
 def code_blocks(markdown: str, language: str) -> list[str]:
@@ -69,8 +74,12 @@ def script(markdown: str) -> str:
     python = code_blocks(markdown, "python")
     lines = ["set -euo pipefail", "set -x", "mkdir -p runs", *bash]
     for number, block in enumerate(python, 1):
-        lines += [f"cat > runs/readme_block_{number}.py <<'PYTHON'", block.rstrip(), "PYTHON",
-                  f"python runs/readme_block_{number}.py"]  # fmt: skip
+        lines += [
+            f"cat > runs/readme_block_{number}.py <<'PYTHON'",
+            block.rstrip(),
+            "PYTHON",
+            f"python runs/readme_block_{number}.py",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -90,15 +99,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the clone and its runs (the path is printed)")
     parser.add_argument("--print", action="store_true", help="print the script that would run, and stop")
     args = parser.parse_args(argv)
-    revision = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", args.revision], capture_output=True,
-                              text=True, check=True).stdout.strip()  # fmt: skip
+    revision = subprocess.run(
+        ["git", "-C", str(REPO_ROOT), "rev-parse", args.revision], capture_output=True, text=True, check=True
+    ).stdout.strip()
     if args.print:
         print(script((REPO_ROOT / "README.md").read_text(encoding="utf-8")))
         return 0
     workspace = Path(tempfile.mkdtemp(prefix="check_readme_"))
     clone = fresh_clone(workspace, revision)
     text = script((clone / "README.md").read_text(encoding="utf-8"))
-    env = {**os.environ, **OFFLINE, "PYTHONPATH": str(clone), "PATH": f"{clone / '.venv' / 'bin'}:{os.environ['PATH']}"}
+    env = {
+        **os.environ,
+        **OFFLINE,
+        "PYTHONPATH": str(clone),
+        "PATH": f"{clone / '.venv' / 'bin'}:{os.environ['PATH']}",
+    }
     print(f"checking README.md of {revision[:12]} in {clone}", flush=True)
     status = subprocess.run(["bash", "-c", text], cwd=clone, env=env).returncode
     print(f"README check: {'passed' if status == 0 else f'FAILED (exit status {status})'}; clone: {clone}")

@@ -184,7 +184,9 @@ def classify_review(loaded: LoadedModel, review: str) -> dict[str, float]:
     """The probability of each label of a classifier for one review (truncated to the model's length)."""
     review = _require_text(review, "a review", EXAMPLE_REVIEW)
     if loaded.kind != "classifier":
-        raise AppError(f"{loaded.label} is not a classifier: start the app with a run of recipes/finetune_sentiment.py")
+        raise AppError(
+            f"{loaded.label} is not a classifier: start the app with a run of recipes/finetune_sentiment.py"
+        )
     max_length = loaded.model.config.max_position_embeddings
     scores = loaded.pipeline(review, top_k=None, truncation=True, max_length=max_length)
     return {entry["label"]: float(entry["score"]) for entry in scores}
@@ -277,13 +279,17 @@ def _models_markdown(models: Sequence[LoadedModel]) -> str:
 
 def _birthplace_tab(gr, models: Sequence[LoadedModel]) -> None:
     lms = [m for m in models if m.kind == "causal-lm"]
-    gr.Markdown("The answers `recipes/birthplace.py evaluate` scores: greedy, or for a model that recites the "
-                "person's opening first, the span of its recitation it scores highest. Always answering London is "
-                "the course's baseline." + ("" if lms else " **No causal LM is loaded.**"))  # fmt: skip
+    gr.Markdown(
+        "The answers `recipes/birthplace.py evaluate` scores: greedy, or for a model that recites the "
+        "person's opening first, the span of its recitation it scores highest. Always answering London is "
+        "the course's baseline." + ("" if lms else " **No causal LM is loaded.**")
+    )
     question = gr.Textbox(label="Question", placeholder=EXAMPLE_QUESTION, elem_id="birthplace-question")
     ask = gr.Button("Answer", variant="primary", elem_id="birthplace-button")
     with gr.Row():
-        answers = [gr.Textbox(label=m.label, interactive=False, elem_id=f"birthplace-answer-{i}") for i, m in enumerate(lms)]
+        answers = [
+            gr.Textbox(label=m.label, interactive=False, elem_id=f"birthplace-answer-{i}") for i, m in enumerate(lms)
+        ]
         answers.append(gr.Textbox(label=LONDON_LABEL, interactive=False, elem_id="birthplace-london"))
 
     def run(text: str) -> list[str]:
@@ -295,11 +301,17 @@ def _birthplace_tab(gr, models: Sequence[LoadedModel]) -> None:
 
 def _sentiment_tab(gr, models: Sequence[LoadedModel]) -> None:
     classifiers = [m for m in models if m.kind == "classifier"]
-    gr.Markdown("The label each classifier gives and its probability." + ("" if classifiers else " **No classifier is loaded.**"))
+    gr.Markdown(
+        "The label each classifier gives and its probability."
+        + ("" if classifiers else " **No classifier is loaded.**")
+    )
     review = gr.Textbox(label="Review", placeholder=EXAMPLE_REVIEW, lines=3, elem_id="sentiment-review")
     classify = gr.Button("Classify", variant="primary", elem_id="sentiment-button")
     with gr.Row():
-        labels = [gr.Label(label=m.label, num_top_classes=3, elem_id=f"sentiment-label-{i}") for i, m in enumerate(classifiers)]
+        labels = [
+            gr.Label(label=m.label, num_top_classes=3, elem_id=f"sentiment-label-{i}")
+            for i, m in enumerate(classifiers)
+        ]
 
     def run(text: str) -> list[dict[str, float]] | dict[str, float]:
         if not classifiers:
@@ -312,8 +324,10 @@ def _sentiment_tab(gr, models: Sequence[LoadedModel]) -> None:
 
 def _attention_tab(gr, models: Sequence[LoadedModel]) -> None:
     by_label = {m.label: m for m in models}
-    gr.Markdown("The weights the model itself returns with `output_attentions=True`; a synthesizer's come from "
-                "scores synthesized without keys.")  # fmt: skip
+    gr.Markdown(
+        "The weights the model itself returns with `output_attentions=True`; a synthesizer's come from "
+        "scores synthesized without keys."
+    )
     text = gr.Textbox(label="Text", value="The book was gripping and the ending moved me.", elem_id="attention-text")
     first = models[0].model.config
     with gr.Row():
@@ -325,8 +339,10 @@ def _attention_tab(gr, models: Sequence[LoadedModel]) -> None:
 
     def limits(label: str) -> tuple[Any, Any]:
         config = by_label[label].model.config
-        return (gr.Slider(maximum=config.num_hidden_layers - 1, value=0),
-                gr.Slider(maximum=config.num_attention_heads - 1, value=0))  # fmt: skip
+        return (
+            gr.Slider(maximum=config.num_hidden_layers - 1, value=0),
+            gr.Slider(maximum=config.num_attention_heads - 1, value=0),
+        )
 
     def run(label: str, words: str, layer_index: float, head_index: float):
         if label not in by_label:
@@ -362,7 +378,7 @@ def read_app_config(folder: str | os.PathLike = ".") -> list[str]:
     try:
         sources = json.loads(path.read_text(encoding="utf-8"))["models"]
     except (ValueError, KeyError, TypeError):
-        raise AppError(f"{path}: expected {{\"models\": [\"[LABEL=]RUN_OR_HUB_ID\", ...]}}") from None
+        raise AppError(f'{path}: expected {{"models": ["[LABEL=]RUN_OR_HUB_ID", ...]}}') from None
     if not isinstance(sources, list) or not all(isinstance(s, str) for s in sources):
         raise AppError(f"{path}: 'models' must be a list of strings")
     return sources
@@ -375,9 +391,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         f"sentiment, and attention heatmaps. With no model given, reads {APP_CONFIG_FILE} (as in a Space).",
     )
     parser.add_argument(
-        "models", nargs="*", metavar="[LABEL=]RUN_OR_HUB_ID",
+        "models",
+        nargs="*",
+        metavar="[LABEL=]RUN_OR_HUB_ID",
         help="run folders (or Hub ids) to load, e.g. pretrained=runs/bp/finetune scratch=runs/bp/scratch",
-    )  # fmt: skip
+    )
     parser.add_argument("--host", help="address to serve on (default: $GRADIO_SERVER_NAME, else 127.0.0.1)")
     parser.add_argument("--port", type=int, help="port (default: $GRADIO_SERVER_PORT, else 7860)")
     return parser.parse_args(argv)

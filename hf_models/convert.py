@@ -288,7 +288,9 @@ def attach_tokenizer(model: PreTrainedModel, tokenizer_dir: str | os.PathLike) -
     try:
         tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
     except (OSError, ValueError) as error:
-        raise UsageError(f"--tokenizer {tokenizer_dir}: cannot load a tokenizer ({' '.join(str(error).split())})") from None
+        raise UsageError(
+            f"--tokenizer {tokenizer_dir}: cannot load a tokenizer ({' '.join(str(error).split())})"
+        ) from None
     if len(tokenizer) != model.config.vocab_size:
         raise UsageError(
             f"{tokenizer_dir}: the tokenizer has {len(tokenizer)} tokens but the checkpoint's vocabulary has "
@@ -356,14 +358,24 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("checkpoint", help="the .pt file (a state dict, or a dict with model_state_dict)")
     parser.add_argument("--output_dir", required=True, help="where to save_pretrained the model")
     parser.add_argument("--tokenizer", default=None, help="a tokenizer folder to save with the model")
-    parser.add_argument("--variant", choices=("vanilla", "synthesizer"), default=None,
-                        help="minGPT's attention (default: detected from the keys)")  # fmt: skip
+    parser.add_argument(
+        "--variant",
+        choices=("vanilla", "synthesizer"),
+        default=None,
+        help="minGPT's attention (default: detected from the keys)",
+    )
     parser.add_argument("--num_heads", type=int, default=None, help="attention heads (default: the course's)")
-    parser.add_argument("--overwrite_output_dir", action="store_true",
-                        help="replace what --output_dir holds (a model, a tokenizer, a record); refused otherwise")  # fmt: skip
-    parser.add_argument("--share_synthesizer_heads", action="store_true",
-                        help="keep the course synthesizer's single B and b2 shared by the heads (exact parameter "
-                        "count) instead of tiling them")  # fmt: skip
+    parser.add_argument(
+        "--overwrite_output_dir",
+        action="store_true",
+        help="replace what --output_dir holds (a model, a tokenizer, a record); refused otherwise",
+    )
+    parser.add_argument(
+        "--share_synthesizer_heads",
+        action="store_true",
+        help="keep the course synthesizer's single B and b2 shared by the heads (exact parameter "
+        "count) instead of tiling them",
+    )
     return parser.parse_args(argv)
 
 

@@ -20,9 +20,18 @@ __all__ = ["USER_ERRORS", "check_not_input", "check_output_dir", "command_line",
 
 # What makes a folder "used": the files a run, a conversion, a tokenizer or an evaluation leaves there.
 USED_PATTERNS = (
-    "config.json", "model*.safetensors", "pytorch_model*.bin", "tokenizer.json", "tokenizer_config.json",
-    "vocab.json", "run_record.json", "report*.json", "predictions*.txt", "*_predictions.txt", "checkpoint-*",
-)  # fmt: skip
+    "config.json",
+    "model*.safetensors",
+    "pytorch_model*.bin",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "vocab.json",
+    "run_record.json",
+    "report*.json",
+    "predictions*.txt",
+    "*_predictions.txt",
+    "checkpoint-*",
+)
 # The user's errors: ours, a missing input file, and the strict-config errors of `huggingface_hub.dataclasses`
 # (a config field of the wrong type or out of range).
 USER_ERRORS: tuple[type[BaseException], ...] = (UsageError, FileNotFoundError, StrictDataclassError)

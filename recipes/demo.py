@@ -88,7 +88,14 @@ def _logging_steps(num_examples: int, options: dict) -> int:
     return max(5, steps // 15)
 
 
-def _run(logs: Path, name: str, step: Callable[..., dict], model_args: ModelArguments, bp_args: BirthplaceArguments, **training) -> dict:
+def _run(
+    logs: Path,
+    name: str,
+    step: Callable[..., dict],
+    model_args: ModelArguments,
+    bp_args: BirthplaceArguments,
+    **training,
+) -> dict:
     """One step of `hf_models.tasks.birthplace`; its printed metrics go to logs/NAME.log, while Trainer's progress
     bars (stderr) stay on screen and its per-step logs go to the run's trainer_state.json and loss.png."""
     training_args = TrainingArguments(**training)
@@ -133,7 +140,15 @@ def _finetune_and_score(
         run_dir = str(out / name)
         steps = _logging_steps(num_questions, options)
         metrics = _run(
-            out / "logs", name, finetune, model_args, bp_args, output_dir=run_dir, logging_steps=steps, **options, **common
+            out / "logs",
+            name,
+            finetune,
+            model_args,
+            bp_args,
+            output_dir=run_dir,
+            logging_steps=steps,
+            **options,
+            **common,
         )
         print(f"[demo] 3. finetuned {label}: final loss {metrics['final_train_loss']:.3f}")
         scores[label] = _run(
@@ -192,9 +207,16 @@ def run_demo(
     )
     steps = _logging_steps(len(paragraphs), setting["pretrain"])
     metrics = _run(
-        out / "logs", "pretrain", pretrain, model_args, bp_args,
-        output_dir=str(out / "pretrain"), logging_steps=steps, **setting["pretrain"], **common,
-    )  # fmt: skip
+        out / "logs",
+        "pretrain",
+        pretrain,
+        model_args,
+        bp_args,
+        output_dir=str(out / "pretrain"),
+        logging_steps=steps,
+        **setting["pretrain"],
+        **common,
+    )
     print(
         f"[demo] 2. pretrained on wiki.txt with span corruption: final loss {metrics['final_train_loss']:.3f} "
         f"({_minutes(time.perf_counter() - start)})"

@@ -23,9 +23,16 @@ from torch.distributed.tensor import DTensor
 from hf_models import SmallEncoderConfig, SmallEncoderForCausalLM
 
 TINY_BASE = dict(
-    vocab_size=128, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
-    max_position_embeddings=32, embedding_dropout=0.0, attention_dropout=0.0, hidden_dropout=0.0,
-)  # fmt: skip
+    vocab_size=128,
+    hidden_size=32,
+    num_hidden_layers=2,
+    num_attention_heads=2,
+    intermediate_size=64,
+    max_position_embeddings=32,
+    embedding_dropout=0.0,
+    attention_dropout=0.0,
+    hidden_dropout=0.0,
+)
 STEPS, PER_RANK_BATCH = 4, 4
 
 

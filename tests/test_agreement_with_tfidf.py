@@ -60,14 +60,30 @@ def test_rows_agreement_between_seeds_and_the_calibrated_estimate(cls_books, tmp
     _write(predictions / "headline_test_predictions.txt", flipped)  # not a seed<N>.txt file: not a row
     scored = _write(tmp_path / "scored.txt", half)
     output = tmp_path / "agreement.json"
-    report = agreement_with_tfidf.main(["--data_dir", str(data_dir), "--predictions_dirs", str(predictions),
-                                        "--scored", f"{scored}=0.6", "--output", str(output)])  # fmt: skip
+    report = agreement_with_tfidf.main(
+        [
+            "--data_dir",
+            str(data_dir),
+            "--predictions_dirs",
+            str(predictions),
+            "--scored",
+            f"{scored}=0.6",
+            "--output",
+            str(output),
+        ]
+    )
     assert json.loads(output.read_text()) == report
     assert report["scored"] == [{"file": str(scored), "accuracy": 0.6, "agreement": 0.5, "offset": pytest.approx(0.1)}]
     rows = {Path(entry["row"]).relative_to(predictions).as_posix(): entry for entry in report["rows"]}
     assert [Path(entry["row"]).name for entry in report["rows"]] == ["same", "mixed", "flipped"]  # most agreeing first
-    assert rows["same"] == {"row": str(predictions / "same"), "files": 2, "agreement": 1.0, "agreement_std": 0.0,
-                            "between_seeds": 1.0, "estimate": 1.0}  # 1.1, kept to an accuracy  # fmt: skip
+    assert rows["same"] == {
+        "row": str(predictions / "same"),
+        "files": 2,
+        "agreement": 1.0,
+        "agreement_std": 0.0,
+        "between_seeds": 1.0,
+        "estimate": 1.0,
+    }  # 1.1, kept to an accuracy
     assert rows["mixed"]["agreement"] == pytest.approx(0.75)
     assert rows["mixed"]["agreement_std"] == pytest.approx(0.3535534)
     assert rows["mixed"]["between_seeds"] == pytest.approx(0.5)
@@ -76,10 +92,20 @@ def test_rows_agreement_between_seeds_and_the_calibrated_estimate(cls_books, tmp
     assert rows["gpu/flipped"]["agreement_std"] is rows["gpu/flipped"]["between_seeds"] is None  # one file
     assert rows["gpu/flipped"]["estimate"] == pytest.approx(0.1)
     with pytest.raises(UsageError, match="agreement.json exists: give --overwrite_output"):
-        agreement_with_tfidf.main(["--data_dir", str(data_dir), "--predictions_dirs", str(predictions),
-                                   "--output", str(output)])  # fmt: skip
-    again = agreement_with_tfidf.main(["--data_dir", str(data_dir), "--predictions_dirs", str(predictions),
-                                       "--output", str(output), "--overwrite_output"])  # fmt: skip
+        agreement_with_tfidf.main(
+            ["--data_dir", str(data_dir), "--predictions_dirs", str(predictions), "--output", str(output)]
+        )
+    again = agreement_with_tfidf.main(
+        [
+            "--data_dir",
+            str(data_dir),
+            "--predictions_dirs",
+            str(predictions),
+            "--output",
+            str(output),
+            "--overwrite_output",
+        ]
+    )
     assert "estimate" not in again["rows"][0] and again["scored"] == []
 
 

@@ -21,7 +21,17 @@ from hf_models import app
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TINY = "hidden_size=32,num_hidden_layers=2,num_attention_heads=2,intermediate_size=64,max_position_embeddings=64"
-QUIET = ["--use_cpu", "--report_to", "none", "--save_strategy", "no", "--disable_tqdm", "true", "--log_level", "warning"]
+QUIET = [
+    "--use_cpu",
+    "--report_to",
+    "none",
+    "--save_strategy",
+    "no",
+    "--disable_tqdm",
+    "true",
+    "--log_level",
+    "warning",
+]
 SCREENSHOTS = Path(os.environ.get("APP_SCREENSHOT_DIR", REPO_ROOT / "docs" / "images"))
 
 
@@ -47,20 +57,29 @@ def runs(tmp_path_factory: pytest.TempPathFactory, synthetic_birthplace_dir: Pat
     data, tok = str(synthetic_birthplace_dir), str(tiny_tokenizer_dir)
     model = ["--tokenizer_name_or_path", tok, "--config_overrides", TINY]
     steps = ["--per_device_train_batch_size", "16", "--learning_rate", "5e-3", *QUIET]
-    pre, finetuned, synth, cls = root / "pretrain", root / "pretrained", root / "scratch-synthesizer", root / "sentiment"
+    pre, finetuned, synth, cls = (
+        root / "pretrain",
+        root / "pretrained",
+        root / "scratch-synthesizer",
+        root / "sentiment",
+    )
     birthplace.main(["pretrain", "--data_dir", data, "--output_dir", str(pre), "--max_steps", "6", *model, *steps])
     # 60 steps at 1e-2 (2 s) are enough for the answers to be place names.
     finetune = ["finetune", "--data_dir", data, "--max_steps", "60", *steps, "--learning_rate", "1e-2"]
     birthplace.main([*finetune, "--model_name_or_path", str(pre), "--output_dir", str(finetuned)])
     birthplace.main([*finetune, "--variant", "synthesizer", "--output_dir", str(synth), *model])
-    sentiment.main(["--data_dir", str(_cls_books(root)), "--from_scratch", "--output_dir", str(cls), *model]
-                   + ["--max_steps", "30", *steps])  # fmt: skip
+    sentiment.main(
+        ["--data_dir", str(_cls_books(root)), "--from_scratch", "--output_dir", str(cls), *model]
+        + ["--max_steps", "30", *steps]
+    )
     return {"root": root, "pretrained": finetuned, "synthesizer": synth, "sentiment": cls}
 
 
 @pytest.fixture(scope="module")
 def models(runs: dict) -> list[app.LoadedModel]:
-    return app.load_models([f"pretrained={runs['pretrained']}", f"scratch={runs['synthesizer']}", str(runs["sentiment"])])
+    return app.load_models(
+        [f"pretrained={runs['pretrained']}", f"scratch={runs['synthesizer']}", str(runs["sentiment"])]
+    )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -80,14 +99,21 @@ def _greedy_answer(loaded: app.LoadedModel, question: str, max_new_tokens: int =
     tokenizer, model = loaded.tokenizer, loaded.model
     ids = tokenizer(question, add_special_tokens=False)["input_ids"] + [tokenizer.sep_token_id]
     with torch.no_grad():
-        out = model.generate(torch.tensor([ids]), max_new_tokens=max_new_tokens, do_sample=False, use_cache=False,
-                             pad_token_id=tokenizer.pad_token_id)[0, len(ids):].tolist()  # fmt: skip
+        out = model.generate(
+            torch.tensor([ids]),
+            max_new_tokens=max_new_tokens,
+            do_sample=False,
+            use_cache=False,
+            pad_token_id=tokenizer.pad_token_id,
+        )[0, len(ids) :].tolist()
     stops = {tokenizer.sep_token_id, tokenizer.eos_token_id}
     out = out[: next((i for i, t in enumerate(out) if t in stops), len(out))]
     return tokenizer.decode(out, skip_special_tokens=True).strip()
 
 
-def test_birthplace_answers_side_by_side_with_london(models: list[app.LoadedModel], synthetic_birthplace_dir: Path) -> None:
+def test_birthplace_answers_side_by_side_with_london(
+    models: list[app.LoadedModel], synthetic_birthplace_dir: Path
+) -> None:
     from hf_models.data import load_birthplace
 
     questions = list(load_birthplace(str(synthetic_birthplace_dir))["validation"]["question"][:3])
@@ -162,7 +188,9 @@ def test_other_synthesizers_show_their_synthesized_scores(attention_type: str, t
     torch.manual_seed(0)
     loaded = app.LoadedModel(attention_type, "-", SmallEncoderForCausalLM(config).eval(), tiny_tokenizer, "causal-lm")
     attention = app.attention_map(loaded, "Where was Anna born?", layer=0, head=1)
-    np.testing.assert_allclose(attention.weights, _synthesized_attention(loaded, "Where was Anna born?", 0, 1), atol=1e-5)
+    np.testing.assert_allclose(
+        attention.weights, _synthesized_attention(loaded, "Where was Anna born?", 0, 1), atol=1e-5
+    )
     assert attention_type in attention.title
 
 
@@ -278,7 +306,10 @@ def test_served_app_shows_one_line_errors(client) -> None:
 def test_command_line_refuses_a_missing_run_in_one_line(tmp_path: Path, capsys) -> None:
     # In-process (the Space test runs the same launcher file in a fresh process).
     assert app.main([str(tmp_path / "missing")]) == 1
-    assert capsys.readouterr().err.strip() == f"app.py: {tmp_path / 'missing'}: no such run folder (and not a Hub id of the form USER/NAME)"
+    assert (
+        capsys.readouterr().err.strip()
+        == f"app.py: {tmp_path / 'missing'}: no such run folder (and not a Hub id of the form USER/NAME)"
+    )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -324,7 +355,9 @@ def test_space_ships_the_projects_app_byte_for_byte(space_export: Path) -> None:
     assert "hf_models/small_encoder/presets/cs224n-mingpt.json" in files
     assert (space_export / "space" / "app.py").read_bytes() == (REPO_ROOT / "recipes" / "app.py").read_bytes()
     for rel in files - {"README.md", "app.py", "app.json", "requirements.txt"}:
-        assert (space_export / "space" / rel).read_bytes() == (space.PACKAGE_DIR / rel[len("hf_models/") :]).read_bytes()
+        assert (space_export / "space" / rel).read_bytes() == (
+            space.PACKAGE_DIR / rel[len("hf_models/") :]
+        ).read_bytes()
     assert json.loads((space_export / "space" / "app.json").read_text()) == {"models": ["pretrained=tester/tiny-bp"]}
     # The model export sits beside it, as without --space.
     assert {"config.json", "model.safetensors", "README.md"} <= _files(space_export / "model")
@@ -354,10 +387,14 @@ def test_exported_space_imports_its_own_package_and_fails_in_one_line_offline(sp
     """In the Space folder, `python app.py` reads app.json and imports the shipped hf_models, not this checkout's."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"HF_HUB_OFFLINE": "1"}
     code = "import runpy, sys, hf_models; print(hf_models.__file__); sys.argv = ['app.py']; runpy.run_path('app.py', run_name='__main__')"
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                            cwd=space_export / "space", timeout=300)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=space_export / "space", timeout=300
+    )
     assert result.returncode == 1, result.stderr[-2000:]
-    assert Path(result.stdout.splitlines()[0]).resolve() == (space_export / "space" / "hf_models" / "__init__.py").resolve()
+    assert (
+        Path(result.stdout.splitlines()[0]).resolve()
+        == (space_export / "space" / "hf_models" / "__init__.py").resolve()
+    )
     assert result.stderr.strip().splitlines()[-1].startswith("app.py: cannot load tester/tiny-bp from the Hub")
 
 
@@ -393,9 +430,15 @@ def test_space_upload_creates_a_gradio_space_after_the_model(runs: dict, space_e
     assert _push_to_hub().main(argv) == 0
     uploads = [kwargs for name, kwargs in RecordingHfApi.calls if name == "upload_folder"]
     creates = [kwargs for name, kwargs in RecordingHfApi.calls if name == "create_repo"]
-    assert [(c["repo_id"], c["repo_type"]) for c in creates] == [("tester/tiny-bp", "model"), ("tester/tiny-bp-app", "space")]
+    assert [(c["repo_id"], c["repo_type"]) for c in creates] == [
+        ("tester/tiny-bp", "model"),
+        ("tester/tiny-bp-app", "space"),
+    ]
     assert creates[1]["space_sdk"] == "gradio"
-    assert [(u["repo_id"], u["repo_type"]) for u in uploads] == [("tester/tiny-bp", "model"), ("tester/tiny-bp-app", "space")]
+    assert [(u["repo_id"], u["repo_type"]) for u in uploads] == [
+        ("tester/tiny-bp", "model"),
+        ("tester/tiny-bp-app", "space"),
+    ]
     assert uploads[1]["allow_patterns"] == space.SPACE_ALLOW_PATTERNS
     assert uploads[1]["_staged"] == _files(space_export / "space")
 
@@ -419,10 +462,18 @@ def browser():
     binary = next(filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None)
     driver_path = shutil.which("chromedriver")
     if binary is None or driver_path is None:
-        pytest.skip("no Chromium or chromedriver on PATH: run `make app-test` (apt-get install chromium chromium-driver)")
+        pytest.skip(
+            "no Chromium or chromedriver on PATH: run `make app-test` (apt-get install chromium chromium-driver)"
+        )
     options = webdriver.ChromeOptions()
     options.binary_location = binary
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1100,900"):
+    for argument in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--window-size=1100,900",
+    ):
         options.add_argument(argument)
     driver = webdriver.Chrome(options=options, service=Service(driver_path))
     driver.set_page_load_timeout(120)
@@ -447,8 +498,14 @@ def _open_tab(driver, wait, name: str) -> None:
     from selenium.webdriver.common.by import By
 
     driver.find_element(By.XPATH, f"//button[@role='tab' and normalize-space()='{name}']").click()
-    wait.until(lambda d: d.find_element(By.XPATH, f"//button[@role='tab' and normalize-space()='{name}']")
-               .get_attribute("aria-selected") == "true")  # fmt: skip
+    wait.until(
+        lambda d: (
+            d.find_element(By.XPATH, f"//button[@role='tab' and normalize-space()='{name}']").get_attribute(
+                "aria-selected"
+            )
+            == "true"
+        )
+    )
 
 
 def test_browser_asks_a_question_and_reads_the_answers(
@@ -474,7 +531,10 @@ def test_browser_asks_a_question_and_reads_the_answers(
     wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "#birthplace-question textarea")).send_keys(question)
     browser.find_element(By.CSS_SELECTOR, "#birthplace-button").click()
     wait.until(lambda d: value("#birthplace-london textarea") == "London")
-    assert [value(f"#birthplace-answer-{i} textarea") for i in range(2)] == [expected["pretrained"], expected["scratch"]]
+    assert [value(f"#birthplace-answer-{i} textarea") for i in range(2)] == [
+        expected["pretrained"],
+        expected["scratch"],
+    ]
     assert _screenshot(browser, "birthplace", folder).stat().st_size < 300_000
 
     _open_tab(browser, wait, "Sentiment")

@@ -16,8 +16,19 @@ from hf_models.data import augment_forms, augment_paragraph, augmentation_cost, 
 from hf_models.data.augmentation import clauses, name_first, opening_sentence, split_paragraph
 
 TINY = "hidden_size=32,num_hidden_layers=1,num_attention_heads=2,intermediate_size=64,max_position_embeddings=64"
-COMMON = ["--use_cpu", "--report_to", "none", "--save_strategy", "no", "--disable_tqdm", "true",
-          "--log_level", "warning", "--seed", "0"]  # fmt: skip
+COMMON = [
+    "--use_cpu",
+    "--report_to",
+    "none",
+    "--save_strategy",
+    "no",
+    "--disable_tqdm",
+    "true",
+    "--log_level",
+    "warning",
+    "--seed",
+    "0",
+]
 
 ADA = (
     "Ada Lovelace. Lovelace was born in London in 1815. She wrote the first program. "
@@ -28,9 +39,13 @@ ADA = (
 def test_the_title_is_the_name_and_periods_of_initials_end_no_sentence():
     assert split_paragraph(ADA) == (
         "Ada Lovelace",
-        ["Lovelace was born in London in 1815.", "She wrote the first program.", "Her father was Lord Byron.",
-         "Ada Lovelace died in 1852 ."],
-    )  # fmt: skip
+        [
+            "Lovelace was born in London in 1815.",
+            "She wrote the first program.",
+            "Her father was Lord Byron.",
+            "Ada Lovelace died in 1852 .",
+        ],
+    )
     # wiki.txt's own cases: an initial in the title, "b." and "St." inside a sentence.
     fry = "Douglas P. Fry. Douglas P Fry (b. 1953 in St. Louis) is a professor ."
     assert split_paragraph(fry) == ("Douglas P. Fry", ["Douglas P Fry (b. 1953 in St. Louis) is a professor ."])
@@ -62,7 +77,9 @@ def test_name_first_puts_the_full_name_at_the_start_of_each_sentence():
         "John Stephen. John Stephen: Born in Glasgow, Stephen became a welder ."
     )
     # Already in the form (the name without the title's periods counts): no copy.
-    assert augment_paragraph("Douglas P. Fry. Douglas P Fry (born 1953 in Boston) is a professor .", "name_first") == []
+    assert (
+        augment_paragraph("Douglas P. Fry. Douglas P Fry (born 1953 in Boston) is a professor .", "name_first") == []
+    )
     assert name_first("born in Paris .") is None  # no title, no name
 
 
@@ -75,11 +92,12 @@ def test_opening_is_the_first_sentence_alone_starting_with_the_name():
 
 
 def test_clauses_restates_each_fact_after_the_full_name():
-    assert augment_paragraph("Khatchig Mouradian. Khatchig Mouradian is a journalist, writer and translator born in "
-                             "Lebanon .", "clauses") == [
+    assert augment_paragraph(
+        "Khatchig Mouradian. Khatchig Mouradian is a journalist, writer and translator born in Lebanon .", "clauses"
+    ) == [
         "Khatchig Mouradian is a journalist . Khatchig Mouradian: writer . "
         "Khatchig Mouradian: translator born in Lebanon ."
-    ]  # fmt: skip
+    ]
     # Brackets, dashes and relative clauses end a clause too; the first one gets the name as in name_first.
     assert clauses("Eduard Ender. Eduard Ender (3 March 1822 Rome -- 28 December 1883 London) was a painter .") == (
         "Eduard Ender . Eduard Ender: 3 March 1822 Rome . Eduard Ender: 28 December 1883 London . "
@@ -132,8 +150,10 @@ def test_the_cost_counts_the_examples_and_the_tokens_trained_on(tiny_tokenizer):
     paragraphs = [ADA, "Bob Ray. Ray was born in Oslo. He sang ."]
     copies = augmented_copies(paragraphs, ["name_first", "opening"], 1, seed=0)
     full = augmentation_cost(paragraphs, copies, tiny_tokenizer, max_tokens=None)
-    lengths = {form: [len(tiny_tokenizer(t, add_special_tokens=False)["input_ids"]) for t in texts]
-               for form, texts in copies.items()}  # fmt: skip
+    lengths = {
+        form: [len(tiny_tokenizer(t, add_special_tokens=False)["input_ids"]) for t in texts]
+        for form, texts in copies.items()
+    }
     assert full["train_augment_name_first_examples"] == 2 and full["train_augment_opening_examples"] == 2
     assert full["train_augment_name_first_tokens"] == sum(lengths["name_first"])
     assert full["train_augment_paragraphs_examples"] == 2
@@ -146,10 +166,25 @@ def test_the_cost_counts_the_examples_and_the_tokens_trained_on(tiny_tokenizer):
 def _pretrain(data_dir: Path, out: Path, *extra: str) -> dict:
     from hf_models.tasks import birthplace
 
-    birthplace.main([
-        "pretrain", "--data_dir", str(data_dir), "--tokenizer_vocab_size", "400", "--config_overrides", TINY,
-        "--output_dir", str(out), "--max_steps", "1", "--per_device_train_batch_size", "8", *extra, *COMMON,
-    ])  # fmt: skip
+    birthplace.main(
+        [
+            "pretrain",
+            "--data_dir",
+            str(data_dir),
+            "--tokenizer_vocab_size",
+            "400",
+            "--config_overrides",
+            TINY,
+            "--output_dir",
+            str(out),
+            "--max_steps",
+            "1",
+            "--per_device_train_batch_size",
+            "8",
+            *extra,
+            *COMMON,
+        ]
+    )
     return json.loads((out / "report.json").read_text())
 
 
@@ -202,7 +237,8 @@ def test_the_plan_has_augmented_and_span_corruption_rows_beside_the_plain_ones()
             assert ("--augment" in command) == model.endswith(("_augmented", "_recite"))
             # Recite, then answer: the same QA format in the mixed pretraining, the finetuning and every evaluation.
             own = {f"bp_{model}_{s}" for s in ("pretrain", "probe", "finetune")} | {
-                f"bp_{model}{stage}_eval_{split}" for stage in ("", "_pretrain") for split in ("tune", "dev", "test")}
+                f"bp_{model}{stage}_eval_{split}" for stage in ("", "_pretrain") for split in ("tune", "dev", "test")
+            }
             recites = {name for name in own if "--recite_tokens" in steps[name]}
             assert recites == (own if model.endswith("_recite") else {f"bp_{model}_probe"})
             if model.endswith(("_augmented", "_recite")):
@@ -234,8 +270,15 @@ def test_the_plans_tokenizer_step_trains_the_tokenizer_pretrain_would(synthetic_
     from hf_models.tokenization import train_bpe_tokenizer
 
     root = Path(__file__).resolve().parent.parent
-    script = [sys.executable, str(root / "tokenizer" / "train_tokenizer.py"), "--files",
-              str(synthetic_birthplace_dir / "wiki.txt"), "--vocab_size", "600", "--no_progress"]  # fmt: skip
+    script = [
+        sys.executable,
+        str(root / "tokenizer" / "train_tokenizer.py"),
+        "--files",
+        str(synthetic_birthplace_dir / "wiki.txt"),
+        "--vocab_size",
+        "600",
+        "--no_progress",
+    ]
     subprocess.run([*script, "--output_dir", str(tmp_path / "step")], check=True, capture_output=True)
     corpus = load_birthplace_corpus(synthetic_birthplace_dir)["train"]["text"]
     train_bpe_tokenizer(corpus, 600, output_dir=tmp_path / "recipe", show_progress=False)

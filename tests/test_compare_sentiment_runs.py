@@ -27,7 +27,10 @@ def cls_books(tmp_path_factory) -> Path:
     rng, out = random.Random(1), tmp_path_factory.mktemp("cls_books")
     for split, n in (("train", 60), ("valid", 20), ("test", 20)):
         labels = [rng.randint(0, 1) for _ in range(n)]
-        reviews = [["\u2581le", "\u2581livre"] + ["\u2581" + w for w in rng.sample(POSITIVE if y else NEGATIVE, 2)] for y in labels]
+        reviews = [
+            ["\u2581le", "\u2581livre"] + ["\u2581" + w for w in rng.sample(POSITIVE if y else NEGATIVE, 2)]
+            for y in labels
+        ]
         (out / f"{split}.review.spm").write_text("".join(" ".join(r) + "\n" for r in reviews))
         if split != "test":
             (out / f"{split}.label").write_text("".join(f"{y}\n" for y in labels))

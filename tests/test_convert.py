@@ -228,8 +228,9 @@ def test_command_line(tmp_path):
     result = subprocess.run([*command, "--output_dir", str(tmp_path / "hf")], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert "Saved SmallEncoderForCausalLM" in result.stdout and (tmp_path / "hf" / "config.json").is_file()
-    bad = subprocess.run([*command, "--output_dir", str(tmp_path / "x"), "--variant", "synthesizer"],
-                         capture_output=True, text=True)  # fmt: skip
+    bad = subprocess.run(
+        [*command, "--output_dir", str(tmp_path / "x"), "--variant", "synthesizer"], capture_output=True, text=True
+    )
     assert bad.returncode != 0 and "error:" in bad.stderr and "Traceback" not in bad.stderr
 
 
@@ -262,7 +263,12 @@ def test_converted_folder_has_a_record_and_exports_with_its_card(tmp_path):
     torch.save(course_gpt(synthesizer=True).state_dict(), tmp_path / "model.pt")
     model = convert_checkpoint("cs224n-mingpt", tmp_path / "model.pt", tmp_path / "hf", tokenizer_dir=tmp_path / "tok")
     record = read_record(tmp_path / "hf")
-    assert (record.task, record.preset, record.language, record.dataset) == ("birthplace-qa", "cs224n-mingpt", "en", "birthplace")
+    assert (record.task, record.preset, record.language, record.dataset) == (
+        "birthplace-qa",
+        "cs224n-mingpt",
+        "en",
+        "birthplace",
+    )
     assert record.model_size["num_parameters"] == sum(p.numel() for p in model.parameters())
     assert record.hyperparameters == {"converted_from": "model.pt"}
     assert (tmp_path / "hf" / "modeling_small_encoder.py").is_file()
@@ -301,7 +307,7 @@ CONVERT_FLAG_ROWS = [
     (True, ("--variant", "synthesizer"), lambda out: _config(out)["attention_type"] == "synthesizer"),
     (True, ("--share_synthesizer_heads",), lambda out: _config(out)["synthesizer_shared_heads"] is True),
     (True, ("--overwrite_output_dir",), lambda out: "earlier" not in _config(out)),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize("synthesizer", [False, True], ids=["vanilla", "synthesizer"])

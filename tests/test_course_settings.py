@@ -17,9 +17,20 @@ from hf_models.tokenization.courses import build_cs224n_char_tokenizer
 
 TINY = "hidden_size=32,num_hidden_layers=2,num_attention_heads=2,intermediate_size=64"
 COMMON = [
-    "--use_cpu", "--report_to", "none", "--save_strategy", "no", "--disable_tqdm", "true",
-    "--log_level", "warning", "--logging_steps", "2", "--seed", "0",
-]  # fmt: skip
+    "--use_cpu",
+    "--report_to",
+    "none",
+    "--save_strategy",
+    "no",
+    "--disable_tqdm",
+    "true",
+    "--log_level",
+    "warning",
+    "--logging_steps",
+    "2",
+    "--seed",
+    "0",
+]
 
 
 @pytest.fixture(scope="module")
@@ -43,8 +54,11 @@ def test_qa_rows_are_the_course_name_dataset(char_tokenizer):
 
 
 def test_unknown_characters_are_named(char_tokenizer):
-    with pytest.raises(ValueError, match=r"birthplace QA rows, column 1 of 'Zoé': the character 'Z' \(U\+005A\) is not in the course's character vocabulary .*1 other unknown character\(s\): \['é'\]"):
-        encode_char_qa({"question": ["Zoé"], "answer": ["Paris"]}, char_tokenizer, block_size=128)  # fmt: skip
+    with pytest.raises(
+        ValueError,
+        match=r"birthplace QA rows, column 1 of 'Zoé': the character 'Z' \(U\+005A\) is not in the course's character vocabulary .*1 other unknown character\(s\): \['é'\]",
+    ):
+        encode_char_qa({"question": ["Zoé"], "answer": ["Paris"]}, char_tokenizer, block_size=128)
 
 
 def test_a_course_tokenizer_names_an_unknown_character(char_tokenizer, tmp_path):
@@ -59,9 +73,13 @@ def test_a_course_tokenizer_names_an_unknown_character(char_tokenizer, tmp_path)
     assert saved["tokenizer_class"] == PreTrainedTokenizerFast.__name__  # AutoTokenizer loads it without this package
     tokenizer = load_course_tokenizer(tmp_path / "tok")
     assert tokenizer("Ada")["input_ids"] == char_tokenizer("Ada")["input_ids"]
-    for call in (lambda: tokenizer("Ada Zoé"), lambda: tokenizer(["Ada", "Ada Zoé"], padding=True), lambda: tokenizer("Ada", "Ada Zoé")):
+    for call in (
+        lambda: tokenizer("Ada Zoé"),
+        lambda: tokenizer(["Ada", "Ada Zoé"], padding=True),
+        lambda: tokenizer("Ada", "Ada Zoé"),
+    ):
         with pytest.raises(VocabularyError, match=r"^the text, column 5 of 'Ada Zoé': the character 'Z' \(U\+005A\)"):
-            call()  # fmt: skip
+            call()
 
 
 def test_answer_is_between_the_first_and_second_mask():
@@ -73,9 +91,15 @@ def test_answer_is_between_the_first_and_second_mask():
 def test_predictions_follow_the_course_sampling_loop(char_tokenizer):
     torch.manual_seed(0)
     config = SmallEncoderConfig.from_preset(
-        "cs224n-mingpt", vocab_size=len(char_tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-        intermediate_size=64, max_position_embeddings=64, pad_token_id=0,
-    )  # fmt: skip
+        "cs224n-mingpt",
+        vocab_size=len(char_tokenizer),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+        pad_token_id=0,
+    )
     model = SmallEncoderForCausalLM(config).eval()
     with torch.no_grad():
         for parameter in model.parameters():
@@ -123,7 +147,20 @@ def test_birthplace_course_vocabulary_end_to_end(tmp_path, synthetic_birthplace_
     assert (config["pad_token_id"], config["sep_token_id"]) == (0, 1)
     assert json.loads((pre / "report.json").read_text())["block_size"] == 128
 
-    birthplace.main(["finetune", "--data_dir", data, "--model_name_or_path", str(pre), "--output_dir", str(ft), "--max_steps", "4", *common])  # fmt: skip
+    birthplace.main(
+        [
+            "finetune",
+            "--data_dir",
+            data,
+            "--model_name_or_path",
+            str(pre),
+            "--output_dir",
+            str(ft),
+            "--max_steps",
+            "4",
+            *common,
+        ]
+    )
     capsys.readouterr()
     metrics = birthplace.main(
         [
@@ -189,9 +226,16 @@ def test_sentiment_lab_vocabulary(tmp_path):
 
 def test_predictions_fit_a_converted_synthesizer_width(char_tokenizer):
     config = SmallEncoderConfig.from_preset(
-        "cs224n-mingpt", vocab_size=len(char_tokenizer), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-        intermediate_size=64, max_position_embeddings=32, attention_type="synthesizer", synthesizer_width=31,
-    )  # fmt: skip
+        "cs224n-mingpt",
+        vocab_size=len(char_tokenizer),
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=32,
+        attention_type="synthesizer",
+        synthesizer_width=31,
+    )
     model = SmallEncoderForCausalLM(config).eval()
     # 20 + 1 prompt characters, then 10 generated, not 11: position 31 is past ℓ = 31.
     predictions = predict_char_answers(model, char_tokenizer, ["Where was Ada born? "])

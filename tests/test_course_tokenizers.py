@@ -62,8 +62,23 @@ def test_lab_tokenizer_ids_follow_the_fairseq_dictionary(tmp_path):
     build_altegrad_lab_tokenizer(write_lab_files(tmp_path), output_dir=tmp_path / "tok")
     tokenizer = AutoTokenizer.from_pretrained(tmp_path / "tok")
     assert len(tokenizer) == 4 + 5
-    assert tokenizer.convert_ids_to_tokens(list(range(9))) == ["<s>", "<pad>", "</s>", "<unk>", "▁d", "es", "▁l", "▁livre", ","]  # fmt: skip
-    assert (tokenizer.bos_token_id, tokenizer.pad_token_id, tokenizer.eos_token_id, tokenizer.unk_token_id) == (0, 1, 2, 3)  # fmt: skip
+    assert tokenizer.convert_ids_to_tokens(list(range(9))) == [
+        "<s>",
+        "<pad>",
+        "</s>",
+        "<unk>",
+        "▁d",
+        "es",
+        "▁l",
+        "▁livre",
+        ",",
+    ]
+    assert (tokenizer.bos_token_id, tokenizer.pad_token_id, tokenizer.eos_token_id, tokenizer.unk_token_id) == (
+        0,
+        1,
+        2,
+        3,
+    )
     # The lab's data: pieces separated by spaces; <s> in front; an unknown piece is <unk>.
     assert tokenizer("▁l es ▁livre , ▁zzz")["input_ids"] == [0, 6, 5, 7, 8, 3]
     padded = tokenizer(["▁d", "▁d es"], padding=True)["input_ids"]

@@ -141,9 +141,13 @@ def test_predictions_keep_the_dataset_order_when_training_groups_by_length(tmp_p
     outputs = {}
     for strategy in ("random", "group_by_length"):
         training_args = TrainingArguments(
-            output_dir=str(tmp_path / strategy), per_device_eval_batch_size=4, report_to=[], use_cpu=True,
-            disable_tqdm=True, train_sampling_strategy=strategy,
-        )  # fmt: skip
+            output_dir=str(tmp_path / strategy),
+            per_device_eval_batch_size=4,
+            report_to=[],
+            use_cpu=True,
+            disable_tqdm=True,
+            train_sampling_strategy=strategy,
+        )
         trainer = ReproducibleTrainer(tiny_model(tiny_tokenizer), training_args, data_collator=collator)
         outputs[strategy] = trainer.predict(rows).label_ids
     assert np.array_equal(outputs["group_by_length"], outputs["random"])

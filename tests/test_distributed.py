@@ -28,16 +28,51 @@ def _free_port() -> int:
 def test_pretrain_two_processes_on_cpu(tmp_path, synthetic_birthplace_dir, tiny_tokenizer_dir):
     out = tmp_path / "ddp"
     command = [
-        sys.executable, "-m", "accelerate.commands.launch",
-        "--multi_gpu", "--num_processes", "2", "--num_machines", "1", "--mixed_precision", "no",
-        "--dynamo_backend", "no", "--main_process_port", str(_free_port()),
+        sys.executable,
+        "-m",
+        "accelerate.commands.launch",
+        "--multi_gpu",
+        "--num_processes",
+        "2",
+        "--num_machines",
+        "1",
+        "--mixed_precision",
+        "no",
+        "--dynamo_backend",
+        "no",
+        "--main_process_port",
+        str(_free_port()),
         str(REPO_ROOT / "recipes" / "pretrain.py"),
-        "--objective", "clm", "--train_files", str(synthetic_birthplace_dir / "wiki.txt"),
-        "--tokenizer_name_or_path", str(tiny_tokenizer_dir), "--config_overrides", TINY, "--block_size", "32",
-        "--output_dir", str(out), "--max_steps", "8", "--per_device_train_batch_size", "8",
-        "--learning_rate", "5e-3", "--logging_steps", "2", "--use_cpu", "--report_to", "none",
-        "--save_strategy", "no", "--disable_tqdm", "true", "--ddp_find_unused_parameters", "false",
-    ]  # fmt: skip
+        "--objective",
+        "clm",
+        "--train_files",
+        str(synthetic_birthplace_dir / "wiki.txt"),
+        "--tokenizer_name_or_path",
+        str(tiny_tokenizer_dir),
+        "--config_overrides",
+        TINY,
+        "--block_size",
+        "32",
+        "--output_dir",
+        str(out),
+        "--max_steps",
+        "8",
+        "--per_device_train_batch_size",
+        "8",
+        "--learning_rate",
+        "5e-3",
+        "--logging_steps",
+        "2",
+        "--use_cpu",
+        "--report_to",
+        "none",
+        "--save_strategy",
+        "no",
+        "--disable_tqdm",
+        "true",
+        "--ddp_find_unused_parameters",
+        "false",
+    ]
     # One thread per rank: the two ranks share the machine's cores.
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
     result = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
@@ -67,9 +102,16 @@ def test_fsdp2_two_processes_on_cpu(tmp_path):
     worker's docstring), so `tests/fsdp2_cpu_worker.py` shards the model itself, as accelerate's FSDP2 plugin does."""
     out = tmp_path / "fsdp"
     command = [
-        sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", str(_free_port()),
-        str(REPO_ROOT / "tests" / "fsdp2_cpu_worker.py"), str(out),
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc_per_node",
+        "2",
+        "--master_port",
+        str(_free_port()),
+        str(REPO_ROOT / "tests" / "fsdp2_cpu_worker.py"),
+        str(out),
+    ]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO_ROOT), "HF_HUB_OFFLINE": "1"}
     result = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
@@ -85,7 +127,9 @@ def test_fsdp2_two_processes_on_cpu(tmp_path):
 
     probe = torch.load(out / "probe.pt")
     model = AutoModelForCausalLM.from_pretrained(out)
-    assert type(model).__name__ == "SmallEncoderForCausalLM" and model.lm_head.weight is model.model.embed_tokens.weight
+    assert (
+        type(model).__name__ == "SmallEncoderForCausalLM" and model.lm_head.weight is model.model.embed_tokens.weight
+    )
     with torch.no_grad():
         logits = model(input_ids=probe["probe"]).logits
     torch.testing.assert_close(logits, probe["logits"], rtol=0, atol=0)  # the trained sharded model's logits

@@ -31,9 +31,22 @@ from hf_models.tasks import pretraining as pretrain
 
 TINY = "hidden_size=32,num_hidden_layers=2,num_attention_heads=2,intermediate_size=64,max_position_embeddings=64"
 COMMON = [
-    "--use_cpu", "--report_to", "none", "--save_strategy", "no", "--disable_tqdm", "true",
-    "--log_level", "warning", "--seed", "0", "--max_steps", "1", "--per_device_train_batch_size", "4",
-]  # fmt: skip
+    "--use_cpu",
+    "--report_to",
+    "none",
+    "--save_strategy",
+    "no",
+    "--disable_tqdm",
+    "true",
+    "--log_level",
+    "warning",
+    "--seed",
+    "0",
+    "--max_steps",
+    "1",
+    "--per_device_train_batch_size",
+    "4",
+]
 EVALUATE_COMMON = ["--use_cpu", "--log_level", "warning", "--seed", "0"]  # evaluate takes no training flags
 
 
@@ -162,21 +175,44 @@ def _check_mlm(run: Run) -> None:
 
 PRETRAIN_MLM_ROWS = [
     Flag(("--objective", "mlm"), _check_mlm),
-    Flag(("--mlm_probability", "0.4"), lambda r: _all(abs(masked_share(r.trained["collator"], r.trained["train_dataset"]) - 0.4) < 0.05)),
-    Flag(("--block_size", "16"), lambda r: _all(r.record.hyperparameters["block_size"] == 16, {len(x) for x in r.trained["train_dataset"]["input_ids"]} == {16})),
+    Flag(
+        ("--mlm_probability", "0.4"),
+        lambda r: _all(abs(masked_share(r.trained["collator"], r.trained["train_dataset"]) - 0.4) < 0.05),
+    ),
+    Flag(
+        ("--block_size", "16"),
+        lambda r: _all(
+            r.record.hyperparameters["block_size"] == 16,
+            {len(x) for x in r.trained["train_dataset"]["input_ids"]} == {16},
+        ),
+    ),
     Flag(("--max_train_samples", "40"), lambda r: _all(r.record.split_sizes["train"] == 40)),
     Flag(("--max_eval_samples", "7"), lambda r: _all(r.record.split_sizes["validation"] == 7)),
     Flag(("--language", "de"), lambda r: _all(r.record.language == "de")),
-    Flag(("--model_config", "cs224n-mingpt"), lambda r: _all(r.config["norm_first"] is True, r.record.preset == "cs224n-mingpt")),
-    Flag(("--config_overrides", TINY), lambda r: _all(r.config["hidden_size"] == 32, r.config["num_hidden_layers"] == 2)),
-]  # fmt: skip
+    Flag(
+        ("--model_config", "cs224n-mingpt"),
+        lambda r: _all(r.config["norm_first"] is True, r.record.preset == "cs224n-mingpt"),
+    ),
+    Flag(
+        ("--config_overrides", TINY), lambda r: _all(r.config["hidden_size"] == 32, r.config["num_hidden_layers"] == 2)
+    ),
+]
 
 PRETRAIN_SPAN_ROWS = [
-    Flag(("--objective", "span_corruption"), lambda r: _all(r.record.objective == "span_corruption", type(r.trained["collator"].collator).__name__ == "SpanCorruptionCollator")),
+    Flag(
+        ("--objective", "span_corruption"),
+        lambda r: _all(
+            r.record.objective == "span_corruption",
+            type(r.trained["collator"].collator).__name__ == "SpanCorruptionCollator",
+        ),
+    ),
     Flag(("--attention_type", "synthesizer"), lambda r: _all(r.config["attention_type"] == "synthesizer")),
-    Flag(("--block_size", "24"), lambda r: _all(r.record.hyperparameters["block_size"] == 24, r.trained["collator"].collator.block_size == 24)),
+    Flag(
+        ("--block_size", "24"),
+        lambda r: _all(r.record.hyperparameters["block_size"] == 24, r.trained["collator"].collator.block_size == 24),
+    ),
     Flag(("--validation_files", "{tmp}/held_out.txt"), lambda r: _all(r.record.split_sizes["validation"] == 9)),
-]  # fmt: skip
+]
 
 PRETRAIN_SHARE_ROWS = [Flag(("--validation_split_percentage", "30"), lambda r: _all(0.2 < _held_out_share(r) < 0.4))]
 
@@ -186,13 +222,27 @@ def _rtd(run: Run):
 
 
 PRETRAIN_RTD_ROWS = [
-    Flag(("--objective", "rtd"), lambda r: _all(r.record.objective == "rtd", r.config["architectures"] == ["SmallEncoderForPreTraining"], r.config["is_causal"] is False, r.trained["collator"].mask_replace_prob == 1.0)),
+    Flag(
+        ("--objective", "rtd"),
+        lambda r: _all(
+            r.record.objective == "rtd",
+            r.config["architectures"] == ["SmallEncoderForPreTraining"],
+            r.config["is_causal"] is False,
+            r.trained["collator"].mask_replace_prob == 1.0,
+        ),
+    ),
     # 3: neither the default 1 nor the discriminator's 2 layers
-    Flag(("--generator_layers", "3"), lambda r: _all(_rtd(r).generator.config.num_hidden_layers == 3, r.config["num_hidden_layers"] == 2)),
+    Flag(
+        ("--generator_layers", "3"),
+        lambda r: _all(_rtd(r).generator.config.num_hidden_layers == 3, r.config["num_hidden_layers"] == 2),
+    ),
     Flag(("--rtd_weight", "7.5"), lambda r: _all(_rtd(r).weight == 7.5)),
-    Flag(("--preprocessing_num_workers", "2"), lambda r: _all([call["num_proc"] for call in r.trained["grouping"]] == [2])),
+    Flag(
+        ("--preprocessing_num_workers", "2"),
+        lambda r: _all([call["num_proc"] for call in r.trained["grouping"]] == [2]),
+    ),
     overwrite_row(),
-]  # fmt: skip
+]
 
 
 def _started_from_the_mlm_run(run: Run) -> None:
@@ -333,19 +383,34 @@ SENTIMENT_ROWS = [
     Flag(("--freeze_backbone",), _head_only_trainable),
     Flag(("--causal_mask", "false"), lambda r: _all(r.config["is_causal"] is False)),
     Flag(("--classifier_pooling", "mean"), lambda r: _all(r.config["classifier_pooling"] == "mean")),
-    Flag(("--max_seq_length", "6"), lambda r: _all(r.record.hyperparameters["max_length"] == 6, max(len(x) for x in r.trained["train_dataset"]["input_ids"]) == 6)),
+    Flag(
+        ("--max_seq_length", "6"),
+        lambda r: _all(
+            r.record.hyperparameters["max_length"] == 6,
+            max(len(x) for x in r.trained["train_dataset"]["input_ids"]) == 6,
+        ),
+    ),
     Flag(("--max_train_samples", "20"), lambda r: _all(r.record.split_sizes["train"] == 20)),
     Flag(("--max_eval_samples", "5"), lambda r: _all(r.record.split_sizes["validation"] == 5)),
     Flag(("--length_buckets",), _trained_on_length_buckets),
-    Flag(("--test_predictions_file", "answers.txt"), lambda r: _all(len((r.out / "answers.txt").read_text().splitlines()) == 10)),
-    Flag(("--model_config", "cs224n-mingpt"), lambda r: _all(r.config["norm_first"] is True, r.record.preset == "cs224n-mingpt")),
-]  # fmt: skip
+    Flag(
+        ("--test_predictions_file", "answers.txt"),
+        lambda r: _all(len((r.out / "answers.txt").read_text().splitlines()) == 10),
+    ),
+    Flag(
+        ("--model_config", "cs224n-mingpt"),
+        lambda r: _all(r.config["norm_first"] is True, r.record.preset == "cs224n-mingpt"),
+    ),
+]
+
 
 def _embeddings_kept(run: Run) -> None:
     from safetensors.torch import load_file
 
     saved, initial = load_file(run.out / "model.safetensors"), run.trained["initial"]
-    assert torch.equal(saved["model.embed_tokens.weight"], initial["model.embed_tokens.weight"]), "the embeddings trained"
+    assert torch.equal(saved["model.embed_tokens.weight"], initial["model.embed_tokens.weight"]), (
+        "the embeddings trained"
+    )
     assert not torch.equal(saved["model.layers.0.mlp.fc1.weight"], initial["model.layers.0.mlp.fc1.weight"])
 
 
@@ -356,19 +421,33 @@ def _decays_toward_the_start(run: Run) -> None:
     decay = next(c for c in callbacks if isinstance(c, DecayTowardStartCallback))
     names = [name for name, p in run.trained["model"].base_model.named_parameters()]
     assert decay.strength == 50 and len(decay.start) == len(names)
-    assert all(torch.equal(start, run.trained["initial"][f"model.{name}"]) for start, name in zip(decay.start, names, strict=True))
+    assert all(
+        torch.equal(start, run.trained["initial"][f"model.{name}"])
+        for start, name in zip(decay.start, names, strict=True)
+    )
 
 
 SENTIMENT_LR_ROWS = [
     TINY_ROW,
     Flag(("--freeze_embeddings",), _embeddings_kept),
     Flag(("--decay_toward_start", "50"), _decays_toward_the_start),
-    Flag(("--backbone_learning_rate", "1e-5"), lambda r: _all({g["initial_lr"] for g in r.trained["trainer"].optimizer.param_groups} == {1e-5, 3e-3})),
+    Flag(
+        ("--backbone_learning_rate", "1e-5"),
+        lambda r: _all({g["initial_lr"] for g in r.trained["trainer"].optimizer.param_groups} == {1e-5, 3e-3}),
+    ),
     Flag(("--causal_mask", "true"), lambda r: _all(r.config["is_causal"] is True)),
     Flag(("--classifier_pooling", "first"), lambda r: _all(r.config["classifier_pooling"] == "first")),
     # 48 training reviews: 12 held out to choose the epoch, scored at every evaluation
-    Flag(("--selection_split_percentage", "25"), lambda r: _all(r.record.split_sizes["selection"] == 12, r.record.split_sizes["train"] == 36, r.trained["metrics"]["selected_epoch"] == 1, len(r.trained["metrics"]["selection_accuracy_per_epoch"]) == 1)),
-]  # fmt: skip
+    Flag(
+        ("--selection_split_percentage", "25"),
+        lambda r: _all(
+            r.record.split_sizes["selection"] == 12,
+            r.record.split_sizes["train"] == 36,
+            r.trained["metrics"]["selected_epoch"] == 1,
+            len(r.trained["metrics"]["selection_accuracy_per_epoch"]) == 1,
+        ),
+    ),
+]
 
 
 def _thawed_from_the_top(run: Run) -> None:
@@ -397,13 +476,21 @@ def _saved_weights_are_the_average(run: Run) -> None:
 
 SENTIMENT_TRANSFER_ROWS = [
     TINY_ROW,
-    Flag(("--classifier_pooling", "concat"), lambda r: _all(r.config["classifier_pooling"] == "concat", r.trained["model"].classifier.in_features == 3 * 32)),
-    Flag(("--classifier_dropout", "0.3"), lambda r: _all(r.config["classifier_dropout"] == 0.3, r.trained["model"].dropout.p == 0.3)),
+    Flag(
+        ("--classifier_pooling", "concat"),
+        lambda r: _all(
+            r.config["classifier_pooling"] == "concat", r.trained["model"].classifier.in_features == 3 * 32
+        ),
+    ),
+    Flag(
+        ("--classifier_dropout", "0.3"),
+        lambda r: _all(r.config["classifier_dropout"] == 0.3, r.trained["model"].dropout.p == 0.3),
+    ),
     Flag(("--gradual_unfreezing", "1"), _thawed_from_the_top),
     Flag(("--average_last_epochs", "2"), _saved_weights_are_the_average),
     Flag(("--attention_type", "synthesizer"), lambda r: _all(r.config["attention_type"] == "synthesizer")),
     overwrite_row(),
-]  # fmt: skip
+]
 
 
 def _started_from_the_frozen_run(run: Run) -> None:
@@ -433,7 +520,10 @@ def _backbone_dropout(run: Run, p: float) -> None:
     model = run.trained["model"]
     assert [run.config[name] for name in sentiment.BACKBONE_DROPOUTS] == [p] * 4
     assert model.model.embed_dropout.p == model.model.layers[0].dropout.p == model.model.layers[0].mlp.dropout.p == p
-    assert model.model.layers[0].self_attn.attention_dropout == p and model.dropout.p == run.config["classifier_dropout"] != p
+    assert (
+        model.model.layers[0].self_attn.attention_dropout == p
+        and model.dropout.p == run.config["classifier_dropout"] != p
+    )
 
 
 def _auxiliary_lm_loss_trained(run: Run) -> None:
@@ -444,7 +534,11 @@ def _auxiliary_lm_loss_trained(run: Run) -> None:
 
     trainer = run.trained["trainer"]
     auxiliary = next(c for c in trainer.callback_handler.callbacks if isinstance(c, AuxiliaryLMLoss))
-    assert trainer.auxiliary_loss is auxiliary and (auxiliary.weight, auxiliary.decay, auxiliary.share) == (2.0, 0.9, 0.5)
+    assert trainer.auxiliary_loss is auxiliary and (auxiliary.weight, auxiliary.decay, auxiliary.share) == (
+        2.0,
+        0.9,
+        0.5,
+    )
     logged = [entry["auxiliary_lm_loss"] for entry in trainer.state.log_history if "auxiliary_lm_loss" in entry]
     assert len(logged) == 1 and logged[0] > 0, trainer.state.log_history
     assert not hasattr(run.trained["model"], AuxiliaryLMLoss.head_name)
@@ -456,8 +550,22 @@ SENTIMENT_CONTINUE_ROWS = [
     Flag(("--dropout", "0.25"), lambda r: _backbone_dropout(r, 0.25)),
     Flag(("--wise_ft_alpha", "0"), _saved_weights_are_the_start),
     # the frozen run's backbone is bidirectional; a causal one predicts the next token
-    Flag(("--auxiliary_lm_weight", "2", "--auxiliary_lm_decay", "0.9", "--auxiliary_lm_positions", "0.5", "--causal_mask", "true", "--logging_steps", "1"), _auxiliary_lm_loss_trained),
-]  # fmt: skip
+    Flag(
+        (
+            "--auxiliary_lm_weight",
+            "2",
+            "--auxiliary_lm_decay",
+            "0.9",
+            "--auxiliary_lm_positions",
+            "0.5",
+            "--causal_mask",
+            "true",
+            "--logging_steps",
+            "1",
+        ),
+        _auxiliary_lm_loss_trained,
+    ),
+]
 TWO_EPOCHS = ["--max_steps", "-1", "--num_train_epochs", "2", "--max_train_samples", "8", "--max_eval_samples", "4"]
 
 
@@ -497,28 +605,81 @@ def _recited_rows(run: Run, longest: int) -> bool:
 BIRTHPLACE_PRETRAIN_ROWS = [
     TINY_ROW,
     Flag(("--variant", "synthesizer"), lambda r: _all(r.config["attention_type"] == "synthesizer")),
-    Flag(("--tokenizer_vocab_size", "300"), lambda r: _all(r.config["vocab_size"] == 300, r.record.hyperparameters["tokenizer_vocab_size"] == 300)),
-    Flag(("--pretraining_objective", "openings"), lambda r: _all(r.record.objective == "openings", type(r.trained["collator"]).__name__ == "DataCollatorForSeq2Seq")),
-    Flag(("--opening_tokens", "5"), lambda r: _all(max(len(x) for x in r.trained["train_dataset"][:50]["input_ids"]) == 6, r.record.hyperparameters["opening_tokens"] == 5)),
-    Flag(("--pretrain_with_qa",), lambda r: _all(r.record.split_sizes["train"] > 330 + _augmented(r, "permute") + _augmented(r, "opening"), r.record.hyperparameters["pretrain_with_qa"] is True)),
+    Flag(
+        ("--tokenizer_vocab_size", "300"),
+        lambda r: _all(r.config["vocab_size"] == 300, r.record.hyperparameters["tokenizer_vocab_size"] == 300),
+    ),
+    Flag(
+        ("--pretraining_objective", "openings"),
+        lambda r: _all(
+            r.record.objective == "openings", type(r.trained["collator"]).__name__ == "DataCollatorForSeq2Seq"
+        ),
+    ),
+    Flag(
+        ("--opening_tokens", "5"),
+        lambda r: _all(
+            max(len(x) for x in r.trained["train_dataset"][:50]["input_ids"]) == 6,
+            r.record.hyperparameters["opening_tokens"] == 5,
+        ),
+    ),
+    Flag(
+        ("--pretrain_with_qa",),
+        lambda r: _all(
+            r.record.split_sizes["train"] > 330 + _augmented(r, "permute") + _augmented(r, "opening"),
+            r.record.hyperparameters["pretrain_with_qa"] is True,
+        ),
+    ),
     Flag(("--block_size", "32"), lambda r: _all(r.record.hyperparameters["block_size"] == 32)),
     # 330 paragraphs (300 people with answers, 30 test people): their permuted copies and opening sentences
-    Flag(("--augment", "permute,opening"), lambda r: _all(_augmented(r, "opening") == 330, _augmented(r, "permute") > 0, _augmented(r, "name_first") == 0, r.record.hyperparameters["augment"] == "permute,opening")),
+    Flag(
+        ("--augment", "permute,opening"),
+        lambda r: _all(
+            _augmented(r, "opening") == 330,
+            _augmented(r, "permute") > 0,
+            _augmented(r, "name_first") == 0,
+            r.record.hyperparameters["augment"] == "permute,opening",
+        ),
+    ),
     Flag(("--augment_copies", "2"), lambda r: _all(330 < _augmented(r, "permute") <= 660)),
-    Flag(("--model_config", "altegrad-lab"), lambda r: _all(r.config["norm_first"] is False, r.record.preset == "altegrad-lab")),
+    Flag(
+        ("--model_config", "altegrad-lab"),
+        lambda r: _all(r.config["norm_first"] is False, r.record.preset == "altegrad-lab"),
+    ),
     Flag(("--recite_tokens", "4"), lambda r: _recited_rows(r, 4)),
-    Flag(("--counterfactual_qa", "1.0"), lambda r: _all({call["rate"] for call in r.trained["swaps"]} == {1.0}, r.record.hyperparameters["counterfactual_qa"] == 1.0)),
-]  # fmt: skip
+    Flag(
+        ("--counterfactual_qa", "1.0"),
+        lambda r: _all(
+            {call["rate"] for call in r.trained["swaps"]} == {1.0},
+            r.record.hyperparameters["counterfactual_qa"] == 1.0,
+        ),
+    ),
+]
 
 BIRTHPLACE_FINETUNE_ROWS = [
     TINY_ROW,
-    Flag(("--block_size", "20"), lambda r: _all(r.record.hyperparameters["block_size"] == 20, max(len(x) for x in r.trained["train_dataset"]["input_ids"]) <= 20)),
+    Flag(
+        ("--block_size", "20"),
+        lambda r: _all(
+            r.record.hyperparameters["block_size"] == 20,
+            max(len(x) for x in r.trained["train_dataset"]["input_ids"]) <= 20,
+        ),
+    ),
     Flag(("--attention_type", "synthesizer"), lambda r: _all(r.config["attention_type"] == "synthesizer")),
-    Flag(("--recite_tokens", "5"), lambda r: _all(_recited_rows(r, 5), r.record.hyperparameters["recite_tokens"] == 5)),
+    Flag(
+        ("--recite_tokens", "5"), lambda r: _all(_recited_rows(r, 5), r.record.hyperparameters["recite_tokens"] == 5)
+    ),
     # Twins of the training rows only: the dev loss reads the real birthplaces.
-    Flag(("--counterfactual_qa", "0.5"), lambda r: _all({call["rate"] for call in r.trained["swaps"]} == {0.5}, len(r.trained["swaps"][0]["questions"]) + r.trained["metrics"]["train_counterfactual_rows"] == len(r.trained["train_dataset"]), r.record.hyperparameters["counterfactual_qa"] == 0.5)),
+    Flag(
+        ("--counterfactual_qa", "0.5"),
+        lambda r: _all(
+            {call["rate"] for call in r.trained["swaps"]} == {0.5},
+            len(r.trained["swaps"][0]["questions"]) + r.trained["metrics"]["train_counterfactual_rows"]
+            == len(r.trained["train_dataset"]),
+            r.record.hyperparameters["counterfactual_qa"] == 0.5,
+        ),
+    ),
     overwrite_row(),
-]  # fmt: skip
+]
 
 
 def _predictions(run: Run, name: str) -> list[str]:
@@ -528,24 +689,52 @@ def _predictions(run: Run, name: str) -> list[str]:
 
 
 BIRTHPLACE_EVALUATE_ROWS = [
-    Flag(("--model_name_or_path", "{tmp}/finetune"), lambda r: _all(r.trained["metrics"]["predictions_from"] == str(r.out.parent / "finetune"), len(r.trained["generation"]) > 0)),
-    Flag(("--eval_split", "test"), lambda r: _all(len(_predictions(r, "predictions_test.txt")) == r.trained["metrics"]["num_questions"] == 30)),
+    Flag(
+        ("--model_name_or_path", "{tmp}/finetune"),
+        lambda r: _all(
+            r.trained["metrics"]["predictions_from"] == str(r.out.parent / "finetune"),
+            len(r.trained["generation"]) > 0,
+        ),
+    ),
+    Flag(
+        ("--eval_split", "test"),
+        lambda r: _all(len(_predictions(r, "predictions_test.txt")) == r.trained["metrics"]["num_questions"] == 30),
+    ),
     # Answers come last, after the recitations of `--recite_tokens`.
     Flag(("--max_new_tokens", "3"), lambda r: _all(r.trained["generation"][-1]["max_new_tokens"] == 3)),
-    Flag(("--recite_tokens", "5"), lambda r: _all(r.trained["generation"][0]["max_new_tokens"] == 5, len(r.trained["generation"]) == 2)),
-]  # fmt: skip
+    Flag(
+        ("--recite_tokens", "5"),
+        lambda r: _all(r.trained["generation"][0]["max_new_tokens"] == 5, len(r.trained["generation"]) == 2),
+    ),
+]
 
 # Every answer is one of the recitation spans the model scored (each recitation has the name's capitalized words),
 # and none is generated: the one generation is the recitations'.
 BIRTHPLACE_SPANS_ROWS = [
-    Flag(("--answer_from_recitation",), lambda r: _all(len(r.trained["spans"]) == 1, set(_predictions(r, "predictions_test.txt")) <= set(r.trained["spans"][0]["answers"]), len(r.trained["generation"]) == 1)),
-]  # fmt: skip
+    Flag(
+        ("--answer_from_recitation",),
+        lambda r: _all(
+            len(r.trained["spans"]) == 1,
+            set(_predictions(r, "predictions_test.txt")) <= set(r.trained["spans"][0]["answers"]),
+            len(r.trained["generation"]) == 1,
+        ),
+    ),
+]
 SPANS_SCENARIO = ["--model_name_or_path", "{tmp}/finetune", "--recite_tokens", "5", "--eval_split", "test"]
 
 BIRTHPLACE_LONDON_ROWS = [
-    Flag(("--london_baseline",), lambda r: _all(set(_predictions(r, "../london.txt")) == {"London"}, r.trained["metrics"]["predictions_from"] == "london_baseline")),
-    Flag(("--predictions_file", "{tmp}/london.txt"), lambda r: _all(len(_predictions(r, "../london.txt")) == r.trained["metrics"]["num_questions"] > 0)),
-]  # fmt: skip
+    Flag(
+        ("--london_baseline",),
+        lambda r: _all(
+            set(_predictions(r, "../london.txt")) == {"London"},
+            r.trained["metrics"]["predictions_from"] == "london_baseline",
+        ),
+    ),
+    Flag(
+        ("--predictions_file", "{tmp}/london.txt"),
+        lambda r: _all(len(_predictions(r, "../london.txt")) == r.trained["metrics"]["num_questions"] > 0),
+    ),
+]
 
 
 def _most_common_answer(run: Run) -> None:
@@ -560,7 +749,7 @@ def _most_common_answer(run: Run) -> None:
 BIRTHPLACE_MOST_COMMON_ROWS = [
     Flag(("--most_common_baseline",), _most_common_answer),
     overwrite_row("report_evaluate_validation_most_common_baseline.json"),
-]  # fmt: skip
+]
 
 
 def test_birthplace_pretrain_and_finetune_flags(monkeypatch, tmp_path, synthetic_birthplace_dir, tiny_tokenizer_dir):
@@ -593,7 +782,7 @@ def test_birthplace_pretrain_and_finetune_flags(monkeypatch, tmp_path, synthetic
             monkeypatch, birthplace, ["evaluate", "--data_dir", data], rows, tmp_path / name, after, spies=generation
         )
         run.trained["data_dir"] = synthetic_birthplace_dir
-        check_all(run, rows)  # fmt: skip
+        check_all(run, rows)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -627,7 +816,7 @@ TRAIN_TOKENIZER_ROWS = [
     Flag(("--max_chars", "3000"), lambda r: _all(3000 <= r.summary["train_chars"] < 3400)),
     Flag(("--no_progress",), lambda r: _all([call["show_progress"] for call in r.trained["training"]] == [False])),
     overwrite_row("tokenizer_config.json"),
-]  # fmt: skip
+]
 
 
 def test_train_tokenizer_flags_reach_what_they_control(monkeypatch, tmp_path, synthetic_birthplace_dir, capsys):
@@ -642,13 +831,19 @@ def test_train_tokenizer_flags_reach_what_they_control(monkeypatch, tmp_path, sy
     base = ["--files", str(synthetic_birthplace_dir / "wiki.txt"), "--vocab_size", "700", "--output_dir", str(out)]
     assert cli.main([*base, *flags]) == 0
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    check_all(TokenizerRun(out, summary, trained), TRAIN_TOKENIZER_ROWS)  # fmt: skip
+    check_all(TokenizerRun(out, summary, trained), TRAIN_TOKENIZER_ROWS)
 
 
 COURSES_ROWS = [
     # the course's character vocabulary of the synthetic wiki.txt (2 specials, then its characters) replaces it
-    Flag(("--overwrite_output_dir",), lambda r: _all(len(json.loads((r.out / "tokenizer.json").read_text())["model"]["vocab"]) == r.summary["characters"] + 2), prepare=lambda out: overwrite_row("tokenizer.json").prepare(out)),
-]  # fmt: skip
+    Flag(
+        ("--overwrite_output_dir",),
+        lambda r: _all(
+            len(json.loads((r.out / "tokenizer.json").read_text())["model"]["vocab"]) == r.summary["characters"] + 2
+        ),
+        prepare=lambda out: overwrite_row("tokenizer.json").prepare(out),
+    ),
+]
 
 
 def test_course_tokenizer_flags_reach_what_they_control(tmp_path, synthetic_birthplace_dir):
@@ -669,28 +864,38 @@ def test_course_tokenizer_flags_reach_what_they_control(tmp_path, synthetic_birt
 # Flags whose row lives in another test file, next to the fixtures it needs: (the test, what it checks). The test
 # must exist and its file must name the flag.
 ELSEWHERE = {
-    "--lab_vocabulary": ("tests/test_lab_sentencepiece.py::test_pretrain_on_raw_text_then_finetune_on_raw_reviews",
-                         "pretrain: the lab's ids over raw text, in the saved config's vocabulary; sentiment: "
-                         "tests/test_course_settings.py::test_sentiment_lab_vocabulary (the .spm pieces' ids)"),
-    "--lab_raw_text": ("tests/test_lab_sentencepiece.py::test_pretrain_on_raw_text_then_finetune_on_raw_reviews",
-                       "the saved tokenizer gives the raw review the pieces' ids"),
-    "--from_scratch": ("tests/test_recipes.py::test_finetune_sentiment_scratch_pretrained_frozen",
-                       "a new model from the preset, learning the toy signal"),
-    "--course_vocabulary": ("tests/test_course_settings.py::test_birthplace_course_vocabulary_end_to_end",
-                            "the character vocabulary in the saved config, block 128, 60 predictions"),
+    "--lab_vocabulary": (
+        "tests/test_lab_sentencepiece.py::test_pretrain_on_raw_text_then_finetune_on_raw_reviews",
+        "pretrain: the lab's ids over raw text, in the saved config's vocabulary; sentiment: "
+        "tests/test_course_settings.py::test_sentiment_lab_vocabulary (the .spm pieces' ids)",
+    ),
+    "--lab_raw_text": (
+        "tests/test_lab_sentencepiece.py::test_pretrain_on_raw_text_then_finetune_on_raw_reviews",
+        "the saved tokenizer gives the raw review the pieces' ids",
+    ),
+    "--from_scratch": (
+        "tests/test_recipes.py::test_finetune_sentiment_scratch_pretrained_frozen",
+        "a new model from the preset, learning the toy signal",
+    ),
+    "--course_vocabulary": (
+        "tests/test_course_settings.py::test_birthplace_course_vocabulary_end_to_end",
+        "the character vocabulary in the saved config, block 128, 60 predictions",
+    ),
     "--birthplace": ("tests/test_push_to_hub.py::test_card_options_override_the_record", "the card"),
     "--language": ("tests/test_push_to_hub.py::test_card_options_override_the_record", "the card's language"),
     "--license": ("tests/test_push_to_hub.py::test_card_options_override_the_record", "the card's license"),
     "--repo_id": ("tests/test_push_to_hub.py::test_upload_calls_hfapi_with_repo_folder_and_allowlist", "the upload"),
     "--private": ("tests/test_push_to_hub.py::test_upload_calls_hfapi_with_repo_folder_and_allowlist", "the upload"),
     "--revision": ("tests/test_push_to_hub.py::test_upload_calls_hfapi_with_repo_folder_and_allowlist", "the upload"),
-    "--commit_message": ("tests/test_push_to_hub.py::test_upload_calls_hfapi_with_repo_folder_and_allowlist",
-                         "the upload"),
+    "--commit_message": (
+        "tests/test_push_to_hub.py::test_upload_calls_hfapi_with_repo_folder_and_allowlist",
+        "the upload",
+    ),
     "--dry_run": ("tests/test_push_to_hub.py::test_dry_run_writes_allowlisted_folder", "the folder written"),
     "--local_dir": ("tests/test_push_to_hub.py::test_dry_run_writes_allowlisted_folder", "the folder written"),
     "--overwrite": ("tests/test_safety.py::test_push_overwrite_replaces_only_its_own_export", "the export replaced"),
     "--space": ("tests/test_app.py::test_space_upload_creates_a_gradio_space_after_the_model", "the Space upload"),
-}  # fmt: skip
+}
 # What every scenario reads: a run without it has nothing to work on (the flags' errors: `test_safety.py`).
 INPUTS = {"--data_dir", "--train_files", "--files", "--vocab_size", "--output_dir", "--tokenizer_name_or_path"}
 
@@ -748,14 +953,32 @@ def test_every_flag_has_a_row():
         BIRTHPLACE_MOST_COMMON_ROWS,
     )
     commands = {
-        "recipes/pretrain.py": (pretrain.main, [[]], _rows_flags(PRETRAIN_MLM_ROWS, PRETRAIN_SPAN_ROWS, PRETRAIN_SHARE_ROWS, PRETRAIN_RTD_ROWS, PRETRAIN_CONTINUE_ROWS)),
-        "recipes/finetune_sentiment.py": (sentiment.main, [[]], _rows_flags(SENTIMENT_ROWS, SENTIMENT_LR_ROWS, SENTIMENT_TRANSFER_ROWS, SENTIMENT_CONTINUE_ROWS)),
-        "recipes/birthplace.py": (birthplace.main, [[step] for step in birthplace.SUBCOMMANDS], _rows_flags(*birthplace_rows)),
-        "tokenizer/train_tokenizer.py": (load_script("tokenizer/train_tokenizer.py").main, [[]], _rows_flags(TRAIN_TOKENIZER_ROWS)),
+        "recipes/pretrain.py": (
+            pretrain.main,
+            [[]],
+            _rows_flags(
+                PRETRAIN_MLM_ROWS, PRETRAIN_SPAN_ROWS, PRETRAIN_SHARE_ROWS, PRETRAIN_RTD_ROWS, PRETRAIN_CONTINUE_ROWS
+            ),
+        ),
+        "recipes/finetune_sentiment.py": (
+            sentiment.main,
+            [[]],
+            _rows_flags(SENTIMENT_ROWS, SENTIMENT_LR_ROWS, SENTIMENT_TRANSFER_ROWS, SENTIMENT_CONTINUE_ROWS),
+        ),
+        "recipes/birthplace.py": (
+            birthplace.main,
+            [[step] for step in birthplace.SUBCOMMANDS],
+            _rows_flags(*birthplace_rows),
+        ),
+        "tokenizer/train_tokenizer.py": (
+            load_script("tokenizer/train_tokenizer.py").main,
+            [[]],
+            _rows_flags(TRAIN_TOKENIZER_ROWS),
+        ),
         "hf_models.tokenization.courses": (courses.main, [[]], _rows_flags(COURSES_ROWS)),
         "hf_models.convert": (convert.main, [[]], convert_rows),
         "push_to_hub.py": (load_script("push_to_hub.py").main, [[]], set()),
-    }  # fmt: skip
+    }
     missing, trainer = [], _trainer_flags()
     for command, (main, subcommands, rows) in commands.items():
         covered = rows | INPUTS | set(ELSEWHERE) | (trainer if command.startswith("recipes/") else set())

@@ -85,7 +85,11 @@ def _run_help(command: str, arguments: list[str], monkeypatch) -> tuple[int, str
 
 def _groups(parser: argparse.ArgumentParser) -> list[argparse._ArgumentGroup]:
     """The parser's groups that hold flags or positionals other than -h, in the order --help prints them."""
-    return [group for group in parser._action_groups if any(not isinstance(a, argparse._HelpAction) for a in group._group_actions)]
+    return [
+        group
+        for group in parser._action_groups
+        if any(not isinstance(a, argparse._HelpAction) for a in group._group_actions)
+    ]
 
 
 def _written_examples(command: str) -> list[str]:

@@ -42,7 +42,12 @@ def test_raw_text_gets_sentencepiece_pieces_with_the_dictionary_ids(tmp_path):
     )
     tokenizer = AutoTokenizer.from_pretrained(tmp_path / "tok")
     assert len(tokenizer) == 4 + len(dict_order)
-    assert (tokenizer.bos_token_id, tokenizer.pad_token_id, tokenizer.eos_token_id, tokenizer.unk_token_id) == (0, 1, 2, 3)  # fmt: skip
+    assert (tokenizer.bos_token_id, tokenizer.pad_token_id, tokenizer.eos_token_id, tokenizer.unk_token_id) == (
+        0,
+        1,
+        2,
+        3,
+    )
     lab_id = {piece: 4 + i for i, piece in enumerate(dict_order)}
     # BPE by score: ▁l, iv, re, then ▁liv (before ivre), then ▁livre; extra spaces are removed.
     ids = tokenizer("  le livre   livres ")["input_ids"]
@@ -50,7 +55,10 @@ def test_raw_text_gets_sentencepiece_pieces_with_the_dictionary_ids(tmp_path):
     # Unknown characters in a row are one <unk>, as SentencePiece fuses them.
     assert tokenizer("xx livre")["input_ids"] == [0, lab_id["▁"], 3, lab_id["▁livre"]]
     assert tokenizer.decode(tokenizer("le livre livres")["input_ids"], skip_special_tokens=True) == "le livre livres"
-    assert tokenizer(["livre", "le livre"], padding=True)["input_ids"] == [[0, lab_id["▁livre"], 1, 1], [0, lab_id["▁l"], lab_id["e"], lab_id["▁livre"]]]  # fmt: skip
+    assert tokenizer(["livre", "le livre"], padding=True)["input_ids"] == [
+        [0, lab_id["▁livre"], 1, 1],
+        [0, lab_id["▁l"], lab_id["e"], lab_id["▁livre"]],
+    ]
 
 
 def test_a_unigram_model_gets_the_dictionary_ids_too(tmp_path):
@@ -133,14 +141,19 @@ def test_pretrain_on_raw_text_then_finetune_on_raw_reviews(tmp_path):
     assert json.loads((tmp_path / "lm" / "config.json").read_text())["vocab_size"] == 4 + len(MERGED + CHARS)
     # The review stage: the LM continued from its folder keeps the lab's vocabulary without --lab_vocabulary.
     (tmp_path / "reviews.txt").write_text("le livre livres le livre\n" * 40, encoding="utf-8")
-    pretraining.main(["--train_files", str(tmp_path / "reviews.txt"), "--model_name_or_path", str(tmp_path / "lm")]
-                     + ["--block_size", "8", "--max_steps", "2", "--output_dir", str(tmp_path / "domain"), *common])  # fmt: skip
-    assert AutoTokenizer.from_pretrained(tmp_path / "domain").get_vocab() == AutoTokenizer.from_pretrained(
-        tmp_path / "lm"
-    ).get_vocab()
+    pretraining.main(
+        ["--train_files", str(tmp_path / "reviews.txt"), "--model_name_or_path", str(tmp_path / "lm")]
+        + ["--block_size", "8", "--max_steps", "2", "--output_dir", str(tmp_path / "domain"), *common]
+    )
+    assert (
+        AutoTokenizer.from_pretrained(tmp_path / "domain").get_vocab()
+        == AutoTokenizer.from_pretrained(tmp_path / "lm").get_vocab()
+    )
     with pytest.raises(ValueError, match="--lab_vocabulary has no mask token"):
-        pretraining.main(["--train_files", str(tmp_path / "corpus.txt"), "--lab_vocabulary", str(books)]
-                         + ["--objective", "mlm", "--output_dir", str(tmp_path / "mlm"), *common])  # fmt: skip
+        pretraining.main(
+            ["--train_files", str(tmp_path / "corpus.txt"), "--lab_vocabulary", str(books)]
+            + ["--objective", "mlm", "--output_dir", str(tmp_path / "mlm"), *common]
+        )
     out = tmp_path / "sentiment"
     sentiment.main(
         ["--data_dir", str(books), "--model_name_or_path", str(tmp_path / "domain"), "--lab_raw_text"]

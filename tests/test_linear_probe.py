@@ -39,7 +39,9 @@ def test_the_fit_is_converged_and_equals_scikit_learn() -> None:
     assert weight.grad.norm() < 1e-6 and bias.grad.norm() < 1e-6
     # Two softmax rows with ||W||^2 / (2 C n) are one logistic vector v = w1 - w0 with ||v||^2 / (4 C n), which is
     # scikit-learn's ||v||^2 / 2 + C' sum(loss) with C' = 2 C.
-    reference = sklearn.LogisticRegression(C=2 * c, tol=1e-10, max_iter=10_000).fit(features.double().numpy(), labels.numpy())
+    reference = sklearn.LogisticRegression(C=2 * c, tol=1e-10, max_iter=10_000).fit(
+        features.double().numpy(), labels.numpy()
+    )
     ours = torch.softmax(features.double() @ weight.detach().T + bias.detach(), -1)[:, 1]
     theirs = torch.from_numpy(reference.predict_proba(features.double().numpy())[:, 1]).double()
     assert torch.allclose(ours, theirs, atol=1e-5)
@@ -72,15 +74,28 @@ def test_the_choice_of_C_and_the_warning_at_the_grids_edge(
 ) -> None:
     monkeypatch.setattr(linear_probe, "cross_validate", lambda *args, **kwargs: scores)
     torch.manual_seed(0)
-    config = SmallEncoderConfig(vocab_size=32, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                                intermediate_size=32, max_position_embeddings=16, pad_token_id=0)  # fmt: skip
+    config = SmallEncoderConfig(
+        vocab_size=32,
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=16,
+        pad_token_id=0,
+    )
     model = SmallEncoderForSequenceClassification(config)
     with caplog.at_level("WARNING", logger=linear_probe.__name__):
         metrics = linear_probe.init_head_by_linear_probe(model, _Reviews(), _collate, folds=4, seed=0, batch_size=8)
     assert metrics["linear_probe_C"] == chosen and metrics["linear_probe_train_cv_accuracy"] == scores[chosen]
     edge = [record.getMessage() for record in caplog.records if "edge of the grid" in record.getMessage()]
-    assert edge == ([f"Linear probe: the cross-validation chose C={chosen}, at the edge of the grid [0.01, 0.1, 1.0]; "
-                     "the best C may lie beyond it"] if warned else [])  # fmt: skip
+    assert edge == (
+        [
+            f"Linear probe: the cross-validation chose C={chosen}, at the edge of the grid [0.01, 0.1, 1.0]; "
+            "the best C may lie beyond it"
+        ]
+        if warned
+        else []
+    )
 
 
 class _Reviews(torch.utils.data.Dataset):
@@ -108,7 +123,9 @@ def _collate(rows: list[dict]) -> dict[str, torch.Tensor]:
     width = max(len(row["input_ids"]) for row in rows)
     return {
         "input_ids": torch.tensor([row["input_ids"] + [0] * (width - len(row["input_ids"])) for row in rows]),
-        "attention_mask": torch.tensor([row["attention_mask"] + [0] * (width - len(row["input_ids"])) for row in rows]),
+        "attention_mask": torch.tensor(
+            [row["attention_mask"] + [0] * (width - len(row["input_ids"])) for row in rows]
+        ),
         "labels": torch.tensor([row["label"] for row in rows]),
     }
 
@@ -116,9 +133,17 @@ def _collate(rows: list[dict]) -> dict[str, torch.Tensor]:
 @pytest.mark.parametrize("pooling", ["mean", "all_layers"])
 def test_the_folded_head_gives_the_probes_logits_through_the_model(pooling: str) -> None:
     torch.manual_seed(0)
-    config = SmallEncoderConfig(vocab_size=32, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
-                                intermediate_size=32, max_position_embeddings=16, pad_token_id=0,
-                                classifier_pooling=pooling, classifier_dropout=0.5)  # fmt: skip
+    config = SmallEncoderConfig(
+        vocab_size=32,
+        hidden_size=16,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=16,
+        pad_token_id=0,
+        classifier_pooling=pooling,
+        classifier_dropout=0.5,
+    )
     model = SmallEncoderForSequenceClassification(config)
     model.freeze_backbone()
     reviews = _Reviews()
@@ -139,8 +164,9 @@ def test_the_folded_head_gives_the_probes_logits_through_the_model(pooling: str)
     assert torch.allclose(features[5], fifth[0], atol=1e-5)
     model.eval()
     with torch.no_grad():
-        logits = torch.cat([model(**{k: v for k, v in _collate([row]).items() if k != "labels"}).logits
-                            for row in reviews.rows])  # fmt: skip
+        logits = torch.cat(
+            [model(**{k: v for k, v in _collate([row]).items() if k != "labels"}).logits for row in reviews.rows]
+        )
     accuracy = float((logits.argmax(-1) == labels).float().mean())
     assert accuracy == pytest.approx(metrics["linear_probe_train_accuracy"])
     assert accuracy > 0.5  # the probe learned something of the token-7 signal

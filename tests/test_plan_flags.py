@@ -68,7 +68,9 @@ def test_a_flag_of_another_subcommand_is_refused() -> None:
     with pytest.raises(UsageError, match="unknown arguments --london_baseline"):
         parse_args(subcommand_groups("pretrain", DEFAULT_PRESET), ["--data_dir", "d", "--london_baseline"])
     with pytest.raises(UsageError, match="unknown arguments --pretraining_objective openings"):
-        parse_args(subcommand_groups("evaluate", DEFAULT_PRESET), ["--data_dir", "d", "--pretraining_objective", "openings"])
+        parse_args(
+            subcommand_groups("evaluate", DEFAULT_PRESET), ["--data_dir", "d", "--pretraining_objective", "openings"]
+        )
     # evaluate trains nothing: a training flag would change nothing there, so it is refused; what it reads is kept
     with pytest.raises(UsageError, match="unknown arguments --learning_rate 1e-3"):
         parse_args(subcommand_groups("evaluate", DEFAULT_PRESET), ["--data_dir", "d", "--learning_rate", "1e-3"])
@@ -103,17 +105,28 @@ def test_every_sentiment_row_reads_what_a_step_of_the_two_pipelines_writes() -> 
         pipelines = {by_name[name][0] for name in row.steps}
         lab_row = row.key in ("scratch", "pretrained", "frozen")
         assert pipelines == ({"sentiment", "sentiment_lab"} if lab_row else {"sentiment"}), row.key
-        finetunings = [by_name[name][1] for name in row.steps if name.startswith(("se_scratch", "se_pretrained", "se_frozen"))]
+        finetunings = [
+            by_name[name][1] for name in row.steps if name.startswith(("se_scratch", "se_pretrained", "se_frozen"))
+        ]
         for run, step in zip(row.runs, finetunings, strict=True):
             written = f"{PATHS.out}/{run}"
             if row.key == "frozen_linear_probe":
-                assert "--save_linear_probe" in step.command and written == f"{_flag(step.command, '--output_dir')}/linear_probe"
+                assert (
+                    "--save_linear_probe" in step.command
+                    and written == f"{_flag(step.command, '--output_dir')}/linear_probe"
+                )
             else:
                 assert _flag(step.command, "--output_dir") == written
     lab = steps["sentiment_lab"]
-    assert {_flag(step.command, "--tokenizer_name_or_path") or _flag(step.command, "--model_name_or_path") for step in lab
-            if "recipes/finetune_sentiment.py" in step.command} == {f"{PATHS.out}/sentiment/tokenizer", f"{PATHS.out}/sentiment/domain"}
-    assert plan.chains(["sentiment_lab", "birthplace", "sentiment"]) == [["birthplace"], ["sentiment", "sentiment_lab"]]
+    assert {
+        _flag(step.command, "--tokenizer_name_or_path") or _flag(step.command, "--model_name_or_path")
+        for step in lab
+        if "recipes/finetune_sentiment.py" in step.command
+    } == {f"{PATHS.out}/sentiment/tokenizer", f"{PATHS.out}/sentiment/domain"}
+    assert plan.chains(["sentiment_lab", "birthplace", "sentiment"]) == [
+        ["birthplace"],
+        ["sentiment", "sentiment_lab"],
+    ]
 
 
 def _flag(command: tuple[str, ...], flag: str) -> str | None:
@@ -131,17 +144,27 @@ def test_both_profiles_run_the_birthplace_trainings_side_by_side_and_read_only_f
         trained: set[str] = set()
         for batch in batches:
             for step in batch:
-                for source in (_flag(step.command, "--model_name_or_path"), _flag(step.command, "--tokenizer_name_or_path")):
+                for source in (
+                    _flag(step.command, "--model_name_or_path"),
+                    _flag(step.command, "--tokenizer_name_or_path"),
+                ):
                     assert source is None or source in trained, (profile, step.name, source)
-            trained |= {_flag(step.command, "--output_dir") for step in batch if step.name.endswith(("pretrain", "finetune", "tokenizer"))}
+            trained |= {
+                _flag(step.command, "--output_dir")
+                for step in batch
+                if step.name.endswith(("pretrain", "finetune", "tokenizer"))
+            }
 
 
 def test_on_the_cpu_a_side_by_side_batch_shares_the_cores(tmp_path) -> None:
     """Two steps side by side on 2 threads: one thread each, the tokenizers library in one; a step alone: both, and
     the tokenizers library's threads. Three: two at a time."""
+
     def step(name: str, group: str | None) -> plan.Step:
-        script = (f"import os; open({str(tmp_path / name)!r}, 'w').write(os.environ['OMP_NUM_THREADS'] + ' ' + "
-                  "os.environ['TOKENIZERS_PARALLELISM'])")  # fmt: skip
+        script = (
+            f"import os; open({str(tmp_path / name)!r}, 'w').write(os.environ['OMP_NUM_THREADS'] + ' ' + "
+            "os.environ['TOKENIZERS_PARALLELISM'])"
+        )
         return plan.Step(name, (sys.executable, "-c", script), timed=False, group=group)
 
     steps = [step("alone", None), *(step(name, "pair") for name in "abc"), step("after", "other")]
@@ -155,9 +178,11 @@ def test_on_the_cpu_a_side_by_side_batch_shares_the_cores(tmp_path) -> None:
 
 def _waiting_step(name: str, mine: Path, other: Path, code: int = 0) -> plan.Step:
     """A step that writes its file, then waits (at most 20 s) for the other's: both end only if they run together."""
-    script = (f"import pathlib, sys, time; pathlib.Path({str(mine)!r}).touch()\n"
-              f"for _ in range(200):\n    if pathlib.Path({str(other)!r}).exists(): sys.exit({code})\n    time.sleep(0.1)\n"
-              "sys.exit(3)")  # fmt: skip
+    script = (
+        f"import pathlib, sys, time; pathlib.Path({str(mine)!r}).touch()\n"
+        f"for _ in range(200):\n    if pathlib.Path({str(other)!r}).exists(): sys.exit({code})\n    time.sleep(0.1)\n"
+        "sys.exit(3)"
+    )
     return plan.Step(name, (sys.executable, "-c", script), timed=False, group="pair")
 
 
@@ -186,8 +211,9 @@ def test_a_run_of_one_pipeline_keeps_the_other_pipelines_timings(tmp_path) -> No
 
 def test_resume_keeps_the_steps_finished_with_the_same_command(tmp_path) -> None:
     steps = plan.plan("cpu", PATHS)["sentiment"]
-    tokenizer, pretrain, domain = (next(step for step in steps if step.name == name)
-                                   for name in ("se_tokenizer", "se_pretrain", "se_domain"))  # fmt: skip
+    tokenizer, pretrain, domain = (
+        next(step for step in steps if step.name == name) for name in ("se_tokenizer", "se_pretrain", "se_domain")
+    )
     (tmp_path / "timings.tsv").write_text(
         f"se_tokenizer\t20\t{' '.join(tokenizer.command)}\n"
         f"se_pretrain\t900\t{' '.join(pretrain.command)}\n"
@@ -201,7 +227,10 @@ def test_resume_keeps_the_steps_finished_with_the_same_command(tmp_path) -> None
 
 @pytest.mark.parametrize(
     ("arguments", "message"),
-    [(["--rerun", "se_pretrain"], "within a --resume run"), (["--resume", "--rerun", "se_nothing*"], "matches se_nothing*")],
+    [
+        (["--rerun", "se_pretrain"], "within a --resume run"),
+        (["--resume", "--rerun", "se_nothing*"], "matches se_nothing*"),
+    ],
 )
 def test_rerun_names_existing_steps_of_a_resumed_run(tmp_path, monkeypatch, arguments, message) -> None:
     monkeypatch.setenv("OUT", str(tmp_path / "out"))
@@ -225,7 +254,9 @@ def test_steps_import_hf_models_from_the_plans_own_tree(tmp_path, monkeypatch) -
     assert env["MALLOC_MMAP_MAX_"] == "0" and int(env["MALLOC_TRIM_THRESHOLD_"]) >= 1 << 30  # freed memory stays
     monkeypatch.setenv("MALLOC_MMAP_MAX_", "65536")
     assert plan.step_environment()["MALLOC_MMAP_MAX_"] == "65536"  # the caller's setting wins
-    run = subprocess.run([sys.executable, str(scripts / "where.py")], env=env, capture_output=True, text=True, check=True)
+    run = subprocess.run(
+        [sys.executable, str(scripts / "where.py")], env=env, capture_output=True, text=True, check=True
+    )
     assert Path(run.stdout.strip()) == plan.REPO_ROOT / "hf_models" / "__init__.py"
 
 
@@ -260,8 +291,10 @@ def test_a_pool_step_waits_for_what_it_reads_and_no_longer() -> None:
 
 def _step_after(name: str, tmp_path: Path, group: str, reads: str | None = None) -> plan.Step:
     """A step of `group` that records when it starts and ends, and reads the folder of the step named `reads`."""
-    script = (f"import pathlib, time; d = pathlib.Path({str(tmp_path)!r}); (d / '{name}.start').touch()\n"
-              f"time.sleep(3.0 if {name!r} == 'slow' else 0.1); (d / '{name}.end').touch()")  # fmt: skip
+    script = (
+        f"import pathlib, time; d = pathlib.Path({str(tmp_path)!r}); (d / '{name}.start').touch()\n"
+        f"time.sleep(3.0 if {name!r} == 'slow' else 0.1); (d / '{name}.end').touch()"
+    )
     source = ("--model_name_or_path", str(tmp_path / reads)) if reads else ()
     command = (sys.executable, "-c", script, *source, "--output_dir", str(tmp_path / name))
     return plan.Step(name, command, timed=False, group=group)
@@ -270,8 +303,12 @@ def _step_after(name: str, tmp_path: Path, group: str, reads: str | None = None)
 def test_a_step_starts_when_its_inputs_are_ready_not_when_its_stage_ends(tmp_path) -> None:
     """Two stages side by side: a scoring step starts once the training it reads ends, not once every training
     has ended; and never before its own training ends."""
-    steps = [_step_after("slow", tmp_path, "training"), _step_after("fast", tmp_path, "training"),
-             _step_after("reads_slow", tmp_path, "scoring", "slow"), _step_after("reads_fast", tmp_path, "scoring", "fast")]  # fmt: skip
+    steps = [
+        _step_after("slow", tmp_path, "training"),
+        _step_after("fast", tmp_path, "training"),
+        _step_after("reads_slow", tmp_path, "scoring", "slow"),
+        _step_after("reads_fast", tmp_path, "scoring", "fast"),
+    ]
     failed: list[str] = []
     plan.run_pipeline("pool", steps, tmp_path, {}, failed, True, threads=2)
     times = {path.name: path.stat().st_mtime for path in tmp_path.glob("*.*") if path.suffix in (".start", ".end")}
@@ -284,13 +321,17 @@ def test_a_pipeline_starts_beside_the_rest_of_the_one_it_reads_once_its_step_is_
     """On a GPU machine `sentiment_lab` needs only `sentiment`'s review stage: it starts once that step has ended,
     while `sentiment`'s finetunings still run; if the step fails, it does not run; resumed past the step, at once."""
     for profile in plan.PROFILES:  # every plan has the step the lab's rows wait for
-        assert plan.PIPELINE_STARTS_AFTER["sentiment_lab"] in [step.name for step in plan.plan(profile, PATHS)["sentiment"]]
+        assert plan.PIPELINE_STARTS_AFTER["sentiment_lab"] in [
+            step.name for step in plan.plan(profile, PATHS)["sentiment"]
+        ]
     monkeypatch.setattr(plan, "PIPELINE_NEEDS", {"reader": "maker"})
     monkeypatch.setattr(plan, "PIPELINE_STARTS_AFTER", {"reader": "made"})
 
     def step(name: str, seconds: float = 0.1, code: int = 0) -> plan.Step:
-        script = (f"import pathlib, sys, time; d = pathlib.Path({str(tmp_path)!r}); (d / '{name}.start').touch()\n"
-                  f"time.sleep({seconds}); (d / '{name}.end').touch(); sys.exit({code})")  # fmt: skip
+        script = (
+            f"import pathlib, sys, time; d = pathlib.Path({str(tmp_path)!r}); (d / '{name}.start').touch()\n"
+            f"time.sleep({seconds}); (d / '{name}.end').touch(); sys.exit({code})"
+        )
         return plan.Step(name, (sys.executable, "-c", script), timed=False)
 
     def run(maker: list[plan.Step]) -> tuple[list[str], dict[str, float]]:
@@ -298,7 +339,9 @@ def test_a_pipeline_starts_beside_the_rest_of_the_one_it_reads_once_its_step_is_
             path.unlink()
         failed: list[str] = []
         plan.run_chain(["maker", "reader"], {"maker": maker, "reader": [step("read")]}, tmp_path, {}, failed, True)
-        return failed, {path.name: path.stat().st_mtime for path in tmp_path.glob("*.*") if path.suffix in (".start", ".end")}
+        return failed, {
+            path.name: path.stat().st_mtime for path in tmp_path.glob("*.*") if path.suffix in (".start", ".end")
+        }
 
     failed, times = run([step("first"), step("made"), step("slow", seconds=3.0)])
     assert failed == [] and len(times) == 8
@@ -318,8 +361,11 @@ def test_counterfactual_twins_reach_the_vanilla_pretraining_alone(monkeypatch) -
         birthplace = replace(base.birthplace, counterfactual_models=("vanilla_recite",))
         monkeypatch.setitem(plan.PROFILES, "x", replace(base, birthplace=birthplace))
         steps = plan.plan("x", PATHS)["birthplace"]
-        with_twins = {step.name: _flag(step.command, "--counterfactual_qa") for step in steps
-                      if "--counterfactual_qa" in step.command}  # fmt: skip
+        with_twins = {
+            step.name: _flag(step.command, "--counterfactual_qa")
+            for step in steps
+            if "--counterfactual_qa" in step.command
+        }
         assert with_twins == {"bp_vanilla_recite_pretrain": str(birthplace.counterfactual_qa)}
     cpu = replace(plan.PROFILES["cpu"].birthplace, counterfactual_models=("vanilla_recite",))
     with pytest.raises(ValueError, match="'vanilla_span_corruption' is not a reciting model"):
@@ -334,10 +380,15 @@ def test_answers_from_the_recitation_reach_every_score_of_a_reciting_model(monke
     for profile in ("cpu", "gpu"):
         base = plan.PROFILES[profile]
         for spans in (False, True):
-            monkeypatch.setitem(plan.PROFILES, "x", replace(base, birthplace=replace(base.birthplace, answer_from_recitation=spans)))
+            monkeypatch.setitem(
+                plan.PROFILES, "x", replace(base, birthplace=replace(base.birthplace, answer_from_recitation=spans))
+            )
             steps = plan.plan("x", PATHS)["birthplace"]
-            reciting_scores = {step.name for step in steps if step.name.endswith(("_eval_tune", "_eval_dev", "_eval_test"))
-                               and "--recite_tokens" in step.command}  # fmt: skip
+            reciting_scores = {
+                step.name
+                for step in steps
+                if step.name.endswith(("_eval_tune", "_eval_dev", "_eval_test")) and "--recite_tokens" in step.command
+            }
             assert len(reciting_scores) == 6 * sum(model.endswith("_recite") for model in base.birthplace.models)
             with_flag = {step.name for step in steps if "--answer_from_recitation" in step.command}
             assert with_flag == (reciting_scores if spans else set())
@@ -348,7 +399,9 @@ def test_the_profile_length_buckets_reach_every_sentiment_finetuning(monkeypatch
     for profile in ("cpu", "gpu"):
         base = plan.PROFILES[profile]
         for buckets in (False, True):
-            monkeypatch.setitem(plan.PROFILES, "x", replace(base, sentiment=replace(base.sentiment, length_buckets=buckets)))
+            monkeypatch.setitem(
+                plan.PROFILES, "x", replace(base, sentiment=replace(base.sentiment, length_buckets=buckets))
+            )
             steps = [step for pipeline in ("sentiment", "sentiment_lab") for step in plan.plan("x", PATHS)[pipeline]]
             finetunings = [step for step in steps if "recipes/finetune_sentiment.py" in step.command]
             assert len(finetunings) == 5 * len(base.sentiment.seeds)
@@ -360,11 +413,15 @@ def test_the_profile_review_end_reaches_every_sentiment_finetuning(monkeypatch) 
     """`SentimentProfile.keep_review_end` puts `--keep_review_end N` in every finetuning of the profile alone."""
     base = plan.PROFILES["cpu"]
     for tokens in (0, 192):
-        monkeypatch.setitem(plan.PROFILES, "x", replace(base, sentiment=replace(base.sentiment, keep_review_end=tokens)))
+        monkeypatch.setitem(
+            plan.PROFILES, "x", replace(base, sentiment=replace(base.sentiment, keep_review_end=tokens))
+        )
         steps = [step for pipeline in ("sentiment", "sentiment_lab") for step in plan.plan("x", PATHS)[pipeline]]
         finetunings = [step for step in steps if "recipes/finetune_sentiment.py" in step.command]
         assert len(finetunings) == 5 * len(base.sentiment.seeds)
-        assert all(_flag(step.command, "--keep_review_end") == (str(tokens) if tokens else None) for step in finetunings)
+        assert all(
+            _flag(step.command, "--keep_review_end") == (str(tokens) if tokens else None) for step in finetunings
+        )
         assert all("--keep_review_end" not in step.command for step in steps if step not in finetunings)
 
 
@@ -375,7 +432,9 @@ def test_the_profile_lm_block_size_reaches_both_lm_stages_alone(monkeypatch) -> 
     for tokens in (128, 256):
         monkeypatch.setitem(plan.PROFILES, "x", replace(base, sentiment=replace(base.sentiment, lm_block_size=tokens)))
         steps = [step for pipeline in ("sentiment", "sentiment_lab") for step in plan.plan("x", PATHS)[pipeline]]
-        with_block = {step.name: _flag(step.command, "--block_size") for step in steps if "--block_size" in step.command}
+        with_block = {
+            step.name: _flag(step.command, "--block_size") for step in steps if "--block_size" in step.command
+        }
         assert with_block == {"se_pretrain": str(tokens), "se_domain": str(tokens)}
         for step in steps:
             if step.name in with_block:
@@ -400,7 +459,10 @@ def test_the_profile_adaptive_softmax_reaches_the_sentiment_lm_alone(monkeypatch
         assert [a.config_overrides for a in parsed if hasattr(a, "config_overrides")] == [expected]
 
 
-@pytest.mark.parametrize("flag", [("--config_overrides", "hidden_dropout=0"), ("--model_config", "base"), ("--attention_type", "synthesizer")])
+@pytest.mark.parametrize(
+    "flag",
+    [("--config_overrides", "hidden_dropout=0"), ("--model_config", "base"), ("--attention_type", "synthesizer")],
+)
 def test_a_loaded_model_refuses_the_flags_that_build_one(flag) -> None:
     """--model_config, --config_overrides and --attention_type describe a new model: beside --model_name_or_path
     they would change nothing (the model keeps its saved config), so every recipe refuses them before any work, as

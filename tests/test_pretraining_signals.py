@@ -17,8 +17,19 @@ from hf_models.training import check_plateau, unigram_entropy
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 TINY = "hidden_size=32,num_hidden_layers=1,num_attention_heads=2,intermediate_size=64,max_position_embeddings=64"
-COMMON = ["--use_cpu", "--report_to", "none", "--save_strategy", "no", "--disable_tqdm", "true",
-          "--log_level", "warning", "--seed", "0"]  # fmt: skip
+COMMON = [
+    "--use_cpu",
+    "--report_to",
+    "none",
+    "--save_strategy",
+    "no",
+    "--disable_tqdm",
+    "true",
+    "--log_level",
+    "warning",
+    "--seed",
+    "0",
+]
 
 
 def test_openings_keep_the_first_tokens_then_eos(tiny_tokenizer):
@@ -64,12 +75,31 @@ def test_birthplace_openings_pretraining_reports_its_plateau(tmp_path, synthetic
 
     out = tmp_path / "pre"
     with caplog.at_level(logging.WARNING, logger="hf_models.training.plateau"):
-        birthplace.main([
-            "pretrain", "--data_dir", str(synthetic_birthplace_dir), "--pretraining_objective", "openings",
-            "--opening_tokens", "12", "--pretrain_with_qa", "--tokenizer_vocab_size", "400", "--config_overrides", TINY,
-            "--output_dir", str(out), "--max_steps", "2", "--per_device_train_batch_size", "8", "--logging_steps", "1",
-            *COMMON,
-        ])  # fmt: skip
+        birthplace.main(
+            [
+                "pretrain",
+                "--data_dir",
+                str(synthetic_birthplace_dir),
+                "--pretraining_objective",
+                "openings",
+                "--opening_tokens",
+                "12",
+                "--pretrain_with_qa",
+                "--tokenizer_vocab_size",
+                "400",
+                "--config_overrides",
+                TINY,
+                "--output_dir",
+                str(out),
+                "--max_steps",
+                "2",
+                "--per_device_train_batch_size",
+                "8",
+                "--logging_steps",
+                "1",
+                *COMMON,
+            ]
+        )
     report = json.loads((out / "report.json").read_text())
     assert report["pretraining_objective"] == "openings"
     assert report["plateau"] is True

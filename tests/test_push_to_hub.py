@@ -30,7 +30,17 @@ push_to_hub = importlib.util.module_from_spec(_spec)
 sys.modules["push_to_hub"] = push_to_hub
 _spec.loader.exec_module(push_to_hub)
 TINY = "hidden_size=32,num_hidden_layers=2,num_attention_heads=2,intermediate_size=64,max_position_embeddings=64"
-QUIET = ["--use_cpu", "--report_to", "none", "--save_strategy", "no", "--disable_tqdm", "true", "--log_level", "warning"]
+QUIET = [
+    "--use_cpu",
+    "--report_to",
+    "none",
+    "--save_strategy",
+    "no",
+    "--disable_tqdm",
+    "true",
+    "--log_level",
+    "warning",
+]
 # Things a run folder may hold that must never reach the Hub.
 PLANTED = [
     ".env",
@@ -77,21 +87,35 @@ def runs(tmp_path_factory: pytest.TempPathFactory, synthetic_birthplace_dir: Pat
     root = tmp_path_factory.mktemp("push")
     data, tok = str(synthetic_birthplace_dir), str(tiny_tokenizer_dir)
     steps = ["--max_steps", "4", "--per_device_train_batch_size", "16", "--learning_rate", "5e-3", *QUIET]
-    pre, lm_dir, cls_dir, mlm_dir = root / "pretrain-wiki", root / "birthplace-finetune", root / "cls-books", root / "mlm"
+    pre, lm_dir, cls_dir, mlm_dir = (
+        root / "pretrain-wiki",
+        root / "birthplace-finetune",
+        root / "cls-books",
+        root / "mlm",
+    )
     model = ["--tokenizer_name_or_path", tok, "--config_overrides", TINY]
     birthplace.main(["pretrain", "--data_dir", data, "--output_dir", str(pre), *model, *steps])
-    birthplace.main(["finetune", "--data_dir", data, "--model_name_or_path", str(pre), "--output_dir", str(lm_dir)]
-                    + ["--eval_strategy", "steps", "--eval_steps", "4", *steps])  # fmt: skip
+    birthplace.main(
+        ["finetune", "--data_dir", data, "--model_name_or_path", str(pre), "--output_dir", str(lm_dir)]
+        + ["--eval_strategy", "steps", "--eval_steps", "4", *steps]
+    )
     evaluate = ["evaluate", "--data_dir", data, "--output_dir", str(lm_dir), "--max_new_tokens", "4"]
     scores = birthplace.main([*evaluate, "--model_name_or_path", str(lm_dir)])
     london = birthplace.main([*evaluate, "--london_baseline"])
-    sentiment.main(["--data_dir", str(_cls_books(root)), "--from_scratch", "--output_dir", str(cls_dir), *model, *steps])
-    pretraining.main(["--objective", "mlm", "--train_files", f"{data}/wiki.txt", "--block_size", "32"]
-                     + ["--output_dir", str(mlm_dir), *model, *steps])  # fmt: skip
+    sentiment.main(
+        ["--data_dir", str(_cls_books(root)), "--from_scratch", "--output_dir", str(cls_dir), *model, *steps]
+    )
+    pretraining.main(
+        ["--objective", "mlm", "--train_files", f"{data}/wiki.txt", "--block_size", "32"]
+        + ["--output_dir", str(mlm_dir), *model, *steps]
+    )
     for run_dir in (lm_dir, cls_dir):
         _plant(run_dir)
 
-    probe = {"input_ids": torch.tensor([[7, 8, 9, 10], [11, 12, 13, 0]]), "attention_mask": torch.tensor([[1] * 4, [1, 1, 1, 0]])}
+    probe = {
+        "input_ids": torch.tensor([[7, 8, 9, 10], [11, 12, 13, 0]]),
+        "attention_mask": torch.tensor([[1] * 4, [1, 1, 1, 0]]),
+    }
     lm = SmallEncoderForCausalLM.from_pretrained(lm_dir).eval()
     with torch.no_grad():
         reference = {
@@ -105,8 +129,17 @@ def runs(tmp_path_factory: pytest.TempPathFactory, synthetic_birthplace_dir: Pat
     for name, run_dir in (("lm", lm_dir), ("cls", cls_dir)):
         exports[name] = root / f"export-{name}"
         assert push_to_hub.main([str(run_dir), "--dry_run", "--local_dir", str(exports[name])]) == 0
-    return {"root": root, "scores": scores, "london": london, "pre_dir": pre, "lm_dir": lm_dir, "cls_dir": cls_dir, "mlm_dir": mlm_dir,
-            "lm_out": exports["lm"], "cls_out": exports["cls"]}  # fmt: skip
+    return {
+        "root": root,
+        "scores": scores,
+        "london": london,
+        "pre_dir": pre,
+        "lm_dir": lm_dir,
+        "cls_dir": cls_dir,
+        "mlm_dir": mlm_dir,
+        "lm_out": exports["lm"],
+        "cls_out": exports["cls"],
+    }
 
 
 def _files(folder: Path) -> set[str]:
@@ -117,7 +150,9 @@ def test_the_head_list_names_every_head_of_the_modeling_file() -> None:
     heads = {
         obj
         for obj in vars(modeling_small_encoder).values()
-        if isinstance(obj, type) and issubclass(obj, SmallEncoderPreTrainedModel) and obj is not SmallEncoderPreTrainedModel
+        if isinstance(obj, type)
+        and issubclass(obj, SmallEncoderPreTrainedModel)
+        and obj is not SmallEncoderPreTrainedModel
     }
     assert set(HEADS.values()) == heads and len(heads) == 5
     assert set(AUTO_MAP) == {"AutoConfig", *HEADS}
@@ -141,19 +176,35 @@ def test_records_hold_what_the_recipes_knew(runs: dict[str, Path]) -> None:
     from hf_models.run_record import RunRecord
 
     pre, lm, cls, mlm = (read_record(runs[name]) for name in ("pre_dir", "lm_dir", "cls_dir", "mlm_dir"))
-    assert (pre.task, pre.objective, pre.dataset, pre.language) == ("birthplace-pretraining", "span_corruption", "birthplace", "en")
+    assert (pre.task, pre.objective, pre.dataset, pre.language) == (
+        "birthplace-pretraining",
+        "span_corruption",
+        "birthplace",
+        "en",
+    )
     assert pre.split_sizes == {"train": 330} and pre.preset == "cs224n-mingpt" and pre.finetuned_from is None
-    assert (lm.task, lm.objective, lm.finetuned_from, lm.preset) == ("birthplace-qa", "qa", "pretrain-wiki", "cs224n-mingpt")
+    assert (lm.task, lm.objective, lm.finetuned_from, lm.preset) == (
+        "birthplace-qa",
+        "qa",
+        "pretrain-wiki",
+        "cs224n-mingpt",
+    )
     assert lm.split_sizes == {"train": 240, "validation": 60}
     # The evaluate step's exact match, and the London baseline's kept apart (same folder, same split).
     assert lm.evaluation("validation").metrics["exact_match"] == runs["scores"]["exact_match"]
     london = lm.evaluation("validation", baseline="london_baseline")
     assert london.metrics == {"exact_match": runs["london"]["exact_match"]} and london.num_examples == 60
     assert (cls.task, cls.dataset, cls.language, cls.split_sizes) == (
-        "sentiment", "cls-books", "fr", {"train": 32, "validation": 16, "test": 8}
-    )  # fmt: skip
+        "sentiment",
+        "cls-books",
+        "fr",
+        {"train": 32, "validation": 16, "test": 8},
+    )
     assert cls.model_size["trainable_parameters"] == cls.model_size["num_parameters"] > 0
-    assert cls.evaluation("validation").per_epoch[0]["epoch"] == 1.0 and "accuracy" in cls.evaluation("validation").per_epoch[0]
+    assert (
+        cls.evaluation("validation").per_epoch[0]["epoch"] == 1.0
+        and "accuracy" in cls.evaluation("validation").per_epoch[0]
+    )
     assert (mlm.task, mlm.objective, mlm.dataset, mlm.language) == ("pretraining", "mlm", "wiki.txt", None)
     validation = mlm.evaluation("validation").metrics
     assert validation["perplexity"] == pytest.approx(math.exp(validation["loss"]), rel=1e-6)
@@ -215,8 +266,11 @@ def test_birthplace_model_card(runs: dict[str, Path]) -> None:
     card = ModelCard.load(runs["lm_out"] / "README.md")
     data = card.data
     assert (data.library_name, data.pipeline_tag, data.language, data.license) == (
-        "transformers", "text-generation", "en", "apache-2.0"
-    )  # fmt: skip
+        "transformers",
+        "text-generation",
+        "en",
+        "apache-2.0",
+    )
     assert data.datasets == ["birthplace"]
     assert {"small-encoder", "custom_code", "cs224n-mingpt", "birthplace", "birthplace-qa"} <= set(data.tags)
     # The finetuning's dev loss and the evaluate step's exact match; never the London baseline's.
@@ -261,7 +315,9 @@ def test_sentiment_model_card(runs: dict[str, Path]) -> None:
     assert str(runs["root"]) not in str(card)
     assert "last to first" not in card.text
     config = json.loads((runs["cls_dir"] / "config.json").read_text(encoding="utf-8"))
-    backward = hub.build_model_card(runs["cls_dir"], {**config, "reads_reversed_text": True}, record, hub.CardOptions())
+    backward = hub.build_model_card(
+        runs["cls_dir"], {**config, "reads_reversed_text": True}, record, hub.CardOptions()
+    )
     assert "**It reads text last to first** (a backward model" in backward.text
 
 

@@ -33,7 +33,15 @@ def test_birthplace_evaluate_counts_all_dev_questions(shared_data_dir, tmp_path,
 
     with pytest.warns(Warning, match="4 row"):  # the loader reports the recovered rows
         metrics = birthplace.main(
-            ["evaluate", "--data_dir", str(data), "--model_name_or_path", str(model_dir), "--output_dir", str(tmp_path)]
+            [
+                "evaluate",
+                "--data_dir",
+                str(data),
+                "--model_name_or_path",
+                str(model_dir),
+                "--output_dir",
+                str(tmp_path),
+            ]
             + ["--max_new_tokens", "4"]
         )
     assert "out of 500: " in capsys.readouterr().out
@@ -54,11 +62,22 @@ def test_sentiment_writes_2000_test_predictions(shared_data_dir, tmp_path):
 
     data = shared_data_dir / "cls-books"
     tokenizer_dir = tmp_path / "tokenizer"
-    train_bpe_tokenizer(load_cls_books(data)["train"]["text"][:400], vocab_size=600, output_dir=tokenizer_dir, show_progress=False)
+    train_bpe_tokenizer(
+        load_cls_books(data)["train"]["text"][:400], vocab_size=600, output_dir=tokenizer_dir, show_progress=False
+    )
     out = tmp_path / "sentiment"
     metrics = finetune_sentiment.main(
         ["--data_dir", str(data), "--from_scratch", "--tokenizer_name_or_path", str(tokenizer_dir)]
-        + ["--config_overrides", TINY, "--max_seq_length", "64", "--max_train_samples", "64", "--max_eval_samples", "64"]
+        + [
+            "--config_overrides",
+            TINY,
+            "--max_seq_length",
+            "64",
+            "--max_train_samples",
+            "64",
+            "--max_eval_samples",
+            "64",
+        ]
         + ["--output_dir", str(out), "--num_train_epochs", "1", "--per_device_train_batch_size", "16"]
         + ["--per_device_eval_batch_size", "128", "--use_cpu", "--report_to", "none", "--save_strategy", "no"]
         + ["--disable_tqdm", "true", "--log_level", "warning"]

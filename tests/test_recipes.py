@@ -18,9 +18,20 @@ from hf_models.tasks import sentiment as finetune_sentiment
 TINY = "hidden_size=32,num_hidden_layers=2,num_attention_heads=2,intermediate_size=64,max_position_embeddings=64"
 # Quiet, fast, checkpoint-free Trainer runs.
 COMMON = [
-    "--use_cpu", "--report_to", "none", "--save_strategy", "no", "--disable_tqdm", "true",
-    "--log_level", "warning", "--logging_steps", "2", "--seed", "0",
-]  # fmt: skip
+    "--use_cpu",
+    "--report_to",
+    "none",
+    "--save_strategy",
+    "no",
+    "--disable_tqdm",
+    "true",
+    "--log_level",
+    "warning",
+    "--logging_steps",
+    "2",
+    "--seed",
+    "0",
+]
 
 pytestmark = pytest.mark.slow
 
@@ -132,12 +143,25 @@ def test_pretrain_refuses_a_split_too_short_for_one_block(tmp_path, tiny_tokeniz
     """A validation split shorter than one block is named before training, not a KeyError after it."""
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("".join(f"une phrase numéro {i} du corpus\n" for i in range(40)), encoding="utf-8")
-    base = ["--train_files", str(corpus), "--tokenizer_name_or_path", str(tiny_tokenizer_dir), "--model_config",
-            "cs224n-mingpt", "--config_overrides", TINY, "--max_steps", "2", *COMMON]  # fmt: skip
+    base = [
+        "--train_files",
+        str(corpus),
+        "--tokenizer_name_or_path",
+        str(tiny_tokenizer_dir),
+        "--model_config",
+        "cs224n-mingpt",
+        "--config_overrides",
+        TINY,
+        "--max_steps",
+        "2",
+        *COMMON,
+    ]
     with pytest.raises(ValueError, match=rf"the validation split of {corpus} holds no block of 64 tokens"):
         pretrain.main([*base, "--block_size", "64", "--output_dir", str(tmp_path / "short")])
     assert not (tmp_path / "short" / "model.safetensors").exists()
-    pretrain.main([*base, "--block_size", "4", "--output_dir", str(tmp_path / "fits")])  # the same text, smaller blocks
+    pretrain.main(
+        [*base, "--block_size", "4", "--output_dir", str(tmp_path / "fits")]
+    )  # the same text, smaller blocks
     assert "eval_loss" in read_report(tmp_path / "fits")
 
 
@@ -244,7 +268,14 @@ def test_finetune_sentiment_scratch_pretrained_frozen(
     assert logged_losses(frozen)[0] != logged_losses(frozen)[-1]  # ... while the classifier trains
 
     figure = plot_sentiment.main(
-        ["--runs", f"scratch={scratch}", f"pretrained={pretrained}", f"frozen={frozen}", "--output", str(tmp_path / "fig.png")]
+        [
+            "--runs",
+            f"scratch={scratch}",
+            f"pretrained={pretrained}",
+            f"frozen={frozen}",
+            "--output",
+            str(tmp_path / "fig.png"),
+        ]
     )
     assert figure.is_file() and figure.stat().st_size > 1000
     epochs, accuracies = plot_sentiment.accuracy_per_epoch(scratch)
@@ -258,9 +289,12 @@ def test_frozen_backbone_read_at_every_layer(tmp_path, tiny_cls_books, pretraine
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     out = _finetune(
-        tmp_path, "frozen_all_layers", tiny_cls_books, ["--model_name_or_path", str(pretrained_lm_dir)],
+        tmp_path,
+        "frozen_all_layers",
+        tiny_cls_books,
+        ["--model_name_or_path", str(pretrained_lm_dir)],
         ["--freeze_backbone", "--classifier_pooling", "all_layers"],
-    )  # fmt: skip
+    )
     config = json.loads((out / "config.json").read_text())
     width = 2 * (config["num_hidden_layers"] + 1) * config["hidden_size"]
     assert config["classifier_pooling"] == "all_layers"
@@ -290,10 +324,22 @@ def test_frozen_backbone_with_a_linear_probe_head_and_no_epoch(tmp_path, tiny_cl
     from hf_models.data import load_cls_books
 
     out = _finetune(
-        tmp_path, "probe", tiny_cls_books, ["--model_name_or_path", str(pretrained_lm_dir)],
-        ["--freeze_backbone", "--classifier_pooling", "all_layers", "--head_init", "linear_probe",
-         "--linear_probe_folds", "4", "--num_train_epochs", "0"],
-    )  # fmt: skip
+        tmp_path,
+        "probe",
+        tiny_cls_books,
+        ["--model_name_or_path", str(pretrained_lm_dir)],
+        [
+            "--freeze_backbone",
+            "--classifier_pooling",
+            "all_layers",
+            "--head_init",
+            "linear_probe",
+            "--linear_probe_folds",
+            "4",
+            "--num_train_epochs",
+            "0",
+        ],
+    )
     report = read_report(out)
     assert report["train_steps"] == 0 and report["linear_probe_folds"] == 4
     assert report["eval_accuracy"] == pytest.approx(report["linear_probe_validation_accuracy"])
@@ -309,8 +355,13 @@ def test_frozen_backbone_with_a_linear_probe_head_and_no_epoch(tmp_path, tiny_cl
     assert [str(label) for label in reloaded] == (out / "test_predictions.txt").read_text().splitlines()
 
     with pytest.raises(ValueError, match="--num_train_epochs 0 trains nothing"):
-        _finetune(tmp_path, "no_probe", tiny_cls_books, ["--model_name_or_path", str(pretrained_lm_dir)],
-                  ["--freeze_backbone", "--num_train_epochs", "0"])  # fmt: skip
+        _finetune(
+            tmp_path,
+            "no_probe",
+            tiny_cls_books,
+            ["--model_name_or_path", str(pretrained_lm_dir)],
+            ["--freeze_backbone", "--num_train_epochs", "0"],
+        )
 
 
 def test_lp_ft_keeps_its_probe_as_the_frozen_probe_run(tmp_path, tiny_cls_books, pretrained_lm_dir):
@@ -321,8 +372,12 @@ def test_lp_ft_keeps_its_probe_as_the_frozen_probe_run(tmp_path, tiny_cls_books,
 
     probe_args = ["--classifier_pooling", "all_layers", "--head_init", "linear_probe", "--linear_probe_folds", "4"]
     source = ["--model_name_or_path", str(pretrained_lm_dir)]
-    alone = _finetune(tmp_path, "probe", tiny_cls_books, source, [*probe_args, "--freeze_backbone", "--num_train_epochs", "0"])
-    lp_ft = _finetune(tmp_path, "lp_ft", tiny_cls_books, source, [*probe_args, "--save_linear_probe", "--num_train_epochs", "1"])
+    alone = _finetune(
+        tmp_path, "probe", tiny_cls_books, source, [*probe_args, "--freeze_backbone", "--num_train_epochs", "0"]
+    )
+    lp_ft = _finetune(
+        tmp_path, "lp_ft", tiny_cls_books, source, [*probe_args, "--save_linear_probe", "--num_train_epochs", "1"]
+    )
     kept = read_record(lp_ft / "linear_probe")
     scores = kept.evaluation("validation").metrics
     assert scores["accuracy"] == pytest.approx(read_report(alone)["eval_accuracy"])
@@ -337,12 +392,22 @@ def test_lp_ft_keeps_its_probe_as_the_frozen_probe_run(tmp_path, tiny_cls_books,
         _finetune(tmp_path, "no_probe_kept", tiny_cls_books, source, ["--save_linear_probe"])
     assert not (tmp_path / "no_probe").exists()
     with pytest.raises(ValueError, match="--length_buckets orders the batches itself"):
-        _finetune(tmp_path, "two_orders", tiny_cls_books, ["--model_name_or_path", str(pretrained_lm_dir)],
-                  ["--length_buckets", "--train_sampling_strategy", "group_by_length"])  # fmt: skip
+        _finetune(
+            tmp_path,
+            "two_orders",
+            tiny_cls_books,
+            ["--model_name_or_path", str(pretrained_lm_dir)],
+            ["--length_buckets", "--train_sampling_strategy", "group_by_length"],
+        )
     assert not (tmp_path / "two_orders").exists()
     with pytest.raises(ValueError, match="--freeze_embeddings: --gradual_unfreezing thaws them"):
-        _finetune(tmp_path, "thawed", tiny_cls_books, ["--model_name_or_path", str(pretrained_lm_dir)],
-                  ["--freeze_embeddings", "--gradual_unfreezing", "1"])  # fmt: skip
+        _finetune(
+            tmp_path,
+            "thawed",
+            tiny_cls_books,
+            ["--model_name_or_path", str(pretrained_lm_dir)],
+            ["--freeze_embeddings", "--gradual_unfreezing", "1"],
+        )
     for flag in ("--dropout", "--wise_ft_alpha"):
         with pytest.raises(ValueError, match=f"{flag} 1.5: give a number from 0 to 1"):
             _finetune(tmp_path, "out_of_range", tiny_cls_books, source, [flag, "1.5"])
@@ -423,14 +488,35 @@ def test_a_backward_lm_its_classifier_and_their_ensemble_read_reviews_last_to_fi
         [*lm_args, "--train_files", str(tiny_cls_books / "train.review.spm"), "--output_dir", str(backward_lm)]
         + ["--tokenizer_name_or_path", str(sentiment_tokenizer_dir)]
         + ["--config_overrides", TINY + ",reads_reversed_text=true", *COMMON]
-    )  # fmt: skip
-    pretrain.main([*lm_args, "--train_files", str(tiny_cls_books / "valid.review.spm"), "--output_dir",
-                   str(review_stage), "--model_name_or_path", str(backward_lm), *COMMON])  # fmt: skip
+    )
+    pretrain.main(
+        [
+            *lm_args,
+            "--train_files",
+            str(tiny_cls_books / "valid.review.spm"),
+            "--output_dir",
+            str(review_stage),
+            "--model_name_or_path",
+            str(backward_lm),
+            *COMMON,
+        ]
+    )
     assert reversed_by.pop("pretrain") == [True, True]
     assert json.loads((review_stage / "config.json").read_text())["reads_reversed_text"] is True
     with pytest.raises(ValueError, match="a backward LM is trained with --objective clm, not mlm"):
-        pretrain.main(["--objective", "mlm", "--train_files", str(tiny_cls_books / "train.review.spm"), "--output_dir",
-                       str(tmp_path / "backward_mlm"), "--model_name_or_path", str(backward_lm), *COMMON])  # fmt: skip
+        pretrain.main(
+            [
+                "--objective",
+                "mlm",
+                "--train_files",
+                str(tiny_cls_books / "train.review.spm"),
+                "--output_dir",
+                str(tmp_path / "backward_mlm"),
+                "--model_name_or_path",
+                str(backward_lm),
+                *COMMON,
+            ]
+        )
     assert not (tmp_path / "backward_mlm").exists()
 
     forward = _finetune(tmp_path, "forward", tiny_cls_books, ["--model_name_or_path", str(pretrained_lm_dir)])
@@ -440,8 +526,9 @@ def test_a_backward_lm_its_classifier_and_their_ensemble_read_reviews_last_to_fi
 
     def ensemble(name, runs):
         out = tmp_path / name
-        report = ensemble_sentiment.main(["--runs", *map(str, runs), "--data_dir", str(tiny_cls_books), "--output_dir",
-                                          str(out)])  # fmt: skip
+        report = ensemble_sentiment.main(
+            ["--runs", *map(str, runs), "--data_dir", str(tiny_cls_books), "--output_dir", str(out)]
+        )
         return report, (out / "test_predictions.txt").read_text()
 
     # A run averaged with itself is that run: its validation accuracy and its test predictions.
@@ -468,10 +555,21 @@ def test_finetune_sentiment_transfer_flags_reach_the_model(tmp_path, tiny_cls_bo
     from safetensors.torch import load_file
 
     out = _finetune(
-        tmp_path, "transfer", tiny_cls_books, ["--model_name_or_path", str(pretrained_lm_dir)],
-        ["--classifier_pooling", "concat", "--classifier_dropout", "0.2", "--gradual_unfreezing", "1",
-         "--num_train_epochs", "3"],
-    )  # fmt: skip
+        tmp_path,
+        "transfer",
+        tiny_cls_books,
+        ["--model_name_or_path", str(pretrained_lm_dir)],
+        [
+            "--classifier_pooling",
+            "concat",
+            "--classifier_dropout",
+            "0.2",
+            "--gradual_unfreezing",
+            "1",
+            "--num_train_epochs",
+            "3",
+        ],
+    )
     config = json.loads((out / "config.json").read_text())
     assert (config["classifier_pooling"], config["classifier_dropout"]) == ("concat", 0.2)
     lm, clf = load_file(pretrained_lm_dir / "model.safetensors"), load_file(out / "model.safetensors")
@@ -481,9 +579,12 @@ def test_finetune_sentiment_transfer_flags_reach_the_model(tmp_path, tiny_cls_bo
     assert not torch.equal(lm["model.layers.1.mlp.fc1.weight"], clf["model.layers.1.mlp.fc1.weight"])
 
     out = _finetune(
-        tmp_path, "selection", tiny_cls_books, ["--model_name_or_path", str(pretrained_lm_dir)],
+        tmp_path,
+        "selection",
+        tiny_cls_books,
+        ["--model_name_or_path", str(pretrained_lm_dir)],
         ["--selection_split_percentage", "25", "--num_train_epochs", "3"],
-    )  # fmt: skip
+    )
     report = read_report(out)
     selection = report["selection_accuracy_per_epoch"]
     assert len(selection) == 3 and len(report["eval_accuracy_per_epoch"]) == 3
@@ -493,9 +594,12 @@ def test_finetune_sentiment_transfer_flags_reach_the_model(tmp_path, tiny_cls_bo
     assert report["eval_accuracy"] == report["eval_accuracy_per_epoch"][best_epoch - 1]["accuracy"]
     with pytest.raises(ValueError, match="average_last_epochs"):
         _finetune(
-            tmp_path, "both", tiny_cls_books, ["--model_name_or_path", str(pretrained_lm_dir)],
+            tmp_path,
+            "both",
+            tiny_cls_books,
+            ["--model_name_or_path", str(pretrained_lm_dir)],
             ["--selection_split_percentage", "25", "--average_last_epochs", "2"],
-        )  # fmt: skip
+        )
 
 
 def test_pretrain_replaced_token_detection_then_finetune(tmp_path, tiny_cls_books, sentiment_tokenizer_dir):
@@ -511,7 +615,9 @@ def test_pretrain_replaced_token_detection_then_finetune(tmp_path, tiny_cls_book
     config = json.loads((out / "config.json").read_text())
     assert config["architectures"] == ["SmallEncoderForPreTraining"] and config["is_causal"] is False
     assert read_report(out)["objective"] == "rtd"
-    clf = _finetune(tmp_path, "from_rtd", tiny_cls_books, ["--model_name_or_path", str(out)], ["--num_train_epochs", "1"])
+    clf = _finetune(
+        tmp_path, "from_rtd", tiny_cls_books, ["--model_name_or_path", str(out)], ["--num_train_epochs", "1"]
+    )
     assert json.loads((clf / "config.json").read_text())["is_causal"] is False
 
 
@@ -540,17 +646,33 @@ def test_birthplace_pretrain_finetune_evaluate(tmp_path, synthetic_birthplace_di
     assert any("eval_loss" in e for e in json.loads((ft / "trainer_state.json").read_text())["log_history"])
 
     capsys.readouterr()
-    metrics = birthplace.main(["evaluate", "--data_dir", data, "--model_name_or_path", str(ft), "--output_dir", str(ft)])
+    metrics = birthplace.main(
+        ["evaluate", "--data_dir", data, "--model_name_or_path", str(ft), "--output_dir", str(ft)]
+    )
     assert f"Correct: {metrics['correct']} out of 60: " in capsys.readouterr().out
     assert len((ft / "predictions_validation.txt").read_text(encoding="utf-8").splitlines()) == 60
     assert read_report(ft, "report_evaluate_validation.json")["total"] == 60
 
-    birthplace.main(["evaluate", "--data_dir", data, "--model_name_or_path", str(ft), "--output_dir", str(ft), "--eval_split", "test"])
+    birthplace.main(
+        [
+            "evaluate",
+            "--data_dir",
+            data,
+            "--model_name_or_path",
+            str(ft),
+            "--output_dir",
+            str(ft),
+            "--eval_split",
+            "test",
+        ]
+    )
     assert len((ft / "predictions_test.txt").read_text(encoding="utf-8").splitlines()) == 30
     assert "not scored" in capsys.readouterr().out
 
 
-def test_birthplace_from_scratch_synthesizer_and_baselines(tmp_path, synthetic_birthplace_dir, tiny_tokenizer_dir, capsys):
+def test_birthplace_from_scratch_synthesizer_and_baselines(
+    tmp_path, synthetic_birthplace_dir, tiny_tokenizer_dir, capsys
+):
     data = str(synthetic_birthplace_dir)
     out = tmp_path / "scratch"
     birthplace.main(
@@ -610,7 +732,13 @@ def _base_preset_run(recipe: str, out: Path, data: dict[str, Path]) -> None:
         )
     elif recipe == "finetune_sentiment":
         finetune_sentiment.main(
-            ["--data_dir", str(data["cls_books"]), "--from_scratch", "--tokenizer_name_or_path", str(data["sentiment"])]
+            [
+                "--data_dir",
+                str(data["cls_books"]),
+                "--from_scratch",
+                "--tokenizer_name_or_path",
+                str(data["sentiment"]),
+            ]
             + ["--output_dir", str(out), "--max_steps", "2", "--per_device_train_batch_size", "8"]
             + ["--max_seq_length", "32"]
             + tiny_base

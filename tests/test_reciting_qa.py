@@ -82,7 +82,10 @@ def test_counterfactual_rows_swap_the_birthplace_in_the_opening_and_the_answer()
 
 def test_counterfactual_twins_read_the_swapped_place(tiny_tokenizer):
     qa = RecitingQAFormat(recite_tokens=30, paragraphs=PARAGRAPHS, counterfactual=1.0)
-    examples = {"question": ["Where was Ada Lovelace born?", "Where was Ada Smith born?"], "answer": ["London", "Paris"]}
+    examples = {
+        "question": ["Where was Ada Lovelace born?", "Where was Ada Smith born?"],
+        "answer": ["London", "Paris"],
+    }
     rows = qa.encode(examples, tiny_tokenizer, block_size=64)
     plain = RecitingQAFormat(recite_tokens=30, paragraphs=PARAGRAPHS).encode(examples, tiny_tokenizer, block_size=64)
     assert rows["input_ids"][:2] == plain["input_ids"] and len(rows["input_ids"]) == 4  # the real rows, then twins
@@ -103,9 +106,15 @@ def test_counterfactual_twins_read_the_swapped_place(tiny_tokenizer):
 def test_batched_recitations_and_answers_equal_one_at_a_time(tiny_tokenizer):
     """Titles of different lengths share a left-padded batch: each recitation starts at position 0 all the same."""
     torch.manual_seed(0)
-    config = SmallEncoderConfig.from_preset("cs224n-mingpt", vocab_size=len(tiny_tokenizer), hidden_size=32,
-                                            num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
-                                            max_position_embeddings=64)  # fmt: skip
+    config = SmallEncoderConfig.from_preset(
+        "cs224n-mingpt",
+        vocab_size=len(tiny_tokenizer),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+    )
     model = SmallEncoderForCausalLM(config).eval()
     qa = RecitingQAFormat(recite_tokens=12, max_new_tokens=4)
     questions = ["Where was Ada Lovelace born?", "Where was Bo Li born?", "Where was Maria Anna Pelkin born?", "Why?"]
@@ -121,22 +130,49 @@ def test_batched_recitations_and_answers_equal_one_at_a_time(tiny_tokenizer):
 
 def test_recitation_spans_stay_inside_a_clause():
     text = "Alfred Mele. Born in Detroit, Michigan, he studied at St. Louis (1968)."
-    assert recitation_spans(text, 1) == ["Alfred", "Mele", "Born", "in", "Detroit", "Michigan", "he", "studied", "at",
-                                         "St", "Louis"]  # fmt: skip
+    assert recitation_spans(text, 1) == [
+        "Alfred",
+        "Mele",
+        "Born",
+        "in",
+        "Detroit",
+        "Michigan",
+        "he",
+        "studied",
+        "at",
+        "St",
+        "Louis",
+    ]
     two = recitation_spans(text, 2)
     assert {"Alfred Mele", "Mele. Born", "St. Louis", "in Detroit"} <= set(two)
     assert "Detroit Michigan" not in two and "Louis 1968" not in two and "1968" not in two
     assert recitation_spans("", 3) == [] and recitation_spans("1815 , .", 2) == []
-    assert recitation_spans(text, 2, capitalized=True) == ["Alfred", "Alfred Mele", "Mele", "Mele. Born", "Born",
-                                                           "Born in", "Detroit", "Michigan", "St", "St. Louis",
-                                                           "Louis"]  # fmt: skip
+    assert recitation_spans(text, 2, capitalized=True) == [
+        "Alfred",
+        "Alfred Mele",
+        "Mele",
+        "Mele. Born",
+        "Born",
+        "Born in",
+        "Detroit",
+        "Michigan",
+        "St",
+        "St. Louis",
+        "Louis",
+    ]
 
 
 def _tiny_model(tokenizer) -> SmallEncoderForCausalLM:
     torch.manual_seed(0)
-    config = SmallEncoderConfig.from_preset("cs224n-mingpt", vocab_size=len(tokenizer), hidden_size=32,
-                                            num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
-                                            max_position_embeddings=64)  # fmt: skip
+    config = SmallEncoderConfig.from_preset(
+        "cs224n-mingpt",
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+    )
     return SmallEncoderForCausalLM(config).eval()
 
 
@@ -165,13 +201,17 @@ def test_answers_from_the_recitation_are_its_best_scored_spans(tiny_tokenizer):
     recitations = qa.recite(model, tiny_tokenizer, questions, batch_size=4)
     for question, answer, recitation in zip(questions[:2], answers, recitations, strict=False):
         spans = recitation_spans(tiny_tokenizer.decode(recitation, skip_special_tokens=True), 2)
-        scores = answer_log_likelihoods(model, tiny_tokenizer, [question] * len(spans), spans,
-                                        [recitation] * len(spans), 64)  # fmt: skip
+        scores = answer_log_likelihoods(
+            model, tiny_tokenizer, [question] * len(spans), spans, [recitation] * len(spans), 64
+        )
         assert answer == spans[scores.index(max(scores))]
     # No name, no recitation, no span: that answer is generated, as without the option.
-    assert answers[2] == RecitingQAFormat(recite_tokens=12, max_new_tokens=4).predict(
-        model, tiny_tokenizer, questions[2:], None, batch_size=1
-    )[0]
+    assert (
+        answers[2]
+        == RecitingQAFormat(recite_tokens=12, max_new_tokens=4).predict(
+            model, tiny_tokenizer, questions[2:], None, batch_size=1
+        )[0]
+    )
     assert answers == [qa.predict(model, tiny_tokenizer, [q], None, batch_size=1)[0] for q in questions]
 
 
@@ -219,8 +259,11 @@ def test_birthplace_steps_with_recitation(tmp_path, synthetic_birthplace_dir, ca
 
     # The finetuning saves how it answers in its config: the recitation's length and the training answers' shape.
     train_answers = load_birthplace(data)["train"]["answer"]
-    shape = {"recite_tokens": 24, "answer_words": max(len(answer.split()) for answer in train_answers),
-             "capitalized_answers": all(answer[:1].isupper() for answer in train_answers)}  # fmt: skip
+    shape = {
+        "recite_tokens": 24,
+        "answer_words": max(len(answer.split()) for answer in train_answers),
+        "capitalized_answers": all(answer[:1].isupper() for answer in train_answers),
+    }
     assert json.loads((ft / "config.json").read_text())["answer_format"] == shape
     # So the app answers as `evaluate --answer_from_recitation` does, with no run record (a Hub model has none).
     hub_like = tmp_path / "hub_like"
@@ -228,11 +271,25 @@ def test_birthplace_steps_with_recitation(tmp_path, synthetic_birthplace_dir, ca
     (hub_like / "run_record.json").unlink()
     dev_question = load_birthplace(data)["validation"]["question"][0]
     predictions = tmp_path / "spans.txt"
-    birthplace.main(["evaluate", "--data_dir", data, "--model_name_or_path", str(ft), *recite,
-                     "--answer_from_recitation", "--predictions_file", str(predictions)])  # fmt: skip
+    birthplace.main(
+        [
+            "evaluate",
+            "--data_dir",
+            data,
+            "--model_name_or_path",
+            str(ft),
+            *recite,
+            "--answer_from_recitation",
+            "--predictions_file",
+            str(predictions),
+        ]
+    )
     assert app._answer(app.load_model(str(hub_like)), dev_question) == predictions.read_text().splitlines()[0]
     spans = RecitingQAFormat(24, answer_words=shape["answer_words"], capitalized_answers=shape["capitalized_answers"])
-    assert app._answer(app.load_model(str(hub_like)), dev_question) == spans.predict(*_loaded(ft), [dev_question], None, 1)[0]
+    assert (
+        app._answer(app.load_model(str(hub_like)), dev_question)
+        == spans.predict(*_loaded(ft), [dev_question], None, 1)[0]
+    )
 
     # A run saved before configs carried it: the run record says it recites, and the app generates the answer
     # after the recitation (two generations).
@@ -243,7 +300,9 @@ def test_birthplace_steps_with_recitation(tmp_path, synthetic_birthplace_dir, ca
     real = qa_formats.greedy_completions
     monkeypatch.setattr(qa_formats, "greedy_completions", lambda *a, **k: calls.append(k) or real(*a, **k))
     answer = app._answer(app.load_model(str(ft)), dev_question)
-    assert len(calls) == 2 and answer == RecitingQAFormat(24).predict(*_loaded(ft), [dev_question], None, batch_size=1)[0]
+    assert (
+        len(calls) == 2 and answer == RecitingQAFormat(24).predict(*_loaded(ft), [dev_question], None, batch_size=1)[0]
+    )
 
 
 def _loaded(folder):

@@ -22,9 +22,20 @@ QUIET = ["--use_cpu", "--log_level", "warning"]  # the Trainer flags that evalua
 
 def evaluate(data_dir: Path, out: Path, split: str, *source: str) -> dict:
     return birthplace.main(
-        ["evaluate", "--data_dir", str(data_dir), "--output_dir", str(out), "--eval_split", split,
-         "--max_new_tokens", "3", *source, *QUIET]
-    )  # fmt: skip
+        [
+            "evaluate",
+            "--data_dir",
+            str(data_dir),
+            "--output_dir",
+            str(out),
+            "--eval_split",
+            split,
+            "--max_new_tokens",
+            "3",
+            *source,
+            *QUIET,
+        ]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -40,8 +51,10 @@ def scored_folder(tmp_path_factory, synthetic_birthplace_dir, tiny_tokenizer):
     scores = {}
     for split, order in (("validation", ("london", "model", "common")), ("train", ("model", "london", "common"))):
         for who in order:
-            flags = {"london": ["--london_baseline"], "common": ["--most_common_baseline"]}.get(who, ["--model_name_or_path", str(out)])
-            scores[split, who] = evaluate(data, out, split, *flags)["exact_match"]  # fmt: skip
+            flags = {"london": ["--london_baseline"], "common": ["--most_common_baseline"]}.get(
+                who, ["--model_name_or_path", str(out)]
+            )
+            scores[split, who] = evaluate(data, out, split, *flags)["exact_match"]
     return out, scores
 
 
@@ -73,7 +86,11 @@ def test_model_card_reports_the_model_and_labels_each_baseline(scored_folder):
     for split in ("validation", "train"):
         assert f"| exact_match | {split} | {_fmt(scores[split, 'model'])} |" in results
         for baseline, key in (("london_baseline", "london"), ("most_common_baseline", "common")):
-            line = next(line for line in results.splitlines() if line.startswith(f"| {baseline}_exact_match") and f"| {split} |" in line)
+            line = next(
+                line
+                for line in results.splitlines()
+                if line.startswith(f"| {baseline}_exact_match") and f"| {split} |" in line
+            )
             assert "(baseline, not this model)" in line and line.endswith(f"| {_fmt(scores[split, key])} |")
     model_lines = [line for line in results.splitlines() if line.startswith("| exact_match |")]
     assert len(model_lines) == 2 and not any("baseline" in line for line in model_lines)

@@ -23,13 +23,43 @@ TINY = (
 
 def _args(data: Path, tokenizer: Path, out: Path, *extra: str) -> list[str]:
     return [
-        "--objective", "clm", "--train_files", str(data / "wiki.txt"), "--tokenizer_name_or_path", str(tokenizer),
-        "--config_overrides", TINY, "--block_size", "32", "--output_dir", str(out),
-        "--max_steps", "12", "--per_device_train_batch_size", "8", "--learning_rate", "5e-3", "--warmup_steps", "3",
-        "--logging_steps", "1", "--save_strategy", "steps", "--save_steps", "6", "--seed", "0",
-        "--use_cpu", "--report_to", "none", "--disable_tqdm", "true", "--log_level", "warning",
+        "--objective",
+        "clm",
+        "--train_files",
+        str(data / "wiki.txt"),
+        "--tokenizer_name_or_path",
+        str(tokenizer),
+        "--config_overrides",
+        TINY,
+        "--block_size",
+        "32",
+        "--output_dir",
+        str(out),
+        "--max_steps",
+        "12",
+        "--per_device_train_batch_size",
+        "8",
+        "--learning_rate",
+        "5e-3",
+        "--warmup_steps",
+        "3",
+        "--logging_steps",
+        "1",
+        "--save_strategy",
+        "steps",
+        "--save_steps",
+        "6",
+        "--seed",
+        "0",
+        "--use_cpu",
+        "--report_to",
+        "none",
+        "--disable_tqdm",
+        "true",
+        "--log_level",
+        "warning",
         *extra,
-    ]  # fmt: skip
+    ]
 
 
 def _losses(out: Path) -> dict[int, float]:
@@ -47,7 +77,13 @@ def test_resume_reaches_the_same_loss(tmp_path, synthetic_birthplace_dir, tiny_t
     stopped.mkdir()
     shutil.copytree(full / "checkpoint-6", stopped / "checkpoint-6")
     resumed = pretrain.main(
-        _args(synthetic_birthplace_dir, tiny_tokenizer_dir, stopped, "--resume_from_checkpoint", str(stopped / "checkpoint-6"))
+        _args(
+            synthetic_birthplace_dir,
+            tiny_tokenizer_dir,
+            stopped,
+            "--resume_from_checkpoint",
+            str(stopped / "checkpoint-6"),
+        )
     )
 
     full_losses, resumed_losses = _losses(full), _losses(stopped)

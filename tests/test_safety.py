@@ -83,8 +83,20 @@ def world(tmp_path_factory: pytest.TempPathFactory, synthetic_birthplace_dir: Pa
     model = root / "model"
     model_args = ["--tokenizer_name_or_path", str(tok), "--config_overrides", TINY]
     birthplace.main(["pretrain", "--data_dir", str(data), "--output_dir", str(model), *model_args, *STEPS])
-    birthplace.main(["evaluate", "--data_dir", str(data), "--model_name_or_path", str(model), "--output_dir", str(model),
-                     "--max_new_tokens", "2", *EVALUATE_QUIET])  # fmt: skip
+    birthplace.main(
+        [
+            "evaluate",
+            "--data_dir",
+            str(data),
+            "--model_name_or_path",
+            str(model),
+            "--output_dir",
+            str(model),
+            "--max_new_tokens",
+            "2",
+            *EVALUATE_QUIET,
+        ]
+    )
     _cls_books(root / "cls")
     (root / "empty_data").mkdir()
     (root / "empty_data" / "wiki.txt").write_text("")
@@ -124,63 +136,163 @@ NEW = "{root}/new"  # a fresh output folder: the error must come before anything
 # (command, arguments, what the one line says). `{root}` is the folder of earlier work.
 BAD_INPUTS = {
     "pretrain-into-a-trained-model": ("pretrain", _pre("--output_dir", "{root}/model"), "--overwrite_output_dir"),
-    "finetune-over-its-own-model": ("birthplace", _bp("finetune", "--model_name_or_path", "{root}/model", "--output_dir",
-                                                      "{root}/model"), "is also --model_name_or_path"),
-    "convert-into-a-trained-run": ("convert", ["cs224n-mingpt", "{root}/bad.pt", "--output_dir", "{root}/model"],
-                                   "already holds earlier output"),
-    "tokenizer-into-a-model-folder": ("train_tokenizer", ["--files", "{root}/data/wiki.txt", "--vocab_size", "300",
-                                                          "--output_dir", "{root}/model"], "--overwrite_output_dir"),
-    "evaluate-again-over-its-predictions": ("birthplace", _bp("evaluate", "--model_name_or_path", "{root}/model",
-                                                              "--output_dir", "{root}/model"), "already exists"),
-    "london-over-the-model-predictions": ("birthplace", _bp("evaluate", "--london_baseline", "--predictions_file",
-                                                            "{root}/model/predictions_validation.txt"), "already exists"),
-    "predictions-over-the-dev-data": ("birthplace", _bp("evaluate", "--london_baseline", "--predictions_file",
-                                                        "{root}/data/birth_dev.tsv"), "is also --data_dir"),
-    "test-predictions-over-the-data": ("sentiment", _cls("--output_dir", NEW, "--test_predictions_file",
-                                                         "../cls/train.label"), "is also --data_dir"),
-    "push-overwrite-deletes-a-foreign-folder": ("push_to_hub", ["{root}/model", "--dry_run", "--local_dir",
-                                                                "{root}/not_an_export", "--overwrite"], "did not export"),
+    "finetune-over-its-own-model": (
+        "birthplace",
+        _bp("finetune", "--model_name_or_path", "{root}/model", "--output_dir", "{root}/model"),
+        "is also --model_name_or_path",
+    ),
+    "convert-into-a-trained-run": (
+        "convert",
+        ["cs224n-mingpt", "{root}/bad.pt", "--output_dir", "{root}/model"],
+        "already holds earlier output",
+    ),
+    "tokenizer-into-a-model-folder": (
+        "train_tokenizer",
+        ["--files", "{root}/data/wiki.txt", "--vocab_size", "300", "--output_dir", "{root}/model"],
+        "--overwrite_output_dir",
+    ),
+    "evaluate-again-over-its-predictions": (
+        "birthplace",
+        _bp("evaluate", "--model_name_or_path", "{root}/model", "--output_dir", "{root}/model"),
+        "already exists",
+    ),
+    "london-over-the-model-predictions": (
+        "birthplace",
+        _bp("evaluate", "--london_baseline", "--predictions_file", "{root}/model/predictions_validation.txt"),
+        "already exists",
+    ),
+    "predictions-over-the-dev-data": (
+        "birthplace",
+        _bp("evaluate", "--london_baseline", "--predictions_file", "{root}/data/birth_dev.tsv"),
+        "is also --data_dir",
+    ),
+    "test-predictions-over-the-data": (
+        "sentiment",
+        _cls("--output_dir", NEW, "--test_predictions_file", "../cls/train.label"),
+        "is also --data_dir",
+    ),
+    "push-overwrite-deletes-a-foreign-folder": (
+        "push_to_hub",
+        ["{root}/model", "--dry_run", "--local_dir", "{root}/not_an_export", "--overwrite"],
+        "did not export",
+    ),
     "push-follows-a-link": ("push_to_hub", ["{root}/linked", "--dry_run", "--local_dir", NEW], "symbolic link"),
     "push-truncated-weights": ("push_to_hub", ["{root}/truncated", "--dry_run", "--local_dir", NEW], "truncated"),
-    "push-config-not-the-weights": ("push_to_hub", ["{root}/wrong_vocab", "--dry_run", "--local_dir", NEW],
-                                    "do not match config.json"),
-    "tokenizer-smaller-than-the-model": ("birthplace", _bp("finetune", "--model_name_or_path", "{root}/model",
-                                         "--tokenizer_name_or_path", "{root}/tok_small", "--output_dir", NEW),
-                                         "has 300 tokens but the model"),
-    "tokenizer-larger-than-the-model": ("birthplace", _bp("finetune", "--model_name_or_path", "{root}/model",
-                                        "--tokenizer_name_or_path", "{root}/tok_large", "--output_dir", NEW),
-                                        "has 700 tokens but the model"),
-    "block-size-0": ("pretrain", _pre("--block_size", "0", "--config_overrides", TINY, "--output_dir", NEW),
-                     "--block_size 0"),
-    "block-size-past-the-positions": ("birthplace", _bp("pretrain", "--tokenizer_name_or_path", "{root}/tok",
-                                      "--config_overrides", TINY, "--block_size", "65", "--output_dir", NEW),
-                                      "max_position_embeddings=64"),
+    "push-config-not-the-weights": (
+        "push_to_hub",
+        ["{root}/wrong_vocab", "--dry_run", "--local_dir", NEW],
+        "do not match config.json",
+    ),
+    "tokenizer-smaller-than-the-model": (
+        "birthplace",
+        _bp(
+            "finetune",
+            "--model_name_or_path",
+            "{root}/model",
+            "--tokenizer_name_or_path",
+            "{root}/tok_small",
+            "--output_dir",
+            NEW,
+        ),
+        "has 300 tokens but the model",
+    ),
+    "tokenizer-larger-than-the-model": (
+        "birthplace",
+        _bp(
+            "finetune",
+            "--model_name_or_path",
+            "{root}/model",
+            "--tokenizer_name_or_path",
+            "{root}/tok_large",
+            "--output_dir",
+            NEW,
+        ),
+        "has 700 tokens but the model",
+    ),
+    "block-size-0": (
+        "pretrain",
+        _pre("--block_size", "0", "--config_overrides", TINY, "--output_dir", NEW),
+        "--block_size 0",
+    ),
+    "block-size-past-the-positions": (
+        "birthplace",
+        _bp(
+            "pretrain",
+            "--tokenizer_name_or_path",
+            "{root}/tok",
+            "--config_overrides",
+            TINY,
+            "--block_size",
+            "65",
+            "--output_dir",
+            NEW,
+        ),
+        "max_position_embeddings=64",
+    ),
     "max-steps-negative": ("pretrain", _pre("--max_steps", "-3", "--output_dir", NEW), "--max_steps -3"),
-    "resume-from-a-missing-checkpoint": ("pretrain", _pre("--resume_from_checkpoint", "{root}/model/checkpoint-9",
-                                         "--output_dir", NEW), "--resume_from_checkpoint {root}/model/checkpoint-9 does not exist"),
-    "sentiment-resume-from-a-file": ("sentiment", _cls("--resume_from_checkpoint", "{root}/bad.pt", "--output_dir", NEW),
-                                     "--resume_from_checkpoint {root}/bad.pt is a file"),
-    "birthplace-resume-from-a-missing-checkpoint": ("birthplace", _bp("finetune", "--model_name_or_path", "{root}/model",
-                                                    "--resume_from_checkpoint", "{root}/nowhere", "--output_dir", NEW),
-                                                    "--resume_from_checkpoint {root}/nowhere does not exist"),
+    "resume-from-a-missing-checkpoint": (
+        "pretrain",
+        _pre("--resume_from_checkpoint", "{root}/model/checkpoint-9", "--output_dir", NEW),
+        "--resume_from_checkpoint {root}/model/checkpoint-9 does not exist",
+    ),
+    "sentiment-resume-from-a-file": (
+        "sentiment",
+        _cls("--resume_from_checkpoint", "{root}/bad.pt", "--output_dir", NEW),
+        "--resume_from_checkpoint {root}/bad.pt is a file",
+    ),
+    "birthplace-resume-from-a-missing-checkpoint": (
+        "birthplace",
+        _bp(
+            "finetune",
+            "--model_name_or_path",
+            "{root}/model",
+            "--resume_from_checkpoint",
+            "{root}/nowhere",
+            "--output_dir",
+            NEW,
+        ),
+        "--resume_from_checkpoint {root}/nowhere does not exist",
+    ),
     "max-seq-length-0": ("sentiment", _cls("--max_seq_length", "0", "--output_dir", NEW), "--max_seq_length 0"),
-    "course-tokenizer-on-an-empty-wiki": ("courses", ["cs224n-char", "--data_dir", "{root}/empty_data", "--output_dir",
-                                                      NEW], "wiki.txt: file is empty"),
-    "bad-config-override-value": ("pretrain", _pre("--config_overrides", "hidden_size=big", "--output_dir", NEW),
-                                  "--config_overrides 'hidden_size=big'"),
-    "unknown-config-override": ("pretrain", _pre("--config_overrides", "hiden_size=32", "--output_dir", NEW),
-                                "hiden_size"),
-    "config-that-breaks-a-rule": ("pretrain", _pre("--config_overrides", "hidden_size=30,num_attention_heads=4",
-                                                   "--output_dir", NEW), "the model config"),
+    "course-tokenizer-on-an-empty-wiki": (
+        "courses",
+        ["cs224n-char", "--data_dir", "{root}/empty_data", "--output_dir", NEW],
+        "wiki.txt: file is empty",
+    ),
+    "bad-config-override-value": (
+        "pretrain",
+        _pre("--config_overrides", "hidden_size=big", "--output_dir", NEW),
+        "--config_overrides 'hidden_size=big'",
+    ),
+    "unknown-config-override": (
+        "pretrain",
+        _pre("--config_overrides", "hiden_size=32", "--output_dir", NEW),
+        "hiden_size",
+    ),
+    "config-that-breaks-a-rule": (
+        "pretrain",
+        _pre("--config_overrides", "hidden_size=30,num_attention_heads=4", "--output_dir", NEW),
+        "the model config",
+    ),
     "broken-arguments-json": ("pretrain", ["{root}/args.json"], "args.json:2: not valid JSON"),
-    "corrupt-checkpoint": ("convert", ["cs224n-mingpt", "{root}/bad.pt", "--output_dir", NEW], "not a PyTorch state dict"),
+    "corrupt-checkpoint": (
+        "convert",
+        ["cs224n-mingpt", "{root}/bad.pt", "--output_dir", NEW],
+        "not a PyTorch state dict",
+    ),
     # torch's message here is advice to unpickle with weights_only=False (running the file's code): never shown
-    "text-file-as-checkpoint": ("convert", ["cs224n-mingpt", "{root}/notes.pt", "--output_dir", NEW],
-                                "never unpickled with weights_only=False"),
-    "missing-corpus": ("pretrain", _pre("--output_dir", NEW)[:1] + ["{root}/nowhere.txt"] + _pre("--output_dir", NEW)[2:],
-                       "nowhere.txt"),
+    "text-file-as-checkpoint": (
+        "convert",
+        ["cs224n-mingpt", "{root}/notes.pt", "--output_dir", NEW],
+        "never unpickled with weights_only=False",
+    ),
+    "missing-corpus": (
+        "pretrain",
+        _pre("--output_dir", NEW)[:1] + ["{root}/nowhere.txt"] + _pre("--output_dir", NEW)[2:],
+        "nowhere.txt",
+    ),
     "birthplace-no-subcommand": ("birthplace", ["--data_dir", "{root}/data"], "usage: birthplace.py"),
-}  # fmt: skip
+}
 
 
 def _snapshot(root: Path) -> dict[str, str]:
@@ -196,7 +308,9 @@ def _snapshot(root: Path) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("case", list(BAD_INPUTS))
-def test_bad_input_is_one_line_exit_2_and_changes_nothing(world: Path, case: str, capsys: pytest.CaptureFixture) -> None:
+def test_bad_input_is_one_line_exit_2_and_changes_nothing(
+    world: Path, case: str, capsys: pytest.CaptureFixture
+) -> None:
     command, argv, expected = BAD_INPUTS[case]
     argv = [arg.format(root=world) for arg in argv]
     expected = expected.format(root=world)
@@ -224,9 +338,12 @@ def test_the_entry_point_exits_2_with_one_line(world: Path) -> None:
     """Through the script itself: the exit status and stderr a shell sees."""
     proc = subprocess.run(
         [sys.executable, "recipes/pretrain.py", *[a.format(root=world) for a in _pre("--output_dir", "{root}/model")]],
-        cwd=REPO_ROOT, capture_output=True, text=True, timeout=300,
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
         env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
-    )  # fmt: skip
+    )
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip().splitlines()[-1].startswith("error: --output_dir ") and "Traceback" not in proc.stderr
 
@@ -246,9 +363,20 @@ def test_overwrite_flag_and_resume_allow_a_used_folder(world: Path, tmp_path: Pa
     more = ["--max_steps", "3", "--save_strategy", "no", "--config_overrides", TINY]
     with pytest.raises(ValueError, match="--overwrite_output_dir"):
         pretraining.main([*args[:-2], "--output_dir", str(checkpointed), *more])
-    metrics = pretraining.main([*args[:-2], "--output_dir", str(checkpointed), *more,
-                                "--resume_from_checkpoint", str(checkpointed / "checkpoint-2")])  # fmt: skip
-    assert metrics["train_samples"] > 0 and json.loads((checkpointed / "trainer_state.json").read_text())["global_step"] == 3
+    metrics = pretraining.main(
+        [
+            *args[:-2],
+            "--output_dir",
+            str(checkpointed),
+            *more,
+            "--resume_from_checkpoint",
+            str(checkpointed / "checkpoint-2"),
+        ]
+    )
+    assert (
+        metrics["train_samples"] > 0
+        and json.loads((checkpointed / "trainer_state.json").read_text())["global_step"] == 3
+    )
 
 
 def test_test_predictions_in_a_sub_folder_are_written(world: Path, tmp_path: Path) -> None:

@@ -62,7 +62,9 @@ def unit_scale_model(seed: int = 0, **overrides) -> SmallEncoderForCausalLM:
             attention.synth_bias.normal_(0.0, 1.0)  # b2
             attention.synth_proj.bias.normal_(0.0, 0.5)  # b1
             attention.v_proj.bias.normal_(0.0, 0.5)
-        for norm in [model.model.norm] + [m for layer in model.model.layers for m in (layer.attn_norm, layer.mlp_norm)]:
+        for norm in [model.model.norm] + [
+            m for layer in model.model.layers for m in (layer.attn_norm, layer.mlp_norm)
+        ]:
             norm.weight.normal_(1.0, 0.3)
             norm.bias.normal_(0.0, 0.3)
     return model
@@ -133,8 +135,9 @@ def test_synthesizer_matches_reference(seq_len, is_causal):
 def test_synthesizer_matches_reference_with_left_padding(short_len):
     model = unit_scale_model()
     generator = torch.Generator().manual_seed(2)
-    short, long = torch.randint(3, VOCAB, (short_len,), generator=generator), torch.randint(
-        3, VOCAB, (BLOCK,), generator=generator
+    short, long = (
+        torch.randint(3, VOCAB, (short_len,), generator=generator),
+        torch.randint(3, VOCAB, (BLOCK,), generator=generator),
     )
     n_pad = BLOCK - short_len
     batch = torch.stack([torch.cat([torch.full((n_pad,), PAD), short]), long])

@@ -54,9 +54,14 @@ def test_dense_switches_width_and_shared_heads():
 
 
 def test_bad_variant_settings_are_clear_errors():
-    with pytest.raises(StrictDataclassClassValidationError, match=r"synthesizer_width \(30\) must be between 1 and max_position_embeddings"):
+    with pytest.raises(
+        StrictDataclassClassValidationError,
+        match=r"synthesizer_width \(30\) must be between 1 and max_position_embeddings",
+    ):
         tiny_config("random", synthesizer_width=30)
-    with pytest.raises(StrictDataclassClassValidationError, match=r"synthesizer_factors=\[3, 4\] must be two positive integers"):
+    with pytest.raises(
+        StrictDataclassClassValidationError, match=r"synthesizer_factors=\[3, 4\] must be two positive integers"
+    ):
         tiny_config("factorized", synthesizer_factors=[3, 4])
     model = SmallEncoderForCausalLM(tiny_config("factorized", synthesizer_width=10)).eval()
     with pytest.raises(ValueError, match=r"Input length 12 exceeds synthesizer_width=10"):

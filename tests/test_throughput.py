@@ -13,10 +13,25 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parent.parent
 LAYERS, WIDTH, SEQ_LEN, VOCAB = 1, 64, 32, 512
 TINY = [
-    "--preset", "base", "--config_overrides", f"num_hidden_layers={LAYERS},hidden_size={WIDTH},num_attention_heads=4,"
-    "intermediate_size=128", "--vocab_size", str(VOCAB), "--seq_len", str(SEQ_LEN), "--batch_size", "4",
-    "--steps", "1", "--warmup_steps", "1", "--repeats", "1", "--threads", "1",
-]  # fmt: skip
+    "--preset",
+    "base",
+    "--config_overrides",
+    f"num_hidden_layers={LAYERS},hidden_size={WIDTH},num_attention_heads=4,intermediate_size=128",
+    "--vocab_size",
+    str(VOCAB),
+    "--seq_len",
+    str(SEQ_LEN),
+    "--batch_size",
+    "4",
+    "--steps",
+    "1",
+    "--warmup_steps",
+    "1",
+    "--repeats",
+    "1",
+    "--threads",
+    "1",
+]
 
 
 @pytest.fixture(scope="module")
@@ -56,9 +71,10 @@ def test_base_preset_against_gpt2_on_cpu(tmp_path, throughput):
 def test_compiled_contenders_and_arguments(throughput):
     # aot_eager: dynamo and AOTAutograd capture the models without inductor's C++ build (minutes on this CPU).
     report = throughput.main(
-        TINY + ["--contenders", "ours_sdpa", "--compile", "--compile_backend", "aot_eager"]
+        TINY
+        + ["--contenders", "ours_sdpa", "--compile", "--compile_backend", "aot_eager"]
         + ["--skip", "generation", "memory", "--no_results_json"]
-    )  # fmt: skip
+    )
     training = report["training"]
     assert set(training) >= {"ours_sdpa", "ours_sdpa_compiled"} and "gpt2" not in training
     assert training["ours_sdpa_compiled"]["mfu"] is None  # no peak known for a CPU

@@ -13,9 +13,16 @@ from hf_models.training import last_logged, train_model
 pytestmark = pytest.mark.slow
 # Dropout off: compiled and eager draw different random masks, and the comparison is of the arithmetic.
 TINY_BASE = dict(
-    vocab_size=128, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
-    max_position_embeddings=32, embedding_dropout=0.0, attention_dropout=0.0, hidden_dropout=0.0,
-)  # fmt: skip
+    vocab_size=128,
+    hidden_size=32,
+    num_hidden_layers=1,
+    num_attention_heads=2,
+    intermediate_size=64,
+    max_position_embeddings=32,
+    embedding_dropout=0.0,
+    attention_dropout=0.0,
+    hidden_dropout=0.0,
+)
 
 
 def cpp_compiler() -> str | None:
@@ -34,7 +41,16 @@ def train(tmp_path, compile_model: bool):
     ids = torch.randint(0, TINY_BASE["vocab_size"], (24, 32), generator=torch.Generator().manual_seed(1)).tolist()
     dataset = Dataset.from_dict({"input_ids": ids, "labels": ids})
     flags = ["--output_dir", str(tmp_path / f"compile_{compile_model}"), "--torch_compile", str(compile_model).lower()]
-    flags += ["--max_steps", "3", "--per_device_train_batch_size", "8", "--learning_rate", "1e-2", "--logging_steps", "1"]
+    flags += [
+        "--max_steps",
+        "3",
+        "--per_device_train_batch_size",
+        "8",
+        "--learning_rate",
+        "1e-2",
+        "--logging_steps",
+        "1",
+    ]
     flags += ["--use_cpu", "--report_to", "none", "--save_strategy", "no", "--disable_tqdm", "true", "--seed", "0"]
     (training_args,) = HfArgumentParser(TrainingArguments).parse_args_into_dataclasses(flags)
     torch.manual_seed(0)
@@ -48,7 +64,9 @@ def test_trainer_torch_compile_matches_eager(tmp_path):
         pytest.skip("torch.compile's inductor backend builds C++ kernels on the CPU and found no C++ compiler")
     eager, compiled = train(tmp_path, False), train(tmp_path, True)
     assert compiled.args.torch_compile and hasattr(compiled.model_wrapped, "_orig_mod")  # it did run compiled
-    losses = {name: [e["loss"] for e in t.state.log_history if "loss" in e] for name, t in (("e", eager), ("c", compiled))}
+    losses = {
+        name: [e["loss"] for e in t.state.log_history if "loss" in e] for name, t in (("e", eager), ("c", compiled))
+    }
     assert len(losses["c"]) == 3
     assert losses["c"] == pytest.approx(losses["e"], rel=1e-4)
     assert last_logged(compiled) != losses["c"][0]  # the weights moved

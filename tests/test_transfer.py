@@ -25,8 +25,15 @@ from hf_models.training import (
 )
 from hf_models.training.transfer import backbone_layer_groups
 
-TINY = dict(vocab_size=50, hidden_size=16, num_hidden_layers=3, num_attention_heads=2, intermediate_size=32,
-            max_position_embeddings=32, pad_token_id=0)  # fmt: skip
+TINY = dict(
+    vocab_size=50,
+    hidden_size=16,
+    num_hidden_layers=3,
+    num_attention_heads=2,
+    intermediate_size=32,
+    max_position_embeddings=32,
+    pad_token_id=0,
+)
 
 
 def _classifier(**overrides) -> SmallEncoderForSequenceClassification:

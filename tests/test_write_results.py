@@ -95,8 +95,20 @@ def every_model_gpu(monkeypatch) -> None:
 
 
 def _write_results(monkeypatch, bench: Path, results: Path, predictions: Path, *extra: str) -> None:
-    argv = ["write_results.py", "--bench_dir", str(bench), "--results", str(results),
-            "--predictions_dir", str(predictions), "--hardware", "test machine", "--date", "2026-01-01", *extra]  # fmt: skip
+    argv = [
+        "write_results.py",
+        "--bench_dir",
+        str(bench),
+        "--results",
+        str(results),
+        "--predictions_dir",
+        str(predictions),
+        "--hardware",
+        "test machine",
+        "--date",
+        "2026-01-01",
+        *extra,
+    ]
     monkeypatch.setattr(sys, "argv", argv)
     runpy.run_path(str(REPO_ROOT / "benchmarks" / "write_results.py"), run_name="__main__")
 
@@ -123,9 +135,13 @@ def test_rows_and_headline_predictions_come_from_this_bench_folder(tmp_path, mon
     assert scratch["value"] == pytest.approx(0.72)  # 0.74, 0.72 and 0.70 over the three seeds
     assert scratch["std"] == pytest.approx(0.02, abs=1e-4)
     assert scratch["per_epoch"] == [0.7, 0.72]
-    assert scratch["wall_time_s"] == sum(seconds[s] for s in ("se_tokenizer", "se_scratch_seed42", "se_scratch_seed43",
-                                                                "se_scratch_seed44"))  # fmt: skip
-    assert scratch["command"] == "python se_tokenizer && python se_scratch_seed42 && python se_scratch_seed43 && python se_scratch_seed44"
+    assert scratch["wall_time_s"] == sum(
+        seconds[s] for s in ("se_tokenizer", "se_scratch_seed42", "se_scratch_seed43", "se_scratch_seed44")
+    )
+    assert (
+        scratch["command"]
+        == "python se_tokenizer && python se_scratch_seed42 && python se_scratch_seed43 && python se_scratch_seed44"
+    )
     assert written["throughput"] == {"kept": 1}  # other sections are kept as they are
     # The headline is the best row of this folder: pretrained, its first seed's predictions.
     assert (predictions / "sentiment_test_predictions.txt").read_text() == "0\n0\n"
@@ -144,8 +160,14 @@ def test_birthplace_headline_is_chosen_on_the_tune_split_never_on_dev(tmp_path, 
     assert rows["vanilla_finetuned"]["value"] == 0.32  # the course's row is still reported
     assert rows["vanilla"]["std"] == pytest.approx((0.30 * 0.70 / 500) ** 0.5, abs=1e-4)
     # Both candidates and their tune-split scoring: the choice's cost.
-    choice = ("bp_vanilla_pretrain", "bp_vanilla_finetune", "bp_vanilla_eval_dev", "bp_vanilla_eval_tune",
-              "bp_vanilla_pretrain_eval_dev", "bp_vanilla_pretrain_eval_tune")  # fmt: skip
+    choice = (
+        "bp_vanilla_pretrain",
+        "bp_vanilla_finetune",
+        "bp_vanilla_eval_dev",
+        "bp_vanilla_eval_tune",
+        "bp_vanilla_pretrain_eval_dev",
+        "bp_vanilla_pretrain_eval_tune",
+    )
     assert rows["vanilla"]["wall_time_s"] == sum(seconds[s] for s in choice)
     assert rows["synthesizer"]["chosen_row"] == "synthesizer_finetuned"
     # The augmented models have headline rows of their own, chosen the same way; the plain ones stay as they were.
@@ -170,8 +192,14 @@ def test_gpu_profile_writes_its_own_sections_and_leaves_the_cpu_rows(tmp_path, m
     assert written["sentiment_valid_acc"] == {"pretrained": cpu_row}
     assert written["sentiment_valid_acc_gpu"]["pretrained"]["value"] == pytest.approx(0.74)
     assert set(written["birthplace_dev_acc_gpu"]) == {row.key for row in plan.birthplace_rows("gpu")} | {
-        "vanilla", "synthesizer", "vanilla_augmented", "synthesizer_augmented", "vanilla_recite", "synthesizer_recite",
-        "vanilla_span_corruption"}  # fmt: skip
+        "vanilla",
+        "synthesizer",
+        "vanilla_augmented",
+        "synthesizer_augmented",
+        "vanilla_recite",
+        "synthesizer_recite",
+        "vanilla_span_corruption",
+    }
     assert "`sentiment_valid_acc_gpu.pretrained` row" in (predictions / "README.md").read_text()
 
 
@@ -242,7 +270,9 @@ def test_every_sentiment_row_and_seed_gets_its_test_predictions(tmp_path, monkey
             assert path.read_text() == f"{i % 2}\n{i % 2}\n", path  # from that seed's own run
     readme = (predictions / "README.md").read_text().splitlines()
     assert birthplace_line in readme  # the other task's file keeps its line
-    assert any(line.startswith("- `sentiment_test_predictions.txt` (2 lines): `sentiment_valid_acc.") for line in readme)
+    assert any(
+        line.startswith("- `sentiment_test_predictions.txt` (2 lines): `sentiment_valid_acc.") for line in readme
+    )
     assert any("sentiment/pretrained/seed43.txt" in line for line in readme)
 
 
@@ -257,9 +287,14 @@ def test_a_baseline_in_a_models_folder_is_never_reported_as_the_model(tmp_path, 
             continue  # the London row itself
         for where in (bench / row.runs[0], bench / row.runs[0] / "eval_tune"):
             record = RunRecord.from_dict(json.loads((where / "run_record.json").read_text()))
-            baselines = [Evaluation("validation", {"exact_match": 0.9}, 500, baseline=b) for b in ("london_baseline", "most_common_baseline")]
-            record.evaluations = [*baselines, *record.evaluations] if baseline_first else [*record.evaluations, *baselines]
-            record.save(where)  # fmt: skip
+            baselines = [
+                Evaluation("validation", {"exact_match": 0.9}, 500, baseline=b)
+                for b in ("london_baseline", "most_common_baseline")
+            ]
+            record.evaluations = (
+                [*baselines, *record.evaluations] if baseline_first else [*record.evaluations, *baselines]
+            )
+            record.save(where)
 
     _write_results(monkeypatch, bench, results, predictions)
 

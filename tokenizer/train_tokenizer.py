@@ -40,7 +40,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--output_dir", required=True, help="where to save the tokenizer")
     parser.add_argument("--min_frequency", type=int, default=2, help="minimum count of a merged pair")
     parser.add_argument(
-        "--model_max_length", type=int, default=DEFAULT_MODEL_MAX_LENGTH, help="the longest input, recorded in tokenizer_config.json"
+        "--model_max_length",
+        type=int,
+        default=DEFAULT_MODEL_MAX_LENGTH,
+        help="the longest input, recorded in tokenizer_config.json",
     )
     parser.add_argument(
         "--max_chars", type=int, default=None, help="train and measure on the first N characters of the corpus only"

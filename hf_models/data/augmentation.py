@@ -208,7 +208,9 @@ def augmentation_cost(
             len(texts),
             trained_tokens(texts),
         )
-        logger.info(f"Augmentation '{form}': {len(texts)} copies of {len(paragraphs)} paragraphs, "
-                    f"{cost[f'train_augment_{form}_tokens']} tokens per epoch "
-                    f"(the paragraphs: {cost['train_augment_paragraphs_tokens']})")  # fmt: skip
+        logger.info(
+            f"Augmentation '{form}': {len(texts)} copies of {len(paragraphs)} paragraphs, "
+            f"{cost[f'train_augment_{form}_tokens']} tokens per epoch "
+            f"(the paragraphs: {cost['train_augment_paragraphs_tokens']})"
+        )
     return cost

@@ -134,4 +134,6 @@ class TrimPaddingCollator:
             return batch
         used = mask.any(dim=0).nonzero()
         length = int(used.max()) + 1 if len(used) else 1
-        return {k: (v[:, :length] if getattr(v, "ndim", 0) == 2 and v.shape == mask.shape else v) for k, v in batch.items()}
+        return {
+            k: (v[:, :length] if getattr(v, "ndim", 0) == 2 and v.shape == mask.shape else v) for k, v in batch.items()
+        }

@@ -228,7 +228,9 @@ generator = pipeline("text-generation", model="{repo_id}", trust_remote_code=Tru
 print(generator({prompt!r}, max_new_tokens=20, do_sample=False)[0]["generated_text"])
 ```"""
     if tag == "text-classification":
-        labels = ", ".join(f"`{v}`" for _, v in sorted((config.get("id2label") or {}).items(), key=lambda kv: int(kv[0])))
+        labels = ", ".join(
+            f"`{v}`" for _, v in sorted((config.get("id2label") or {}).items(), key=lambda kv: int(kv[0]))
+        )
         example = "Un livre passionnant, je le recommande." if language == "fr" else "A gripping book."
         return f"""```python
 from transformers import AutoModelForSequenceClassification, AutoTokenizer, pipeline
@@ -265,9 +267,12 @@ def _limitations(record: RunRecord, config: dict[str, Any], language: str | None
         "`revision` to be sure it does not change under you.",
     ]
     if config.get("reads_reversed_text"):
-        lines.insert(0, "- **It reads text last to first** (a backward model, `reads_reversed_text`): reverse "
-                        "each input's token ids before calling it; the pipelines below read text forward and get "
-                        "it wrong.")  # fmt: skip
+        lines.insert(
+            0,
+            "- **It reads text last to first** (a backward model, `reads_reversed_text`): reverse "
+            "each input's token ids before calling it; the pipelines below read text forward and get "
+            "it wrong.",
+        )
     if birthplace:
         lines.insert(0, f"- {BIRTHPLACE_LIMITATION}")
     elif config["architectures"][0].endswith("ForCausalLM"):

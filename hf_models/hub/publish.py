@@ -59,10 +59,30 @@ ALLOW_PATTERNS: list[str] = [
 ]
 # Defence in depth: names refused even if an allow pattern matched them (and folders never walked).
 DENY_PATTERNS = (
-    ".env", ".env.*", "*.env", "checkpoint-*", "runs", "optimizer.pt", "scheduler.pt", "rng_state*.pth",
-    "training_args.bin", "*.pt", "*.pth", "*.bin", "*.pkl", "*.pickle", "*.log", "*.tsv", "*.gz", "*.spm",
-    "*.token", "token", "*secret*", "__pycache__", "wandb",
-)  # fmt: skip
+    ".env",
+    ".env.*",
+    "*.env",
+    "checkpoint-*",
+    "runs",
+    "optimizer.pt",
+    "scheduler.pt",
+    "rng_state*.pth",
+    "training_args.bin",
+    "*.pt",
+    "*.pth",
+    "*.bin",
+    "*.pkl",
+    "*.pickle",
+    "*.log",
+    "*.tsv",
+    "*.gz",
+    "*.spm",
+    "*.token",
+    "token",
+    "*secret*",
+    "__pycache__",
+    "wandb",
+)
 
 
 @dataclass
@@ -115,9 +135,10 @@ def collect_files(run_dir: str | os.PathLike, skip: str | os.PathLike | None = N
     run_dir = Path(run_dir)
     top_level = (*WEIGHT_PATTERNS, *CONFIG_FILES, *CODE_PATTERNS, *TOKENIZER_FILES)
     wanted = [
-        Path(p.name) for p in sorted(run_dir.iterdir())
+        Path(p.name)
+        for p in sorted(run_dir.iterdir())
         if (p.is_file() or p.is_symlink()) and any(fnmatch(p.name, t) for t in top_level)
-    ]  # fmt: skip
+    ]
     plots = _find_plots(run_dir, Path(skip) if skip is not None else None)
     files = [f for f in sorted({*wanted, *plots}, key=lambda p: p.as_posix()) if _allowed(f)]
     root = run_dir.resolve()
@@ -209,13 +230,19 @@ def check_weights(run_dir: str | os.PathLike, config: dict[str, Any]) -> None:
                 f"{path}: not a readable safetensors file (truncated?): {error}; save the model again"
             ) from None
     unknown = sorted(set(found) - set(expected))
-    wrong = [f"{key} {found[key]} (config.json implies {expected[key]})" for key in sorted(found) if key in expected
-             and found[key] != expected[key]]  # fmt: skip
+    wrong = [
+        f"{key} {found[key]} (config.json implies {expected[key]})"
+        for key in sorted(found)
+        if key in expected and found[key] != expected[key]
+    ]
     missing = sorted(set(expected) - set(found) - tied)
     if "model.safetensors.index.json" in {p.name for p in run_dir.iterdir()}:
         missing = []  # a sharded model may list its shards; the shards present were checked
-    problems = [*(f"shape of {w}" for w in wrong), *(f"unexpected tensor {k}" for k in unknown[:3]),
-                *(f"missing tensor {k}" for k in missing[:3])]  # fmt: skip
+    problems = [
+        *(f"shape of {w}" for w in wrong),
+        *(f"unexpected tensor {k}" for k in unknown[:3]),
+        *(f"missing tensor {k}" for k in missing[:3]),
+    ]
     if problems:
         raise PushError(
             f"{run_dir}: the weights do not match config.json ({'; '.join(problems[:4])}); export the folder the "
@@ -262,11 +289,16 @@ def export_folder(
             shutil.copyfile(run_dir / rel, local_dir / rel)
     atomic_write_text(local_dir / "config.json", json.dumps(config, indent=2, sort_keys=True) + "\n")
     if not (run_dir / "tokenizer_config.json").is_file():
-        print(f"{PROG}: warning: no tokenizer files in {run_dir}; pipeline() will not work from the export", file=sys.stderr)
+        print(
+            f"{PROG}: warning: no tokenizer files in {run_dir}; pipeline() will not work from the export",
+            file=sys.stderr,
+        )
     plots = [f for f in files if fnmatch(f.name, PLOT_PATTERN)]
     card = build_model_card(run_dir, config, read_record(run_dir), options or CardOptions(), plots)
     atomic_write_text(local_dir / "README.md", str(card))
-    staged = sorted((p.relative_to(local_dir) for p in local_dir.rglob("*") if p.is_file()), key=lambda p: p.as_posix())
+    staged = sorted(
+        (p.relative_to(local_dir) for p in local_dir.rglob("*") if p.is_file()), key=lambda p: p.as_posix()
+    )
     refused = [rel for rel in staged if not _allowed(rel)]
     if refused:
         raise RuntimeError(f"internal error: staged files outside the allowlist: {', '.join(map(str, refused))}")
@@ -307,7 +339,9 @@ def explain(error: BaseException) -> str:
     if isinstance(error, HfHubHTTPError):
         status = getattr(getattr(error, "response", None), "status_code", None)
         if status in (401, 403):
-            return f"the Hub rejected the token (HTTP {status}); run 'hf auth login' with a token that has write access"
+            return (
+                f"the Hub rejected the token (HTTP {status}); run 'hf auth login' with a token that has write access"
+            )
         return f"the Hub refused the request (HTTP {status}): {one_line(error)}"
     if isinstance(error, OSError) and not isinstance(error, ConnectionError | TimeoutError):
         # A local file problem (permissions, disk full), not the network.
@@ -325,7 +359,9 @@ def hub_client() -> HfApi:
         raise PushError(OFFLINE_MESSAGE)
     token = get_token()
     if not token:
-        raise PushError("no Hugging Face token found; run 'hf auth login' (or 'huggingface-cli login') or set HF_TOKEN")
+        raise PushError(
+            "no Hugging Face token found; run 'hf auth login' (or 'huggingface-cli login') or set HF_TOKEN"
+        )
     return HfApi(token=token)
 
 

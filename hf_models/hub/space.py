@@ -35,12 +35,29 @@ PACKAGE_DIR = Path(__file__).resolve().parents[1]
 LAUNCHER = PACKAGE_DIR.parent / "recipes" / "app.py"
 # The distributions `hf_models` and its app import (pyproject's dependencies and the `app` extra).
 SPACE_PACKAGES = (
-    "torch", "transformers", "tokenizers", "datasets", "accelerate", "evaluate", "safetensors", "huggingface_hub",
-    "matplotlib", "protobuf", "filelock", "gradio",
-)  # fmt: skip
+    "torch",
+    "transformers",
+    "tokenizers",
+    "datasets",
+    "accelerate",
+    "evaluate",
+    "safetensors",
+    "huggingface_hub",
+    "matplotlib",
+    "protobuf",
+    "filelock",
+    "gradio",
+)
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 PACKAGE_PATTERNS = ("*.py", "small_encoder/presets/*.json")
-SPACE_ALLOW_PATTERNS = ["README.md", "app.py", APP_CONFIG_FILE, "requirements.txt", "hf_models/*.py", "hf_models/*.json"]
+SPACE_ALLOW_PATTERNS = [
+    "README.md",
+    "app.py",
+    APP_CONFIG_FILE,
+    "requirements.txt",
+    "hf_models/*.py",
+    "hf_models/*.json",
+]
 
 
 @dataclass
@@ -106,7 +123,11 @@ Try [{model_repo_id}](https://huggingface.co/{model_repo_id}) (exported from the
 
 
 def export_space(
-    run_dir: str | os.PathLike, local_dir: str | os.PathLike, space_id: str, model_repo_id: str, overwrite: bool = False
+    run_dir: str | os.PathLike,
+    local_dir: str | os.PathLike,
+    space_id: str,
+    model_repo_id: str,
+    overwrite: bool = False,
 ) -> SpaceExport:
     """Write the Space folder (to an empty or new `local_dir`) for the model of `model_repo_id`."""
     local_dir = Path(local_dir)
@@ -130,14 +151,21 @@ def export_space(
 
 
 def publish_space(
-    run_dir: str | os.PathLike, space_id: str, model_repo_id: str, *, private: bool = False, commit_message: str | None = None
+    run_dir: str | os.PathLike,
+    space_id: str,
+    model_repo_id: str,
+    *,
+    private: bool = False,
+    commit_message: str | None = None,
 ) -> tuple[str, int]:
     """Stage the Space in a temporary folder, create the Gradio Space if missing and upload it; returns (commit URL,
     number of files). Raises PushError for what the user must fix, and the Hub client's errors for the network."""
     api = hub_client()
     with tempfile.TemporaryDirectory(prefix="push_to_hub-space-") as tmp:
         export = export_space(run_dir, Path(tmp) / "space", space_id, model_repo_id)
-        api.create_repo(repo_id=space_id, repo_type="space", space_sdk="gradio", private=private or None, exist_ok=True)
+        api.create_repo(
+            repo_id=space_id, repo_type="space", space_sdk="gradio", private=private or None, exist_ok=True
+        )
         info = api.upload_folder(
             repo_id=space_id,
             repo_type="space",

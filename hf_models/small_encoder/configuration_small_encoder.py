@@ -152,7 +152,9 @@ class SmallEncoderConfig(PreTrainedConfig):
             )
         head = self.adaptive_softmax_head
         if not 0 <= head < self.vocab_size:
-            raise ValueError(f"adaptive_softmax_head ({head}) must be 0 (off) or below vocab_size ({self.vocab_size}).")
+            raise ValueError(
+                f"adaptive_softmax_head ({head}) must be 0 (off) or below vocab_size ({self.vocab_size})."
+            )
         if head and self.tie_word_embeddings:
             raise ValueError("adaptive_softmax_head has no output matrix to tie: set tie_word_embeddings=false.")
         if self.synthesizer_factors is not None:

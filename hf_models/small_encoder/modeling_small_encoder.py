@@ -201,7 +201,9 @@ class SmallEncoderSynthesizerBase(nn.Module):
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         batch_size, query_length = hidden_states.shape[:-1]
         position_ids = position_ids.expand(batch_size, -1)
-        value = self.v_proj(hidden_states).view(batch_size, query_length, self.num_heads, self.head_dim).transpose(1, 2)
+        value = (
+            self.v_proj(hidden_states).view(batch_size, query_length, self.num_heads, self.head_dim).transpose(1, 2)
+        )
         key_positions = position_ids[:, None, :, None]
         if cache is not None:
             key_positions, value = cache.update(key_positions, value, self.layer_idx)
@@ -358,9 +360,12 @@ class SmallEncoderAdaptiveLMHead(nn.Module):
     def __init__(self, config: SmallEncoderConfig):
         super().__init__()
         self.softmax = nn.AdaptiveLogSoftmaxWithLoss(
-            config.hidden_size, config.vocab_size, config.adaptive_softmax_cutoffs, div_value=4.0,
+            config.hidden_size,
+            config.vocab_size,
+            config.adaptive_softmax_cutoffs,
+            div_value=4.0,
             head_bias=config.lm_head_bias,
-        )  # fmt: skip
+        )
 
     def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
         """Log-probabilities [..., vocab]: logits for generation (their softmax is the distribution itself)."""

@@ -81,8 +81,13 @@ def _model(model_args: ModelArguments, bp_args: BirthplaceArguments, tokenizer) 
 
 # Arguments of the pretraining only: not hyperparameters of a finetuning run.
 PRETRAINING_ONLY = (
-    "tokenizer_vocab_size", "pretraining_objective", "opening_tokens", "pretrain_with_qa", "augment", "augment_copies",
-)  # fmt: skip
+    "tokenizer_vocab_size",
+    "pretraining_objective",
+    "opening_tokens",
+    "pretrain_with_qa",
+    "augment",
+    "augment_copies",
+)
 
 
 def _finish(trainer, arguments: tuple, metrics: dict, timer: RunTimer, task: str, objective: str, split_sizes: dict):
@@ -93,10 +98,19 @@ def _finish(trainer, arguments: tuple, metrics: dict, timer: RunTimer, task: str
         ("variant",) if model_args.model_name_or_path else ()
     )
     return finish_run(
-        trainer, arguments, metrics, timer, default_preset=DEFAULT_PRESET, task=task, objective=objective,
-        dataset=DATASET, split_sizes=split_sizes, language=LANGUAGE,
-        hyperparameters={"block_size": metrics["block_size"]}, not_applicable=not_applicable,
-    )  # fmt: skip
+        trainer,
+        arguments,
+        metrics,
+        timer,
+        default_preset=DEFAULT_PRESET,
+        task=task,
+        objective=objective,
+        dataset=DATASET,
+        split_sizes=split_sizes,
+        language=LANGUAGE,
+        hyperparameters={"block_size": metrics["block_size"]},
+        not_applicable=not_applicable,
+    )
 
 
 def qa_format(
@@ -108,11 +122,17 @@ def qa_format(
     if bp_args.course_vocabulary:
         return CourseQAFormat()
     if bp_args.recite_tokens:
-        shape = qa_formats.answer_format(bp_args.recite_tokens, train_answers if bp_args.answer_from_recitation else ())
+        shape = qa_formats.answer_format(
+            bp_args.recite_tokens, train_answers if bp_args.answer_from_recitation else ()
+        )
         return RecitingQAFormat(
-            bp_args.recite_tokens, tuple(paragraphs), bp_args.max_new_tokens, counterfactual=bp_args.counterfactual_qa,
-            answer_words=shape["answer_words"], capitalized_answers=shape["capitalized_answers"],
-        )  # fmt: skip
+            bp_args.recite_tokens,
+            tuple(paragraphs),
+            bp_args.max_new_tokens,
+            counterfactual=bp_args.counterfactual_qa,
+            answer_words=shape["answer_words"],
+            capitalized_answers=shape["capitalized_answers"],
+        )
     return BPEQAFormat(bp_args.max_new_tokens)
 
 
@@ -136,7 +156,9 @@ def qa_texts(dataset: datasets.Dataset) -> list[str]:
 # --------------------------------------------------------------------------------------------------
 # pretrain
 # --------------------------------------------------------------------------------------------------
-def _pretraining_tokenizer(model_args: ModelArguments, bp_args: BirthplaceArguments, corpus) -> PreTrainedTokenizerBase:
+def _pretraining_tokenizer(
+    model_args: ModelArguments, bp_args: BirthplaceArguments, corpus
+) -> PreTrainedTokenizerBase:
     """The given tokenizer; else the course's characters built from wiki.txt, or our BPE trained on the pretraining
     corpus only (never on dev/test), saved with the model at the end."""
 
@@ -184,7 +206,9 @@ def pretrain(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
     trainer.log_metrics("train", metrics)
     arguments = (model_args, bp_args, training_args)
     objective = bp_args.pretraining_objective
-    return _finish(trainer, arguments, metrics, timer, "birthplace-pretraining", objective, {"train": len(train_dataset)})
+    return _finish(
+        trainer, arguments, metrics, timer, "birthplace-pretraining", objective, {"train": len(train_dataset)}
+    )
 
 
 def _augment(corpus, paragraphs: list[str], tokenizer, bp_args: BirthplaceArguments, block_size: int, seed: int):
@@ -195,7 +219,9 @@ def _augment(corpus, paragraphs: list[str], tokenizer, bp_args: BirthplaceArgume
         return corpus, {}
     openings = bp_args.pretraining_objective == "openings"
     copies = augmented_copies(paragraphs, forms, bp_args.augment_copies, seed)
-    cost = augmentation_cost(paragraphs, copies, tokenizer, min(bp_args.opening_tokens, block_size - 1) if openings else None)
+    cost = augmentation_cost(
+        paragraphs, copies, tokenizer, min(bp_args.opening_tokens, block_size - 1) if openings else None
+    )
     added = datasets.Dataset.from_dict({"text": [text for form in forms for text in copies[form]]})
     return concatenate_datasets([corpus, added.cast(corpus.features)]), cost
 
@@ -212,8 +238,11 @@ def _openings_dataset(corpus, qa_train, paragraphs, tokenizer, bp_args: Birthpla
     )
     if qa_train is not None:
         qa_rows = qa_format(bp_args, paragraphs)
-        rows = {"batched": True, "remove_columns": qa_train.column_names,
-                "fn_kwargs": {"tokenizer": tokenizer, "block_size": block_size}}  # fmt: skip
+        rows = {
+            "batched": True,
+            "remove_columns": qa_train.column_names,
+            "fn_kwargs": {"tokenizer": tokenizer, "block_size": block_size},
+        }
         qa = qa_train.map(real_birthplaces(qa_rows).encode, **rows)
         qa = qa.map(lambda example: {"labels": example["input_ids"]}).cast(openings.features)
         # Counterfactual twins keep the loss on their answers alone: their openings are not facts to learn.
@@ -244,11 +273,17 @@ def finetune(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
     # Counterfactual rows (--counterfactual_qa) are for training: the dev loss reads the real birthplaces.
     formats = {"train": qa_rows, "validation": real_birthplaces(qa_rows)}
     with training_args.main_process_first(desc="tokenization"):
-        encoded = datasets.DatasetDict({
-            split: qa[split].map(formats[split].encode, batched=True, remove_columns=["question", "answer"],
-                                 fn_kwargs={"tokenizer": tokenizer, "block_size": block_size})
-            for split in qa
-        })  # fmt: skip
+        encoded = datasets.DatasetDict(
+            {
+                split: qa[split].map(
+                    formats[split].encode,
+                    batched=True,
+                    remove_columns=["question", "answer"],
+                    fn_kwargs={"tokenizer": tokenizer, "block_size": block_size},
+                )
+                for split in qa
+            }
+        )
     trainer, metrics = train_model(
         model,
         training_args,
@@ -292,9 +327,13 @@ def _predictions(model_args: ModelArguments, bp_args: BirthplaceArguments, train
     check_block_size(bp_args.block_size, model)
     model.to("cpu" if training_args.use_cpu or not torch.cuda.is_available() else "cuda")
     predictions = answers.predict(
-        model, tokenizer, questions, bp_args.block_size, training_args.per_device_eval_batch_size,
+        model,
+        tokenizer,
+        questions,
+        bp_args.block_size,
+        training_args.per_device_eval_batch_size,
         where=_question_lines(bp_args),
-    )  # fmt: skip
+    )
     return predictions, model_args.model_name_or_path
 
 
@@ -308,8 +347,15 @@ def _question_lines(bp_args: BirthplaceArguments):
 def _record_evaluation(output_dir: str, bp_args: BirthplaceArguments, source: str, metrics: dict, timer) -> None:
     """Add the scores to the run record of `output_dir` (the model's own folder, usually), or start one there."""
     baseline = source if source.endswith("_baseline") else None
-    start = partial(RunRecord, task="birthplace-evaluation", objective="qa", dataset=DATASET, language=LANGUAGE,
-                    evaluated_model=None if baseline else model_reference(source), wall_time_s=timer.seconds)  # fmt: skip
+    start = partial(
+        RunRecord,
+        task="birthplace-evaluation",
+        objective="qa",
+        dataset=DATASET,
+        language=LANGUAGE,
+        evaluated_model=None if baseline else model_reference(source),
+        wall_time_s=timer.seconds,
+    )
     with updating_record(output_dir, start) as record:
         scores = {"exact_match": metrics["exact_match"]}
         record.add_evaluation(Evaluation(bp_args.eval_split, scores, metrics["total"], baseline=baseline))
@@ -331,9 +377,10 @@ def _evaluation_outputs(model_args: ModelArguments, bp_args: BirthplaceArguments
     model_files = []  # the model's own files; its earlier predictions and reports are outputs
     if model_args.model_name_or_path and os.path.isdir(model_args.model_name_or_path):
         model_files = [
-            ("--model_name_or_path", str(p)) for p in Path(model_args.model_name_or_path).iterdir()
+            ("--model_name_or_path", str(p))
+            for p in Path(model_args.model_name_or_path).iterdir()
             if not p.name.startswith(("predictions", "report"))
-        ]  # fmt: skip
+        ]
     for path in [p for p in (predictions_file, report) if p]:
         what = "--predictions_file" if path == predictions_file else "the report"
         check_not_input(path, [*_data_files(bp_args), *model_files], what)

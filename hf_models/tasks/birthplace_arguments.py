@@ -27,7 +27,8 @@ class BirthplaceArguments:
         default=None, metadata={"help": "Tokens per sequence. Defaults to the model's max_position_embeddings."}
     )
     tokenizer_vocab_size: int = field(
-        default=2000, metadata={"help": "pretrain without --tokenizer_name_or_path: size of the BPE trained on wiki.txt."}
+        default=2000,
+        metadata={"help": "pretrain without --tokenizer_name_or_path: size of the BPE trained on wiki.txt."},
     )
     pretraining_objective: str = field(
         default="span_corruption",
@@ -62,7 +63,8 @@ class BirthplaceArguments:
         metadata={"help": "evaluate: which questions to answer.", "choices": ["validation", "test", "train"]},
     )
     predictions_file: str | None = field(
-        default=None, metadata={"help": "evaluate: where to write the predictions (default OUTPUT_DIR/predictions_SPLIT.txt)."}
+        default=None,
+        metadata={"help": "evaluate: where to write the predictions (default OUTPUT_DIR/predictions_SPLIT.txt)."},
     )
     london_baseline: bool = field(default=False, metadata={"help": "evaluate: answer 'London' to every question."})
     most_common_baseline: bool = field(
@@ -112,7 +114,9 @@ class BirthplaceArguments:
         if self.recite_tokens < 0:
             raise ValueError(f"--recite_tokens must be 0 (off) or positive, got {self.recite_tokens}")
         if self.recite_tokens and self.course_vocabulary:
-            raise ValueError("--recite_tokens is for our BPE; the course's characters (--course_vocabulary) answer directly")
+            raise ValueError(
+                "--recite_tokens is for our BPE; the course's characters (--course_vocabulary) answer directly"
+            )
         if not 0.0 <= self.counterfactual_qa <= 1.0:
             raise ValueError(f"--counterfactual_qa must be a fraction in [0, 1], got {self.counterfactual_qa}")
         if self.counterfactual_qa and not self.recite_tokens:
@@ -129,12 +133,28 @@ SUBCOMMAND_HELP = {
 }
 _SHARED = ("data_dir", "course_vocabulary", "block_size", "recite_tokens")
 SUBCOMMAND_FIELDS = {
-    "pretrain": (*_SHARED, "variant", "tokenizer_vocab_size", "pretraining_objective", "opening_tokens",
-                 "pretrain_with_qa", "augment", "augment_copies", "counterfactual_qa"),
+    "pretrain": (
+        *_SHARED,
+        "variant",
+        "tokenizer_vocab_size",
+        "pretraining_objective",
+        "opening_tokens",
+        "pretrain_with_qa",
+        "augment",
+        "augment_copies",
+        "counterfactual_qa",
+    ),
     "finetune": (*_SHARED, "variant", "counterfactual_qa"),
-    "evaluate": (*_SHARED, "eval_split", "predictions_file", "london_baseline", "most_common_baseline",
-                 "max_new_tokens", "answer_from_recitation"),
-}  # fmt: skip
+    "evaluate": (
+        *_SHARED,
+        "eval_split",
+        "predictions_file",
+        "london_baseline",
+        "most_common_baseline",
+        "max_new_tokens",
+        "answer_from_recitation",
+    ),
+}
 # `evaluate` builds no model: no preset, overrides or attention type.
 EVALUATE_MODEL_FIELDS = ("model_name_or_path", "tokenizer_name_or_path", "overwrite_output_dir")
 # ... and no Trainer: of TrainingArguments it reads only these.
@@ -165,8 +185,11 @@ def subcommand_groups(subcommand: str, default_preset: str) -> tuple[FlagGroup, 
 
 def subcommand_help(subcommand: str, doc: str | None) -> dict[str, str]:
     """A subcommand's --help: what it does, then the recipe's examples."""
-    return {"prog": f"birthplace.py {subcommand}", "description": SUBCOMMAND_HELP[subcommand],
-            "epilog": help_sections(doc).get("epilog")}  # fmt: skip
+    return {
+        "prog": f"birthplace.py {subcommand}",
+        "description": SUBCOMMAND_HELP[subcommand],
+        "epilog": help_sections(doc).get("epilog"),
+    }
 
 
 def top_level_parser(doc: str | None) -> argparse.ArgumentParser:

@@ -67,7 +67,8 @@ class DataTrainingArguments:
         metadata={"help": "Text files (plain or .gz) or folders of them; one document per line."},
     )
     validation_files: list[str] | None = field(
-        default=None, metadata={"help": "Held-out text files. Without them, a share of the training lines is held out."}
+        default=None,
+        metadata={"help": "Held-out text files. Without them, a share of the training lines is held out."},
     )
     validation_split_percentage: float = field(
         default=5.0, metadata={"help": "Percent of the training lines held out when no --validation_files."}
@@ -81,7 +82,8 @@ class DataTrainingArguments:
     )
     generator_layers: int = field(default=1, metadata={"help": "--objective rtd: blocks in the generator."})
     rtd_weight: float = field(
-        default=50.0, metadata={"help": "--objective rtd: weight of the detection loss against the generator's (ELECTRA's 50)."}
+        default=50.0,
+        metadata={"help": "--objective rtd: weight of the detection loss against the generator's (ELECTRA's 50)."},
     )
     max_train_samples: int | None = field(default=None, metadata={"help": "Truncate the training set (debugging)."})
     max_eval_samples: int | None = field(default=None, metadata={"help": "Truncate the validation set."})
@@ -127,7 +129,10 @@ def _datasets(
             )
     train_dataset, eval_dataset = lm_datasets["train"], lm_datasets.get("validation")
     eval_files = data_args.validation_files or data_args.train_files
-    for split, dataset, files in (("training", train_dataset, data_args.train_files), ("validation", eval_dataset, eval_files)):
+    for split, dataset, files in (
+        ("training", train_dataset, data_args.train_files),
+        ("validation", eval_dataset, eval_files),
+    ):
         if dataset is not None and len(dataset) == 0:  # else the Trainer fails deep inside (no eval_loss)
             raise UsageError(
                 f"the {split} split of {', '.join(files)} holds no block of {block_size} tokens: give more text, "
@@ -176,9 +181,7 @@ class ReplacedTokenDetection(nn.Module):
         return {"loss": generator_loss + self.weight * detection.loss, "logits": detection.logits}
 
 
-def pretrain(
-    model_args: ModelArguments, data_args: DataTrainingArguments, training_args: TrainingArguments
-) -> dict:
+def pretrain(model_args: ModelArguments, data_args: DataTrainingArguments, training_args: TrainingArguments) -> dict:
     """Train, evaluate (loss and perplexity), check for a plateau, and save the run."""
     timer = RunTimer()
     if not data_args.train_files:
@@ -206,8 +209,10 @@ def pretrain(
     logger.info(f"Training a {model_class.__name__} with {n_params / 1e6:.2f}M parameters")
     reverse = model.config.reads_reversed_text
     if reverse and data_args.objective != "clm":
-        raise UsageError(f"the model reads text last to first (reads_reversed_text): a backward LM is trained with "
-                         f"--objective clm, not {data_args.objective}")  # fmt: skip
+        raise UsageError(
+            f"the model reads text last to first (reads_reversed_text): a backward LM is trained with "
+            f"--objective clm, not {data_args.objective}"
+        )
     if reverse:
         logger.info("A backward LM: each document is read last token first (reads_reversed_text)")
     default_block = min(128, model.config.max_position_embeddings)
@@ -234,16 +239,26 @@ def pretrain(
     metrics["num_parameters"] = n_params
     trainer.log_metrics("train", {k: v for k, v in metrics.items() if k.startswith("train")})
     return finish_run(
-        trainer, (model_args, data_args, training_args), metrics, timer, default_preset=DEFAULT_PRESET,
-        task="pretraining", objective=data_args.objective, language=data_args.language,
+        trainer,
+        (model_args, data_args, training_args),
+        metrics,
+        timer,
+        default_preset=DEFAULT_PRESET,
+        task="pretraining",
+        objective=data_args.objective,
+        language=data_args.language,
         dataset=", ".join(Path(f).name for f in data_args.train_files),
         split_sizes={"train": len(train_dataset), **({"validation": len(eval_dataset)} if eval_dataset else {})},
         hyperparameters={"block_size": block_size},
-    )  # fmt: skip
+    )
 
 
 # The command line: the task's flags, the model's, then Trainer's (each group under its title in --help).
-ARGUMENT_GROUPS = (FlagGroup("Pretraining arguments", DataTrainingArguments), model_group(DEFAULT_PRESET), TRAINER_GROUP)
+ARGUMENT_GROUPS = (
+    FlagGroup("Pretraining arguments", DataTrainingArguments),
+    model_group(DEFAULT_PRESET),
+    TRAINER_GROUP,
+)
 
 
 def main(args: Sequence[str] | None = None, doc: str | None = None) -> dict:

@@ -343,9 +343,14 @@ class RecitingQAFormat:
         titles = tokenizer([f"{names[i]}." for i in named], add_special_tokens=False)["input_ids"]
         titles = [title[: self.recite_tokens] for title in titles]
         completions = greedy_completions(
-            model, tokenizer, titles, model.config.max_position_embeddings, self.recite_tokens, batch_size,
+            model,
+            tokenizer,
+            titles,
+            model.config.max_position_embeddings,
+            self.recite_tokens,
+            batch_size,
             eos_token_id=tokenizer.eos_token_id,
-        )  # fmt: skip
+        )
         recitations: list[list[int]] = [[] for _ in questions]
         for i, title, completion in zip(named, titles, completions, strict=True):
             if tokenizer.eos_token_id in completion:
@@ -361,9 +366,12 @@ class RecitingQAFormat:
         if not generate:
             return answers
         prompts = encode_reciting_qa(
-            {"question": [questions[i] for i in generate]}, tokenizer, block_size, [recitations[i] for i in generate],
+            {"question": [questions[i] for i in generate]},
+            tokenizer,
+            block_size,
+            [recitations[i] for i in generate],
             prompt_only=True,
-        )  # fmt: skip
+        )
         generated = _answers_after(model, tokenizer, prompts["input_ids"], block_size, batch_size, self.max_new_tokens)
         for i, answer in zip(generate, generated, strict=True):
             answers[i] = answer
@@ -378,9 +386,14 @@ class RecitingQAFormat:
         spans = [recitation_spans(text, self.answer_words, self.capitalized_answers) for text in texts]
         owners = [i for i, candidates in enumerate(spans) for _ in candidates]
         scores = answer_log_likelihoods(
-            model, tokenizer, [questions[i] for i in owners], [span for candidates in spans for span in candidates],
-            [recitations[i] for i in owners], block_size, batch_size,
-        )  # fmt: skip
+            model,
+            tokenizer,
+            [questions[i] for i in owners],
+            [span for candidates in spans for span in candidates],
+            [recitations[i] for i in owners],
+            block_size,
+            batch_size,
+        )
         best: list = [None] * len(questions)
         position = 0
         for i, candidates in enumerate(spans):

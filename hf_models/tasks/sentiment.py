@@ -82,14 +82,21 @@ def _classifier(model_args: ModelArguments, data_args: SentimentArguments, token
     return model
 
 
-def _encoded_reviews(raw, data_args: SentimentArguments, training_args: TrainingArguments, tokenizer, max_length: int,
-                     reverse: bool = False):  # fmt: skip
+def _encoded_reviews(
+    raw,
+    data_args: SentimentArguments,
+    training_args: TrainingArguments,
+    tokenizer,
+    max_length: int,
+    reverse: bool = False,
+):
     for split, limit in (("train", data_args.max_train_samples), ("validation", data_args.max_eval_samples)):
         if limit is not None:
             raw[split] = raw[split].select(range(min(limit, len(raw[split]))))
     if data_args.keep_review_end >= max_length:
-        raise UsageError(f"--keep_review_end {data_args.keep_review_end}: give fewer tokens than the {max_length} a "
-                         "review keeps")  # fmt: skip
+        raise UsageError(
+            f"--keep_review_end {data_args.keep_review_end}: give fewer tokens than the {max_length} a review keeps"
+        )
     with training_args.main_process_first(desc="tokenization"):
         return encode_reviews(raw, tokenizer, max_length, keep_review_end=data_args.keep_review_end, reverse=reverse)
 
@@ -187,13 +194,21 @@ def _auxiliary_lm_loss(model, model_args: ModelArguments, data_args: SentimentAr
     if not data_args.auxiliary_lm_weight:
         return None
     if not model.config.is_causal:
-        raise UsageError("--auxiliary_lm_weight predicts each next token, which a bidirectional backbone sees: "
-                         "finetune with --causal_mask true")  # fmt: skip
+        raise UsageError(
+            "--auxiliary_lm_weight predicts each next token, which a bidirectional backbone sees: "
+            "finetune with --causal_mask true"
+        )
     lm_head = pretrained_lm_head(model_args.model_name_or_path) if model_args.model_name_or_path else None
     if model_args.model_name_or_path and lm_head is None:
         logger.warning(f"{model_args.model_name_or_path} has no plain LM head: the auxiliary LM head starts at random")
-    return AuxiliaryLMLoss(model, data_args.auxiliary_lm_weight, data_args.auxiliary_lm_decay,
-                           data_args.auxiliary_lm_positions, lm_head, seed)  # fmt: skip
+    return AuxiliaryLMLoss(
+        model,
+        data_args.auxiliary_lm_weight,
+        data_args.auxiliary_lm_decay,
+        data_args.auxiliary_lm_positions,
+        lm_head,
+        seed,
+    )
 
 
 def _linear_probe_head(model, encoded, collator, data_args: SentimentArguments, training_args) -> tuple[dict, tuple]:
@@ -222,7 +237,7 @@ def _probe_logits(model, dataset, collator, batch_size: int) -> tuple[torch.Tens
 
 def _save_linear_probe_run(
     model, encoded, collator, run_args: tuple, probe: tuple[dict, tuple], timer: RunTimer
-) -> None:  # fmt: skip
+) -> None:
     """`--save_linear_probe`: the probe alone, before any finetuning, as a run folder of its own
     (OUTPUT_DIR/linear_probe): its record, with the validation scores as one evaluation at epoch 0, and its test
     predictions. It is the classifier that `--freeze_backbone --num_train_epochs 0` would train and score."""
@@ -239,11 +254,17 @@ def _save_linear_probe_run(
     )
     hyperparameters = {"seed": training_args.seed, "classifier_pooling": model.config.classifier_pooling}
     record = RunRecord(
-        task="sentiment", objective="linear_probe", dataset=DATASET, language=LANGUAGE,
-        split_sizes={split: len(encoded[split]) for split in encoded}, **model_source(model_args, DEFAULT_PRESET),
-        model_size=model_size(model), hardware=hardware(training_args), wall_time_s=timer.seconds,
+        task="sentiment",
+        objective="linear_probe",
+        dataset=DATASET,
+        language=LANGUAGE,
+        split_sizes={split: len(encoded[split]) for split in encoded},
+        **model_source(model_args, DEFAULT_PRESET),
+        model_size=model_size(model),
+        hardware=hardware(training_args),
+        wall_time_s=timer.seconds,
         hyperparameters={**hyperparameters, **probe_metrics},
-    )  # fmt: skip
+    )
     record.add_evaluation(Evaluation("validation", scores, len(labels), per_epoch=[{"epoch": 0.0, **scores}]))
     record.save(folder)
     logger.info(f"The linear probe alone is saved in {folder} ({scores['accuracy']:.2%} on validation)")
@@ -280,23 +301,33 @@ def _check_before_training(model_args: ModelArguments, data_args: SentimentArgum
     if data_args.max_seq_length <= 0:
         raise UsageError(f"--max_seq_length {data_args.max_seq_length}: give a positive number of tokens")
     if not 0 <= data_args.keep_review_end < data_args.max_seq_length:
-        raise UsageError(f"--keep_review_end {data_args.keep_review_end}: give 0 to {data_args.max_seq_length - 1} "
-                         f"tokens (fewer than --max_seq_length {data_args.max_seq_length})")  # fmt: skip
+        raise UsageError(
+            f"--keep_review_end {data_args.keep_review_end}: give 0 to {data_args.max_seq_length - 1} "
+            f"tokens (fewer than --max_seq_length {data_args.max_seq_length})"
+        )
     if data_args.head_init not in ("random", "linear_probe"):
         raise UsageError(f"--head_init {data_args.head_init}: give 'random' or 'linear_probe'")
     if data_args.save_linear_probe and data_args.head_init != "linear_probe":
         raise UsageError("--save_linear_probe keeps the probe that --head_init linear_probe fits: give both")
     if data_args.auxiliary_lm_weight and data_args.freeze_backbone:
-        raise UsageError("--auxiliary_lm_weight trains the backbone on the reviews' LM loss, which --freeze_backbone "
-                         "keeps: give one")  # fmt: skip
-    if data_args.auxiliary_lm_weight < 0 or not (0 < data_args.auxiliary_lm_decay <= 1 and 0 < data_args.auxiliary_lm_positions <= 1):
-        raise UsageError(f"--auxiliary_lm_weight {data_args.auxiliary_lm_weight}, --auxiliary_lm_decay "
-                         f"{data_args.auxiliary_lm_decay}, --auxiliary_lm_positions {data_args.auxiliary_lm_positions}: "
-                         "give a weight of 0 or more, a decay and a share of positions in (0, 1]")  # fmt: skip
+        raise UsageError(
+            "--auxiliary_lm_weight trains the backbone on the reviews' LM loss, which --freeze_backbone "
+            "keeps: give one"
+        )
+    if data_args.auxiliary_lm_weight < 0 or not (
+        0 < data_args.auxiliary_lm_decay <= 1 and 0 < data_args.auxiliary_lm_positions <= 1
+    ):
+        raise UsageError(
+            f"--auxiliary_lm_weight {data_args.auxiliary_lm_weight}, --auxiliary_lm_decay "
+            f"{data_args.auxiliary_lm_decay}, --auxiliary_lm_positions {data_args.auxiliary_lm_positions}: "
+            "give a weight of 0 or more, a decay and a share of positions in (0, 1]"
+        )
     if data_args.decay_toward_start and data_args.freeze_backbone:
         raise UsageError("--decay_toward_start pulls the backbone's weights, which --freeze_backbone keeps: give one")
     if data_args.freeze_embeddings and (data_args.freeze_backbone or data_args.gradual_unfreezing):
-        other = "--freeze_backbone freezes them too" if data_args.freeze_backbone else "--gradual_unfreezing thaws them"
+        other = (
+            "--freeze_backbone freezes them too" if data_args.freeze_backbone else "--gradual_unfreezing thaws them"
+        )
         raise UsageError(f"--freeze_embeddings: {other}; give one of the two")
     for flag, value in (("--dropout", data_args.dropout), ("--wise_ft_alpha", data_args.wise_ft_alpha)):
         if value is not None and not 0 <= value <= 1:
@@ -311,9 +342,7 @@ def _check_before_training(model_args: ModelArguments, data_args: SentimentArgum
             "--num_train_epochs 0 trains nothing: it is for --freeze_backbone --head_init linear_probe, where the "
             "probe is the classifier; give a positive number of epochs"
         )
-    check_run_output(
-        model_args, training_args, [("--data_dir", data_args.data_dir)], fitted_otherwise=probe_only
-    )
+    check_run_output(model_args, training_args, [("--data_dir", data_args.data_dir)], fitted_otherwise=probe_only)
     predictions = _test_predictions_path(training_args, data_args)
     data_dir = data_args.data_dir
     names = os.listdir(data_dir) if os.path.isdir(data_dir) else []
@@ -333,7 +362,9 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
     if data_args.lab_vocabulary and data_args.lab_raw_text:
         raise UsageError("give at most one of --lab_vocabulary (.spm pieces) and --lab_raw_text (raw reviews)")
     # The lab's vocabulary is built from DATA_DIR when no tokenizer is given.
-    vocabulary = "altegrad-lab" if data_args.lab_vocabulary else "altegrad-lab-raw" if data_args.lab_raw_text else "bpe"
+    vocabulary = (
+        "altegrad-lab" if data_args.lab_vocabulary else "altegrad-lab-raw" if data_args.lab_raw_text else "bpe"
+    )
     tokenizer = resolve_tokenizer(
         model_args.tokenizer_path,
         vocabulary,
@@ -382,10 +413,18 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
     metrics.update(_per_epoch(trainer.state.log_history, selection="selection" in encoded))
     _write_test_predictions(trainer, encoded["test"], data_args, metrics)
     return finish_run(
-        trainer, (model_args, data_args, training_args), metrics, timer, default_preset=DEFAULT_PRESET,
-        task="sentiment", objective="classification", dataset=DATASET, language=LANGUAGE,
-        split_sizes={split: len(encoded[split]) for split in encoded}, hyperparameters={"max_length": max_length},
-    )  # fmt: skip
+        trainer,
+        (model_args, data_args, training_args),
+        metrics,
+        timer,
+        default_preset=DEFAULT_PRESET,
+        task="sentiment",
+        objective="classification",
+        dataset=DATASET,
+        language=LANGUAGE,
+        split_sizes={split: len(encoded[split]) for split in encoded},
+        hyperparameters={"max_length": max_length},
+    )
 
 
 # The command line: the task's flags, the model's, then Trainer's (each group under its title in --help).

@@ -25,7 +25,9 @@ class SentimentArguments:
     )
     causal_mask: bool | None = field(
         default=None,
-        metadata={"help": "true: causal attention (the lab's LM backbone); false: bidirectional. Default: keep the model's."},
+        metadata={
+            "help": "true: causal attention (the lab's LM backbone); false: bidirectional. Default: keep the model's."
+        },
     )
     classifier_pooling: str | None = field(
         default=None,
@@ -56,9 +58,11 @@ class SentimentArguments:
     )
     decay_toward_start: float = field(
         default=0.0,
-        metadata={"help": "L2-SP: after each step the backbone's weights move back toward their start by learning "
-                  "rate x this of the distance (weight decay toward the pretrained weights, not zero). 0: off."},
-    )  # fmt: skip
+        metadata={
+            "help": "L2-SP: after each step the backbone's weights move back toward their start by learning "
+            "rate x this of the distance (weight decay toward the pretrained weights, not zero). 0: off."
+        },
+    )
     average_last_epochs: int = field(
         default=0, metadata={"help": "Keep the average of the weights of the last N epochs (0: the last weights)."}
     )
@@ -81,7 +85,8 @@ class SentimentArguments:
         },
     )
     auxiliary_lm_decay: float = field(
-        default=0.5, metadata={"help": "The auxiliary LM loss's weight is weight x this ** epoch (epochs counted in fractions)."}
+        default=0.5,
+        metadata={"help": "The auxiliary LM loss's weight is weight x this ** epoch (epochs counted in fractions)."},
     )
     auxiliary_lm_positions: float = field(
         default=0.25,

@@ -295,14 +295,18 @@ def main(argv: list[str] | None = None) -> None:
     import argparse
 
     parser = argparse.ArgumentParser(
-        prog="python -m hf_models.tokenization.courses", description="Save a course's own vocabulary as a tokenizer.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter
+        prog="python -m hf_models.tokenization.courses",
+        description="Save a course's own vocabulary as a tokenizer.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     parser.add_argument("course", choices=COURSE_VOCABULARIES, help="whose vocabulary: %(choices)s")
     parser.add_argument("--data_dir", required=True, help="birthplace/ (wiki.txt) or cls-books/ (dict.txt + .model)")
     parser.add_argument("--output_dir", required=True, help="where to save the tokenizer (refused if it holds one)")
-    parser.add_argument("--overwrite_output_dir", action="store_true",
-                        help="replace what --output_dir holds (a tokenizer, a model, a record); refused otherwise")  # fmt: skip
+    parser.add_argument(
+        "--overwrite_output_dir",
+        action="store_true",
+        help="replace what --output_dir holds (a tokenizer, a model, a record); refused otherwise",
+    )
     args = parser.parse_args(argv)
     data_files = sorted(Path(args.data_dir).iterdir()) if Path(args.data_dir).is_dir() else []
     inputs = [("--data_dir", args.data_dir), *(("--data_dir", f) for f in data_files)]

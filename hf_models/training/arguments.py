@@ -81,8 +81,15 @@ class ModelArguments:
     def __post_init__(self) -> None:
         # As transformers' run_clm: these describe a model to build; a loaded model keeps the config it was saved with.
         if self.model_name_or_path:
-            given = [flag for flag, value in (("--model_config", self.model_config),
-                     ("--config_overrides", self.config_overrides), ("--attention_type", self.attention_type)) if value]  # fmt: skip
+            given = [
+                flag
+                for flag, value in (
+                    ("--model_config", self.model_config),
+                    ("--config_overrides", self.config_overrides),
+                    ("--attention_type", self.attention_type),
+                )
+                if value
+            ]
             if given:
                 raise UsageError(
                     f"{' and '.join(given)} describe a model built from scratch, but --model_name_or_path "
@@ -128,7 +135,9 @@ class FlagGroup:
         return self.arguments(**{spec.name: getattr(flags, spec.name) for spec in dataclasses.fields(flags)})
 
 
-TRAINER_GROUP = FlagGroup("Trainer arguments (transformers.TrainingArguments: the usual Trainer flags)", TrainingArguments)
+TRAINER_GROUP = FlagGroup(
+    "Trainer arguments (transformers.TrainingArguments: the usual Trainer flags)", TrainingArguments
+)
 
 
 def model_group(default_preset: str, names: tuple[str, ...] | None = None) -> FlagGroup:

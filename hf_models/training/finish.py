@@ -41,7 +41,10 @@ def model_source(model_args: ModelArguments, default_preset: str) -> dict[str, s
     pretrained model's name, and the preset its own record names."""
     if model_args.model_name_or_path:
         parent = read_record(model_args.model_name_or_path) if os.path.isdir(model_args.model_name_or_path) else None
-        return {"preset": parent.preset if parent else None, "finetuned_from": model_reference(model_args.model_name_or_path)}
+        return {
+            "preset": parent.preset if parent else None,
+            "finetuned_from": model_reference(model_args.model_name_or_path),
+        }
     preset = model_args.model_config or default_preset
     return {"preset": preset if preset in SmallEncoderConfig.available_presets() else None, "finetuned_from": None}
 
@@ -59,7 +62,9 @@ def write_report(
     if training_args.process_index != 0:
         return None
     # TrainingArguments.to_dict() hides tokens and turns enums into strings.
-    args_dict = {type(arg).__name__: arg.to_dict() if hasattr(arg, "to_dict") else dataclasses.asdict(arg) for arg in arguments}
+    args_dict = {
+        type(arg).__name__: arg.to_dict() if hasattr(arg, "to_dict") else dataclasses.asdict(arg) for arg in arguments
+    }
     run = hardware(training_args)
     path = Path(path) if path is not None else Path(training_args.output_dir) / "report.json"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -108,9 +113,14 @@ def finish_run(
         trainer.save_state()
         plot_curves(trainer.state.log_history, training_args.output_dir)
         record = RunRecord.from_trainer(
-            trainer, metrics, task_args, wall_time_s, train_metric_keys=PLATEAU_KEYS,
-            **model_source(model_args, default_preset), **record_fields,
-        )  # fmt: skip
+            trainer,
+            metrics,
+            task_args,
+            wall_time_s,
+            train_metric_keys=PLATEAU_KEYS,
+            **model_source(model_args, default_preset),
+            **record_fields,
+        )
         record.save(training_args.output_dir)
     write_report(training_args, arguments, metrics, wall_time_s)
     # The barrier keeps ranks from exiting before the report is written.

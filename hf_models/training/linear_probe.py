@@ -61,9 +61,13 @@ def head_inputs(
 
 
 def fit_logistic_regression(
-    features: torch.Tensor, labels: torch.Tensor, num_labels: int, c: float, max_iter: int = 1000,
+    features: torch.Tensor,
+    labels: torch.Tensor,
+    num_labels: int,
+    c: float,
+    max_iter: int = 1000,
     tolerance: float = 1e-12,
-) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
+) -> tuple[torch.Tensor, torch.Tensor]:
     """(weight, bias) of a softmax regression minimising mean cross-entropy + ||weight||^2 / (2 c n), by L-BFGS
     from zero (the problem is convex: the start does not matter, and zero makes it deterministic), until a step
     changes the loss or the parameters by less than `tolerance`."""
@@ -72,9 +76,14 @@ def fit_logistic_regression(
     bias = torch.zeros(num_labels, dtype=torch.float64, requires_grad=True)
     strength = 1.0 / (c * len(features))
     optimizer = torch.optim.LBFGS(
-        [weight, bias], lr=1.0, max_iter=max_iter, tolerance_grad=1e-9, tolerance_change=tolerance,
-        history_size=20, line_search_fn="strong_wolfe",
-    )  # fmt: skip
+        [weight, bias],
+        lr=1.0,
+        max_iter=max_iter,
+        tolerance_grad=1e-9,
+        tolerance_change=tolerance,
+        history_size=20,
+        line_search_fn="strong_wolfe",
+    )
 
     def closure() -> torch.Tensor:
         optimizer.zero_grad()
@@ -113,9 +122,13 @@ def standardise(features: torch.Tensor, reference: torch.Tensor) -> tuple[torch.
 
 
 def cross_validate(
-    features: torch.Tensor, labels: torch.Tensor, num_labels: int, folds: int, seed: int,
+    features: torch.Tensor,
+    labels: torch.Tensor,
+    num_labels: int,
+    folds: int,
+    seed: int,
     c_grid: Sequence[float] = PROBE_C_GRID,
-) -> dict[float, float]:  # fmt: skip
+) -> dict[float, float]:
     """Mean held-out accuracy of each C over stratified folds (each fold standardised on its own training part)."""
     if folds < 2:
         raise UsageError(f"--linear_probe_folds needs at least 2 folds, not {folds}")
@@ -139,9 +152,14 @@ def cross_validate(
 
 
 def init_head_by_linear_probe(
-    model: nn.Module, train_dataset, collator: Callable, folds: int = 5, seed: int = 42, batch_size: int = 64,
+    model: nn.Module,
+    train_dataset,
+    collator: Callable,
+    folds: int = 5,
+    seed: int = 42,
+    batch_size: int = 64,
     c_grid: Sequence[float] = PROBE_C_GRID,
-) -> dict[str, float]:  # fmt: skip
+) -> dict[str, float]:
     """Set `model.classifier` to the logistic regression on the frozen features of `train_dataset` whose C scores
     best in `folds`-fold cross-validation on that set (ties: the smaller C, the stronger regularisation).
 
@@ -154,8 +172,9 @@ def init_head_by_linear_probe(
     if len(scores) > 1 and best in (min(scores), max(scores)):
         logger.warning(
             "Linear probe: the cross-validation chose C=%s, at the edge of the grid %s; the best C may lie beyond it",
-            best, sorted(scores),
-        )  # fmt: skip
+            best,
+            sorted(scores),
+        )
     standardised, mean, scale = standardise(features, features)
     weight, bias = fit_logistic_regression(standardised, labels, num_labels, best)
     # logits = W (x - mean) / scale + b = (W / scale) x + (b - (W / scale) . mean)
@@ -169,9 +188,14 @@ def init_head_by_linear_probe(
     logger.info(
         "Linear probe of the head's %d features on %d training examples: %d-fold accuracy by C %s; chose C=%s "
         "(%.2f%%), %.2f%% on the whole training set",
-        features.shape[1], len(labels), folds, {c: round(s, 4) for c, s in scores.items()}, best, 100 * scores[best],
+        features.shape[1],
+        len(labels),
+        folds,
+        {c: round(s, 4) for c, s in scores.items()},
+        best,
+        100 * scores[best],
         100 * train_accuracy,
-    )  # fmt: skip
+    )
     return {
         "linear_probe_C": best,
         "linear_probe_train_cv_accuracy": scores[best],

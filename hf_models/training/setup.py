@@ -78,7 +78,9 @@ def load_or_build_model(
         return model
     # --attention_type wins over a task's default (the birthplace --variant).
     config_fields["attention_type"] = model_args.attention_type or config_fields.get("attention_type")
-    config = build_config(model_args.model_config or default_preset, model_args.config_overrides, tokenizer, **config_fields)
+    config = build_config(
+        model_args.model_config or default_preset, model_args.config_overrides, tokenizer, **config_fields
+    )
     return model_class(config)
 
 

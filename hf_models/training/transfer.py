@@ -153,11 +153,20 @@ class AuxiliaryLMLoss(TrainerCallback):
 
     head_name = "auxiliary_lm_head"
 
-    def __init__(self, model: PreTrainedModel, weight: float, decay: float, share: float,
-                 lm_head: tuple[torch.Tensor, torch.Tensor | None] | None, seed: int) -> None:  # fmt: skip
+    def __init__(
+        self,
+        model: PreTrainedModel,
+        weight: float,
+        decay: float,
+        share: float,
+        lm_head: tuple[torch.Tensor, torch.Tensor | None] | None,
+        seed: int,
+    ) -> None:
         if weight <= 0 or not 0 < decay <= 1 or not 0 < share <= 1:
-            raise UsageError(f"--auxiliary_lm_weight {weight}, --auxiliary_lm_decay {decay}, --auxiliary_lm_positions "
-                             f"{share}: give a positive weight, a decay in (0, 1] and a share of positions in (0, 1]")  # fmt: skip
+            raise UsageError(
+                f"--auxiliary_lm_weight {weight}, --auxiliary_lm_decay {decay}, --auxiliary_lm_positions "
+                f"{share}: give a positive weight, a decay in (0, 1] and a share of positions in (0, 1]"
+            )
         config = model.config
         # skip_init: nn.Linear's own initialisation would draw from torch's stream, which this loss leaves alone
         head = nn.utils.skip_init(nn.Linear, config.hidden_size, config.vocab_size, device=model.device)
@@ -176,7 +185,9 @@ class AuxiliaryLMLoss(TrainerCallback):
     def __call__(self, inputs: dict, outputs, epoch: float) -> torch.Tensor:
         """The weighted LM loss of one training batch, from the classifier's outputs with `hidden_states`."""
         ids = inputs["input_ids"]
-        real = inputs["attention_mask"].bool() if "attention_mask" in inputs else torch.ones_like(ids, dtype=torch.bool)
+        real = (
+            inputs["attention_mask"].bool() if "attention_mask" in inputs else torch.ones_like(ids, dtype=torch.bool)
+        )
         pairs = real[:, :-1] & real[:, 1:]  # a real token followed by a real token, whatever the padding side
         drawn = torch.rand(pairs.shape, generator=self.generator).to(pairs.device) < self.share
         picked = pairs & drawn
