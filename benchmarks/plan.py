@@ -545,7 +545,7 @@ def birthplace_steps(profile: Profile, paths: Paths) -> list[Step]:
             "bp_prepare_data",
             (
                 py,
-                "benchmarks/prepare_data.py",
+                "recipes/prepare_data.py",
                 "birthplace-tune",
                 "--data_root",
                 paths.data_root,
@@ -799,7 +799,7 @@ def sentiment_steps(profile: Profile, paths: Paths) -> list[Step]:
             "se_prepare_data",
             (
                 py,
-                "benchmarks/prepare_data.py",
+                "recipes/prepare_data.py",
                 "sentiment-corpus",
                 "--data_root",
                 paths.data_root,

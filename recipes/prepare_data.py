@@ -1,8 +1,8 @@
 #!/usr/bin/env python
 r"""Prepare the benchmark data folders (under an ignored output folder; the real data is never copied into git).
 
-    python benchmarks/prepare_data.py birthplace-tune --data_root ../shared/data --out outputs/bench/data
-    python benchmarks/prepare_data.py sentiment-corpus --data_root ../shared/data --out outputs/bench/data \
+    python recipes/prepare_data.py birthplace-tune --data_root ../shared/data --out outputs/bench/data
+    python recipes/prepare_data.py sentiment-corpus --data_root ../shared/data --out outputs/bench/data \
         --news_lines 4000 --novel_lines 20000
 
 birthplace-tune: a copy of the birthplace folder in which `birth_places_train.tsv` keeps 90% of the
