@@ -252,7 +252,7 @@ PROFILES = {
 }
 # Issue 18's GPU lever: the GPU profile's sentiment pipeline with a model of the lab's size (`altegrad-large`: 6
 # pre-norm layers, d=384, 23M parameters with the 16k BPE) instead of 7.4M, its LM pretrained for about the GPU
-# profile's LM time (4,000 steps of 128 x 128 tokens). Run beside the GPU profile (`gpu_session.sh`, LEVER_PROFILE);
+# profile's LM time (4,000 steps of 128 x 128 tokens). Run beside the GPU profile (`dev/gpu_session.sh`, LEVER_PROFILE);
 # its rows are `<row>_large` in benchmarks/predictions/gpu and `sentiment_valid_acc_gpu_large` in results.json. Its
 # whole run on an H200 (2026-11-27, 489 s with the lab's rows beside LP-FT): every row but pretrained LP-FT gains about
 # 3 points, so scratch LP-FT (80.25 %) ties pretrained LP-FT (79.75 %); the lab's rows: 78.42 % against 72.58 %.

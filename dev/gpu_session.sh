@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The GPU profile in one call of a lent GPU machine (the device tool; no network there). Here, first:
-#   bash benchmarks/gpu_bundle.sh          # .whl/ and .data/, both git-ignored
+#   bash dev/gpu_bundle.sh                 # .whl/ and .data/, both git-ignored
 # then, with the device tool, carrying .whl and .data, with a timeout that leaves time for a rerun:
-#   bash benchmarks/gpu_session.sh         # PIPELINES="birthplace" for one; LIMIT: seconds for the pipelines (570)
+#   bash dev/gpu_session.sh                # PIPELINES="birthplace" for one; LIMIT: seconds for the pipelines (570)
 # LEVER_PROFILE=gpu_large also runs that profile's sentiment pipeline beside, into outputs/bench_lever, for at most
 # LEVER_LIMIT seconds (540): one GPU runs both, each step being launch-bound. Both in one call did not fit on
 # 2026-11-26 (BENCHMARKS.md): the lever alone is `PROFILE=gpu_large PIPELINES="sentiment sentiment_lab"`, then here

@@ -3,7 +3,7 @@
 #   .whl/   the wheels that machine lacks (datasets, evaluate and their pure-Python needs; it has torch,
 #           transformers, accelerate, tokenizers, pyarrow, pandas, matplotlib)
 #   .data/  a copy of ../shared/data (about 54 MB; read there with DATA_ROOT=.data)
-# Then, on the GPU machine (carry .whl and .data): `bash benchmarks/gpu_session.sh` installs them, runs the GPU
+# Then, on the GPU machine (carry .whl and .data): `bash dev/gpu_session.sh` installs them, runs the GPU
 # profile and packs what comes back. By hand:
 #   python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl
 #   PYTHONPATH=/tmp/site:$PWD DATA_ROOT=.data PY=python3 PROFILE=gpu bash benchmarks/run_all.sh
