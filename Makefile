@@ -10,6 +10,9 @@ export HF_EVALUATE_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 DATA_DIR ?=
+# make bench: PROFILE=cpu|gpu, PIPELINES="birthplace sentiment sentiment_lab" (default: all; benchmarks/run_all.sh)
+PROFILE ?= cpu
+PIPELINES ?=
 
 .PHONY: install test lint mutation demo tour bench app-test readme-check clean
 
@@ -51,7 +54,7 @@ tour: $(STAMP)
 	$(PY) examples/model_tour.py
 
 bench: $(STAMP)
-	bash benchmarks/run_all.sh
+	PROFILE=$(PROFILE) PIPELINES="$(PIPELINES)" bash benchmarks/run_all.sh
 
 # Every command of README.md, run in a fresh clone of HEAD with tiny step counts (docs/check_readme.py; minutes).
 readme-check: $(STAMP)

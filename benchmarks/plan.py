@@ -252,7 +252,7 @@ PROFILES = {
 }
 # Issue 18's GPU lever: the GPU profile's sentiment pipeline with a model of the lab's size (`altegrad-large`: 6
 # pre-norm layers, d=384, 23M parameters with the 16k BPE) instead of 7.4M, its LM pretrained for about the GPU
-# profile's LM time (4,000 steps of 128 x 128 tokens). Run beside the GPU profile (`gpu_session.sh`, LEVER_PROFILE);
+# profile's LM time (4,000 steps of 128 x 128 tokens). Run beside the GPU profile (`dev/gpu_session.sh`, LEVER_PROFILE);
 # its rows are `<row>_large` in benchmarks/predictions/gpu and `sentiment_valid_acc_gpu_large` in results.json. Its
 # whole run on an H200 (2026-11-27, 489 s with the lab's rows beside LP-FT): every row but pretrained LP-FT gains about
 # 3 points, so scratch LP-FT (80.25 %) ties pretrained LP-FT (79.75 %); the lab's rows: 78.42 % against 72.58 %.
@@ -474,16 +474,15 @@ def _evaluate_all(name: str, model_dir: str, py: str, real: str, tune: str, comm
     ]
 
 
-def birthplace_steps(profile: Profile, paths: Paths) -> list[Step]:
-    """London, then each variant pretrained (causal LM on paragraph openings mixed with the training QA pairs),
-    probed, scored, finetuned and scored; and the vanilla model finetuned without pretraining. Nothing is chosen on
-    the dev set: 10% of the training questions are held out as a tuning split, and every model is scored on it."""
-    p, py, bp = profile.birthplace, paths.python, f"{paths.out}/birthplace"
-    real, tune, common = f"{paths.data_root}/birthplace", f"{paths.out}/data/birthplace-tune", _common(profile)
-    tokenizer_dir = f"{bp}/tokenizer"
-    evaluate_common = _evaluate_common(profile)
-    recipe = (py, "recipes/birthplace.py")
-    finetune_args = (
+def _birthplace_folders(paths: Paths) -> tuple[str, str, str]:
+    """The birthplace pipeline's run folder, the real data, and the copy of it with the tuning split."""
+    return f"{paths.out}/birthplace", f"{paths.data_root}/birthplace", f"{paths.out}/data/birthplace-tune"
+
+
+def _birthplace_finetune_args(profile: Profile, paths: Paths) -> tuple[str, ...]:
+    """What every birthplace finetuning shares (the course's stage after pretraining, and no pretraining)."""
+    p, tune = profile.birthplace, _birthplace_folders(paths)[2]
+    return (
         "--data_dir",
         tune,
         "--per_device_train_batch_size",
@@ -503,9 +502,14 @@ def birthplace_steps(profile: Profile, paths: Paths) -> list[Step]:
         "--per_device_eval_batch_size",
         "100",
         *_sampling(p.sampling),
-        *common,
+        *_common(profile),
     )
-    optimiser_args = (
+
+
+def _birthplace_optimiser_args(profile: Profile) -> tuple[str, ...]:
+    """The optimiser and schedule of every birthplace pretraining."""
+    p = profile.birthplace
+    return (
         "--block_size",
         "128",
         "--per_device_train_batch_size",
@@ -528,24 +532,43 @@ def birthplace_steps(profile: Profile, paths: Paths) -> list[Step]:
         "50",
         *_overrides(p.config_overrides),
         *_sampling(p.sampling),
-        *common,
+        *_common(profile),
     )
-    objective_args = (
-        "--data_dir",
-        tune,
-        "--pretraining_objective",
-        p.objective,
-        "--opening_tokens",
-        str(p.opening_tokens),
-        "--pretrain_with_qa",
-    )
-    span_corruption_args = ("--data_dir", tune, "--pretraining_objective", "span_corruption")
-    steps = [
+
+
+def _recite(p: BirthplaceProfile, model: str) -> tuple[str, ...]:
+    """A reciting model's flag: it recites its paragraph's opening before it answers, in every stage."""
+    return ("--recite_tokens", str(p.opening_tokens)) if model.endswith("_recite") else ()
+
+
+def _birthplace_objective_args(p: BirthplaceProfile, tune: str, model: str) -> tuple[str, ...]:
+    """A model's pretraining objective: the profile's (openings mixed with the QA rows, recited for a reciting
+    model, with counterfactual twins where the profile asks) or the course's span corruption."""
+    if model.endswith("_span_corruption"):
+        objective = ("--data_dir", tune, "--pretraining_objective", "span_corruption")
+    else:
+        objective = (
+            "--data_dir",
+            tune,
+            "--pretraining_objective",
+            p.objective,
+            "--opening_tokens",
+            str(p.opening_tokens),
+            "--pretrain_with_qa",
+        )
+    twins = ("--counterfactual_qa", str(p.counterfactual_qa)) if model in p.counterfactual_models else ()
+    return (*objective, *_recite(p, model), *twins)
+
+
+def _birthplace_setup_steps(profile: Profile, paths: Paths) -> list[Step]:
+    """The tuning split, London, and the one tokenizer of every model."""
+    py, (bp, real, _) = paths.python, _birthplace_folders(paths)
+    return [
         Step(
             "bp_prepare_data",
             (
                 py,
-                "benchmarks/prepare_data.py",
+                "recipes/prepare_data.py",
                 "birthplace-tune",
                 "--data_root",
                 paths.data_root,
@@ -557,14 +580,15 @@ def birthplace_steps(profile: Profile, paths: Paths) -> list[Step]:
         Step(
             "bp_london",
             (
-                *recipe,
+                py,
+                "recipes/birthplace.py",
                 "evaluate",
                 "--data_dir",
                 real,
                 "--london_baseline",
                 "--output_dir",
                 f"{bp}/london",
-                *evaluate_common,
+                *_evaluate_common(profile),
             ),
         ),
         # One tokenizer for every model, trained on wiki.txt alone (never on the copies or the questions): the very
@@ -577,15 +601,20 @@ def birthplace_steps(profile: Profile, paths: Paths) -> list[Step]:
                 "--files",
                 f"{real}/wiki.txt",
                 "--vocab_size",
-                str(p.vocab_size),
+                str(profile.birthplace.vocab_size),
                 "--output_dir",
-                tokenizer_dir,
+                f"{bp}/tokenizer",
                 "--no_progress",
                 "--overwrite_output_dir",
             ),
             timed=False,
         ),
     ]
+
+
+def _birthplace_pretrain_step(profile: Profile, paths: Paths, model: str) -> Step:
+    """One model's pretraining, from the shared tokenizer: its variant, augmentation, epochs and objective."""
+    p, (bp, _, tune) = profile.birthplace, _birthplace_folders(paths)
     epochs = {
         "vanilla": p.pretrain_epochs,
         "synthesizer": p.synthesizer_pretrain_epochs,
@@ -595,110 +624,110 @@ def birthplace_steps(profile: Profile, paths: Paths) -> list[Step]:
         "vanilla_recite": p.recite_pretrain_epochs,
         "synthesizer_recite": p.synthesizer_recite_pretrain_epochs,
     }
-    variants, first = dict((model, variant) for variant, model in BIRTHPLACE_MODELS), p.models[0]
-    tokenizer = ("--tokenizer_name_or_path", tokenizer_dir)
-    # Three stages of independent steps (side by side where the profile allows it), longest first: what needs only the
-    # tokenizer, what needs a pretrained model (finetuning, probe, scores), and the finetuned models' scores.
-    training, finetuning, scoring_pretrained, scoring_finetuned = [], [], [], []
-    for model in p.models:
-        variant, span_corruption = variants[model], model.endswith("_span_corruption")
-        recite = ("--recite_tokens", str(p.opening_tokens)) if model.endswith("_recite") else ()
-        augment = ("--augment", p.augment) if model.endswith(("_augmented", "_recite")) else ()
-        twins = ("--counterfactual_qa", str(p.counterfactual_qa)) if model in p.counterfactual_models else ()
-        objective = (*(span_corruption_args if span_corruption else objective_args), *recite, *twins)
-        # The course's finetuning stage: short and gentle after mixed pretraining; the course's after span corruption.
-        epochs_and_rate = ("10", "6e-4") if span_corruption else ("2", "1e-4")
-        pretrained, finetuned = f"{bp}/{model}_pretrain", f"{bp}/{model}_finetune"
-        training.append(
-            Step(
-                f"bp_{model}_pretrain",
-                (
-                    *recipe,
-                    "pretrain",
-                    "--variant",
-                    variant,
-                    *tokenizer,
-                    *augment,
-                    "--output_dir",
-                    pretrained,
-                    "--num_train_epochs",
-                    str(epochs[model]),
-                    *objective,
-                    *optimiser_args,
-                ),
-            )
-        )
-        finetuning.append(
-            Step(
-                f"bp_{model}_finetune",
-                (
-                    *recipe,
-                    "finetune",
-                    "--model_name_or_path",
-                    pretrained,
-                    "--output_dir",
-                    finetuned,
-                    "--num_train_epochs",
-                    epochs_and_rate[0],
-                    "--learning_rate",
-                    epochs_and_rate[1],
-                    *finetune_args,
-                    *recite,
-                ),
-            )
-        )
-        answering = (*recite, "--answer_from_recitation") if recite and p.answer_from_recitation else recite
-        scoring_pretrained += [
-            Step(
-                f"bp_{model}_probe",
-                (
-                    py,
-                    "benchmarks/probe_facts.py",
-                    "--data_dir",
-                    real,
-                    "--model_name_or_path",
-                    pretrained,
-                    "--recite_tokens",
-                    str(p.opening_tokens),
-                ),
-            ),
-            *_evaluate_all(f"bp_{model}_pretrain", pretrained, py, real, tune, (*evaluate_common, *answering)),
-        ]
-        scoring_finetuned += _evaluate_all(f"bp_{model}", finetuned, py, real, tune, (*evaluate_common, *answering))
-    # No pretraining: the same model shape and tokenizer, finetuned from random weights.
-    training.append(
-        Step(
-            "bp_nopretrain_finetune",
-            (
-                *recipe,
-                "finetune",
-                "--variant",
-                "vanilla",
-                *tokenizer,
-                *_overrides(p.config_overrides),
-                "--output_dir",
-                f"{bp}/nopretrain_finetune",
-                "--num_train_epochs",
-                str(p.nopretrain_epochs),
-                "--learning_rate",
-                "1e-3",
-                *finetune_args,
-            ),
-        )
+    variant = dict((model, variant) for variant, model in BIRTHPLACE_MODELS)[model]
+    augment = ("--augment", p.augment) if model.endswith(("_augmented", "_recite")) else ()
+    return Step(
+        f"bp_{model}_pretrain",
+        (
+            paths.python,
+            "recipes/birthplace.py",
+            "pretrain",
+            "--variant",
+            variant,
+            "--tokenizer_name_or_path",
+            f"{bp}/tokenizer",
+            *augment,
+            "--output_dir",
+            f"{bp}/{model}_pretrain",
+            "--num_train_epochs",
+            str(epochs[model]),
+            *_birthplace_objective_args(p, tune, model),
+            *_birthplace_optimiser_args(profile),
+        ),
     )
-    scoring_pretrained += _evaluate_all("bp_nopretrain", f"{bp}/nopretrain_finetune", py, real, tune, evaluate_common)
-    for group, stage in (
-        ("bp_training", training),
-        ("bp_after_training", finetuning + scoring_pretrained),
-        ("bp_after_finetuning", scoring_finetuned),
-    ):
-        steps += [replace(step, group=group) for step in stage]
-    figures = "benchmarks/figures"
-    return steps + [
+
+
+def _birthplace_after_pretraining(profile: Profile, paths: Paths, model: str) -> tuple[Step, list[Step], list[Step]]:
+    """What follows one model's pretraining: its finetuning, the pretrained model's fact probe and scores, and the
+    finetuned model's scores."""
+    p, py, (bp, real, tune) = profile.birthplace, paths.python, _birthplace_folders(paths)
+    recite = _recite(p, model)
+    # The course's finetuning stage: short and gentle after mixed pretraining; the course's after span corruption.
+    epochs_and_rate = ("10", "6e-4") if model.endswith("_span_corruption") else ("2", "1e-4")
+    pretrained, finetuned = f"{bp}/{model}_pretrain", f"{bp}/{model}_finetune"
+    answering = (*recite, "--answer_from_recitation") if recite and p.answer_from_recitation else recite
+    scoring = (*_evaluate_common(profile), *answering)
+    finetune = Step(
+        f"bp_{model}_finetune",
+        (
+            py,
+            "recipes/birthplace.py",
+            "finetune",
+            "--model_name_or_path",
+            pretrained,
+            "--output_dir",
+            finetuned,
+            "--num_train_epochs",
+            epochs_and_rate[0],
+            "--learning_rate",
+            epochs_and_rate[1],
+            *_birthplace_finetune_args(profile, paths),
+            *recite,
+        ),
+    )
+    probe = Step(
+        f"bp_{model}_probe",
+        (
+            py,
+            "benchmarks/probe_facts.py",
+            "--data_dir",
+            real,
+            "--model_name_or_path",
+            pretrained,
+            "--recite_tokens",
+            str(p.opening_tokens),
+        ),
+    )
+    return (
+        finetune,
+        [probe, *_evaluate_all(f"bp_{model}_pretrain", pretrained, py, real, tune, scoring)],
+        _evaluate_all(f"bp_{model}", finetuned, py, real, tune, scoring),
+    )
+
+
+def _birthplace_nopretrain_step(profile: Profile, paths: Paths) -> Step:
+    """No pretraining: the same model shape and tokenizer, finetuned from random weights."""
+    p, bp = profile.birthplace, _birthplace_folders(paths)[0]
+    return Step(
+        "bp_nopretrain_finetune",
+        (
+            paths.python,
+            "recipes/birthplace.py",
+            "finetune",
+            "--variant",
+            "vanilla",
+            "--tokenizer_name_or_path",
+            f"{bp}/tokenizer",
+            *_overrides(p.config_overrides),
+            "--output_dir",
+            f"{bp}/nopretrain_finetune",
+            "--num_train_epochs",
+            str(p.nopretrain_epochs),
+            "--learning_rate",
+            "1e-3",
+            *_birthplace_finetune_args(profile, paths),
+        ),
+    )
+
+
+def _birthplace_figure_steps(profile: Profile, paths: Paths) -> list[Step]:
+    """The dev accuracy of every row, and the headline model's pretraining loss."""
+    figures, bp, first = "benchmarks/figures", _birthplace_folders(paths)[0], profile.birthplace.models[0]
+    return [
         Step(
             "bp_plot",
             (
-                py,
+                paths.python,
                 "benchmarks/plot_birthplace.py",
                 "--bench_dir",
                 paths.out,
@@ -716,6 +745,35 @@ def birthplace_steps(profile: Profile, paths: Paths) -> list[Step]:
             timed=False,
         ),
     ]
+
+
+def birthplace_steps(profile: Profile, paths: Paths) -> list[Step]:
+    """London, then each variant pretrained (causal LM on paragraph openings mixed with the training QA pairs),
+    probed, scored, finetuned and scored; and the vanilla model finetuned without pretraining. Nothing is chosen on
+    the dev set: 10% of the training questions are held out as a tuning split, and every model is scored on it."""
+    bp, real, tune = _birthplace_folders(paths)
+    # Three stages of independent steps (side by side where the profile allows it), longest first: what needs only the
+    # tokenizer, what needs a pretrained model (finetuning, probe, scores), and the finetuned models' scores.
+    training, finetuning, scoring_pretrained, scoring_finetuned = [], [], [], []
+    for model in profile.birthplace.models:
+        training.append(_birthplace_pretrain_step(profile, paths, model))
+        finetune, pretrained_scores, finetuned_scores = _birthplace_after_pretraining(profile, paths, model)
+        finetuning.append(finetune)
+        scoring_pretrained += pretrained_scores
+        scoring_finetuned += finetuned_scores
+    training.append(_birthplace_nopretrain_step(profile, paths))
+    evaluate_common = _evaluate_common(profile)
+    scoring_pretrained += _evaluate_all(
+        "bp_nopretrain", f"{bp}/nopretrain_finetune", paths.python, real, tune, evaluate_common
+    )
+    steps = _birthplace_setup_steps(profile, paths)
+    for group, stage in (
+        ("bp_training", training),
+        ("bp_after_training", finetuning + scoring_pretrained),
+        ("bp_after_finetuning", scoring_finetuned),
+    ):
+        steps += [replace(step, group=group) for step in stage]
+    return steps + _birthplace_figure_steps(profile, paths)
 
 
 def _finetune_args(profile: Profile, paths: Paths) -> tuple[str, ...]:
@@ -766,40 +824,20 @@ def _accuracy_figure(profile: Profile, paths: Paths, name: str) -> Step:
     )
 
 
-def sentiment_steps(profile: Profile, paths: Paths) -> list[Step]:
-    """Issue 18's rows, ALTeGraD-lab style: a BPE tokenizer and a causal LM pretrained on French news and novels (+
-    the unlabeled training reviews), a second LM stage on the training reviews alone (ULMFiT's target-domain stage;
-    never a validation or test review), then LP-FT with the profile's seeds: the head fitted as a linear probe of
-    the frozen features (every layer's mean and max), then the whole model finetuned, from scratch and pretrained.
-    The pretrained run keeps its probe alone as the frozen backbone's row (`--save_linear_probe`). Then the figures.
-    The lab's own three rows are the `sentiment_lab` pipeline."""
-    p, py, se = profile.sentiment, paths.python, f"{paths.out}/sentiment"
-    cls, corpus = f"{paths.data_root}/cls-books", f"{paths.out}/data/sentiment-corpus"
-    model = ("--model_config", p.model_config, *_overrides(p.config_overrides))
-    adaptive = f"adaptive_softmax_head={p.lm_adaptive_softmax_head}" if p.lm_adaptive_softmax_head else None
-    lm_model = ("--model_config", p.model_config, *_overrides(",".join(filter(None, (p.config_overrides, adaptive)))))
-    lm_args = (
-        "--objective",
-        "clm",
-        "--block_size",
-        str(p.lm_block_size),
-        "--per_device_train_batch_size",
-        str(p.batch_size),
-        "--per_device_eval_batch_size",
-        "64",
-        "--weight_decay",
-        "0.01",
-        "--logging_steps",
-        "50",
-        *_common(profile),
-    )
-    pretrain, finetune = (py, "recipes/pretrain.py"), (py, "recipes/finetune_sentiment.py")
-    steps = [
+def _sentiment_folders(paths: Paths) -> tuple[str, str, str]:
+    """The sentiment pipelines' run folder, the labelled reviews, and the prepared LM corpus."""
+    return f"{paths.out}/sentiment", f"{paths.data_root}/cls-books", f"{paths.out}/data/sentiment-corpus"
+
+
+def _sentiment_data_steps(profile: Profile, paths: Paths) -> list[Step]:
+    """The LM corpus, the TF-IDF reference line and the BPE tokenizer."""
+    p, py, (se, cls, corpus) = profile.sentiment, paths.python, _sentiment_folders(paths)
+    return [
         Step(
             "se_prepare_data",
             (
                 py,
-                "benchmarks/prepare_data.py",
+                "recipes/prepare_data.py",
                 "sentiment-corpus",
                 "--data_root",
                 paths.data_root,
@@ -833,6 +871,31 @@ def sentiment_steps(profile: Profile, paths: Paths) -> list[Step]:
                 "--overwrite_output_dir",
             ),
         ),
+    ]
+
+
+def _sentiment_lm_steps(profile: Profile, paths: Paths) -> list[Step]:
+    """The causal LM on the French corpus, then its second stage on the training reviews alone."""
+    p, (se, _, corpus) = profile.sentiment, _sentiment_folders(paths)
+    adaptive = f"adaptive_softmax_head={p.lm_adaptive_softmax_head}" if p.lm_adaptive_softmax_head else None
+    lm_model = ("--model_config", p.model_config, *_overrides(",".join(filter(None, (p.config_overrides, adaptive)))))
+    lm_args = (
+        "--objective",
+        "clm",
+        "--block_size",
+        str(p.lm_block_size),
+        "--per_device_train_batch_size",
+        str(p.batch_size),
+        "--per_device_eval_batch_size",
+        "64",
+        "--weight_decay",
+        "0.01",
+        "--logging_steps",
+        "50",
+        *_common(profile),
+    )
+    pretrain = (paths.python, "recipes/pretrain.py")
+    return [
         Step(
             "se_pretrain",
             (
@@ -883,52 +946,71 @@ def sentiment_steps(profile: Profile, paths: Paths) -> list[Step]:
             ),
         ),
     ]
-    for seed in p.seeds:
-        # LP-FT reads every layer (mean and max): a linear probe of those features gave 74.75 % on validation where
-        # the last layer's mean gave 69.0 % (BENCHMARKS.md, "What the frozen features hold"); the L2 of the probe
-        # is chosen by 5-fold cross-validation on the training reviews.
-        probe_args = (
-            *_finetune_args(profile, paths),
-            "--seed",
-            str(seed),
-            "--classifier_pooling",
-            "all_layers",
-            "--head_init",
-            "linear_probe",
-        )
-        steps += [
-            Step(
-                f"se_scratch_lp_ft_seed{seed}",
-                (
-                    *finetune,
-                    "--from_scratch",
-                    "--tokenizer_name_or_path",
-                    f"{se}/tokenizer",
-                    *model,
-                    "--learning_rate",
-                    "5e-4",
-                    "--output_dir",
-                    f"{se}/scratch_lp_ft_seed{seed}",
-                    *probe_args,
-                ),
-                group="se_finetune",
+
+
+def _lp_ft_steps(profile: Profile, paths: Paths, seed: int) -> list[Step]:
+    """LP-FT with one seed, from scratch and from the target-domain backbone (which keeps its probe)."""
+    p, se = profile.sentiment, _sentiment_folders(paths)[0]
+    model = ("--model_config", p.model_config, *_overrides(p.config_overrides))
+    finetune = (paths.python, "recipes/finetune_sentiment.py")
+    # LP-FT reads every layer (mean and max): a linear probe of those features gave 74.75 % on validation where
+    # the last layer's mean gave 69.0 % (BENCHMARKS.md, "What the frozen features hold"); the L2 of the probe
+    # is chosen by 5-fold cross-validation on the training reviews.
+    probe_args = (
+        *_finetune_args(profile, paths),
+        "--seed",
+        str(seed),
+        "--classifier_pooling",
+        "all_layers",
+        "--head_init",
+        "linear_probe",
+    )
+    return [
+        Step(
+            f"se_scratch_lp_ft_seed{seed}",
+            (
+                *finetune,
+                "--from_scratch",
+                "--tokenizer_name_or_path",
+                f"{se}/tokenizer",
+                *model,
+                "--learning_rate",
+                "5e-4",
+                "--output_dir",
+                f"{se}/scratch_lp_ft_seed{seed}",
+                *probe_args,
             ),
-            Step(
-                f"se_pretrained_lp_ft_seed{seed}",
-                (
-                    *finetune,
-                    "--model_name_or_path",
-                    f"{se}/domain",
-                    "--learning_rate",
-                    "3e-4",
-                    "--output_dir",
-                    f"{se}/pretrained_lp_ft_seed{seed}",
-                    *probe_args,
-                    "--save_linear_probe",
-                ),
-                group="se_finetune",
+            group="se_finetune",
+        ),
+        Step(
+            f"se_pretrained_lp_ft_seed{seed}",
+            (
+                *finetune,
+                "--model_name_or_path",
+                f"{se}/domain",
+                "--learning_rate",
+                "3e-4",
+                "--output_dir",
+                f"{se}/pretrained_lp_ft_seed{seed}",
+                *probe_args,
+                "--save_linear_probe",
             ),
-        ]
+            group="se_finetune",
+        ),
+    ]
+
+
+def sentiment_steps(profile: Profile, paths: Paths) -> list[Step]:
+    """Issue 18's rows, ALTeGraD-lab style: a BPE tokenizer and a causal LM pretrained on French news and novels (+
+    the unlabeled training reviews), a second LM stage on the training reviews alone (ULMFiT's target-domain stage;
+    never a validation or test review), then LP-FT with the profile's seeds: the head fitted as a linear probe of
+    the frozen features (every layer's mean and max), then the whole model finetuned, from scratch and pretrained.
+    The pretrained run keeps its probe alone as the frozen backbone's row (`--save_linear_probe`). Then the figures.
+    The lab's own three rows are the `sentiment_lab` pipeline."""
+    steps = _sentiment_data_steps(profile, paths) + _sentiment_lm_steps(profile, paths)
+    for seed in profile.sentiment.seeds:
+        steps += _lp_ft_steps(profile, paths, seed)
+    se = _sentiment_folders(paths)[0]
     return steps + [
         _accuracy_figure(profile, paths, "se_plot"),
         Step(

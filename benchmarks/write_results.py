@@ -182,7 +182,8 @@ def copy_headline_predictions(results: dict, predictions_dir: Path, profile: str
     lines = [
         "# Test predictions of the headline benchmark runs",
         "",
-        "Written by `benchmarks/write_results.py` after `benchmarks/run_all.sh`; one line per test input.",
+        "Written by `benchmarks/write_results.py` after `make bench` (`benchmarks/run_all.sh`); one line per test input."
+        " Only the benchmark plan's runs, no exploration's.",
         "",
     ]
     for name, (section, row) in headline(profile).items():

@@ -33,7 +33,7 @@ COMMANDS = [
     ("-m hf_models.tokenization.courses", [], "positional arguments"),
     ("push_to_hub.py", [], "positional arguments"),
     ("benchmarks/plan.py", [], "positional arguments"),
-    ("benchmarks/prepare_data.py", [], "positional arguments"),
+    ("recipes/prepare_data.py", [], "positional arguments"),
     ("benchmarks/probe_facts.py", [], "options"),
     ("benchmarks/tfidf_baseline.py", [], "options"),
     ("benchmarks/agreement_with_tfidf.py", [], "options"),
