@@ -1,4 +1,4 @@
-"""The Gradio app (`recipes/app.py`, logic in `hf_models/app.py`) on tiny trained runs: its functions against the
+"""The Gradio app (`recipes/app.py`, logic in `hf_models/app/`) on tiny trained runs: its functions against the
 models' own outputs, the app served on 127.0.0.1 and driven with `gradio_client`, the Space that
 `push_to_hub.py --space` writes, and a real headless Chromium that types a question and reads the answer (skipped
 when no browser is installed; `make app-test` installs one)."""
@@ -226,11 +226,6 @@ def test_a_folder_without_a_model_and_duplicate_labels(tmp_path: Path, runs: dic
         app.load_models([str(tmp_path)])
     with pytest.raises(app.AppError, match="two models are labelled 'a'"):
         app.load_models([f"a={runs['sentiment']}", f"a={runs['sentiment']}"])
-    backward = shutil.copytree(runs["sentiment"], tmp_path / "backward")
-    config = json.loads((backward / "config.json").read_text(encoding="utf-8"))
-    (backward / "config.json").write_text(json.dumps({**config, "reads_reversed_text": True}), encoding="utf-8")
-    with pytest.raises(app.AppError, match=r"last to first \(reads_reversed_text\); the app reads it forward only"):
-        app.load_models([str(backward)])
 
 
 def test_app_config_file(tmp_path: Path) -> None:
