@@ -35,19 +35,13 @@ QUIET = [
 SCREENSHOTS = Path(os.environ.get("APP_SCREENSHOT_DIR", REPO_ROOT / "docs" / "images"))
 
 
-def _cls_books(folder: Path) -> Path:
-    """A CLS-books look-alike: SentencePiece-style reviews, one word telling the label."""
-    for split, n in (("train", 64), ("valid", 16), ("test", 8)):
-        labels = [i % 2 for i in range(n)]
-        words = ["\u2581un \u2581livre \u2581" + ("superbe" if y else "ennuyeux") for y in labels]
-        (folder / f"{split}.review.spm").write_text("".join(w + "\n" for w in words), encoding="utf-8")
-        if split != "test":
-            (folder / f"{split}.label").write_text("".join(f"{y}\n" for y in labels), encoding="utf-8")
-    return folder
-
-
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory, synthetic_birthplace_dir: Path, tiny_tokenizer_dir: Path) -> dict:
+def runs(
+    tmp_path_factory: pytest.TempPathFactory,
+    synthetic_birthplace_dir: Path,
+    tiny_tokenizer_dir: Path,
+    write_alternating_cls_books,
+) -> dict:
     """Three tiny recipe runs: a pretrained-then-finetuned birthplace model, a synthesizer finetuned from scratch,
     and a review classifier."""
     from hf_models.tasks import birthplace, sentiment
@@ -69,7 +63,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory, synthetic_birthplace_dir: Pat
     birthplace.main([*finetune, "--model_name_or_path", str(pre), "--output_dir", str(finetuned)])
     birthplace.main([*finetune, "--variant", "synthesizer", "--output_dir", str(synth), *model])
     sentiment.main(
-        ["--data_dir", str(_cls_books(root)), "--from_scratch", "--output_dir", str(cls), *model]
+        ["--data_dir", str(write_alternating_cls_books(root)), "--from_scratch", "--output_dir", str(cls), *model]
         + ["--max_steps", "30", *steps]
     )
     return {"root": root, "pretrained": finetuned, "synthesizer": synth, "sentiment": cls}
