@@ -1,4 +1,4 @@
-"""Try trained runs in a browser (Gradio): `python recipes/app.py [LABEL=]RUN_OR_HUB_ID [...]`; see hf_models/app.py.
+"""Try trained runs in a browser (Gradio): `python recipes/app.py [LABEL=]RUN_OR_HUB_ID [...]`; see hf_models/app/.
 
 This file is also the `app.py` of the Space that `push_to_hub.py --space` writes, byte for byte."""
 

@@ -1,9 +1,12 @@
-"""Shared test setup: offline Hugging Face, the real data folder, and a tiny trained tokenizer."""
+"""Shared test setup: offline Hugging Face, the real data folder, a tiny trained tokenizer, and writers of tiny
+CLS-books look-alike folders."""
 
 from __future__ import annotations
 
 import os
+import random
 import sys
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -68,3 +71,72 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+# --------------------------------------------------------------------------------------------------
+# CLS-books look-alikes: `SPLIT.review.spm` (one review a line, SentencePiece pieces separated by spaces, `▁` at a
+# word's start) and `SPLIT.label` (0 negative, 1 positive; none for the test split, as in the real folder)
+# --------------------------------------------------------------------------------------------------
+def _write_cls_books(folder: Path, splits: Mapping[str, tuple[Sequence[str], Sequence[int]]]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for split, (reviews, labels) in splits.items():
+        (folder / f"{split}.review.spm").write_text("".join(r + "\n" for r in reviews), encoding="utf-8")
+        if split != "test":
+            (folder / f"{split}.label").write_text("".join(f"{y}\n" for y in labels), encoding="utf-8")
+    return folder
+
+
+def _write_alternating_cls_books(
+    folder: Path,
+    sizes: tuple[int, int, int] = (64, 16, 8),
+    positive: str = "\u2581un \u2581livre \u2581superbe",
+    negative: str = "\u2581un \u2581livre \u2581ennuyeux",
+) -> Path:
+    splits = {}
+    for split, n in zip(("train", "valid", "test"), sizes, strict=True):
+        labels = [i % 2 for i in range(n)]
+        splits[split] = ([positive if y else negative for y in labels], labels)
+    return _write_cls_books(folder, splits)
+
+
+TOY_POSITIVE = ["excellent", "magnifique", "passionnant", "superbe"]
+TOY_NEGATIVE = ["ennuyeux", "mauvais", "décevant", "médiocre"]
+TOY_FILLER = ["le", "livre", "est", "un", "roman", "de", "la", "histoire"]
+
+
+def _write_toy_cls_books(folder: Path, seed: int = 0) -> Path:
+    rng = random.Random(seed)
+
+    def review(label: int) -> str:
+        filler = rng.choices(TOY_FILLER, k=rng.randint(2, 12))
+        words = filler + rng.choices(TOY_POSITIVE if label else TOY_NEGATIVE, k=2)
+        rng.shuffle(words)
+        return " ".join("\u2581" + w for w in words)
+
+    splits = {}
+    for split, n in (("train", 48), ("valid", 16), ("test", 10)):
+        labels = [(i * 7 + 3) % 2 for i in range(n)]
+        splits[split] = ([review(y) for y in labels], labels)
+    return _write_cls_books(folder, splits)
+
+
+@pytest.fixture(scope="session")
+def write_cls_books() -> Callable[[Path, Mapping[str, tuple[Sequence[str], Sequence[int]]]], Path]:
+    """`write_cls_books(folder, {split: (reviews, labels)})` writes a CLS-books folder (made if missing) of these
+    reviews (each a line of space-separated pieces) and labels (the test split's are not written)."""
+    return _write_cls_books
+
+
+@pytest.fixture(scope="session")
+def write_alternating_cls_books() -> Callable[..., Path]:
+    """`write_alternating_cls_books(folder, sizes=(train, valid, test), positive=..., negative=...)`: labels 0, 1,
+    0, ... and every review of label 1 `positive`, of label 0 `negative`; by default `▁un ▁livre ▁superbe` and
+    `▁un ▁livre ▁ennuyeux`, so that one word tells the label."""
+    return _write_alternating_cls_books
+
+
+@pytest.fixture(scope="session")
+def write_toy_cls_books() -> Callable[..., Path]:
+    """`write_toy_cls_books(folder, seed=0)`: 48/16/10 reviews of 2 to 12 filler words and two sentiment words
+    (positive for label 1, negative for 0), shuffled, so that the reviews differ in length; separable by words."""
+    return _write_toy_cls_books

@@ -24,19 +24,14 @@ FILLER = ["le", "livre", "est", "un", "roman", "de", "la", "histoire"]
 
 
 @pytest.fixture(scope="module")
-def cls_books(tmp_path_factory) -> tuple[Path, list[int]]:
+def cls_books(tmp_path_factory, write_cls_books) -> tuple[Path, list[int]]:
     """Reviews whose sentiment words give the label away, and the test labels the project never sees."""
-    rng, out = random.Random(0), tmp_path_factory.mktemp("cls_books")
-    test_labels = []
+    rng, splits = random.Random(0), {}
     for split, n in (("train", 60), ("valid", 20), ("test", 40)):
         labels = [rng.randint(0, 1) for _ in range(n)]
         reviews = [rng.sample(FILLER, 4) + rng.sample(POSITIVE if y else NEGATIVE, 2) for y in labels]
-        (out / f"{split}.review.spm").write_text("".join(" ".join("\u2581" + w for w in r) + "\n" for r in reviews))
-        if split == "test":
-            test_labels = labels
-        else:
-            (out / f"{split}.label").write_text("".join(f"{y}\n" for y in labels))
-    return out, test_labels
+        splits[split] = ([" ".join("\u2581" + w for w in r) for r in reviews], labels)
+    return write_cls_books(tmp_path_factory.mktemp("cls_books"), splits), splits["test"][1]
 
 
 def _write(path: Path, labels: list[int]) -> Path:

@@ -1,4 +1,4 @@
-"""The Gradio app (`recipes/app.py`, logic in `hf_models/app.py`) on tiny trained runs: its functions against the
+"""The Gradio app (`recipes/app.py`, logic in `hf_models/app/`) on tiny trained runs: its functions against the
 models' own outputs, the app served on 127.0.0.1 and driven with `gradio_client`, the Space that
 `push_to_hub.py --space` writes, and a real headless Chromium that types a question and reads the answer (skipped
 when no browser is installed; `make app-test` installs one)."""
@@ -35,19 +35,13 @@ QUIET = [
 SCREENSHOTS = Path(os.environ.get("APP_SCREENSHOT_DIR", REPO_ROOT / "docs" / "images"))
 
 
-def _cls_books(folder: Path) -> Path:
-    """A CLS-books look-alike: SentencePiece-style reviews, one word telling the label."""
-    for split, n in (("train", 64), ("valid", 16), ("test", 8)):
-        labels = [i % 2 for i in range(n)]
-        words = ["\u2581un \u2581livre \u2581" + ("superbe" if y else "ennuyeux") for y in labels]
-        (folder / f"{split}.review.spm").write_text("".join(w + "\n" for w in words), encoding="utf-8")
-        if split != "test":
-            (folder / f"{split}.label").write_text("".join(f"{y}\n" for y in labels), encoding="utf-8")
-    return folder
-
-
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory, synthetic_birthplace_dir: Path, tiny_tokenizer_dir: Path) -> dict:
+def runs(
+    tmp_path_factory: pytest.TempPathFactory,
+    synthetic_birthplace_dir: Path,
+    tiny_tokenizer_dir: Path,
+    write_alternating_cls_books,
+) -> dict:
     """Three tiny recipe runs: a pretrained-then-finetuned birthplace model, a synthesizer finetuned from scratch,
     and a review classifier."""
     from hf_models.tasks import birthplace, sentiment
@@ -69,7 +63,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory, synthetic_birthplace_dir: Pat
     birthplace.main([*finetune, "--model_name_or_path", str(pre), "--output_dir", str(finetuned)])
     birthplace.main([*finetune, "--variant", "synthesizer", "--output_dir", str(synth), *model])
     sentiment.main(
-        ["--data_dir", str(_cls_books(root)), "--from_scratch", "--output_dir", str(cls), *model]
+        ["--data_dir", str(write_alternating_cls_books(root)), "--from_scratch", "--output_dir", str(cls), *model]
         + ["--max_steps", "30", *steps]
     )
     return {"root": root, "pretrained": finetuned, "synthesizer": synth, "sentiment": cls}
@@ -226,11 +220,6 @@ def test_a_folder_without_a_model_and_duplicate_labels(tmp_path: Path, runs: dic
         app.load_models([str(tmp_path)])
     with pytest.raises(app.AppError, match="two models are labelled 'a'"):
         app.load_models([f"a={runs['sentiment']}", f"a={runs['sentiment']}"])
-    backward = shutil.copytree(runs["sentiment"], tmp_path / "backward")
-    config = json.loads((backward / "config.json").read_text(encoding="utf-8"))
-    (backward / "config.json").write_text(json.dumps({**config, "reads_reversed_text": True}), encoding="utf-8")
-    with pytest.raises(app.AppError, match=r"last to first \(reads_reversed_text\); the app reads it forward only"):
-        app.load_models([str(backward)])
 
 
 def test_app_config_file(tmp_path: Path) -> None:

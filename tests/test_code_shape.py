@@ -1,9 +1,10 @@
 """The code base stays readable: no function longer than 80 lines, a standalone model folder,
-imports that only go down the layers, one course switch, and a thin push_to_hub.py."""
+imports that only go down the layers and never run in a circle, one course switch, and a thin push_to_hub.py."""
 
 from __future__ import annotations
 
 import ast
+import graphlib
 import sys
 from pathlib import Path
 
@@ -104,6 +105,44 @@ def test_no_import_runs_back_up_a_layer() -> None:
         ]
     assert not upward, "imports from a higher layer:\n" + "\n".join(upward)
     assert len(_package_modules()) > 30  # the walk found the package
+
+
+def _module_name(path: Path) -> str:
+    """`hf_models/a/b.py` -> `hf_models.a.b`; a package's `__init__.py` -> the package's name."""
+    parts = path.relative_to(REPO_ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _package_imports(path: Path, modules: set[str]) -> set[str]:
+    """The package modules `path` imports, at any depth of its code (a function's import counts too): `from X import
+    Y` names the submodule X.Y when there is one, else the module X."""
+    package = path.relative_to(REPO_ROOT).with_suffix("").parts[:-1]
+    imported = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            imported |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = ".".join(
+                [
+                    *(package[: len(package) - node.level + 1] if node.level else ()),
+                    *([node.module] if node.module else []),
+                ]
+            )
+            imported |= {f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names}
+    return imported & modules
+
+
+def test_no_import_circle_among_the_package_modules() -> None:
+    """No module imports, directly or through others, a module that imports it back: the import graph of the
+    package's modules (a package is its `__init__.py`) has no cycle, with imports inside functions counted."""
+    paths = _package_modules()
+    modules = {_module_name(path) for path in paths}
+    graph = {_module_name(path): _package_imports(path, modules) - {_module_name(path)} for path in paths}
+    try:
+        graphlib.TopologicalSorter(graph).prepare()
+    except graphlib.CycleError as error:
+        raise AssertionError("an import circle: " + " -> ".join(error.args[1])) from None
+    assert sum(map(len, graph.values())) > 30  # the walk found the imports
 
 
 def test_the_birthplace_task_chooses_its_course_setting_once() -> None:

@@ -22,19 +22,17 @@ POSITIVE, NEGATIVE = ["excellent", "superbe", "magnifique"], ["ennuyeux", "mauva
 
 
 @pytest.fixture(scope="module")
-def cls_books(tmp_path_factory) -> Path:
+def cls_books(tmp_path_factory, write_cls_books) -> Path:
     """Reviews whose sentiment words give the label away: TF-IDF labels every test review right."""
-    rng, out = random.Random(1), tmp_path_factory.mktemp("cls_books")
+    rng, splits = random.Random(1), {}
     for split, n in (("train", 60), ("valid", 20), ("test", 20)):
         labels = [rng.randint(0, 1) for _ in range(n)]
         reviews = [
-            ["\u2581le", "\u2581livre"] + ["\u2581" + w for w in rng.sample(POSITIVE if y else NEGATIVE, 2)]
+            " ".join(["\u2581le", "\u2581livre"] + ["\u2581" + w for w in rng.sample(POSITIVE if y else NEGATIVE, 2)])
             for y in labels
         ]
-        (out / f"{split}.review.spm").write_text("".join(" ".join(r) + "\n" for r in reviews))
-        if split != "test":
-            (out / f"{split}.label").write_text("".join(f"{y}\n" for y in labels))
-    return out
+        splits[split] = (reviews, labels)
+    return write_cls_books(tmp_path_factory.mktemp("cls_books"), splits)
 
 
 def _run(folder: Path, per_epoch: list[float], predictions: list[int]) -> str:

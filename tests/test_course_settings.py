@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
 
 import pytest
 import torch
@@ -192,25 +191,16 @@ def test_birthplace_course_vocabulary_end_to_end(tmp_path, synthetic_birthplace_
     ]
 
 
-def write_lab_books(folder: Path) -> Path:
-    """A tiny cls-books folder in the lab's format: .spm pieces, labels, and a fairseq dict.txt."""
-    folder.mkdir()
-    good, bad = "▁un ▁livre ▁super be", "▁un ▁livre ▁nul ▁!"
-    (folder / "dict.txt").write_text("".join(f"{p} 1\n" for p in ["▁un", "▁livre", "▁super", "be", "▁nul"]))
-    for split, n in (("train", 24), ("valid", 8), ("test", 6)):
-        reviews = [good if i % 2 else bad for i in range(n)]
-        (folder / f"{split}.review.spm").write_text("".join(r + "\n" for r in reviews), encoding="utf-8")
-        if split != "test":
-            (folder / f"{split}.label").write_text("".join(f"{i % 2}\n" for i in range(n)))
-    return folder
-
-
 @pytest.mark.slow
-def test_sentiment_lab_vocabulary(tmp_path):
+def test_sentiment_lab_vocabulary(tmp_path, write_alternating_cls_books):
     from hf_models.tasks import sentiment as finetune_sentiment
 
     torch.set_num_threads(1)
-    books, out = write_lab_books(tmp_path / "books"), tmp_path / "run"
+    # A tiny cls-books folder in the lab's format: .spm pieces, labels, and a fairseq dict.txt.
+    good, bad = "▁un ▁livre ▁super be", "▁un ▁livre ▁nul ▁!"
+    books = write_alternating_cls_books(tmp_path / "books", (24, 8, 6), positive=good, negative=bad)
+    (books / "dict.txt").write_text("".join(f"{p} 1\n" for p in ["▁un", "▁livre", "▁super", "be", "▁nul"]))
+    out = tmp_path / "run"
     finetune_sentiment.main(
         ["--data_dir", str(books), "--from_scratch", "--lab_vocabulary", "--model_config", "altegrad-lab"]
         + ["--config_overrides", "hidden_size=16,num_hidden_layers=1", "--output_dir", str(out)]

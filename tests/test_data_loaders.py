@@ -79,16 +79,12 @@ def birthplace_copy(tmp_path: Path, synthetic_birthplace_dir: Path) -> Path:
 
 
 @pytest.fixture
-def cls_dir(tmp_path: Path) -> Path:
-    d = tmp_path / "cls"
-    d.mkdir()
-    for split, n in (("train", 4), ("valid", 2), ("test", 3)):
-        (d / f"{split}.review.spm").write_text(
-            "".join(f"▁Très ▁bon ▁livre ▁{i} ▁!\n" for i in range(n)), encoding="utf-8"
-        )
-        if split != "test":
-            (d / f"{split}.label").write_text("".join(f"{i % 2}\n" for i in range(n)))
-    return d
+def cls_dir(tmp_path: Path, write_cls_books) -> Path:
+    sizes = (("train", 4), ("valid", 2), ("test", 3))
+    return write_cls_books(
+        tmp_path / "cls",
+        {split: ([f"▁Très ▁bon ▁livre ▁{i} ▁!" for i in range(n)], [i % 2 for i in range(n)]) for split, n in sizes},
+    )
 
 
 def test_birthplace_loads_synthetic_without_warning(birthplace_copy: Path) -> None:

@@ -16,19 +16,9 @@ import probe_sentiment_features  # noqa: E402
 pytest.importorskip("sklearn")
 
 
-def _cls_books(folder: Path) -> Path:
-    """Reviews whose one differing word tells the label, in the CLS-books layout."""
-    folder.mkdir()
-    for split, n in (("train", 40), ("valid", 20), ("test", 4)):
-        labels = [i % 2 for i in range(n)]
-        reviews = ["\u2581un \u2581livre \u2581" + ("superbe" if y else "ennuyeux") for y in labels]
-        (folder / f"{split}.review.spm").write_text("".join(r + "\n" for r in reviews), encoding="utf-8")
-        if split != "test":
-            (folder / f"{split}.label").write_text("".join(f"{y}\n" for y in labels), encoding="utf-8")
-    return folder
-
-
-def test_the_probes_read_every_layer_and_find_the_word_that_tells_the_label(tmp_path, tiny_tokenizer, monkeypatch):
+def test_the_probes_read_every_layer_and_find_the_word_that_tells_the_label(
+    tmp_path, tiny_tokenizer, monkeypatch, write_alternating_cls_books
+):
     config = SmallEncoderConfig(
         vocab_size=len(tiny_tokenizer),
         hidden_size=16,
@@ -41,7 +31,7 @@ def test_the_probes_read_every_layer_and_find_the_word_that_tells_the_label(tmp_
     model_dir = tmp_path / "model"
     SmallEncoderForCausalLM(config).save_pretrained(model_dir)
     tiny_tokenizer.save_pretrained(model_dir)
-    data = _cls_books(tmp_path / "cls")
+    data = write_alternating_cls_books(tmp_path / "cls", (40, 20, 4))
     for extra, report_name in (([], "feature_probe.json"), (["--random_init"], "feature_probe_random_init.json")):
         argv = ["probe", "--data_dir", str(data), "--model_name_or_path", str(model_dir), *extra]
         monkeypatch.setattr(sys, "argv", argv)

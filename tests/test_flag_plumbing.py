@@ -17,7 +17,6 @@ import functools
 import importlib.util
 import inspect
 import json
-import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -288,31 +287,8 @@ def _held_out_share(run: Run) -> float:
 # --------------------------------------------------------------------------------------------------
 # recipes/finetune_sentiment.py, on a separable toy CLS-books folder
 # --------------------------------------------------------------------------------------------------
-POSITIVE = ["excellent", "magnifique", "passionnant", "superbe"]
-NEGATIVE = ["ennuyeux", "mauvais", "décevant", "médiocre"]
-FILLER = ["le", "livre", "est", "un", "roman", "de", "la", "histoire"]
-
-
-def write_toy_cls_books(out: Path, seed: int = 0) -> Path:
-    """CLS-books files (SentencePiece look, labels 0 negative / 1 positive) whose reviews differ in length."""
-    rng = random.Random(seed)
-
-    def review(label: int) -> str:
-        words = rng.choices(FILLER, k=rng.randint(2, 12)) + rng.choices(POSITIVE if label else NEGATIVE, k=2)
-        rng.shuffle(words)
-        return " ".join("\u2581" + w for w in words)
-
-    out.mkdir(parents=True, exist_ok=True)
-    for split, n in (("train", 48), ("valid", 16), ("test", 10)):
-        labels = [(i * 7 + 3) % 2 for i in range(n)]
-        (out / f"{split}.review.spm").write_text("".join(review(y) + "\n" for y in labels), encoding="utf-8")
-        if split != "test":
-            (out / f"{split}.label").write_text("".join(f"{y}\n" for y in labels), encoding="utf-8")
-    return out
-
-
 @pytest.fixture(scope="module")
-def toy_cls_books(tmp_path_factory) -> Path:
+def toy_cls_books(tmp_path_factory, write_toy_cls_books) -> Path:
     return write_toy_cls_books(tmp_path_factory.mktemp("toy_cls_books"))
 
 

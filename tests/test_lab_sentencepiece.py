@@ -6,7 +6,8 @@ from transformers.convert_slow_tokenizer import import_protobuf
 
 from hf_models.data import detokenize_spm
 from hf_models.tokenization import resolve_tokenizer
-from hf_models.tokenization.courses import VocabularyError, main, read_fairseq_dictionary
+from hf_models.tokenization.courses import VocabularyError, main
+from hf_models.tokenization.lab_dictionary import read_fairseq_dictionary
 from hf_models.tokenization.lab_sentencepiece import build_altegrad_lab_raw_tokenizer
 
 # A tiny SentencePiece BPE model: scores rank the merges (higher first), single characters come last.
@@ -111,7 +112,7 @@ def test_detokenized_reviews_encode_back_to_their_pieces_ids(shared_data_dir, tm
 
 
 @pytest.mark.slow
-def test_pretrain_on_raw_text_then_finetune_on_raw_reviews(tmp_path):
+def test_pretrain_on_raw_text_then_finetune_on_raw_reviews(tmp_path, write_alternating_cls_books):
     """`pretrain.py --lab_vocabulary BOOKS` builds the raw-text tokenizer and saves it beside the model;
     `finetune_sentiment.py --lab_raw_text` finetunes that model on the detokenized reviews with it."""
     import json
@@ -121,15 +122,10 @@ def test_pretrain_on_raw_text_then_finetune_on_raw_reviews(tmp_path):
     from hf_models.tasks import pretraining, sentiment
 
     torch.set_num_threads(1)
-    books = tmp_path / "books"
-    books.mkdir()
+    good, bad = "▁livre s", "▁l e ▁livre"
+    books = write_alternating_cls_books(tmp_path / "books", (16, 8, 4), positive=good, negative=bad)
     write_dictionary(books, MERGED + CHARS)
     (books / "sentencepiece.french.model").write_bytes(write_tiny_model(tmp_path).read_bytes())
-    good, bad = "▁livre s", "▁l e ▁livre"
-    for split, n in (("train", 16), ("valid", 8), ("test", 4)):
-        (books / f"{split}.review.spm").write_text("".join(f"{good if i % 2 else bad}\n" for i in range(n)))
-        if split != "test":
-            (books / f"{split}.label").write_text("".join(f"{i % 2}\n" for i in range(n)))
     (tmp_path / "corpus.txt").write_text("le livre livres\n" * 40, encoding="utf-8")
     tiny = ["--config_overrides", "hidden_size=16,num_hidden_layers=1,max_position_embeddings=32"]
     common = ["--per_device_train_batch_size", "4", "--report_to", "none", "--use_cpu", "--seed", "0"]

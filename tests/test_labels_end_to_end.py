@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_flag_plumbing import TINY, write_toy_cls_books
+from test_flag_plumbing import TINY
 
 from hf_models.data import load_cls_books
 from hf_models.hub.card import CardOptions, build_model_card
@@ -21,7 +21,7 @@ NEGATIVE_REVIEW = "Un livre ennuyeux, mauvais et médiocre."
 
 
 @pytest.fixture(scope="module")
-def trained_classifier(tmp_path_factory):
+def trained_classifier(tmp_path_factory, write_toy_cls_books):
     from hf_models.tokenization import train_bpe_tokenizer
 
     data = write_toy_cls_books(tmp_path_factory.mktemp("labels_cls_books"), seed=1)

@@ -66,19 +66,13 @@ def _plant(run_dir: Path) -> None:
     (run_dir / "plots" / "accuracy.png").write_bytes(b"\x89PNG\r\n\x1a\n a plot in a sub-folder")
 
 
-def _cls_books(folder: Path) -> Path:
-    """A CLS-books look-alike: SentencePiece-style reviews, one word telling the label."""
-    for split, n in (("train", 32), ("valid", 16), ("test", 8)):
-        labels = [i % 2 for i in range(n)]
-        words = ["\u2581un \u2581livre \u2581" + ("superbe" if y else "ennuyeux") for y in labels]
-        (folder / f"{split}.review.spm").write_text("".join(w + "\n" for w in words), encoding="utf-8")
-        if split != "test":
-            (folder / f"{split}.label").write_text("".join(f"{y}\n" for y in labels), encoding="utf-8")
-    return folder
-
-
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory, synthetic_birthplace_dir: Path, tiny_tokenizer_dir: Path) -> dict:
+def runs(
+    tmp_path_factory: pytest.TempPathFactory,
+    synthetic_birthplace_dir: Path,
+    tiny_tokenizer_dir: Path,
+    write_alternating_cls_books,
+) -> dict:
     """Real recipe runs (a few steps each), their reference logits and their dry-run exports."""
     from hf_models import SmallEncoderForCausalLM, SmallEncoderForSequenceClassification
     from hf_models.tasks import birthplace, pretraining, sentiment
@@ -102,9 +96,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory, synthetic_birthplace_dir: Pat
     evaluate = ["evaluate", "--data_dir", data, "--output_dir", str(lm_dir), "--max_new_tokens", "4"]
     scores = birthplace.main([*evaluate, "--model_name_or_path", str(lm_dir)])
     london = birthplace.main([*evaluate, "--london_baseline"])
-    sentiment.main(
-        ["--data_dir", str(_cls_books(root)), "--from_scratch", "--output_dir", str(cls_dir), *model, *steps]
-    )
+    books = write_alternating_cls_books(root, (32, 16, 8))
+    sentiment.main(["--data_dir", str(books), "--from_scratch", "--output_dir", str(cls_dir), *model, *steps])
     pretraining.main(
         ["--objective", "mlm", "--train_files", f"{data}/wiki.txt", "--block_size", "32"]
         + ["--output_dir", str(mlm_dir), *model, *steps]

@@ -179,21 +179,19 @@ def _spm(words: list[str]) -> str:
 
 
 @pytest.fixture(scope="module")
-def tiny_cls_books(tmp_path_factory) -> Path:
+def tiny_cls_books(tmp_path_factory, write_cls_books) -> Path:
     rng = random.Random(0)
-    out = tmp_path_factory.mktemp("cls_books")
 
     def review(label: int) -> str:
         words = rng.choices(FILLER, k=rng.randint(5, 15)) + rng.choices(POSITIVE if label else NEGATIVE, k=2)
         rng.shuffle(words)
         return _spm(words)
 
+    splits = {}
     for split, n in (("train", 96), ("valid", 32), ("test", 40)):
         labels = [i % 2 for i in range(n)]
-        (out / f"{split}.review.spm").write_text("".join(review(y) + "\n" for y in labels), encoding="utf-8")
-        if split != "test":
-            (out / f"{split}.label").write_text("".join(f"{y}\n" for y in labels), encoding="utf-8")
-    return out
+        splits[split] = ([review(y) for y in labels], labels)
+    return write_cls_books(tmp_path_factory.mktemp("cls_books"), splits)
 
 
 @pytest.fixture(scope="module")

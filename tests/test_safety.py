@@ -50,17 +50,6 @@ COMMANDS: dict[str, Callable] = {
 }
 
 
-def _cls_books(folder: Path) -> Path:
-    folder.mkdir()
-    for split, n in (("train", 16), ("valid", 8), ("test", 4)):
-        labels = [i % 2 for i in range(n)]
-        words = ["\u2581un \u2581livre \u2581" + ("superbe" if y else "ennuyeux") for y in labels]
-        (folder / f"{split}.review.spm").write_text("".join(w + "\n" for w in words), encoding="utf-8")
-        if split != "test":
-            (folder / f"{split}.label").write_text("".join(f"{y}\n" for y in labels), encoding="utf-8")
-    return folder
-
-
 def _tokenizer(folder: Path, corpus: Path, vocab_size: int) -> Path:
     train_bpe_tokenizer(iter_text_lines(corpus), vocab_size=vocab_size, output_dir=folder, show_progress=False)
     return folder
@@ -73,7 +62,12 @@ def _run_copy(model: Path, target: Path, edit: Callable[[Path], None]) -> Path:
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory, synthetic_birthplace_dir: Path, tiny_tokenizer_dir: Path) -> Path:
+def world(
+    tmp_path_factory: pytest.TempPathFactory,
+    synthetic_birthplace_dir: Path,
+    tiny_tokenizer_dir: Path,
+    write_alternating_cls_books,
+) -> Path:
     """A folder of earlier work: data, tokenizers, a trained and evaluated model, and damaged copies of it."""
     root = tmp_path_factory.mktemp("safety")
     data = Path(shutil.copytree(synthetic_birthplace_dir, root / "data"))
@@ -97,7 +91,7 @@ def world(tmp_path_factory: pytest.TempPathFactory, synthetic_birthplace_dir: Pa
             *EVALUATE_QUIET,
         ]
     )
-    _cls_books(root / "cls")
+    write_alternating_cls_books(root / "cls", (16, 8, 4))
     (root / "empty_data").mkdir()
     (root / "empty_data" / "wiki.txt").write_text("")
     (root / "bad.pt").write_bytes(b"PK\x03\x04 not a checkpoint" * 10)

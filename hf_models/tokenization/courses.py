@@ -22,11 +22,19 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, processors
+from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
 from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
 from ..safety import check_output_dir, command_line
-from ..textio import UsageError
+from .lab_dictionary import (
+    LAB_SPECIAL_TOKENS,
+    VocabularyError,
+    check_dictionary_in_model,
+    read_lab_dictionary,
+    read_sentencepiece_pieces,
+    wrap_lab_tokenizer,
+)
+from .lab_sentencepiece import build_altegrad_lab_raw_tokenizer
 
 __all__ = [
     "COURSE_VOCABULARIES",
@@ -37,9 +45,6 @@ __all__ = [
     "build_cs224n_char_tokenizer",
     "cs224n_char_vocabulary",
     "load_course_tokenizer",
-    "read_fairseq_dictionary",
-    "read_sentencepiece_model",
-    "read_sentencepiece_pieces",
     "unknown_characters",
 ]
 
@@ -49,11 +54,6 @@ CS224N_CHAR, ALTEGRAD_LAB, ALTEGRAD_LAB_RAW = "cs224n-char", "altegrad-lab", "al
 COURSE_VOCABULARIES = (CS224N_CHAR, ALTEGRAD_LAB, ALTEGRAD_LAB_RAW)
 CS224N_PAD_CHAR = "\u25a1"  # □
 CS224N_MASK_CHAR = "\u2047"  # ⁇
-LAB_SPECIAL_TOKENS = ("<s>", "<pad>", "</s>", "<unk>")  # fairseq's Dictionary: ids 0-3
-
-
-class VocabularyError(UsageError):
-    """A vocabulary file that cannot give the course's ids; the message names the file and line."""
 
 
 def unknown_characters(texts: Sequence[str], vocabulary, what: str = "the text", where=None) -> str | None:
@@ -159,43 +159,6 @@ def build_cs224n_char_tokenizer(
     return hf_tokenizer
 
 
-def read_fairseq_dictionary(path: str | os.PathLike) -> list[str]:
-    """The symbols of a fairseq `dict.txt` (`SYMBOL COUNT` per line), in file order."""
-    path = Path(path)
-    symbols: list[str] = []
-    seen: dict[str, int] = {}
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        symbol, _, count = line.rstrip("\n").rpartition(" ")
-        if not symbol or not count.lstrip("-").isdigit():
-            raise VocabularyError(f"{path}:{lineno}: expected 'SYMBOL COUNT', found {line!r}")
-        if symbol in seen:
-            raise VocabularyError(f"{path}:{lineno}: duplicate symbol {symbol!r} (first on line {seen[symbol]})")
-        seen[symbol] = lineno
-        symbols.append(symbol)
-    return symbols
-
-
-def read_sentencepiece_model(path: str | os.PathLike):
-    """A SentencePiece `.model` (its `ModelProto`), parsed with transformers' copy of its protobuf schema."""
-    try:
-        import google.protobuf  # noqa: F401  (transformers' schema needs it)
-    except ImportError:
-        raise VocabularyError(f"{path}: reading a SentencePiece model needs the protobuf package") from None
-    from transformers.convert_slow_tokenizer import import_protobuf
-
-    model = import_protobuf().ModelProto()
-    try:
-        model.ParseFromString(Path(path).read_bytes())
-    except Exception as error:  # protobuf's DecodeError, or a version-specific type
-        raise VocabularyError(f"{path}: not a SentencePiece model ({error})") from error
-    return model
-
-
-def read_sentencepiece_pieces(path: str | os.PathLike) -> list[str]:
-    """The pieces of a SentencePiece `.model`, in id order."""
-    return [piece.piece for piece in read_sentencepiece_model(path).pieces]
-
-
 def build_altegrad_lab_tokenizer(
     dict_path: str | os.PathLike,
     sentencepiece_model: str | os.PathLike | None = None,
@@ -203,44 +166,14 @@ def build_altegrad_lab_tokenizer(
     model_max_length: int = 512,
 ) -> PreTrainedTokenizerFast:
     """The lab's vocabulary: `<s> <pad> </s> <unk>`, then `dict.txt`'s pieces, over space-separated pieces."""
-    pieces = read_fairseq_dictionary(dict_path)
-    clashes = [piece for piece in pieces if piece in LAB_SPECIAL_TOKENS]
-    if clashes:
-        raise VocabularyError(f"{dict_path}: lists the special tokens {clashes}, which fairseq adds itself")
+    pieces = read_lab_dictionary(dict_path)
     if sentencepiece_model is not None:
         known = set(read_sentencepiece_pieces(sentencepiece_model))
-        unknown = [piece for piece in pieces if piece not in known]
-        if unknown:
-            raise VocabularyError(
-                f"{dict_path}: {len(unknown)} pieces are not in {sentencepiece_model} (first: {unknown[:5]}): "
-                "the dictionary was not made with this SentencePiece model"
-            )
+        check_dictionary_in_model(dict_path, pieces, known, sentencepiece_model)
     vocabulary = {token: i for i, token in enumerate([*LAB_SPECIAL_TOKENS, *pieces])}
     tokenizer = Tokenizer(models.WordLevel(vocabulary, unk_token="<unk>"))
     tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     return wrap_lab_tokenizer(tokenizer, model_max_length, output_dir)
-
-
-def wrap_lab_tokenizer(
-    tokenizer: Tokenizer, model_max_length: int, output_dir: str | os.PathLike | None
-) -> PreTrainedTokenizerFast:
-    """A `tokenizers` model with the lab's ids as a transformers tokenizer (saved to `output_dir` if given): the
-    lab's data set puts <s> (its <sos>) in front of every sequence; <pad>, </s> and <unk> are fairseq's."""
-    tokenizer.post_processor = processors.TemplateProcessing(
-        single="<s> $A", pair="<s> $A $B", special_tokens=[("<s>", LAB_SPECIAL_TOKENS.index("<s>"))]
-    )
-    hf_tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=tokenizer,
-        model_max_length=model_max_length,
-        clean_up_tokenization_spaces=False,
-        bos_token="<s>",
-        pad_token="<pad>",
-        eos_token="</s>",
-        unk_token="<unk>",
-    )
-    if output_dir is not None:
-        hf_tokenizer.save_pretrained(str(output_dir))
-    return hf_tokenizer
 
 
 def is_course_tokenizer(path: str | os.PathLike) -> bool:
@@ -283,8 +216,6 @@ def build_course_tokenizer(
             data_dir / "dict.txt", sentencepiece_model if sentencepiece_model.is_file() else None, output_dir
         )
     if course == ALTEGRAD_LAB_RAW:
-        from .lab_sentencepiece import build_altegrad_lab_raw_tokenizer  # it imports this module
-
         return build_altegrad_lab_raw_tokenizer(
             data_dir / "dict.txt", data_dir / "sentencepiece.french.model", output_dir=output_dir
         )

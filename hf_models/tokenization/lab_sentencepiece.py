@@ -24,10 +24,11 @@ from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_toke
 from transformers import PreTrainedTokenizerFast
 from transformers.convert_slow_tokenizer import generate_merges
 
-from .courses import (
+from .lab_dictionary import (
     LAB_SPECIAL_TOKENS,
     VocabularyError,
-    read_fairseq_dictionary,
+    check_dictionary_in_model,
+    read_lab_dictionary,
     read_sentencepiece_model,
     wrap_lab_tokenizer,
 )
@@ -99,18 +100,10 @@ def build_altegrad_lab_raw_tokenizer(
     model_max_length: int = 512,
 ) -> PreTrainedTokenizerFast:
     """The lab's vocabulary over raw text: SentencePiece's segmentation, `dict.txt`'s ids, `<s>` in front."""
-    dict_pieces = read_fairseq_dictionary(dict_path)
-    clashes = [piece for piece in dict_pieces if piece in LAB_SPECIAL_TOKENS]
-    if clashes:
-        raise VocabularyError(f"{dict_path}: lists the special tokens {clashes}, which fairseq adds itself")
+    dict_pieces = read_lab_dictionary(dict_path)
     proto = read_sentencepiece_model(sentencepiece_model)
     ids = lab_piece_ids(proto, dict_pieces, sentencepiece_model)
-    unused = [piece for piece in dict_pieces if piece not in ids]
-    if unused:
-        raise VocabularyError(
-            f"{dict_path}: {len(unused)} pieces are not in {sentencepiece_model} (first: {unused[:5]}): "
-            "the dictionary was not made with this SentencePiece model"
-        )
+    check_dictionary_in_model(dict_path, dict_pieces, ids, sentencepiece_model)  # the pieces encoding can give
     tokenizer = Tokenizer(_model(proto, ids, dict_pieces, sentencepiece_model))
     tokenizer.normalizer = _normalizer(proto.normalizer_spec)
     prepend = "always" if proto.normalizer_spec.add_dummy_prefix else "never"

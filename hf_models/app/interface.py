@@ -1,0 +1,183 @@
+"""The Gradio wiring of the app: one tab per function of `tabs`, errors shown as one `gr.Error` line, and `main`,
+the command line of `recipes/app.py` (and of the Space that `push_to_hub.py --space` writes).
+
+Gradio is imported only when the app is built (`pip install -e '.[app]'`), so that the package imports without it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import logging
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .loading import APP_CONFIG_FILE, AppError, LoadedModel, first_line, load_models, read_app_config
+from .tabs import (
+    EXAMPLE_QUESTION,
+    EXAMPLE_REVIEW,
+    LONDON_LABEL,
+    answer_birthplace,
+    attention_map,
+    classify_review,
+    render_heatmap,
+)
+
+logger = logging.getLogger(__name__)
+
+PROG = "app.py"
+
+
+def shown_as_one_line(fn: Callable) -> Callable:
+    """Every error reaches the user as one `gr.Error` line; unexpected ones are also logged with their traceback."""
+    import gradio as gr
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any) -> Any:
+        try:
+            return fn(*args)
+        except AppError as error:
+            raise gr.Error(str(error)) from None
+        except Exception as error:
+            logger.exception("the app failed")
+            raise gr.Error(" ".join(f"{type(error).__name__}: {first_line(error)}".split())) from None
+
+    return wrapper
+
+
+def _models_markdown(models: Sequence[LoadedModel]) -> str:
+    rows = [
+        f"- **{m.label}**: `{m.source}` ({'birthplace QA / causal LM' if m.kind == 'causal-lm' else 'classifier'}, "
+        f"{m.attention_type} attention, {sum(p.numel() for p in m.model.parameters()):,} parameters)"
+        for m in models
+    ]
+    return "\n".join(["# Try a small-encoder model", "", *rows])
+
+
+def _birthplace_tab(gr, models: Sequence[LoadedModel]) -> None:
+    lms = [m for m in models if m.kind == "causal-lm"]
+    gr.Markdown(
+        "The answers `recipes/birthplace.py evaluate` scores: greedy, or for a model that recites the "
+        "person's opening first, the span of its recitation it scores highest. Always answering London is "
+        "the course's baseline." + ("" if lms else " **No causal LM is loaded.**")
+    )
+    question = gr.Textbox(label="Question", placeholder=EXAMPLE_QUESTION, elem_id="birthplace-question")
+    ask = gr.Button("Answer", variant="primary", elem_id="birthplace-button")
+    with gr.Row():
+        answers = [
+            gr.Textbox(label=m.label, interactive=False, elem_id=f"birthplace-answer-{i}") for i, m in enumerate(lms)
+        ]
+        answers.append(gr.Textbox(label=LONDON_LABEL, interactive=False, elem_id="birthplace-london"))
+
+    def run(text: str) -> list[str]:
+        return list(answer_birthplace(models, text).values())  # at least two outputs: the models and London
+
+    ask.click(shown_as_one_line(run), inputs=question, outputs=answers, api_name="birthplace")
+    question.submit(shown_as_one_line(run), inputs=question, outputs=answers, api_name=False)
+
+
+def _sentiment_tab(gr, models: Sequence[LoadedModel]) -> None:
+    classifiers = [m for m in models if m.kind == "classifier"]
+    gr.Markdown(
+        "The label each classifier gives and its probability."
+        + ("" if classifiers else " **No classifier is loaded.**")
+    )
+    review = gr.Textbox(label="Review", placeholder=EXAMPLE_REVIEW, lines=3, elem_id="sentiment-review")
+    classify = gr.Button("Classify", variant="primary", elem_id="sentiment-button")
+    with gr.Row():
+        labels = [
+            gr.Label(label=m.label, num_top_classes=3, elem_id=f"sentiment-label-{i}")
+            for i, m in enumerate(classifiers)
+        ]
+
+    def run(text: str) -> list[dict[str, float]] | dict[str, float]:
+        if not classifiers:
+            raise AppError("no classifier is loaded: start the app with a run of recipes/finetune_sentiment.py")
+        scores = [classify_review(m, text) for m in classifiers]
+        return scores[0] if len(scores) == 1 else scores  # Gradio wants a bare value for one output
+
+    classify.click(shown_as_one_line(run), inputs=review, outputs=labels or None, api_name="sentiment")
+
+
+def _attention_tab(gr, models: Sequence[LoadedModel]) -> None:
+    by_label = {m.label: m for m in models}
+    gr.Markdown(
+        "The weights the model itself returns with `output_attentions=True`; a synthesizer's come from "
+        "scores synthesized without keys."
+    )
+    text = gr.Textbox(label="Text", value="The book was gripping and the ending moved me.", elem_id="attention-text")
+    first = models[0].model.config
+    with gr.Row():
+        choice = gr.Dropdown(list(by_label), value=models[0].label, label="Model", elem_id="attention-model")
+        layer = gr.Slider(0, first.num_hidden_layers - 1, value=0, step=1, label="Layer", elem_id="attention-layer")
+        head = gr.Slider(0, first.num_attention_heads - 1, value=0, step=1, label="Head", elem_id="attention-head")
+    show = gr.Button("Show attention", variant="primary", elem_id="attention-button")
+    heatmap = gr.Image(label="Attention", type="pil", elem_id="attention-image")
+
+    def limits(label: str) -> tuple[Any, Any]:
+        config = by_label[label].model.config
+        return (
+            gr.Slider(maximum=config.num_hidden_layers - 1, value=0),
+            gr.Slider(maximum=config.num_attention_heads - 1, value=0),
+        )
+
+    def run(label: str, words: str, layer_index: float, head_index: float):
+        if label not in by_label:
+            raise AppError(f"pick a model among {', '.join(by_label)}")
+        return render_heatmap(attention_map(by_label[label], words, int(layer_index), int(head_index)))
+
+    choice.change(limits, inputs=choice, outputs=[layer, head], api_name=False)
+    show.click(shown_as_one_line(run), inputs=[choice, text, layer, head], outputs=heatmap, api_name="attention")
+
+
+def build_app(models: Sequence[LoadedModel]):
+    """The Gradio Blocks app over loaded models (at least one)."""
+    import gradio as gr
+
+    if not models:
+        raise AppError("no model to show: give at least one run folder or Hub id")
+    with gr.Blocks(title="small-encoder: try it", analytics_enabled=False) as demo:
+        gr.Markdown(_models_markdown(models))
+        with gr.Tab("Birthplace", elem_id="tab-birthplace"):
+            _birthplace_tab(gr, models)
+        with gr.Tab("Sentiment", elem_id="tab-sentiment"):
+            _sentiment_tab(gr, models)
+        with gr.Tab("Attention", elem_id="tab-attention"):
+            _attention_tab(gr, models)
+    return demo
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Try trained small-encoder runs in a browser: birthplace answers side by side, review "
+        f"sentiment, and attention heatmaps. With no model given, reads {APP_CONFIG_FILE} (as in a Space).",
+    )
+    parser.add_argument(
+        "models",
+        nargs="*",
+        metavar="[LABEL=]RUN_OR_HUB_ID",
+        help="run folders (or Hub ids) to load, e.g. pretrained=runs/bp/finetune scratch=runs/bp/scratch",
+    )
+    parser.add_argument("--host", help="address to serve on (default: $GRADIO_SERVER_NAME, else 127.0.0.1)")
+    parser.add_argument("--port", type=int, help="port (default: $GRADIO_SERVER_PORT, else 7860)")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`recipes/app.py`: load the models and serve the app until interrupted; 1 with one line on a bad input."""
+    os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    args = parse_args(argv)
+    logging.basicConfig(level=logging.WARNING)
+    try:
+        sources = args.models or read_app_config()
+        if not sources:
+            raise AppError(f"give at least one [LABEL=]RUN_OR_HUB_ID (or put them in {APP_CONFIG_FILE})")
+        demo = build_app(load_models(sources))
+    except AppError as error:
+        print(f"{PROG}: {error}", file=sys.stderr)
+        return 1
+    demo.launch(server_name=args.host, server_port=args.port, share=False)
+    return 0

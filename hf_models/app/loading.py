@@ -1,0 +1,125 @@
+"""Finding and loading the app's models: `[LABEL=]RUN_OR_HUB_ID` strings (from the command line or `app.json`) ->
+small-encoder models with their tokenizers, in evaluation mode; `AppError` for what the user can fix."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from transformers import AutoConfig, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
+
+from ..tokenization.courses import CourseCharTokenizer, is_cs224n_char_tokenizer
+
+APP_CONFIG_FILE = "app.json"  # {"models": ["[LABEL=]RUN_OR_HUB_ID", ...]}, read when no model is given
+HEADS = {"ForCausalLM": "causal-lm", "ForSequenceClassification": "classifier"}
+
+
+class AppError(ValueError):
+    """A problem the user can fix, said in one line (the app shows it with `gr.Error`)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(" ".join(str(message).split()))
+
+
+@dataclass
+class LoadedModel:
+    """A model ready to use: its label in the app, where it came from, and what its head is for."""
+
+    label: str
+    source: str
+    model: PreTrainedModel
+    tokenizer: PreTrainedTokenizerBase
+    kind: str  # "causal-lm" or "classifier"
+    pipeline: Any = field(default=None, repr=False)
+
+    @property
+    def attention_type(self) -> str:
+        return getattr(self.model.config, "attention_type", "vanilla")
+
+
+def first_line(error: BaseException) -> str:
+    """The first non-empty line of an error's message (at most 200 characters), or its type's name."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    text = lines[0] if lines else type(error).__name__
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def parse_source(text: str) -> tuple[str, str]:
+    """`LABEL=SOURCE` or `SOURCE` -> (label, source); the label defaults to the folder's or the repository's name."""
+    label, sep, source = text.partition("=")
+    if not sep:
+        label, source = "", text
+    source = source.strip()
+    if not source:
+        raise AppError(f"empty model source in {text!r}: give a run folder or a Hub id, as [LABEL=]RUN_OR_HUB_ID")
+    return label.strip() or Path(source.rstrip("/")).name, source
+
+
+def _check_source(source: str) -> None:
+    path = Path(source)
+    if path.exists():
+        if not (path / "config.json").is_file():
+            raise AppError(f"{source} has no config.json: pass the folder a recipe saved the model in")
+        return
+    if source.startswith((".", "/")) or source.count("/") != 1:
+        raise AppError(f"{source}: no such run folder (and not a Hub id of the form USER/NAME)")
+
+
+def load_model(source: str, label: str | None = None) -> LoadedModel:
+    """Load a run folder or a Hub model of the small-encoder family, with its tokenizer, in evaluation mode."""
+    # Importing this module imported `hf_models`, which registers the family with the Auto classes.
+    from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification, pipeline
+
+    _check_source(source)
+    try:
+        config = AutoConfig.from_pretrained(source)
+    except (OSError, ValueError) as error:
+        where = "the folder" if Path(source).exists() else "the Hub (offline, or no such repository?)"
+        raise AppError(f"cannot load {source} from {where}: {first_line(error)}") from None
+    if config.model_type != "small-encoder":
+        raise AppError(f"{source} holds a {config.model_type!r} model; this app shows small-encoder models only")
+    architecture = (config.architectures or [""])[0]
+    kind = next((k for suffix, k in HEADS.items() if architecture.endswith(suffix)), None)
+    if kind is None:
+        raise AppError(f"{source} is a {architecture or 'headless'} model; the app needs a causal LM or a classifier")
+    auto_class = AutoModelForCausalLM if kind == "causal-lm" else AutoModelForSequenceClassification
+    try:
+        model = auto_class.from_pretrained(source, dtype=torch.float32).eval()
+        tokenizer = AutoTokenizer.from_pretrained(source)
+        if is_cs224n_char_tokenizer(tokenizer):  # the same files, with an error that names an unknown character
+            tokenizer = CourseCharTokenizer.from_pretrained(source)
+    except (OSError, ValueError) as error:
+        raise AppError(f"cannot load the model or tokenizer of {source}: {first_line(error)}") from None
+    tokenizer.clean_up_tokenization_spaces = False
+    loaded = LoadedModel(label or Path(source).name, source, model, tokenizer, kind)
+    if kind == "classifier":
+        loaded.pipeline = pipeline("text-classification", model=model, tokenizer=tokenizer, device="cpu")
+    return loaded
+
+
+def load_models(sources: Sequence[str]) -> list[LoadedModel]:
+    """`[LABEL=]SOURCE` strings -> loaded models, with distinct labels."""
+    models = [load_model(source, label) for label, source in map(parse_source, sources)]
+    labels = [m.label for m in models]
+    if duplicates := sorted({label for label in labels if labels.count(label) > 1}):
+        raise AppError(f"two models are labelled {duplicates[0]!r}: name them, as LABEL=RUN_OR_HUB_ID")
+    return models
+
+
+def read_app_config(folder: str | os.PathLike = ".") -> list[str]:
+    """The model sources of `app.json` (written by `push_to_hub.py --space`); [] when there is none."""
+    path = Path(folder) / APP_CONFIG_FILE
+    if not path.is_file():
+        return []
+    try:
+        sources = json.loads(path.read_text(encoding="utf-8"))["models"]
+    except (ValueError, KeyError, TypeError):
+        raise AppError(f'{path}: expected {{"models": ["[LABEL=]RUN_OR_HUB_ID", ...]}}') from None
+    if not isinstance(sources, list) or not all(isinstance(s, str) for s in sources):
+        raise AppError(f"{path}: 'models' must be a list of strings")
+    return sources
