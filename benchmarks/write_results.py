@@ -14,6 +14,10 @@ example `throughput`, written by benchmarks/throughput.py) is kept as it is. Val
 carries a standard deviation, hardware, date, command and wall time. The birthplace headline rows (`vanilla`,
 `synthesizer`) are the tuning split's choice between each pretrained model and its finetuned copy. The headline
 runs' test predictions are copied to benchmarks/predictions/ (benchmarks/predictions/gpu/ for the GPU profile).
+
+    python benchmarks/write_results.py --report
+
+renders BENCHMARKS.md and docs/levers.md from results.json and benchmarks/levers.json instead (benchmarks/report.py).
 """
 
 import argparse
@@ -28,6 +32,7 @@ import statistics
 from pathlib import Path
 
 from plan import PROFILES, Row, birthplace_rows, sentiment_rows, tune_split_choice
+from report import write_report
 
 from hf_models.run_record import RunRecord, read_record
 
@@ -224,7 +229,7 @@ def copy_seed_predictions(rows: dict, predictions_dir: Path, row_suffix: str = "
     return written
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bench_dir", default="outputs/bench", help="the OUT folder of `benchmarks/plan.py run`")
     parser.add_argument("--results", default="benchmarks/results.json", help="file to update")
@@ -243,7 +248,19 @@ def main() -> None:
     )
     parser.add_argument("--hardware", default=None, help="default: $BENCH_HARDWARE or detected")
     parser.add_argument("--date", default=None, help="default: today (UTC)")
-    args = parser.parse_args()
+    report = parser.add_argument_group("--report: render the report from --results instead of reading runs")
+    report.add_argument("--report", action="store_true", help="write BENCHMARKS.md and docs/levers.md")
+    report.add_argument("--levers", default="benchmarks/levers.json", help="the levers tried")
+    report.add_argument("--benchmarks_md", default="BENCHMARKS.md", help="the report to write")
+    report.add_argument("--levers_md", default="docs/levers.md", help="the removed levers' page to write")
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = parse_args()
+    if args.report:
+        write_report(Path(args.results), Path(args.levers), Path(args.benchmarks_md), Path(args.levers_md))
+        return
     bench = Path(args.bench_dir)
     hardware = args.hardware or default_hardware()
     date = args.date or datetime.datetime.now(datetime.timezone.utc).date().isoformat()
@@ -268,6 +285,7 @@ def main() -> None:
     sections = tuple(fresh)
     summary = {k: {row: (v["value"], v["std"]) for row, v in results[k].items() if "std" in v} for k in sections}
     print(json.dumps(summary, indent=1))
+    print(f"{results_path} written; render the report with: python benchmarks/write_results.py --report")
 
 
 if __name__ == "__main__":
