@@ -526,45 +526,10 @@ def _backbone_dropout(run: Run, p: float) -> None:
     )
 
 
-def _auxiliary_lm_loss_trained(run: Run) -> None:
-    """The auxiliary LM loss with its flags' values, added and logged at the step, its head gone from the model."""
-    from safetensors.torch import load_file
-
-    from hf_models.training import AuxiliaryLMLoss
-
-    trainer = run.trained["trainer"]
-    auxiliary = next(c for c in trainer.callback_handler.callbacks if isinstance(c, AuxiliaryLMLoss))
-    assert trainer.auxiliary_loss is auxiliary and (auxiliary.weight, auxiliary.decay, auxiliary.share) == (
-        2.0,
-        0.9,
-        0.5,
-    )
-    logged = [entry["auxiliary_lm_loss"] for entry in trainer.state.log_history if "auxiliary_lm_loss" in entry]
-    assert len(logged) == 1 and logged[0] > 0, trainer.state.log_history
-    assert not hasattr(run.trained["model"], AuxiliaryLMLoss.head_name)
-    assert not any(name.startswith("auxiliary") for name in load_file(run.out / "model.safetensors"))
-
-
 SENTIMENT_CONTINUE_ROWS = [
     Flag(("--model_name_or_path", "{tmp}/frozen"), _started_from_the_frozen_run),
     Flag(("--dropout", "0.25"), lambda r: _backbone_dropout(r, 0.25)),
     Flag(("--wise_ft_alpha", "0"), _saved_weights_are_the_start),
-    # the frozen run's backbone is bidirectional; a causal one predicts the next token
-    Flag(
-        (
-            "--auxiliary_lm_weight",
-            "2",
-            "--auxiliary_lm_decay",
-            "0.9",
-            "--auxiliary_lm_positions",
-            "0.5",
-            "--causal_mask",
-            "true",
-            "--logging_steps",
-            "1",
-        ),
-        _auxiliary_lm_loss_trained,
-    ),
 ]
 TWO_EPOCHS = ["--max_steps", "-1", "--num_train_epochs", "2", "--max_train_samples", "8", "--max_eval_samples", "4"]
 

@@ -417,43 +417,6 @@ def test_lp_ft_keeps_its_probe_as_the_frozen_probe_run(tmp_path, tiny_cls_books,
     assert not (tmp_path / "whole_end").exists()
 
 
-def test_the_auxiliary_lm_loss_starts_from_the_pretrained_head_and_is_logged(
-    tmp_path, tiny_cls_books, pretrained_lm_dir, monkeypatch
-):
-    """--auxiliary_lm_weight from a pretrained LM: its head starts as the LM's, the loss is logged at every logging
-    step, and the saved classifier holds no trace of the head; wrong combinations are refused before training."""
-    from safetensors.torch import load_file
-
-    from hf_models.tasks import sentiment
-
-    starts, logged = [], []
-
-    class Recorded(sentiment.AuxiliaryLMLoss):
-        def __init__(self, model, *args, **kwargs):
-            super().__init__(model, *args, **kwargs)
-            starts.append(getattr(model, self.head_name).weight.detach().clone())
-
-        def mean_since_last_log(self):
-            logged.append(super().mean_since_last_log())
-            return logged[-1]
-
-    monkeypatch.setattr(sentiment, "AuxiliaryLMLoss", Recorded)
-    source = ["--model_name_or_path", str(pretrained_lm_dir)]
-    out = _finetune(tmp_path, "aux", tiny_cls_books, source, ["--auxiliary_lm_weight", "0.5", "--max_steps", "4"])
-    saved_lm = load_file(pretrained_lm_dir / "model.safetensors")
-    assert len(starts) == 1 and torch.equal(starts[0], saved_lm["lm_head.weight"])
-    assert len(logged) == 2 and all(loss > 0 for loss in logged)  # steps 2 and 4 (--logging_steps 2)
-    assert not any(name.startswith("auxiliary") for name in load_file(out / "model.safetensors"))
-
-    for extra, message in (
-        (["--freeze_backbone"], "which --freeze_backbone keeps"),
-        (["--causal_mask", "false"], "a bidirectional backbone sees"),
-        (["--auxiliary_lm_positions", "0"], "a share of positions in"),
-    ):
-        with pytest.raises(ValueError, match=message):
-            _finetune(tmp_path, "refused", tiny_cls_books, source, ["--auxiliary_lm_weight", "1", *extra])
-
-
 def test_a_backward_lm_its_classifier_and_their_ensemble_read_reviews_last_to_first(
     tmp_path, tiny_cls_books, sentiment_tokenizer_dir, pretrained_lm_dir, monkeypatch
 ):

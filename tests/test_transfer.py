@@ -1,5 +1,5 @@
 """Finetuning levers for sentiment (issue 18): concat pooling, classifier dropout, gradual unfreezing, weight
-averaging, decay toward the starting weights, WiSE-FT's mix with the start, the auxiliary LM loss, the best epoch on
+averaging, decay toward the starting weights, WiSE-FT's mix with the start, the best epoch on
 a held-out slice, and ELECTRA's replaced-token detection."""
 
 from __future__ import annotations
@@ -10,18 +10,15 @@ from transformers import TrainerControl, TrainerState, TrainingArguments
 
 from hf_models import (
     SmallEncoderConfig,
-    SmallEncoderForCausalLM,
     SmallEncoderForPreTraining,
     SmallEncoderForSequenceClassification,
 )
 from hf_models.training import (
-    AuxiliaryLMLoss,
     DecayTowardStartCallback,
     GradualUnfreezingCallback,
     InterpolateWithStartCallback,
     WeightAveragingCallback,
     discriminative_optimizer,
-    pretrained_lm_head,
 )
 from hf_models.training.transfer import backbone_layer_groups
 
@@ -202,59 +199,6 @@ def test_wise_ft_mixes_the_start_and_the_finetuned_weights():
     torch.testing.assert_close(model.classifier.weight, torch.full_like(model.classifier.weight, 0.75 * 2 + 0.25 * -5))
     with pytest.raises(ValueError, match="from 0 to 1"):
         InterpolateWithStartCallback(model, alpha=1.5)
-
-
-@pytest.mark.parametrize("padding_side", ["right", "left"])
-def test_auxiliary_lm_loss_is_the_pretrained_lm_loss_of_the_real_tokens(tmp_path, padding_side):
-    """At every position (share 1) and epoch 0, the auxiliary loss of a classifier loaded from a language model is
-    that model's own causal LM loss on the real tokens; it is weighted by weight x decay ** epoch, and its head,
-    attached for the training, is gone when training ends."""
-    torch.manual_seed(0)
-    lm = SmallEncoderForCausalLM(SmallEncoderConfig(**TINY)).eval()
-    lm.save_pretrained(tmp_path / "lm")
-    classifier = SmallEncoderForSequenceClassification.from_pretrained(tmp_path / "lm", num_labels=2).eval()
-    head = pretrained_lm_head(str(tmp_path / "lm"))
-    assert torch.equal(head[0], lm.lm_head.weight) and torch.equal(head[1], lm.lm_head.bias)
-    auxiliary = AuxiliaryLMLoss(classifier, weight=2.0, decay=0.5, share=1.0, lm_head=head, seed=0)
-    ids, mask = torch.randint(6, 50, (2, 9)), torch.ones(2, 9, dtype=torch.long)
-    real = slice(0, 5) if padding_side == "right" else slice(4, 9)
-    mask[1] = 0
-    mask[1, real] = 1
-    ids[mask == 0] = 0
-    labels = ids.masked_fill(mask == 0, -100)
-    labels[1, real.start] = -100  # a first token has no real token before it (left padding: a pad would predict it)
-    with torch.no_grad():
-        outputs = classifier(input_ids=ids, attention_mask=mask, output_hidden_states=True)
-        expected = lm(input_ids=ids, attention_mask=mask, labels=labels).loss
-        torch.testing.assert_close(auxiliary({"input_ids": ids, "attention_mask": mask}, outputs, 0.0), 2.0 * expected)
-        torch.testing.assert_close(auxiliary({"input_ids": ids, "attention_mask": mask}, outputs, 2.0), 0.5 * expected)
-    assert auxiliary.mean_since_last_log() == pytest.approx(expected.item(), rel=1e-5)
-    assert auxiliary.mean_since_last_log() is None  # emptied by the read
-    args = TrainingArguments(output_dir="unused", use_cpu=True)
-    auxiliary.on_train_end(args, _state(4.0), TrainerControl())
-    assert not hasattr(classifier, AuxiliaryLMLoss.head_name)
-    assert set(classifier.state_dict()) == set(SmallEncoderForSequenceClassification(classifier.config).state_dict())
-
-
-def test_auxiliary_lm_loss_draws_its_share_of_positions_on_its_own_stream():
-    """The random head and a share of the positions, drawn from the loss's own generator: torch's stream (dropout,
-    batch order) is left as it was, and two losses of the same seed draw the same positions."""
-    classifier = _classifier()
-    ids = torch.randint(1, 50, (4, 30))
-    inputs = {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
-    with torch.no_grad():
-        outputs = classifier(**inputs, output_hidden_states=True)
-    losses = []
-    for _ in range(2):
-        state = torch.get_rng_state()
-        auxiliary = AuxiliaryLMLoss(classifier, weight=1.0, decay=1.0, share=0.25, lm_head=None, seed=3)
-        losses.append(auxiliary(inputs, outputs, 0.0))
-        assert torch.equal(torch.get_rng_state(), state), "the head's start or the positions drew from torch's stream"
-    assert torch.equal(losses[0], losses[1])
-    full = AuxiliaryLMLoss(classifier, weight=1.0, decay=1.0, share=1.0, lm_head=None, seed=3)(inputs, outputs, 0.0)
-    assert not torch.equal(losses[0], full)  # a quarter of the 116 positions, not all of them
-    with pytest.raises(ValueError, match="share of positions"):
-        AuxiliaryLMLoss(classifier, weight=1.0, decay=1.0, share=0.0, lm_head=None, seed=0)
 
 
 def test_replaced_token_detection_labels_and_learning():

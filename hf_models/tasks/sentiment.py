@@ -24,7 +24,6 @@ from hf_models.textio import UsageError, atomic_write_text
 from hf_models.tokenization import resolve_tokenizer
 from hf_models.training import (
     TRAINER_GROUP,
-    AuxiliaryLMLoss,
     DecayTowardStartCallback,
     FlagGroup,
     GradualUnfreezingCallback,
@@ -40,7 +39,6 @@ from hf_models.training import (
     load_or_build_model,
     model_group,
     model_source,
-    pretrained_lm_head,
     run_task,
     train_model,
 )
@@ -189,28 +187,6 @@ def _transfer_callbacks(model, data_args: SentimentArguments, training_args: Tra
     return callbacks, backbone_lr
 
 
-def _auxiliary_lm_loss(model, model_args: ModelArguments, data_args: SentimentArguments, seed: int):
-    """`--auxiliary_lm_weight`: the LM loss `ReproducibleTrainer` adds, its head the pretrained model's if it has one."""
-    if not data_args.auxiliary_lm_weight:
-        return None
-    if not model.config.is_causal:
-        raise UsageError(
-            "--auxiliary_lm_weight predicts each next token, which a bidirectional backbone sees: "
-            "finetune with --causal_mask true"
-        )
-    lm_head = pretrained_lm_head(model_args.model_name_or_path) if model_args.model_name_or_path else None
-    if model_args.model_name_or_path and lm_head is None:
-        logger.warning(f"{model_args.model_name_or_path} has no plain LM head: the auxiliary LM head starts at random")
-    return AuxiliaryLMLoss(
-        model,
-        data_args.auxiliary_lm_weight,
-        data_args.auxiliary_lm_decay,
-        data_args.auxiliary_lm_positions,
-        lm_head,
-        seed,
-    )
-
-
 def _linear_probe_head(model, encoded, collator, data_args: SentimentArguments, training_args) -> tuple[dict, tuple]:
     """With `--head_init linear_probe`: the head becomes the logistic regression on the frozen features of the
     training reviews (L2 chosen by cross-validation on them). Its validation accuracy, before any finetuning, is
@@ -309,19 +285,6 @@ def _check_before_training(model_args: ModelArguments, data_args: SentimentArgum
         raise UsageError(f"--head_init {data_args.head_init}: give 'random' or 'linear_probe'")
     if data_args.save_linear_probe and data_args.head_init != "linear_probe":
         raise UsageError("--save_linear_probe keeps the probe that --head_init linear_probe fits: give both")
-    if data_args.auxiliary_lm_weight and data_args.freeze_backbone:
-        raise UsageError(
-            "--auxiliary_lm_weight trains the backbone on the reviews' LM loss, which --freeze_backbone "
-            "keeps: give one"
-        )
-    if data_args.auxiliary_lm_weight < 0 or not (
-        0 < data_args.auxiliary_lm_decay <= 1 and 0 < data_args.auxiliary_lm_positions <= 1
-    ):
-        raise UsageError(
-            f"--auxiliary_lm_weight {data_args.auxiliary_lm_weight}, --auxiliary_lm_decay "
-            f"{data_args.auxiliary_lm_decay}, --auxiliary_lm_positions {data_args.auxiliary_lm_positions}: "
-            "give a weight of 0 or more, a decay and a share of positions in (0, 1]"
-        )
     if data_args.decay_toward_start and data_args.freeze_backbone:
         raise UsageError("--decay_toward_start pulls the backbone's weights, which --freeze_backbone keeps: give one")
     if data_args.freeze_embeddings and (data_args.freeze_backbone or data_args.gradual_unfreezing):
@@ -390,7 +353,6 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
     if data_args.save_linear_probe:
         run_args, probe = (model_args, data_args, training_args), (probe_metrics, probe_validation)
         _save_linear_probe_run(model, encoded, collator, run_args, probe, timer)
-    auxiliary_loss = _auxiliary_lm_loss(model, model_args, data_args, training_args.seed)
 
     trainer, metrics = train_model(
         model,
@@ -399,8 +361,7 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
         encoded["train"],
         collator,
         eval_sets,
-        callbacks=[*callbacks, auxiliary_loss] if auxiliary_loss else callbacks,
-        auxiliary_loss=auxiliary_loss,
+        callbacks=callbacks,
         compute_metrics=_compute_metrics(),
         length_buckets=data_args.length_buckets,
         optimizer_cls_and_kwargs=discriminative_optimizer(model, training_args, backbone_lr),

@@ -75,26 +75,6 @@ class SentimentArguments:
             "are of the mix."
         },
     )
-    auxiliary_lm_weight: float = field(
-        default=0.0,
-        metadata={
-            "help": "SiATL: while finetuning, add this x the causal LM loss of the training reviews to the "
-            "classification loss, so that the backbone keeps predicting the next token (its LM head starts as the "
-            "pretrained model's; from scratch, at random). The weight is multiplied by --auxiliary_lm_decay every "
-            "epoch. 0: off."
-        },
-    )
-    auxiliary_lm_decay: float = field(
-        default=0.5,
-        metadata={"help": "The auxiliary LM loss's weight is weight x this ** epoch (epochs counted in fractions)."},
-    )
-    auxiliary_lm_positions: float = field(
-        default=0.25,
-        metadata={
-            "help": "The share of a batch's positions, drawn anew each step, whose next token the auxiliary LM loss "
-            "predicts (every position would make its vocabulary-wide softmax the step's main cost)."
-        },
-    )
     selection_split_percentage: int = field(
         default=0,
         metadata={
