@@ -414,23 +414,9 @@ def _embeddings_kept(run: Run) -> None:
     assert not torch.equal(saved["model.layers.0.mlp.fc1.weight"], initial["model.layers.0.mlp.fc1.weight"])
 
 
-def _decays_toward_the_start(run: Run) -> None:
-    from hf_models.training import DecayTowardStartCallback
-
-    callbacks = run.trained["trainer"].callback_handler.callbacks
-    decay = next(c for c in callbacks if isinstance(c, DecayTowardStartCallback))
-    names = [name for name, p in run.trained["model"].base_model.named_parameters()]
-    assert decay.strength == 50 and len(decay.start) == len(names)
-    assert all(
-        torch.equal(start, run.trained["initial"][f"model.{name}"])
-        for start, name in zip(decay.start, names, strict=True)
-    )
-
-
 SENTIMENT_LR_ROWS = [
     TINY_ROW,
     Flag(("--freeze_embeddings",), _embeddings_kept),
-    Flag(("--decay_toward_start", "50"), _decays_toward_the_start),
     Flag(
         ("--backbone_learning_rate", "1e-5"),
         lambda r: _all({g["initial_lr"] for g in r.trained["trainer"].optimizer.param_groups} == {1e-5, 3e-3}),
@@ -461,19 +447,6 @@ def _thawed_from_the_top(run: Run) -> None:
     assert not torch.equal(saved["model.layers.1.mlp.fc1.weight"], initial["model.layers.1.mlp.fc1.weight"])
 
 
-def _saved_weights_are_the_average(run: Run) -> None:
-    from safetensors.torch import load_file
-
-    from hf_models.training import WeightAveragingCallback
-
-    callbacks = run.trained["trainer"].callback_handler.callbacks
-    averaging = next(c for c in callbacks if isinstance(c, WeightAveragingCallback))
-    saved = load_file(run.out / "model.safetensors")
-    assert averaging.count == 2, averaging.count
-    for name in ("classifier.weight", "model.layers.1.mlp.fc1.weight"):
-        assert torch.allclose(saved[name], averaging.total[name] / 2), f"{name} is not the average of the 2 epochs"
-
-
 SENTIMENT_TRANSFER_ROWS = [
     TINY_ROW,
     Flag(
@@ -487,7 +460,6 @@ SENTIMENT_TRANSFER_ROWS = [
         lambda r: _all(r.config["classifier_dropout"] == 0.3, r.trained["model"].dropout.p == 0.3),
     ),
     Flag(("--gradual_unfreezing", "1"), _thawed_from_the_top),
-    Flag(("--average_last_epochs", "2"), _saved_weights_are_the_average),
     Flag(("--attention_type", "synthesizer"), lambda r: _all(r.config["attention_type"] == "synthesizer")),
     overwrite_row(),
 ]
@@ -500,19 +472,6 @@ def _started_from_the_frozen_run(run: Run) -> None:
     assert all(torch.equal(run.trained["initial"][name], saved[name]) for name in saved), (
         "not the frozen run's weights"
     )
-
-
-def _saved_weights_are_the_start(run: Run) -> None:
-    """WiSE-FT at alpha 0: after a step that changed them, the saved weights are those the run started from."""
-    from safetensors.torch import load_file
-
-    from hf_models.training import InterpolateWithStartCallback
-
-    callbacks = run.trained["trainer"].callback_handler.callbacks
-    assert any(isinstance(c, InterpolateWithStartCallback) for c in callbacks)
-    assert run.trained["trainer"].state.global_step == 1
-    saved = load_file(run.out / "model.safetensors")
-    assert all(torch.equal(saved[name], run.trained["initial"][name]) for name in saved), "not the start's weights"
 
 
 def _backbone_dropout(run: Run, p: float) -> None:
@@ -529,7 +488,6 @@ def _backbone_dropout(run: Run, p: float) -> None:
 SENTIMENT_CONTINUE_ROWS = [
     Flag(("--model_name_or_path", "{tmp}/frozen"), _started_from_the_frozen_run),
     Flag(("--dropout", "0.25"), lambda r: _backbone_dropout(r, 0.25)),
-    Flag(("--wise_ft_alpha", "0"), _saved_weights_are_the_start),
 ]
 TWO_EPOCHS = ["--max_steps", "-1", "--num_train_epochs", "2", "--max_train_samples", "8", "--max_eval_samples", "4"]
 

@@ -408,10 +408,9 @@ def test_lp_ft_keeps_its_probe_as_the_frozen_probe_run(tmp_path, tiny_cls_books,
             ["--model_name_or_path", str(pretrained_lm_dir)],
             ["--freeze_embeddings", "--gradual_unfreezing", "1"],
         )
-    for flag in ("--dropout", "--wise_ft_alpha"):
-        with pytest.raises(ValueError, match=f"{flag} 1.5: give a number from 0 to 1"):
-            _finetune(tmp_path, "out_of_range", tiny_cls_books, source, [flag, "1.5"])
-        assert not (tmp_path / "out_of_range").exists()
+    with pytest.raises(ValueError, match="--dropout 1.5: give a number from 0 to 1"):
+        _finetune(tmp_path, "out_of_range", tiny_cls_books, source, ["--dropout", "1.5"])
+    assert not (tmp_path / "out_of_range").exists()
     with pytest.raises(ValueError, match="--keep_review_end 8: give 0 to 7 tokens"):
         _finetune(tmp_path, "whole_end", tiny_cls_books, source, ["--max_seq_length", "8", "--keep_review_end", "8"])
     assert not (tmp_path / "whole_end").exists()
@@ -555,14 +554,6 @@ def test_finetune_sentiment_transfer_flags_reach_the_model(tmp_path, tiny_cls_bo
     best_epoch = selection.index(max(selection)) + 1
     assert report["selected_epoch"] == best_epoch
     assert report["eval_accuracy"] == report["eval_accuracy_per_epoch"][best_epoch - 1]["accuracy"]
-    with pytest.raises(ValueError, match="average_last_epochs"):
-        _finetune(
-            tmp_path,
-            "both",
-            tiny_cls_books,
-            ["--model_name_or_path", str(pretrained_lm_dir)],
-            ["--selection_split_percentage", "25", "--average_last_epochs", "2"],
-        )
 
 
 def test_pretrain_replaced_token_detection_then_finetune(tmp_path, tiny_cls_books, sentiment_tokenizer_dir):

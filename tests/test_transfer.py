@@ -14,10 +14,7 @@ from hf_models import (
     SmallEncoderForSequenceClassification,
 )
 from hf_models.training import (
-    DecayTowardStartCallback,
     GradualUnfreezingCallback,
-    InterpolateWithStartCallback,
-    WeightAveragingCallback,
     discriminative_optimizer,
 )
 from hf_models.training.transfer import backbone_layer_groups
@@ -137,68 +134,6 @@ def test_gradual_unfreezing_thaws_from_the_top_one_group_per_epoch():
     assert sum(len(g["params"]) for g in kwargs["params"]) == len(list(model.parameters()))
     with pytest.raises(ValueError, match="at least 1"):
         GradualUnfreezingCallback(model, 0)
-
-
-def test_weight_averaging_loads_the_mean_of_the_last_epochs():
-    model = _classifier()
-    args, control = TrainingArguments(output_dir="unused", use_cpu=True, num_train_epochs=4), TrainerControl()
-    callback = WeightAveragingCallback(model, epochs=2)
-    snapshots = []
-    for epoch in (1, 2, 3, 4):
-        with torch.no_grad():
-            model.classifier.weight.fill_(float(epoch))
-        snapshots.append(model.classifier.weight.clone())
-        callback.on_epoch_end(args, _state(float(epoch)), control)
-    callback.on_train_end(args, _state(4.0), control)
-    assert callback.count == 2
-    torch.testing.assert_close(model.classifier.weight, (snapshots[2] + snapshots[3]) / 2)  # epochs 3 and 4
-
-
-def test_decay_toward_start_pulls_the_backbone_back_by_rate_times_strength():
-    """L2-SP, decoupled: w <- w + lr x strength x (w0 - w) for the backbone after each step; the head is left alone."""
-    model = _classifier()
-    callback = DecayTowardStartCallback(model, strength=100.0)
-    start = {name: p.detach().clone() for name, p in model.named_parameters()}
-    with torch.no_grad():
-        for p in model.parameters():
-            p.add_(1.0)
-    moved = {name: p.detach().clone() for name, p in model.named_parameters()}
-
-    class Schedule:  # the scheduler Trainer hands to callbacks: the rate of the next step
-        def get_last_lr(self):
-            return [2e-3]
-
-    args = TrainingArguments(output_dir="unused", use_cpu=True)
-    callback.on_step_end(args, _state(0.1), TrainerControl(), lr_scheduler=Schedule())
-    for name, p in model.named_parameters():
-        if name.startswith("model."):  # 0.2 of the way back
-            torch.testing.assert_close(p, moved[name] + 0.2 * (start[name] - moved[name]))
-        else:
-            assert torch.equal(p, moved[name]), f"the head {name} was pulled"
-    with pytest.raises(ValueError, match="positive strength"):
-        DecayTowardStartCallback(model, strength=0.0)
-
-
-def test_wise_ft_mixes_the_start_and_the_finetuned_weights():
-    """(1 - alpha) x the weights at on_train_begin + alpha x those at on_train_end, for every weight and buffer of
-    floating type; the start is taken when training begins, after a probe head was set."""
-    model = _classifier()
-    callback = InterpolateWithStartCallback(model, alpha=0.25)
-    args, control = TrainingArguments(output_dir="unused", use_cpu=True), TrainerControl()
-    with torch.no_grad():
-        model.classifier.weight.fill_(2.0)  # the probe head, fitted after the callback was made
-    callback.on_train_begin(args, _state(0.0), control)
-    start = {name: t.clone() for name, t in model.state_dict().items()}
-    with torch.no_grad():
-        for p in model.parameters():
-            p.mul_(-3.0).add_(1.0)
-    finetuned = {name: t.clone() for name, t in model.state_dict().items()}
-    callback.on_train_end(args, _state(4.0), control)
-    for name, tensor in model.state_dict().items():
-        torch.testing.assert_close(tensor, 0.75 * start[name] + 0.25 * finetuned[name], msg=name)
-    torch.testing.assert_close(model.classifier.weight, torch.full_like(model.classifier.weight, 0.75 * 2 + 0.25 * -5))
-    with pytest.raises(ValueError, match="from 0 to 1"):
-        InterpolateWithStartCallback(model, alpha=1.5)
 
 
 def test_replaced_token_detection_labels_and_learning():

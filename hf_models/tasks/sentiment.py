@@ -24,13 +24,10 @@ from hf_models.textio import UsageError, atomic_write_text
 from hf_models.tokenization import resolve_tokenizer
 from hf_models.training import (
     TRAINER_GROUP,
-    DecayTowardStartCallback,
     FlagGroup,
     GradualUnfreezingCallback,
-    InterpolateWithStartCallback,
     ModelArguments,
     RunTimer,
-    WeightAveragingCallback,
     check_run_output,
     discriminative_optimizer,
     finish_run,
@@ -155,10 +152,6 @@ def _selection_split(encoded, data_args: SentimentArguments, training_args: Trai
     reviews that picks the best epoch through Trainer's own best-checkpoint machinery."""
     if not data_args.selection_split_percentage:
         return encoded["validation"]
-    if data_args.average_last_epochs:
-        raise UsageError(
-            "--selection_split_percentage keeps one epoch and --average_last_epochs averages several: give one of them"
-        )
     split = encoded["train"].train_test_split(
         test_size=data_args.selection_split_percentage / 100, seed=training_args.seed, stratify_by_column="label"
     )
@@ -172,18 +165,12 @@ def _selection_split(encoded, data_args: SentimentArguments, training_args: Trai
 
 
 def _transfer_callbacks(model, data_args: SentimentArguments, training_args: TrainingArguments) -> tuple[list, float]:
-    """ULMFiT's gradual unfreezing, weight averaging, L2-SP and WiSE-FT, and the backbone's learning rate."""
+    """ULMFiT's gradual unfreezing, and the backbone's learning rate."""
     callbacks = []
     backbone_lr = data_args.backbone_learning_rate
     if data_args.gradual_unfreezing:
         callbacks.append(GradualUnfreezingCallback(model, data_args.gradual_unfreezing))
         backbone_lr = backbone_lr or training_args.learning_rate  # every group in the optimizer from the start
-    if data_args.average_last_epochs:
-        callbacks.append(WeightAveragingCallback(model, data_args.average_last_epochs))
-    if data_args.decay_toward_start:
-        callbacks.append(DecayTowardStartCallback(model, data_args.decay_toward_start))
-    if data_args.wise_ft_alpha < 1:  # after the averaging, if both: the average is what is mixed
-        callbacks.append(InterpolateWithStartCallback(model, data_args.wise_ft_alpha))
     return callbacks, backbone_lr
 
 
@@ -285,18 +272,13 @@ def _check_before_training(model_args: ModelArguments, data_args: SentimentArgum
         raise UsageError(f"--head_init {data_args.head_init}: give 'random' or 'linear_probe'")
     if data_args.save_linear_probe and data_args.head_init != "linear_probe":
         raise UsageError("--save_linear_probe keeps the probe that --head_init linear_probe fits: give both")
-    if data_args.decay_toward_start and data_args.freeze_backbone:
-        raise UsageError("--decay_toward_start pulls the backbone's weights, which --freeze_backbone keeps: give one")
     if data_args.freeze_embeddings and (data_args.freeze_backbone or data_args.gradual_unfreezing):
         other = (
             "--freeze_backbone freezes them too" if data_args.freeze_backbone else "--gradual_unfreezing thaws them"
         )
         raise UsageError(f"--freeze_embeddings: {other}; give one of the two")
-    for flag, value in (("--dropout", data_args.dropout), ("--wise_ft_alpha", data_args.wise_ft_alpha)):
-        if value is not None and not 0 <= value <= 1:
-            raise UsageError(f"{flag} {value}: give a number from 0 to 1")
-    if data_args.wise_ft_alpha < 1 and training_args.resume_from_checkpoint:
-        raise UsageError("--wise_ft_alpha mixes with the weights a run starts from, which a resumed run no longer has")
+    if data_args.dropout is not None and not 0 <= data_args.dropout <= 1:
+        raise UsageError(f"--dropout {data_args.dropout}: give a number from 0 to 1")
     if data_args.length_buckets and (strategy := training_args.train_sampling_strategy) != "random":
         raise UsageError(f"--length_buckets orders the batches itself: drop --train_sampling_strategy {strategy}")
     probe_only = training_args.max_steps <= 0 and training_args.num_train_epochs == 0

@@ -56,25 +56,6 @@ class SentimentArguments:
             "layer groups of the backbone, from the top (last block first, embeddings last). 0: all train at once."
         },
     )
-    decay_toward_start: float = field(
-        default=0.0,
-        metadata={
-            "help": "L2-SP: after each step the backbone's weights move back toward their start by learning "
-            "rate x this of the distance (weight decay toward the pretrained weights, not zero). 0: off."
-        },
-    )
-    average_last_epochs: int = field(
-        default=0, metadata={"help": "Keep the average of the weights of the last N epochs (0: the last weights)."}
-    )
-    wise_ft_alpha: float = field(
-        default=1.0,
-        metadata={
-            "help": "WiSE-FT: when training ends, keep (1 - alpha) x the starting weights + alpha x the finetuned "
-            "ones (with --head_init linear_probe the start is the backbone under its probe head). 1: the finetuned "
-            "weights. The per-epoch curve is of the finetuned weights; the final scores and the test predictions "
-            "are of the mix."
-        },
-    )
     selection_split_percentage: int = field(
         default=0,
         metadata={

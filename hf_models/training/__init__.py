@@ -5,7 +5,7 @@
 - `trainer`: `ReproducibleTrainer`, `ShuffledLengthBuckets` and `train_model`;
 - `plots`: `loss.png` and `accuracy.png`, redrawn during training;
 - `plateau`: a pretraining loss against the unigram entropy of its data;
-- `transfer`: finetuning that keeps the backbone (discriminative rates, gradual unfreezing, weight averaging);
+- `transfer`: finetuning that keeps the backbone (ULMFiT's discriminative rates and gradual unfreezing);
 - `linear_probe`: a classification head started as a logistic regression on the frozen features (LP-FT);
 - `finish`: the end of a run (model, plots, run record, `report.json`).
 
@@ -34,10 +34,7 @@ from .plots import PlotCallback, plot_curves
 from .setup import build_config, check_block_size, load_or_build_model
 from .trainer import ReproducibleTrainer, ShuffledLengthBuckets, last_logged, train_model
 from .transfer import (
-    DecayTowardStartCallback,
     GradualUnfreezingCallback,
-    InterpolateWithStartCallback,
-    WeightAveragingCallback,
     discriminative_optimizer,
 )
 
@@ -50,9 +47,6 @@ __all__ = [
     "model_group",
     "PLATEAU_KEYS",
     "GradualUnfreezingCallback",
-    "WeightAveragingCallback",
-    "DecayTowardStartCallback",
-    "InterpolateWithStartCallback",
     "discriminative_optimizer",
     "init_head_by_linear_probe",
     "ModelArguments",

@@ -1,15 +1,11 @@
 """Finetuning that keeps what pretraining learned (ULMFiT's toolbox), for any head on a `SmallEncoderModel`:
 
 - `discriminative_optimizer`: the backbone at its own learning rate, the new head at the main one;
-- `GradualUnfreezingCallback`: the head alone first, then one more group of backbone layers each epoch, from the top;
-- `WeightAveragingCallback`: the average of the weights at the end of the last epochs;
-- `DecayTowardStartCallback`: weight decay toward the backbone's starting weights (L2-SP), not toward zero;
-- `InterpolateWithStartCallback`: the finetuned weights mixed with the starting ones when training ends (WiSE-FT).
+- `GradualUnfreezingCallback`: the head alone first, then one more group of backbone layers each epoch, from the top.
 """
 
 from __future__ import annotations
 
-import torch
 from torch import nn
 from transformers import PreTrainedModel, Trainer, TrainerCallback, TrainingArguments
 
@@ -71,71 +67,3 @@ class GradualUnfreezingCallback(TrainerCallback):
         for index, group in enumerate(self.groups):
             for parameter in group:
                 parameter.requires_grad_(index < thawed)
-
-
-class WeightAveragingCallback(TrainerCallback):
-    """Average the weights at the end of the last `epochs` epochs, and load the average when training ends (a
-    stochastic weight average with one snapshot per epoch)."""
-
-    def __init__(self, model: nn.Module, epochs: int) -> None:
-        if epochs < 1:
-            raise UsageError(f"--average_last_epochs needs at least 1 epoch, not {epochs}")
-        self.model, self.epochs = model, epochs
-        self.total: dict[str, torch.Tensor] = {}
-        self.count = 0
-
-    def on_epoch_end(self, args, state, control, **kwargs):
-        if round(state.epoch) <= args.num_train_epochs - self.epochs:
-            return
-        for name, tensor in self.model.state_dict().items():
-            if tensor.is_floating_point():
-                self.total[name] = self.total.get(name, 0) + tensor.detach().float()
-        self.count += 1
-
-    def on_train_end(self, args, state, control, **kwargs):
-        if self.count:
-            state_dict = self.model.state_dict()
-            average = {name: (total / self.count).to(state_dict[name].dtype) for name, total in self.total.items()}
-            self.model.load_state_dict(average, strict=False)
-
-
-class DecayTowardStartCallback(TrainerCallback):
-    """L2-SP (Li et al., 2018), decoupled as AdamW's decay: after each optimizer step every backbone weight moves
-    back toward its value at the start by `learning rate x strength` of the distance, so finetuning keeps the
-    pretrained weights within reach instead of shrinking them toward zero."""
-
-    def __init__(self, model: PreTrainedModel, strength: float) -> None:
-        if strength <= 0:
-            raise UsageError(f"--decay_toward_start needs a positive strength, not {strength}")
-        self.strength = strength
-        self.parameters = [p for p in model.base_model.parameters() if p.is_floating_point()]
-        self.start = [p.detach().clone() for p in self.parameters]
-
-    def on_step_end(self, args, state, control, lr_scheduler=None, **kwargs):
-        rate = lr_scheduler.get_last_lr()[0] if lr_scheduler is not None else args.learning_rate
-        with torch.no_grad():
-            for parameter, start in zip(self.parameters, self.start, strict=True):
-                parameter.lerp_(start, min(1.0, rate * self.strength))
-
-
-class InterpolateWithStartCallback(TrainerCallback):
-    """WiSE-FT (Wortsman et al., 2022): when training ends, every weight becomes `(1 - alpha) x start + alpha x
-    finetuned`, the start being the model as training begins (with LP-FT: the pretrained backbone under its
-    linear-probe head). From a pretrained start the mix keeps what pretraining knew; from a random one it has
-    nothing to keep."""
-
-    def __init__(self, model: nn.Module, alpha: float) -> None:
-        if not 0 <= alpha <= 1:
-            raise UsageError(f"--wise_ft_alpha is the finetuned weights' share, from 0 to 1, not {alpha}")
-        self.model, self.alpha = model, alpha
-        self.start: dict[str, torch.Tensor] = {}
-
-    def on_train_begin(self, args, state, control, **kwargs):
-        # Here, not in __init__: a linear-probe head is fitted after the callbacks are made.
-        self.start = {name: t.detach().clone() for name, t in self.model.state_dict().items() if t.is_floating_point()}
-
-    def on_train_end(self, args, state, control, **kwargs):
-        with torch.no_grad():
-            for name, tensor in self.model.state_dict().items():
-                if name in self.start:
-                    tensor.copy_(torch.lerp(self.start[name].to(tensor.device), tensor, self.alpha))
