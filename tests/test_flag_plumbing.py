@@ -423,16 +423,6 @@ SENTIMENT_LR_ROWS = [
     ),
     Flag(("--causal_mask", "true"), lambda r: _all(r.config["is_causal"] is True)),
     Flag(("--classifier_pooling", "first"), lambda r: _all(r.config["classifier_pooling"] == "first")),
-    # 48 training reviews: 12 held out to choose the epoch, scored at every evaluation
-    Flag(
-        ("--selection_split_percentage", "25"),
-        lambda r: _all(
-            r.record.split_sizes["selection"] == 12,
-            r.record.split_sizes["train"] == 36,
-            r.trained["metrics"]["selected_epoch"] == 1,
-            len(r.trained["metrics"]["selection_accuracy_per_epoch"]) == 1,
-        ),
-    ),
 ]
 
 

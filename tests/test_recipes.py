@@ -512,8 +512,8 @@ def test_a_backward_lm_its_classifier_and_their_ensemble_read_reviews_last_to_fi
 
 
 def test_finetune_sentiment_transfer_flags_reach_the_model(tmp_path, tiny_cls_books, pretrained_lm_dir):
-    """--classifier_pooling concat, --classifier_dropout, --gradual_unfreezing and --selection_split_percentage land
-    in the saved config, the frozen layers and the chosen epoch."""
+    """--classifier_pooling concat, --classifier_dropout and --gradual_unfreezing land in the saved config and the
+    frozen layers."""
     from safetensors.torch import load_file
 
     out = _finetune(
@@ -539,21 +539,6 @@ def test_finetune_sentiment_transfer_flags_reach_the_model(tmp_path, tiny_cls_bo
     # 3 epochs, one more group each after the first: the top block trained, the embeddings never thawed.
     assert torch.equal(lm["model.embed_tokens.weight"], clf["model.embed_tokens.weight"])
     assert not torch.equal(lm["model.layers.1.mlp.fc1.weight"], clf["model.layers.1.mlp.fc1.weight"])
-
-    out = _finetune(
-        tmp_path,
-        "selection",
-        tiny_cls_books,
-        ["--model_name_or_path", str(pretrained_lm_dir)],
-        ["--selection_split_percentage", "25", "--num_train_epochs", "3"],
-    )
-    report = read_report(out)
-    selection = report["selection_accuracy_per_epoch"]
-    assert len(selection) == 3 and len(report["eval_accuracy_per_epoch"]) == 3
-    assert report["train_samples"] == 72  # 96 training reviews, 24 held out
-    best_epoch = selection.index(max(selection)) + 1
-    assert report["selected_epoch"] == best_epoch
-    assert report["eval_accuracy"] == report["eval_accuracy_per_epoch"][best_epoch - 1]["accuracy"]
 
 
 def test_pretrain_replaced_token_detection_then_finetune(tmp_path, tiny_cls_books, sentiment_tokenizer_dir):

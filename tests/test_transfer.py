@@ -1,6 +1,5 @@
-"""Finetuning levers for sentiment (issue 18): concat pooling, classifier dropout, gradual unfreezing, weight
-averaging, decay toward the starting weights, WiSE-FT's mix with the start, the best epoch on
-a held-out slice, and ELECTRA's replaced-token detection."""
+"""Finetuning levers for sentiment (issue 18): concat pooling, classifier dropout, gradual unfreezing, and
+ELECTRA's replaced-token detection."""
 
 from __future__ import annotations
 

@@ -147,23 +147,6 @@ def _write_test_predictions(trainer: Trainer, test_set, data_args: SentimentArgu
     metrics["test_samples"] = len(test_predictions)
 
 
-def _selection_split(encoded, data_args: SentimentArguments, training_args: TrainingArguments):
-    """The evaluation sets: validation, and with `--selection_split_percentage` a stratified slice of the training
-    reviews that picks the best epoch through Trainer's own best-checkpoint machinery."""
-    if not data_args.selection_split_percentage:
-        return encoded["validation"]
-    split = encoded["train"].train_test_split(
-        test_size=data_args.selection_split_percentage / 100, seed=training_args.seed, stratify_by_column="label"
-    )
-    encoded["train"], encoded["selection"] = split["train"], split["test"]
-    training_args.save_strategy = training_args.eval_strategy
-    training_args.load_best_model_at_end = True
-    training_args.metric_for_best_model = "eval_selection_accuracy"
-    training_args.greater_is_better = True
-    training_args.save_total_limit = 1
-    return {"validation": encoded["validation"], "selection": encoded["selection"]}
-
-
 def _transfer_callbacks(model, data_args: SentimentArguments, training_args: TrainingArguments) -> tuple[list, float]:
     """ULMFiT's gradual unfreezing, and the backbone's learning rate."""
     callbacks = []
@@ -233,21 +216,15 @@ def _save_linear_probe_run(
     logger.info(f"The linear probe alone is saved in {folder} ({scores['accuracy']:.2%} on validation)")
 
 
-def _per_epoch(log_history: list[dict], selection: bool) -> dict:
-    """Validation accuracy and F1 after each epoch (and the selection slice's accuracy, when there is one)."""
-    prefix = "eval_validation_" if selection else "eval_"
-    per_epoch = {
+def _per_epoch(log_history: list[dict]) -> dict:
+    """Validation accuracy and F1 after each epoch."""
+    return {
         "eval_accuracy_per_epoch": [
-            {"epoch": entry["epoch"], "accuracy": entry[f"{prefix}accuracy"], "f1": entry.get(f"{prefix}f1")}
+            {"epoch": entry["epoch"], "accuracy": entry["eval_accuracy"], "f1": entry.get("eval_f1")}
             for entry in log_history
-            if f"{prefix}accuracy" in entry
+            if "eval_accuracy" in entry
         ]
     }
-    if selection:
-        selection = [entry["eval_selection_accuracy"] for entry in log_history if "eval_selection_accuracy" in entry]
-        per_epoch["selection_accuracy_per_epoch"] = selection
-        per_epoch["selected_epoch"] = selection.index(max(selection)) + 1  # Trainer keeps the first best
-    return per_epoch
 
 
 def _test_predictions_path(training_args: TrainingArguments, data_args: SentimentArguments) -> str:
@@ -328,7 +305,6 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
     if reverse:
         logger.info("A backward backbone (reads_reversed_text): each review's kept tokens are read last to first")
     encoded = _encoded_reviews(raw, data_args, training_args, tokenizer, max_length, reverse)
-    eval_sets = _selection_split(encoded, data_args, training_args)
     callbacks, backbone_lr = _transfer_callbacks(model, data_args, training_args)
     collator = DataCollatorWithPadding(tokenizer)
     probe_metrics, probe_validation = _linear_probe_head(model, encoded, collator, data_args, training_args)
@@ -342,7 +318,7 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
         tokenizer,
         encoded["train"],
         collator,
-        eval_sets,
+        encoded["validation"],
         callbacks=callbacks,
         compute_metrics=_compute_metrics(),
         length_buckets=data_args.length_buckets,
@@ -353,7 +329,7 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
     eval_metrics = trainer.evaluate(encoded["validation"])
     trainer.log_metrics("eval", eval_metrics)
     metrics.update(eval_metrics)
-    metrics.update(_per_epoch(trainer.state.log_history, selection="selection" in encoded))
+    metrics.update(_per_epoch(trainer.state.log_history))
     _write_test_predictions(trainer, encoded["test"], data_args, metrics)
     return finish_run(
         trainer,

@@ -56,13 +56,6 @@ class SentimentArguments:
             "layer groups of the backbone, from the top (last block first, embeddings last). 0: all train at once."
         },
     )
-    selection_split_percentage: int = field(
-        default=0,
-        metadata={
-            "help": "Hold out this share of the training reviews, score it every epoch, and keep the epoch that "
-            "scores best there (never chosen on validation or test). 0: keep the last epoch."
-        },
-    )
     backbone_learning_rate: float | None = field(
         default=None,
         metadata={
