@@ -400,20 +400,6 @@ def test_lp_ft_keeps_its_probe_as_the_frozen_probe_run(tmp_path, tiny_cls_books,
             ["--length_buckets", "--train_sampling_strategy", "group_by_length"],
         )
     assert not (tmp_path / "two_orders").exists()
-    with pytest.raises(ValueError, match="--freeze_embeddings: --gradual_unfreezing thaws them"):
-        _finetune(
-            tmp_path,
-            "thawed",
-            tiny_cls_books,
-            ["--model_name_or_path", str(pretrained_lm_dir)],
-            ["--freeze_embeddings", "--gradual_unfreezing", "1"],
-        )
-    with pytest.raises(ValueError, match="--dropout 1.5: give a number from 0 to 1"):
-        _finetune(tmp_path, "out_of_range", tiny_cls_books, source, ["--dropout", "1.5"])
-    assert not (tmp_path / "out_of_range").exists()
-    with pytest.raises(ValueError, match="--keep_review_end 8: give 0 to 7 tokens"):
-        _finetune(tmp_path, "whole_end", tiny_cls_books, source, ["--max_seq_length", "8", "--keep_review_end", "8"])
-    assert not (tmp_path / "whole_end").exists()
 
 
 def test_a_backward_lm_its_classifier_and_their_ensemble_read_reviews_last_to_first(

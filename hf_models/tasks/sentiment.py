@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import torch
@@ -48,7 +48,6 @@ logger = logging.getLogger(__name__)
 DEFAULT_PRESET = "altegrad-lab"
 DATASET = "cls-books"
 LANGUAGE = "fr"
-BACKBONE_DROPOUTS = ("embedding_dropout", "attention_dropout", "hidden_dropout", "activation_dropout")  # --dropout
 LINEAR_PROBE_FOLDER = "linear_probe"  # `--save_linear_probe`: the probe alone, in this folder of the run
 
 
@@ -58,7 +57,6 @@ def _classifier(model_args: ModelArguments, data_args: SentimentArguments, token
         "is_causal": data_args.causal_mask,
         "classifier_pooling": data_args.classifier_pooling,
         "classifier_dropout": data_args.classifier_dropout,
-        **dict.fromkeys(BACKBONE_DROPOUTS, data_args.dropout),
     }
     labels = {"id2label": id2label, "label2id": {name: i for i, name in id2label.items()}}
     model = load_or_build_model(
@@ -72,8 +70,6 @@ def _classifier(model_args: ModelArguments, data_args: SentimentArguments, token
     )
     if data_args.freeze_backbone:
         model.freeze_backbone()
-    if data_args.freeze_embeddings:
-        model.get_input_embeddings().requires_grad_(False)
     return model
 
 
@@ -88,36 +84,19 @@ def _encoded_reviews(
     for split, limit in (("train", data_args.max_train_samples), ("validation", data_args.max_eval_samples)):
         if limit is not None:
             raw[split] = raw[split].select(range(min(limit, len(raw[split]))))
-    if data_args.keep_review_end >= max_length:
-        raise UsageError(
-            f"--keep_review_end {data_args.keep_review_end}: give fewer tokens than the {max_length} a review keeps"
-        )
     with training_args.main_process_first(desc="tokenization"):
-        return encode_reviews(raw, tokenizer, max_length, keep_review_end=data_args.keep_review_end, reverse=reverse)
+        return encode_reviews(raw, tokenizer, max_length, reverse=reverse)
 
 
-def encode_reviews(raw, tokenizer, max_length: int, keep_review_end: int = 0, reverse: bool = False):
-    """Each review's `input_ids` and `attention_mask`: its first `max_length` tokens, or, with `keep_review_end`,
-    its first `max_length - keep_review_end` and its last `keep_review_end`; with `reverse` (a backbone that
-    `reads_reversed_text`), the kept tokens last to first."""
+def encode_reviews(raw, tokenizer, max_length: int, reverse: bool = False):
+    """Each review's `input_ids` and `attention_mask`: its first `max_length` tokens; with `reverse` (a backbone
+    that `reads_reversed_text`), the kept tokens last to first."""
 
     def encode(batch: dict) -> dict:
-        if keep_review_end:
-            encoded = _cut_middle(tokenizer(batch["text"], verbose=False), max_length, keep_review_end)
-        else:
-            encoded = tokenizer(batch["text"], truncation=True, max_length=max_length)
+        encoded = tokenizer(batch["text"], truncation=True, max_length=max_length)
         return {key: [values[::-1] for values in column] for key, column in encoded.items()} if reverse else encoded
 
     return raw.map(encode, batched=True, remove_columns=["text"], desc="Tokenizing reviews")
-
-
-def _cut_middle(encoded: Mapping[str, list[list[int]]], max_length: int, tail: int) -> dict:
-    """Each encoding longer than max_length cut in its middle: its first max_length - tail tokens and its last tail."""
-    head = max_length - tail
-    return {
-        key: [values if len(values) <= max_length else values[:head] + values[-tail:] for values in column]
-        for key, column in encoded.items()
-    }
 
 
 def _compute_metrics():
@@ -240,22 +219,10 @@ def _check_before_training(model_args: ModelArguments, data_args: SentimentArgum
         raise UsageError("give exactly one of --model_name_or_path (pretrained) and --from_scratch")
     if data_args.max_seq_length <= 0:
         raise UsageError(f"--max_seq_length {data_args.max_seq_length}: give a positive number of tokens")
-    if not 0 <= data_args.keep_review_end < data_args.max_seq_length:
-        raise UsageError(
-            f"--keep_review_end {data_args.keep_review_end}: give 0 to {data_args.max_seq_length - 1} "
-            f"tokens (fewer than --max_seq_length {data_args.max_seq_length})"
-        )
     if data_args.head_init not in ("random", "linear_probe"):
         raise UsageError(f"--head_init {data_args.head_init}: give 'random' or 'linear_probe'")
     if data_args.save_linear_probe and data_args.head_init != "linear_probe":
         raise UsageError("--save_linear_probe keeps the probe that --head_init linear_probe fits: give both")
-    if data_args.freeze_embeddings and (data_args.freeze_backbone or data_args.gradual_unfreezing):
-        other = (
-            "--freeze_backbone freezes them too" if data_args.freeze_backbone else "--gradual_unfreezing thaws them"
-        )
-        raise UsageError(f"--freeze_embeddings: {other}; give one of the two")
-    if data_args.dropout is not None and not 0 <= data_args.dropout <= 1:
-        raise UsageError(f"--dropout {data_args.dropout}: give a number from 0 to 1")
     if data_args.length_buckets and (strategy := training_args.train_sampling_strategy) != "random":
         raise UsageError(f"--length_buckets orders the batches itself: drop --train_sampling_strategy {strategy}")
     probe_only = training_args.max_steps <= 0 and training_args.num_train_epochs == 0

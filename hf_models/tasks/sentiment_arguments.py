@@ -16,13 +16,6 @@ class SentimentArguments:
         default=False, metadata={"help": "Train a new model from --model_config instead of --model_name_or_path."}
     )
     freeze_backbone: bool = field(default=False, metadata={"help": "Train the classification head only."})
-    freeze_embeddings: bool = field(
-        default=False,
-        metadata={
-            "help": "Keep the token embeddings as they start (pretrained, or random from scratch) and train the rest: "
-            "the words that no training review holds then stay where the words that do are."
-        },
-    )
     causal_mask: bool | None = field(
         default=None,
         metadata={
@@ -40,14 +33,6 @@ class SentimentArguments:
     )
     classifier_dropout: float | None = field(
         default=None, metadata={"help": "Dropout on the pooled vector before the head. Default: keep the model's."}
-    )
-    dropout: float | None = field(
-        default=None,
-        metadata={
-            "help": "Set the backbone's four dropouts (after the embeddings, on the attention weights, on each "
-            "sublayer's output, in the feed-forward) to this: a language model pretrained without dropout, which "
-            "is faster on the CPU, can then be finetuned with it. Default: keep the model's (from scratch: the preset's)."
-        },
     )
     gradual_unfreezing: int = field(
         default=0,
@@ -85,14 +70,6 @@ class SentimentArguments:
         default=5, metadata={"help": "Cross-validation folds of the training reviews that choose the probe's L2."}
     )
     max_seq_length: int = field(default=256, metadata={"help": "Reviews are truncated to this many tokens."})
-    keep_review_end: int = field(
-        default=0,
-        metadata={
-            "help": "Of a review longer than --max_seq_length, keep its last N tokens and its first "
-            "max_seq_length - N (the middle is cut: a long review often ends on its verdict). 0: its first "
-            "max_seq_length tokens."
-        },
-    )
     length_buckets: bool = field(
         default=False,
         metadata={
