@@ -414,9 +414,10 @@ def _thawed_from_the_top(run: Run) -> None:
 SENTIMENT_TRANSFER_ROWS = [
     TINY_ROW,
     Flag(
-        ("--classifier_pooling", "concat"),
+        ("--classifier_pooling", "all_layers"),
         lambda r: _all(
-            r.config["classifier_pooling"] == "concat", r.trained["model"].classifier.in_features == 3 * 32
+            r.config["classifier_pooling"] == "all_layers",
+            r.trained["model"].classifier.in_features == 2 * (2 + 1) * 32,  # mean and max of 3 hidden states
         ),
     ),
     Flag(

@@ -498,7 +498,7 @@ def test_a_backward_lm_its_classifier_and_their_ensemble_read_reviews_last_to_fi
 
 
 def test_finetune_sentiment_transfer_flags_reach_the_model(tmp_path, tiny_cls_books, pretrained_lm_dir):
-    """--classifier_pooling concat, --classifier_dropout and --gradual_unfreezing land in the saved config and the
+    """--classifier_pooling all_layers, --classifier_dropout and --gradual_unfreezing land in the saved config and the
     frozen layers."""
     from safetensors.torch import load_file
 
@@ -509,7 +509,7 @@ def test_finetune_sentiment_transfer_flags_reach_the_model(tmp_path, tiny_cls_bo
         ["--model_name_or_path", str(pretrained_lm_dir)],
         [
             "--classifier_pooling",
-            "concat",
+            "all_layers",
             "--classifier_dropout",
             "0.2",
             "--gradual_unfreezing",
@@ -519,9 +519,9 @@ def test_finetune_sentiment_transfer_flags_reach_the_model(tmp_path, tiny_cls_bo
         ],
     )
     config = json.loads((out / "config.json").read_text())
-    assert (config["classifier_pooling"], config["classifier_dropout"]) == ("concat", 0.2)
+    assert (config["classifier_pooling"], config["classifier_dropout"]) == ("all_layers", 0.2)
     lm, clf = load_file(pretrained_lm_dir / "model.safetensors"), load_file(out / "model.safetensors")
-    assert clf["classifier.weight"].shape == (2, 3 * 32)
+    assert clf["classifier.weight"].shape == (2, 2 * (2 + 1) * 32)  # mean and max of 3 hidden states
     # 3 epochs, one more group each after the first: the top block trained, the embeddings never thawed.
     assert torch.equal(lm["model.embed_tokens.weight"], clf["model.embed_tokens.weight"])
     assert not torch.equal(lm["model.layers.1.mlp.fc1.weight"], clf["model.layers.1.mlp.fc1.weight"])

@@ -12,7 +12,7 @@ PRESETS_DIR = Path(__file__).resolve().parent / "presets"
 
 AttentionType = Literal["vanilla", "synthesizer", "random", "factorized"]
 PositionEmbeddingType = Literal["sinusoidal", "learned"]
-ClassifierPooling = Literal["last", "mean", "first", "concat", "all_layers"]
+ClassifierPooling = Literal["last", "mean", "first", "all_layers"]
 ATTENTION_TYPES = get_args(AttentionType)
 POSITION_EMBEDDING_TYPES = get_args(PositionEmbeddingType)
 CLASSIFIER_POOLINGS = get_args(ClassifierPooling)
@@ -78,8 +78,7 @@ class SmallEncoderConfig(PreTrainedConfig):
             clusters 4 times larger each, at a quarter of the width of the one before. Training never computes
             the whole vocabulary's logits, which are most of a small model's step. 0: the plain head.
         classifier_pooling: which hidden state the classification head reads: `"last"` non-pad token (the lab's
-            choice), `"mean"` over non-pad tokens, `"first"` non-pad token, or `"concat"`: last, mean and max over
-            non-pad tokens side by side (ULMFiT's concat pooling; the head is then 3x wider), or `"all_layers"`: the
+            choice), `"mean"` over non-pad tokens, `"first"` non-pad token, or `"all_layers"`: the
             mean and max over non-pad tokens of every hidden state (the embeddings and each layer's output), each
             layer-normalised without parameters so that their scales match, side by side (the head is then
             2 * (num_hidden_layers + 1) times wider; a frozen backbone's word knowledge sits in its lower layers).

@@ -26,7 +26,7 @@ class SentimentArguments:
         default=None,
         metadata={
             "help": "How the classifier reads the sequence: 'last' non-pad token (the lab's), 'mean' of the "
-            "tokens, 'first', 'concat' (last, mean and max), or 'all_layers' (mean and max of every layer). "
+            "tokens, 'first', or 'all_layers' (mean and max of every layer). "
             "Default: keep the model's.",
             "choices": list(CLASSIFIER_POOLINGS),
         },
