@@ -83,10 +83,6 @@ class SmallEncoderConfig(PreTrainedConfig):
             layer-normalised without parameters so that their scales match, side by side (the head is then
             2 * (num_hidden_layers + 1) times wider; a frozen backbone's word knowledge sits in its lower layers).
         classifier_dropout: dropout on the pooled vector, before the classification head.
-        reads_reversed_text: the model reads each text's tokens last to first (a backward LM, ULMFiT's second
-            direction). The recipes reverse their data for it: `recipes/pretrain.py` each document's tokens,
-            `recipes/finetune_sentiment.py` each review's kept tokens. Set it on a new model with
-            `--config_overrides reads_reversed_text=true`; a model continued or finetuned from it keeps it.
         sep_token_id: the separator (CS224N's `⁇`) used by span corruption and birthplace QA.
         answer_format: how a birthplace QA model of our BPE answers, written by `recipes/birthplace.py finetune` so
             that it travels with the model (to the Hub, to the app): `{"recite_tokens": 40, "answer_words": 1,
@@ -123,7 +119,6 @@ class SmallEncoderConfig(PreTrainedConfig):
     tie_word_embeddings: bool = False
     classifier_pooling: ClassifierPooling = "last"
     classifier_dropout: int | float = probability(default=0.0)
-    reads_reversed_text: bool = False
     synthesizer_width: int | None = None
     synthesizer_shared_heads: bool = False
     synthesizer_random_trainable: bool = True

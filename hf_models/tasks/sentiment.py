@@ -79,22 +79,19 @@ def _encoded_reviews(
     training_args: TrainingArguments,
     tokenizer,
     max_length: int,
-    reverse: bool = False,
 ):
     for split, limit in (("train", data_args.max_train_samples), ("validation", data_args.max_eval_samples)):
         if limit is not None:
             raw[split] = raw[split].select(range(min(limit, len(raw[split]))))
     with training_args.main_process_first(desc="tokenization"):
-        return encode_reviews(raw, tokenizer, max_length, reverse=reverse)
+        return encode_reviews(raw, tokenizer, max_length)
 
 
-def encode_reviews(raw, tokenizer, max_length: int, reverse: bool = False):
-    """Each review's `input_ids` and `attention_mask`: its first `max_length` tokens; with `reverse` (a backbone
-    that `reads_reversed_text`), the kept tokens last to first."""
+def encode_reviews(raw, tokenizer, max_length: int):
+    """Each review's `input_ids` and `attention_mask`: its first `max_length` tokens."""
 
     def encode(batch: dict) -> dict:
-        encoded = tokenizer(batch["text"], truncation=True, max_length=max_length)
-        return {key: [values[::-1] for values in column] for key, column in encoded.items()} if reverse else encoded
+        return tokenizer(batch["text"], truncation=True, max_length=max_length)
 
     return raw.map(encode, batched=True, remove_columns=["text"], desc="Tokenizing reviews")
 
@@ -268,10 +265,7 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
     max_length = min(data_args.max_seq_length, model.config.max_position_embeddings)
     if max_length < data_args.max_seq_length:
         logger.warning(f"--max_seq_length {data_args.max_seq_length} is cut to the model's {max_length} positions")
-    reverse = model.config.reads_reversed_text
-    if reverse:
-        logger.info("A backward backbone (reads_reversed_text): each review's kept tokens are read last to first")
-    encoded = _encoded_reviews(raw, data_args, training_args, tokenizer, max_length, reverse)
+    encoded = _encoded_reviews(raw, data_args, training_args, tokenizer, max_length)
     callbacks, backbone_lr = _transfer_callbacks(model, data_args, training_args)
     collator = DataCollatorWithPadding(tokenizer)
     probe_metrics, probe_validation = _linear_probe_head(model, encoded, collator, data_args, training_args)
