@@ -1,7 +1,9 @@
 """Book-review sentiment (CLS-FR books) with `Trainer`: the ALTeGraD lab (`recipes/finetune_sentiment.py`).
 
 A classifier from scratch, from a pretrained language model, or with that model's backbone frozen; validation
-accuracy and F1 every epoch, and one predicted label per held-back test review.
+accuracy and F1 every epoch, and one predicted label per held-back test review. The run is here; beside it, its
+flags (`sentiment_arguments`), the reviews as the model reads them (`sentiment_reviews`), LP-FT's linear probe
+(`sentiment_probe`), and the scores and test predictions (`sentiment_predictions`).
 """
 
 from __future__ import annotations
@@ -10,21 +12,13 @@ import logging
 import os
 from collections.abc import Sequence
 
-import numpy as np
-import torch
-from transformers import DataCollatorWithPadding, EvalPrediction, Trainer, TrainingArguments
+from transformers import DataCollatorWithPadding, TrainingArguments
 from transformers.trainer_utils import IntervalStrategy
 
 from hf_models import SmallEncoderForSequenceClassification
-from hf_models.data import load_cls_books
-from hf_models.metrics import load_metric
-from hf_models.run_record import Evaluation, RunRecord, hardware, model_size
 from hf_models.safety import check_not_input
-from hf_models.textio import UsageError, atomic_write_text
-from hf_models.tokenization import resolve_tokenizer
+from hf_models.textio import UsageError
 from hf_models.training import (
-    TRAINER_GROUP,
-    FlagGroup,
     GradualUnfreezingCallback,
     ModelArguments,
     RunTimer,
@@ -32,23 +26,17 @@ from hf_models.training import (
     discriminative_optimizer,
     finish_run,
     help_sections,
-    init_head_by_linear_probe,
     load_or_build_model,
-    model_group,
-    model_source,
     run_task,
     train_model,
 )
-from hf_models.training.linear_probe import head_inputs
 
-from .sentiment_arguments import SentimentArguments
+from .sentiment_arguments import ARGUMENT_GROUPS, DEFAULT_PRESET, SentimentArguments
+from .sentiment_predictions import compute_metrics, predictions_path, validation_per_epoch, write_test_predictions
+from .sentiment_probe import linear_probe_head, save_linear_probe_run
+from .sentiment_reviews import DATASET, LANGUAGE, encode_reviews, load_reviews, review_tokenizer
 
 logger = logging.getLogger(__name__)
-
-DEFAULT_PRESET = "altegrad-lab"
-DATASET = "cls-books"
-LANGUAGE = "fr"
-LINEAR_PROBE_FOLDER = "linear_probe"  # `--save_linear_probe`: the probe alone, in this folder of the run
 
 
 def _classifier(model_args: ModelArguments, data_args: SentimentArguments, tokenizer, id2label: dict):
@@ -73,138 +61,14 @@ def _classifier(model_args: ModelArguments, data_args: SentimentArguments, token
     return model
 
 
-def _encoded_reviews(
-    raw,
-    data_args: SentimentArguments,
-    training_args: TrainingArguments,
-    tokenizer,
-    max_length: int,
-):
-    for split, limit in (("train", data_args.max_train_samples), ("validation", data_args.max_eval_samples)):
-        if limit is not None:
-            raw[split] = raw[split].select(range(min(limit, len(raw[split]))))
-    with training_args.main_process_first(desc="tokenization"):
-        return encode_reviews(raw, tokenizer, max_length)
-
-
-def encode_reviews(raw, tokenizer, max_length: int):
-    """Each review's `input_ids` and `attention_mask`: its first `max_length` tokens."""
-
-    def encode(batch: dict) -> dict:
-        return tokenizer(batch["text"], truncation=True, max_length=max_length)
-
-    return raw.map(encode, batched=True, remove_columns=["text"], desc="Tokenizing reviews")
-
-
-def _compute_metrics():
-    accuracy, f1 = load_metric("accuracy"), load_metric("f1")
-
-    def compute_metrics(prediction: EvalPrediction) -> dict:
-        predictions = np.argmax(prediction.predictions, axis=-1)
-        return {
-            **accuracy.compute(predictions=predictions, references=prediction.label_ids),
-            **f1.compute(predictions=predictions, references=prediction.label_ids),
-        }
-
-    return compute_metrics
-
-
-def _write_test_predictions(trainer: Trainer, test_set, data_args: SentimentArguments, metrics: dict) -> None:
-    """Test labels are held back: predict them, one label (0 or 1) per line, in the order of the reviews.
-    They are predicted shortest first, so that a batch is padded to about its own length, then put back in order."""
-    by_length = np.argsort([len(ids) for ids in test_set["input_ids"]], kind="stable")
-    sorted_logits = trainer.predict(test_set.select(by_length), metric_key_prefix="test").predictions
-    test_predictions = np.empty(len(by_length), dtype=np.int64)
-    test_predictions[by_length] = np.argmax(sorted_logits, axis=-1)
-    if trainer.is_world_process_zero():
-        path = _test_predictions_path(trainer.args, data_args)
-        atomic_write_text(path, "".join(f"{int(label)}\n" for label in test_predictions))
-        metrics["test_predictions_file"] = path
-    metrics["test_samples"] = len(test_predictions)
-
-
 def _transfer_callbacks(model, data_args: SentimentArguments, training_args: TrainingArguments) -> tuple[list, float]:
-    """ULMFiT's gradual unfreezing, and the backbone's learning rate."""
+    """ULMFiT's gradual unfreezing, and the backbone's learning rate (its discriminative rate)."""
     callbacks = []
     backbone_lr = data_args.backbone_learning_rate
     if data_args.gradual_unfreezing:
         callbacks.append(GradualUnfreezingCallback(model, data_args.gradual_unfreezing))
         backbone_lr = backbone_lr or training_args.learning_rate  # every group in the optimizer from the start
     return callbacks, backbone_lr
-
-
-def _linear_probe_head(model, encoded, collator, data_args: SentimentArguments, training_args) -> tuple[dict, tuple]:
-    """With `--head_init linear_probe`: the head becomes the logistic regression on the frozen features of the
-    training reviews (L2 chosen by cross-validation on them). Its validation accuracy, before any finetuning, is
-    reported (`linear_probe_validation_accuracy`), never used to choose anything. Returns the metrics and the
-    probe's (validation logits, labels)."""
-    if data_args.head_init != "linear_probe":
-        return {}, ()
-    model.to(training_args.device)
-    batch_size = training_args.per_device_eval_batch_size
-    metrics = init_head_by_linear_probe(
-        model, encoded["train"], collator, data_args.linear_probe_folds, training_args.seed, batch_size
-    )
-    logits, labels = _probe_logits(model, encoded["validation"], collator, batch_size)
-    metrics["linear_probe_validation_accuracy"] = float((logits.argmax(-1) == labels).float().mean())
-    logger.info(f"The linear-probe head scores {metrics['linear_probe_validation_accuracy']:.2%} on validation")
-    return metrics, (logits, labels)
-
-
-@torch.no_grad()
-def _probe_logits(model, dataset, collator, batch_size: int) -> tuple[torch.Tensor, torch.Tensor | None]:
-    features, labels = head_inputs(model, dataset, collator, batch_size)
-    return model.classifier(features.to(model.classifier.weight)).float().cpu(), labels
-
-
-def _save_linear_probe_run(
-    model, encoded, collator, run_args: tuple, probe: tuple[dict, tuple], timer: RunTimer
-) -> None:
-    """`--save_linear_probe`: the probe alone, before any finetuning, as a run folder of its own
-    (OUTPUT_DIR/linear_probe): its record, with the validation scores as one evaluation at epoch 0, and its test
-    predictions. It is the classifier that `--freeze_backbone --num_train_epochs 0` would train and score."""
-    model_args, data_args, training_args = run_args
-    folder = os.path.join(training_args.output_dir, LINEAR_PROBE_FOLDER)
-    probe_metrics, (logits, labels) = probe
-    scores = _compute_metrics()(EvalPrediction(predictions=logits.numpy(), label_ids=labels.numpy()))
-    test_logits, _ = _probe_logits(model, encoded["test"], collator, training_args.per_device_eval_batch_size)
-    if not training_args.should_save:
-        return
-    os.makedirs(folder, exist_ok=True)
-    atomic_write_text(
-        os.path.join(folder, data_args.test_predictions_file), "".join(f"{int(i)}\n" for i in test_logits.argmax(-1))
-    )
-    hyperparameters = {"seed": training_args.seed, "classifier_pooling": model.config.classifier_pooling}
-    record = RunRecord(
-        task="sentiment",
-        objective="linear_probe",
-        dataset=DATASET,
-        language=LANGUAGE,
-        split_sizes={split: len(encoded[split]) for split in encoded},
-        **model_source(model_args, DEFAULT_PRESET),
-        model_size=model_size(model),
-        hardware=hardware(training_args),
-        wall_time_s=timer.seconds,
-        hyperparameters={**hyperparameters, **probe_metrics},
-    )
-    record.add_evaluation(Evaluation("validation", scores, len(labels), per_epoch=[{"epoch": 0.0, **scores}]))
-    record.save(folder)
-    logger.info(f"The linear probe alone is saved in {folder} ({scores['accuracy']:.2%} on validation)")
-
-
-def _per_epoch(log_history: list[dict]) -> dict:
-    """Validation accuracy and F1 after each epoch."""
-    return {
-        "eval_accuracy_per_epoch": [
-            {"epoch": entry["epoch"], "accuracy": entry["eval_accuracy"], "f1": entry.get("eval_f1")}
-            for entry in log_history
-            if "eval_accuracy" in entry
-        ]
-    }
-
-
-def _test_predictions_path(training_args: TrainingArguments, data_args: SentimentArguments) -> str:
-    return os.path.join(training_args.output_dir, data_args.test_predictions_file)
 
 
 def _check_before_training(model_args: ModelArguments, data_args: SentimentArguments, training_args) -> None:
@@ -229,7 +93,7 @@ def _check_before_training(model_args: ModelArguments, data_args: SentimentArgum
             "probe is the classifier; give a positive number of epochs"
         )
     check_run_output(model_args, training_args, [("--data_dir", data_args.data_dir)], fitted_otherwise=probe_only)
-    predictions = _test_predictions_path(training_args, data_args)
+    predictions = predictions_path(training_args, data_args)
     data_dir = data_args.data_dir
     names = os.listdir(data_dir) if os.path.isdir(data_dir) else []
     data_files = [("--data_dir", os.path.join(data_dir, name)) for name in names]
@@ -245,19 +109,8 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
     if training_args.eval_strategy == IntervalStrategy.NO:
         # The recipe's point is the per-epoch validation curve.
         training_args.eval_strategy = IntervalStrategy.EPOCH
-    if data_args.lab_vocabulary and data_args.lab_raw_text:
-        raise UsageError("give at most one of --lab_vocabulary (.spm pieces) and --lab_raw_text (raw reviews)")
-    # The lab's vocabulary is built from DATA_DIR when no tokenizer is given.
-    vocabulary = (
-        "altegrad-lab" if data_args.lab_vocabulary else "altegrad-lab-raw" if data_args.lab_raw_text else "bpe"
-    )
-    tokenizer = resolve_tokenizer(
-        model_args.tokenizer_path,
-        vocabulary,
-        data_dir=data_args.data_dir,
-        missing="--from_scratch needs --tokenizer_name_or_path (train one with tokenizer/train_tokenizer.py)",
-    )
-    raw = load_cls_books(data_args.data_dir, detokenize=not data_args.lab_vocabulary)
+    tokenizer = review_tokenizer(model_args, data_args)
+    raw = load_reviews(data_args)
     label_names = raw["train"].features["label"].names
     model = _classifier(model_args, data_args, tokenizer, dict(enumerate(label_names)))
     trainable = model.num_parameters(only_trainable=True)
@@ -265,13 +118,13 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
     max_length = min(data_args.max_seq_length, model.config.max_position_embeddings)
     if max_length < data_args.max_seq_length:
         logger.warning(f"--max_seq_length {data_args.max_seq_length} is cut to the model's {max_length} positions")
-    encoded = _encoded_reviews(raw, data_args, training_args, tokenizer, max_length)
+    encoded = encode_reviews(raw, tokenizer, max_length, training_args)
     callbacks, backbone_lr = _transfer_callbacks(model, data_args, training_args)
     collator = DataCollatorWithPadding(tokenizer)
-    probe_metrics, probe_validation = _linear_probe_head(model, encoded, collator, data_args, training_args)
+    probe_metrics, probe_validation = linear_probe_head(model, encoded, collator, data_args, training_args)
     if data_args.save_linear_probe:
         run_args, probe = (model_args, data_args, training_args), (probe_metrics, probe_validation)
-        _save_linear_probe_run(model, encoded, collator, run_args, probe, timer)
+        save_linear_probe_run(model, encoded, collator, run_args, probe, timer)
 
     trainer, metrics = train_model(
         model,
@@ -281,7 +134,7 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
         collator,
         encoded["validation"],
         callbacks=callbacks,
-        compute_metrics=_compute_metrics(),
+        compute_metrics=compute_metrics(),
         length_buckets=data_args.length_buckets,
         optimizer_cls_and_kwargs=discriminative_optimizer(model, training_args, backbone_lr),
     )
@@ -290,8 +143,8 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
     eval_metrics = trainer.evaluate(encoded["validation"])
     trainer.log_metrics("eval", eval_metrics)
     metrics.update(eval_metrics)
-    metrics.update(_per_epoch(trainer.state.log_history))
-    _write_test_predictions(trainer, encoded["test"], data_args, metrics)
+    metrics.update(validation_per_epoch(trainer.state.log_history))
+    write_test_predictions(trainer, encoded["test"], data_args, metrics)
     return finish_run(
         trainer,
         (model_args, data_args, training_args),
@@ -305,10 +158,6 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
         split_sizes={split: len(encoded[split]) for split in encoded},
         hyperparameters={"max_length": max_length},
     )
-
-
-# The command line: the task's flags, the model's, then Trainer's (each group under its title in --help).
-ARGUMENT_GROUPS = (FlagGroup("Sentiment arguments", SentimentArguments), model_group(DEFAULT_PRESET), TRAINER_GROUP)
 
 
 def main(args: Sequence[str] | None = None, doc: str | None = None) -> dict:

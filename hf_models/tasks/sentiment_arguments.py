@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hf_models.small_encoder.configuration_small_encoder import CLASSIFIER_POOLINGS
+from hf_models.training import TRAINER_GROUP, FlagGroup, model_group
+
+DEFAULT_PRESET = "altegrad-lab"  # the model from scratch, unless --model_config names another
 
 
 @dataclass
@@ -100,3 +103,7 @@ class SentimentArguments:
     test_predictions_file: str = field(
         default="test_predictions.txt", metadata={"help": "File name (in --output_dir) of the test predictions."}
     )
+
+
+# The command line: the task's flags, the model's, then Trainer's (each group under its title in --help).
+ARGUMENT_GROUPS = (FlagGroup("Sentiment arguments", SentimentArguments), model_group(DEFAULT_PRESET), TRAINER_GROUP)
