@@ -110,8 +110,6 @@ class SentimentProfile:
     # Every finetuning on batches of similar lengths in random order (`--length_buckets`): half the positions of a
     # random batch of 16 reviews are padding.
     length_buckets: bool = False
-    # Of a review longer than 256 tokens, every finetuning keeps the last N and the first 256 - N (`--keep_review_end`).
-    keep_review_end: int = 0
     # The LM's and the review stage's blocks of tokens (`--block_size`). The finetunings read 256 tokens of a review,
     # and an LM of 128-token blocks predicts worse past position 128 (5.3-5.6 nats on long validation reviews,
     # 4.9 before); blocks of 256 mend that and lose 3 points of pretrained LP-FT (BENCHMARKS.md, "Blocks of 256").
@@ -799,7 +797,6 @@ def _finetune_args(profile: Profile, paths: Paths) -> tuple[str, ...]:
         "--logging_steps",
         "25",
         *(("--length_buckets",) if p.length_buckets else ()),
-        *(("--keep_review_end", str(p.keep_review_end)) if p.keep_review_end else ()),
         *_common(profile),
     )
 

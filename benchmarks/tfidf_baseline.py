@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-from datasets import DatasetDict
 
 from hf_models.data import load_cls_books
 
@@ -26,13 +25,6 @@ def tfidf_classifier():
     return make_pipeline(
         TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=2), LogisticRegression(C=10, max_iter=2000)
     )
-
-
-def tfidf_test_predictions(data: DatasetDict) -> np.ndarray:
-    """The reference's test labels: the classifier fitted on train + valid, as the data README's 84.4 % was."""
-    train, valid = data["train"].to_dict(), data["validation"].to_dict()
-    classifier = tfidf_classifier().fit(train["text"] + valid["text"], train["label"] + valid["label"])
-    return classifier.predict(data["test"]["text"])
 
 
 def main() -> None:
@@ -50,9 +42,11 @@ def main() -> None:
     train, valid = data["train"].to_dict(), data["validation"].to_dict()
     clf = tfidf_classifier().fit(train["text"], train["label"])
     acc = float((clf.predict(valid["text"]) == np.array(valid["label"])).mean())
+    # The test labels: refit on train + valid, as the data README's 84.4 % was.
+    clf = tfidf_classifier().fit(train["text"] + valid["text"], train["label"] + valid["label"])
     out = Path(args.output_dir)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "test_predictions.txt").write_text("".join(f"{int(p)}\n" for p in tfidf_test_predictions(data)))
+    (out / "test_predictions.txt").write_text("".join(f"{int(p)}\n" for p in clf.predict(data["test"]["text"])))
     report = {"eval_accuracy": acc, "wall_time_s": round(time.time() - start, 1)}
     (out / "report.json").write_text(json.dumps(report, indent=2))
     print(f"TF-IDF + logistic regression: validation accuracy {acc:.4f}")

@@ -62,7 +62,7 @@ def test_course_char_answers_batched_equal_one_at_a_time(synthetic_birthplace_di
 
 
 @pytest.mark.parametrize("padding_side", ["right", "left"])
-@pytest.mark.parametrize("pooling", ["last", "mean", "first", "concat", "all_layers"])
+@pytest.mark.parametrize("pooling", ["last", "mean", "first", "all_layers"])
 def test_classification_batched_equals_one_at_a_time(tiny_tokenizer, pooling, padding_side):
     torch.manual_seed(0)
     config = build_config("altegrad-lab", TINY, tiny_tokenizer, classifier_pooling=pooling, num_labels=3)

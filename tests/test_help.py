@@ -36,14 +36,10 @@ COMMANDS = [
     ("recipes/prepare_data.py", [], "positional arguments"),
     ("benchmarks/probe_facts.py", [], "options"),
     ("benchmarks/tfidf_baseline.py", [], "options"),
-    ("benchmarks/agreement_with_tfidf.py", [], "options"),
-    ("benchmarks/compare_sentiment_runs.py", [], "options"),
-    ("benchmarks/probe_sentiment_features.py", [], "options"),
     ("benchmarks/plot_birthplace.py", [], "options"),
     ("benchmarks/plot_sentiment.py", [], "options"),
     ("benchmarks/write_results.py", [], "options"),
     ("benchmarks/throughput.py", [], "options"),
-    ("benchmarks/ensemble_sentiment.py", [], "options"),
     ("docs/check_readme.py", [], "options"),
 ]
 RECIPE_FIELDS = {  # the birthplace subcommands take only their own flags

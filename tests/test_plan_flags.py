@@ -409,22 +409,6 @@ def test_the_profile_length_buckets_reach_every_sentiment_finetuning(monkeypatch
             assert all("--length_buckets" not in step.command for step in steps if step not in finetunings)
 
 
-def test_the_profile_review_end_reaches_every_sentiment_finetuning(monkeypatch) -> None:
-    """`SentimentProfile.keep_review_end` puts `--keep_review_end N` in every finetuning of the profile alone."""
-    base = plan.PROFILES["cpu"]
-    for tokens in (0, 192):
-        monkeypatch.setitem(
-            plan.PROFILES, "x", replace(base, sentiment=replace(base.sentiment, keep_review_end=tokens))
-        )
-        steps = [step for pipeline in ("sentiment", "sentiment_lab") for step in plan.plan("x", PATHS)[pipeline]]
-        finetunings = [step for step in steps if "recipes/finetune_sentiment.py" in step.command]
-        assert len(finetunings) == 5 * len(base.sentiment.seeds)
-        assert all(
-            _flag(step.command, "--keep_review_end") == (str(tokens) if tokens else None) for step in finetunings
-        )
-        assert all("--keep_review_end" not in step.command for step in steps if step not in finetunings)
-
-
 def test_the_profile_lm_block_size_reaches_both_lm_stages_alone(monkeypatch) -> None:
     """`SentimentProfile.lm_block_size` is the `--block_size` of the LM and of the review stage; no finetuning reads it
     (they cut reviews at `--max_seq_length`)."""

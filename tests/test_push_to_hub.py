@@ -306,12 +306,6 @@ def test_sentiment_model_card(runs: dict[str, Path]) -> None:
     assert "Initialised from:** random weights" in card.text and "Preset:** `altegrad-lab`." in card.text
     assert "made it up" not in card.text
     assert str(runs["root"]) not in str(card)
-    assert "last to first" not in card.text
-    config = json.loads((runs["cls_dir"] / "config.json").read_text(encoding="utf-8"))
-    backward = hub.build_model_card(
-        runs["cls_dir"], {**config, "reads_reversed_text": True}, record, hub.CardOptions()
-    )
-    assert "**It reads text last to first** (a backward model" in backward.text
 
 
 def test_card_options_override_the_record(runs: dict[str, Path], tmp_path: Path) -> None:

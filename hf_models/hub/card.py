@@ -266,13 +266,6 @@ def _limitations(record: RunRecord, config: dict[str, Any], language: str | None
         "- Loading runs the code shipped in this repository (`trust_remote_code=True`): review it, and pin a "
         "`revision` to be sure it does not change under you.",
     ]
-    if config.get("reads_reversed_text"):
-        lines.insert(
-            0,
-            "- **It reads text last to first** (a backward model, `reads_reversed_text`): reverse "
-            "each input's token ids before calling it; the pipelines below read text forward and get "
-            "it wrong.",
-        )
     if birthplace:
         lines.insert(0, f"- {BIRTHPLACE_LIMITATION}")
     elif config["architectures"][0].endswith("ForCausalLM"):

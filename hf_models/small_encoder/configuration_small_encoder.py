@@ -12,7 +12,7 @@ PRESETS_DIR = Path(__file__).resolve().parent / "presets"
 
 AttentionType = Literal["vanilla", "synthesizer", "random", "factorized"]
 PositionEmbeddingType = Literal["sinusoidal", "learned"]
-ClassifierPooling = Literal["last", "mean", "first", "concat", "all_layers"]
+ClassifierPooling = Literal["last", "mean", "first", "all_layers"]
 ATTENTION_TYPES = get_args(AttentionType)
 POSITION_EMBEDDING_TYPES = get_args(PositionEmbeddingType)
 CLASSIFIER_POOLINGS = get_args(ClassifierPooling)
@@ -78,16 +78,11 @@ class SmallEncoderConfig(PreTrainedConfig):
             clusters 4 times larger each, at a quarter of the width of the one before. Training never computes
             the whole vocabulary's logits, which are most of a small model's step. 0: the plain head.
         classifier_pooling: which hidden state the classification head reads: `"last"` non-pad token (the lab's
-            choice), `"mean"` over non-pad tokens, `"first"` non-pad token, or `"concat"`: last, mean and max over
-            non-pad tokens side by side (ULMFiT's concat pooling; the head is then 3x wider), or `"all_layers"`: the
+            choice), `"mean"` over non-pad tokens, `"first"` non-pad token, or `"all_layers"`: the
             mean and max over non-pad tokens of every hidden state (the embeddings and each layer's output), each
             layer-normalised without parameters so that their scales match, side by side (the head is then
             2 * (num_hidden_layers + 1) times wider; a frozen backbone's word knowledge sits in its lower layers).
         classifier_dropout: dropout on the pooled vector, before the classification head.
-        reads_reversed_text: the model reads each text's tokens last to first (a backward LM, ULMFiT's second
-            direction). The recipes reverse their data for it: `recipes/pretrain.py` each document's tokens,
-            `recipes/finetune_sentiment.py` each review's kept tokens. Set it on a new model with
-            `--config_overrides reads_reversed_text=true`; a model continued or finetuned from it keeps it.
         sep_token_id: the separator (CS224N's `⁇`) used by span corruption and birthplace QA.
         answer_format: how a birthplace QA model of our BPE answers, written by `recipes/birthplace.py finetune` so
             that it travels with the model (to the Hub, to the app): `{"recite_tokens": 40, "answer_words": 1,
@@ -124,7 +119,6 @@ class SmallEncoderConfig(PreTrainedConfig):
     tie_word_embeddings: bool = False
     classifier_pooling: ClassifierPooling = "last"
     classifier_dropout: int | float = probability(default=0.0)
-    reads_reversed_text: bool = False
     synthesizer_width: int | None = None
     synthesizer_shared_heads: bool = False
     synthesizer_random_trainable: bool = True

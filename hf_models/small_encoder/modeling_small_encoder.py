@@ -616,8 +616,8 @@ class SmallEncoderForSequenceClassification(SmallEncoderPreTrainedModel):
         super().__init__(config)
         self.num_labels = config.num_labels
         self.model = SmallEncoderModel(config)
-        pooled_size = config.hidden_size * {"concat": 3, "all_layers": 2 * (config.num_hidden_layers + 1)}.get(
-            config.classifier_pooling, 1
+        pooled_size = config.hidden_size * (
+            2 * (config.num_hidden_layers + 1) if config.classifier_pooling == "all_layers" else 1
         )
         self.dropout = nn.Dropout(config.classifier_dropout)
         self.classifier = nn.Linear(pooled_size, config.num_labels)
@@ -638,11 +638,7 @@ class SmallEncoderForSequenceClassification(SmallEncoderPreTrainedModel):
         if pooling == "first":
             return hidden_states[rows, attention_mask.argmax(-1)]
         last = hidden_states[rows, (attention_mask * positions).argmax(-1)]
-        if pooling == "last":
-            return last
-        # "concat": padding never wins the max
-        masked = hidden_states.masked_fill(weights == 0, torch.finfo(hidden_states.dtype).min)
-        return torch.cat([last, mean, masked.max(1).values], dim=-1)
+        return last
 
     def pool_all_layers(
         self, all_hidden_states: tuple[torch.Tensor, ...], attention_mask: torch.Tensor | None

@@ -102,11 +102,9 @@ class DataTrainingArguments:
     )
 
 
-def _datasets(
-    data_args: DataTrainingArguments, training_args: TrainingArguments, tokenizer, block_size: int, reverse: bool
-):
-    """Train and validation sets and their collator: packed blocks for clm/mlm (each document's tokens last to
-    first with `reverse`); whole documents for span corruption, corrupted anew at every batch."""
+def _datasets(data_args: DataTrainingArguments, training_args: TrainingArguments, tokenizer, block_size: int):
+    """Train and validation sets and their collator: packed blocks for clm/mlm; whole documents for span
+    corruption, corrupted anew at every batch."""
     validation_fraction = 0.0 if data_args.validation_files else data_args.validation_split_percentage / 100
     raw = load_text_corpus(data_args.train_files, validation_fraction=validation_fraction, seed=training_args.seed)
     if data_args.validation_files:
@@ -118,7 +116,7 @@ def _datasets(
             # Cutting the all-padding columns saves compute on short documents (the model is causal).
             collator = TrimPaddingCollator(SpanCorruptionCollator(tokenizer, block_size, seed=training_args.seed))
         else:
-            lm_datasets = tokenize_and_group(raw, tokenizer, block_size, num_proc=num_proc, reverse=reverse)
+            lm_datasets = tokenize_and_group(raw, tokenizer, block_size, num_proc=num_proc)
             # ELECTRA's generator sees [MASK] at every masked position (no random or kept tokens).
             replace = {"mask_replace_prob": 1.0, "random_replace_prob": 0.0} if data_args.objective == "rtd" else {}
             collator = DataCollatorForLanguageModeling(
@@ -207,17 +205,9 @@ def pretrain(model_args: ModelArguments, data_args: DataTrainingArguments, train
     model = load_or_build_model(model_class, model_args, tokenizer, DEFAULT_PRESET, is_causal=not bidirectional)
     n_params = model.num_parameters()
     logger.info(f"Training a {model_class.__name__} with {n_params / 1e6:.2f}M parameters")
-    reverse = model.config.reads_reversed_text
-    if reverse and data_args.objective != "clm":
-        raise UsageError(
-            f"the model reads text last to first (reads_reversed_text): a backward LM is trained with "
-            f"--objective clm, not {data_args.objective}"
-        )
-    if reverse:
-        logger.info("A backward LM: each document is read last token first (reads_reversed_text)")
     default_block = min(128, model.config.max_position_embeddings)
     block_size = check_block_size(default_block if data_args.block_size is None else data_args.block_size, model)
-    train_dataset, eval_dataset, collator = _datasets(data_args, training_args, tokenizer, block_size, reverse)
+    train_dataset, eval_dataset, collator = _datasets(data_args, training_args, tokenizer, block_size)
     rtd = data_args.objective == "rtd"
     trained = ReplacedTokenDetection(model, data_args.generator_layers, data_args.rtd_weight) if rtd else model
     trainer, metrics = train_model(trained, training_args, tokenizer, train_dataset, collator, eval_dataset)

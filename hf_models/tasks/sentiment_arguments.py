@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hf_models.small_encoder.configuration_small_encoder import CLASSIFIER_POOLINGS
+from hf_models.training import TRAINER_GROUP, FlagGroup, model_group
+
+DEFAULT_PRESET = "altegrad-lab"  # the model from scratch, unless --model_config names another
 
 
 @dataclass
@@ -16,13 +19,6 @@ class SentimentArguments:
         default=False, metadata={"help": "Train a new model from --model_config instead of --model_name_or_path."}
     )
     freeze_backbone: bool = field(default=False, metadata={"help": "Train the classification head only."})
-    freeze_embeddings: bool = field(
-        default=False,
-        metadata={
-            "help": "Keep the token embeddings as they start (pretrained, or random from scratch) and train the rest: "
-            "the words that no training review holds then stay where the words that do are."
-        },
-    )
     causal_mask: bool | None = field(
         default=None,
         metadata={
@@ -33,7 +29,7 @@ class SentimentArguments:
         default=None,
         metadata={
             "help": "How the classifier reads the sequence: 'last' non-pad token (the lab's), 'mean' of the "
-            "tokens, 'first', 'concat' (last, mean and max), or 'all_layers' (mean and max of every layer). "
+            "tokens, 'first', or 'all_layers' (mean and max of every layer). "
             "Default: keep the model's.",
             "choices": list(CLASSIFIER_POOLINGS),
         },
@@ -41,65 +37,11 @@ class SentimentArguments:
     classifier_dropout: float | None = field(
         default=None, metadata={"help": "Dropout on the pooled vector before the head. Default: keep the model's."}
     )
-    dropout: float | None = field(
-        default=None,
-        metadata={
-            "help": "Set the backbone's four dropouts (after the embeddings, on the attention weights, on each "
-            "sublayer's output, in the feed-forward) to this: a language model pretrained without dropout, which "
-            "is faster on the CPU, can then be finetuned with it. Default: keep the model's (from scratch: the preset's)."
-        },
-    )
     gradual_unfreezing: int = field(
         default=0,
         metadata={
             "help": "ULMFiT's gradual unfreezing: epoch 1 trains the head alone, then each epoch thaws this many more "
             "layer groups of the backbone, from the top (last block first, embeddings last). 0: all train at once."
-        },
-    )
-    decay_toward_start: float = field(
-        default=0.0,
-        metadata={
-            "help": "L2-SP: after each step the backbone's weights move back toward their start by learning "
-            "rate x this of the distance (weight decay toward the pretrained weights, not zero). 0: off."
-        },
-    )
-    average_last_epochs: int = field(
-        default=0, metadata={"help": "Keep the average of the weights of the last N epochs (0: the last weights)."}
-    )
-    wise_ft_alpha: float = field(
-        default=1.0,
-        metadata={
-            "help": "WiSE-FT: when training ends, keep (1 - alpha) x the starting weights + alpha x the finetuned "
-            "ones (with --head_init linear_probe the start is the backbone under its probe head). 1: the finetuned "
-            "weights. The per-epoch curve is of the finetuned weights; the final scores and the test predictions "
-            "are of the mix."
-        },
-    )
-    auxiliary_lm_weight: float = field(
-        default=0.0,
-        metadata={
-            "help": "SiATL: while finetuning, add this x the causal LM loss of the training reviews to the "
-            "classification loss, so that the backbone keeps predicting the next token (its LM head starts as the "
-            "pretrained model's; from scratch, at random). The weight is multiplied by --auxiliary_lm_decay every "
-            "epoch. 0: off."
-        },
-    )
-    auxiliary_lm_decay: float = field(
-        default=0.5,
-        metadata={"help": "The auxiliary LM loss's weight is weight x this ** epoch (epochs counted in fractions)."},
-    )
-    auxiliary_lm_positions: float = field(
-        default=0.25,
-        metadata={
-            "help": "The share of a batch's positions, drawn anew each step, whose next token the auxiliary LM loss "
-            "predicts (every position would make its vocabulary-wide softmax the step's main cost)."
-        },
-    )
-    selection_split_percentage: int = field(
-        default=0,
-        metadata={
-            "help": "Hold out this share of the training reviews, score it every epoch, and keep the epoch that "
-            "scores best there (never chosen on validation or test). 0: keep the last epoch."
         },
     )
     backbone_learning_rate: float | None = field(
@@ -131,14 +73,6 @@ class SentimentArguments:
         default=5, metadata={"help": "Cross-validation folds of the training reviews that choose the probe's L2."}
     )
     max_seq_length: int = field(default=256, metadata={"help": "Reviews are truncated to this many tokens."})
-    keep_review_end: int = field(
-        default=0,
-        metadata={
-            "help": "Of a review longer than --max_seq_length, keep its last N tokens and its first "
-            "max_seq_length - N (the middle is cut: a long review often ends on its verdict). 0: its first "
-            "max_seq_length tokens."
-        },
-    )
     length_buckets: bool = field(
         default=False,
         metadata={
@@ -169,3 +103,7 @@ class SentimentArguments:
     test_predictions_file: str = field(
         default="test_predictions.txt", metadata={"help": "File name (in --output_dir) of the test predictions."}
     )
+
+
+# The command line: the task's flags, the model's, then Trainer's (each group under its title in --help).
+ARGUMENT_GROUPS = (FlagGroup("Sentiment arguments", SentimentArguments), model_group(DEFAULT_PRESET), TRAINER_GROUP)

@@ -5,8 +5,7 @@
 - `trainer`: `ReproducibleTrainer`, `ShuffledLengthBuckets` and `train_model`;
 - `plots`: `loss.png` and `accuracy.png`, redrawn during training;
 - `plateau`: a pretraining loss against the unigram entropy of its data;
-- `transfer`: finetuning that keeps the backbone (discriminative rates, gradual unfreezing, weight averaging, an
-  auxiliary LM loss);
+- `transfer`: finetuning that keeps the backbone (ULMFiT's discriminative rates and gradual unfreezing);
 - `linear_probe`: a classification head started as a logistic regression on the frozen features (LP-FT);
 - `finish`: the end of a run (model, plots, run record, `report.json`).
 
@@ -35,13 +34,8 @@ from .plots import PlotCallback, plot_curves
 from .setup import build_config, check_block_size, load_or_build_model
 from .trainer import ReproducibleTrainer, ShuffledLengthBuckets, last_logged, train_model
 from .transfer import (
-    AuxiliaryLMLoss,
-    DecayTowardStartCallback,
     GradualUnfreezingCallback,
-    InterpolateWithStartCallback,
-    WeightAveragingCallback,
     discriminative_optimizer,
-    pretrained_lm_head,
 )
 
 __all__ = [
@@ -53,11 +47,6 @@ __all__ = [
     "model_group",
     "PLATEAU_KEYS",
     "GradualUnfreezingCallback",
-    "WeightAveragingCallback",
-    "DecayTowardStartCallback",
-    "InterpolateWithStartCallback",
-    "AuxiliaryLMLoss",
-    "pretrained_lm_head",
     "discriminative_optimizer",
     "init_head_by_linear_probe",
     "ModelArguments",

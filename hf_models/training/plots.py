@@ -38,13 +38,11 @@ def _draw(log_history: list[dict], curves: dict[str, str], x_key: str, path: Pat
 
 
 def plot_curves(log_history: list[dict], output_dir: str | os.PathLike) -> list[Path]:
-    """Write `loss.png` (train and eval loss per step, and the auxiliary LM loss of a run that has one) and, when accuracy was evaluated, `accuracy.png`
+    """Write `loss.png` (train and eval loss per step) and, when accuracy was evaluated, `accuracy.png`
     (eval accuracy and F1 per epoch) from a `Trainer` log history. Returns the written paths."""
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     losses = {"loss": "train loss", "eval_loss": "eval loss"}
-    if any("auxiliary_lm_loss" in entry for entry in log_history):
-        losses.update(loss="train loss (with the weighted auxiliary loss)", auxiliary_lm_loss="auxiliary LM loss")
     written = [_draw(log_history, losses, "step", output_dir / "loss.png", False, ylabel="cross-entropy loss")]
     if any("eval_accuracy" in entry for entry in log_history):
         scores = {"eval_accuracy": "validation accuracy", "eval_f1": "validation F1"}

@@ -52,28 +52,9 @@ class ReproducibleTrainer(Trainer):
     `length_buckets=True` trains on `ShuffledLengthBuckets` of the `input_ids` lengths.
     """
 
-    def __init__(
-        self, *args: Any, length_buckets: bool = False, auxiliary_loss: Callable | None = None, **kwargs: Any
-    ) -> None:
+    def __init__(self, *args: Any, length_buckets: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.length_buckets, self.auxiliary_loss = length_buckets, auxiliary_loss
-
-    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
-        """With `auxiliary_loss` (e.g. `AuxiliaryLMLoss`), training steps add `auxiliary_loss(inputs, outputs,
-        epoch)` to the model's loss, the outputs holding every hidden state; evaluations score the model's loss."""
-        if self.auxiliary_loss is None or not model.training:
-            return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
-        loss, outputs = super().compute_loss(
-            model, {**inputs, "output_hidden_states": True}, return_outputs=True, num_items_in_batch=num_items_in_batch
-        )
-        loss = loss + self.auxiliary_loss(inputs, outputs, self.state.epoch or 0.0)
-        return (loss, outputs) if return_outputs else loss
-
-    def log(self, logs: dict[str, float], *args: Any, **kwargs: Any) -> None:
-        mean = getattr(self.auxiliary_loss, "mean_since_last_log", None)
-        if mean is not None and "loss" in logs and (value := mean()) is not None:
-            logs = {**logs, "auxiliary_lm_loss": round(value, 4)}
-        super().log(logs, *args, **kwargs)
+        self.length_buckets = length_buckets
 
     def _get_train_sampler(self, train_dataset=None):
         if not self.length_buckets:
@@ -108,8 +89,7 @@ def train_model(
 ) -> tuple[Trainer, dict[str, Any]]:
     """Build a `ReproducibleTrainer` (with the plot callback and `callbacks`), so that evaluations do not shift the training's
     random stream, and train, resuming from `--resume_from_checkpoint` if given; `length_buckets`: batches of
-    similar lengths in random order (`ShuffledLengthBuckets`); `trainer_kwargs` may hold the trainer's
-    `auxiliary_loss`.
+    similar lengths in random order (`ShuffledLengthBuckets`).
 
     Returns the trainer and the training metrics, with `train_samples` and `final_train_loss`: the last logged
     loss, or Trainer's mean loss for a run too short to log a step. Zero epochs and no `--max_steps` (a model
