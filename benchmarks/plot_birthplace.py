@@ -16,6 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from plan import PROFILES, birthplace_rows  # noqa: E402
 
 from hf_models.run_record import read_record  # noqa: E402
+from hf_models.training import HelpFormatter  # noqa: E402
 
 COLOURS = {  # by the plan's row
     "london": "#999999",
@@ -38,7 +39,7 @@ COLOURS = {  # by the plan's row
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--bench_dir", default="outputs/bench", help="the OUT folder of `benchmarks/plan.py run`")
     parser.add_argument(
         "--profile", choices=sorted(PROFILES), default="cpu", help="the plan's profile whose rows to plot"

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from hf_models.data import load_cls_books
+from hf_models.training import HelpFormatter
 
 
 def tfidf_classifier():
@@ -28,7 +29,7 @@ def tfidf_classifier():
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--data_dir", required=True, help="the cls-books folder")
     parser.add_argument("--output_dir", required=True, help="where to write report.json and the test predictions")
     args = parser.parse_args()

@@ -35,6 +35,7 @@ from plan import PROFILES, Row, birthplace_rows, sentiment_rows, tune_split_choi
 from report import write_report
 
 from hf_models.run_record import RunRecord, read_record
+from hf_models.training import HelpFormatter
 
 
 def headline(profile: str) -> dict[str, tuple[str, str | None]]:
@@ -230,7 +231,7 @@ def copy_seed_predictions(rows: dict, predictions_dir: Path, row_suffix: str = "
 
 
 def parse_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--bench_dir", default="outputs/bench", help="the OUT folder of `benchmarks/plan.py run`")
     parser.add_argument("--results", default="benchmarks/results.json", help="file to update")
     parser.add_argument(

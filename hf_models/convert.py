@@ -40,6 +40,7 @@ from .safety import check_output_dir, command_line, used_files
 from .small_encoder import SmallEncoderConfig, SmallEncoderForCausalLM, SmallEncoderForSequenceClassification
 from .textio import UsageError
 from .tokenization import config_token_ids
+from .training import HelpFormatter
 
 COURSES = ("altegrad-lab", "cs224n-mingpt")
 DEFAULT_NUM_HEADS = {"altegrad-lab": 2, "cs224n-mingpt": 8}
@@ -352,7 +353,7 @@ def conversion_record(course: str, model: PreTrainedModel, checkpoint_path: str 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m hf_models.convert", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="python -m hf_models.convert", description=__doc__, formatter_class=HelpFormatter
     )
     parser.add_argument("course", choices=COURSES, help="which course code saved the checkpoint")
     parser.add_argument("checkpoint", help="the .pt file (a state dict, or a dict with model_state_dict)")

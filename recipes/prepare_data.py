@@ -21,6 +21,7 @@ import random
 from pathlib import Path
 
 from hf_models.data.loaders import detokenize_spm
+from hf_models.training import HelpFormatter
 
 
 def birthplace_tune(data_root: Path, out: Path, fraction: float, seed: int) -> None:
@@ -68,7 +69,7 @@ def sentiment_corpus(data_root: Path, out: Path, news_lines: int, novel_lines: i
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("what", choices=["birthplace-tune", "sentiment-corpus"], help="which data to prepare")
     parser.add_argument(
         "--data_root", default="../shared/data", help="the folder with birthplace/, cls-books/, french-corpus/"

@@ -154,6 +154,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         prog=PROG,
         description="Try trained small-encoder runs in a browser: birthplace answers side by side, review "
         f"sentiment, and attention heatmaps. With no model given, reads {APP_CONFIG_FILE} (as in a Space).",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     parser.add_argument(
         "models",
