@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from transformers import TrainingArguments
 
 from hf_models.data import augment_forms
-from hf_models.training import FlagGroup, HelpFormatter, help_sections, model_group, trainer_group
+from hf_models.training import FlagGroup, HelpFormatter, ModelArguments, help_sections, model_group, trainer_group
 
 
 @dataclass
@@ -159,6 +159,7 @@ SUBCOMMAND_FIELDS = {
 }
 # `evaluate` builds no model: no preset, overrides or attention type.
 EVALUATE_MODEL_FIELDS = ("model_name_or_path", "tokenizer_name_or_path", "overwrite_output_dir")
+EVALUATE_MODEL_HELPS = {"model_name_or_path": "The trained model folder that answers (or a baseline flag)."}
 # ... and no Trainer: of TrainingArguments it reads only these.
 EVALUATE_TRAINER_FIELDS = ("output_dir", "per_device_eval_batch_size", "seed", "use_cpu", "log_level")
 EVALUATE_TRAINER_TITLE = "Trainer arguments (the few of transformers.TrainingArguments that evaluate reads)"
@@ -220,7 +221,11 @@ TRAINER_FLAG_HELPS = {
         "per_device_eval_batch_size": f"Questions per dev batch ({_PROFILE}).",
         "logging_steps": f"Steps between two logged losses ({_PROFILE}).",
     },
-    "evaluate": {"per_device_eval_batch_size": f"Questions answered at once ({_PROFILE})."},
+    "evaluate": {
+        "output_dir": "Where the predictions and the report go (none: the score is printed only).",
+        "per_device_eval_batch_size": f"Questions answered at once ({_PROFILE}).",
+        "use_cpu": "Answer on the CPU, even with a GPU.",
+    },
 }
 
 
@@ -228,7 +233,6 @@ def subcommand_groups(subcommand: str, default_preset: str) -> tuple[FlagGroup, 
     """The flag groups of one subcommand: its own birthplace fields, the model's, then Trainer's (for `evaluate`,
     only the ones it reads: a Trainer flag there would change nothing, so it is refused)."""
     title = f"Birthplace arguments ({subcommand})"
-    model_fields = EVALUATE_MODEL_FIELDS if subcommand == "evaluate" else None
     # "evaluate: which questions to answer." reads "Which questions to answer." under evaluate's own -h.
     prefix = f"{subcommand}: "
     helps = {}
@@ -236,13 +240,20 @@ def subcommand_groups(subcommand: str, default_preset: str) -> tuple[FlagGroup, 
         if (text := spec.metadata.get("help", "")).startswith(prefix):
             text = text.removeprefix(prefix)
             helps[spec.name] = text[:1].upper() + text[1:]
+    own = FlagGroup(title, BirthplaceArguments, SUBCOMMAND_FIELDS[subcommand], helps)
     trainer_helps, trainer_defaults = TRAINER_FLAG_HELPS[subcommand], TRAINER_DEFAULTS[subcommand]
+    if subcommand == "evaluate":
+        model = FlagGroup("Model arguments", ModelArguments, EVALUATE_MODEL_FIELDS, EVALUATE_MODEL_HELPS)
+        fields = EVALUATE_TRAINER_FIELDS
+        return (
+            own,
+            model,
+            FlagGroup(EVALUATE_TRAINER_TITLE, TrainingArguments, fields, trainer_helps, trainer_defaults),
+        )
     return (
-        FlagGroup(title, BirthplaceArguments, SUBCOMMAND_FIELDS[subcommand], helps),
-        model_group(default_preset, model_fields),
-        FlagGroup(EVALUATE_TRAINER_TITLE, TrainingArguments, EVALUATE_TRAINER_FIELDS, trainer_helps, trainer_defaults)
-        if subcommand == "evaluate"
-        else trainer_group(TRAINER_FLAGS[subcommand], trainer_defaults, **trainer_helps),
+        own,
+        model_group(default_preset),
+        trainer_group(TRAINER_FLAGS[subcommand], trainer_defaults, **trainer_helps),
     )
 
 
