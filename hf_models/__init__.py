@@ -15,7 +15,6 @@ from .small_encoder import (
     SmallEncoderConfig,
     SmallEncoderForCausalLM,
     SmallEncoderForMaskedLM,
-    SmallEncoderForPreTraining,
     SmallEncoderForSequenceClassification,
     SmallEncoderModel,
     SmallEncoderPreTrainedModel,
@@ -38,5 +37,4 @@ __all__ = [
     "SmallEncoderForCausalLM",
     "SmallEncoderForSequenceClassification",
     "SmallEncoderForMaskedLM",
-    "SmallEncoderForPreTraining",
 ]

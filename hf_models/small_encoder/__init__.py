@@ -4,7 +4,6 @@ from .modeling_small_encoder import (
     HEADS,
     SmallEncoderForCausalLM,
     SmallEncoderForMaskedLM,
-    SmallEncoderForPreTraining,
     SmallEncoderForSequenceClassification,
     SmallEncoderModel,
     SmallEncoderPreTrainedModel,
@@ -19,5 +18,4 @@ __all__ = [
     "SmallEncoderForCausalLM",
     "SmallEncoderForSequenceClassification",
     "SmallEncoderForMaskedLM",
-    "SmallEncoderForPreTraining",
 ]

@@ -6,7 +6,6 @@ loaded with `trust_remote_code=True`.
 
 import copy
 import math
-from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -23,7 +22,7 @@ from transformers.modeling_outputs import (
     SequenceClassifierOutput,
 )
 from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS, PreTrainedModel
-from transformers.utils import ModelOutput, can_return_tuple, logging
+from transformers.utils import can_return_tuple, logging
 
 from .configuration_small_encoder import SmallEncoderConfig
 
@@ -753,65 +752,6 @@ class SmallEncoderForMaskedLM(SmallEncoderPreTrainedModel):
         )
 
 
-@dataclass
-class SmallEncoderForPreTrainingOutput(ModelOutput):
-    """Replaced-token detection: one score per token, positive when the discriminator thinks it was replaced."""
-
-    loss: torch.FloatTensor | None = None
-    logits: torch.FloatTensor | None = None
-    hidden_states: tuple[torch.FloatTensor, ...] | None = None
-    attentions: tuple[torch.FloatTensor, ...] | None = None
-
-
-class SmallEncoderForPreTraining(SmallEncoderPreTrainedModel):
-    """ELECTRA's discriminator: a bidirectional backbone that scores every token as original or replaced by a
-    generator. Every position is a training signal, where a masked LM learns from the masked ones only."""
-
-    def __init__(self, config: SmallEncoderConfig):
-        if config.is_causal:
-            config = copy.deepcopy(config)
-            config.is_causal = False
-        super().__init__(config)
-        self.model = SmallEncoderModel(config)
-        self.dense = nn.Linear(config.hidden_size, config.hidden_size)
-        self.act = ACT2FN[config.hidden_act]
-        self.scorer = nn.Linear(config.hidden_size, 1)
-        self.post_init()
-
-    @can_return_tuple
-    def forward(
-        self,
-        input_ids: torch.LongTensor | None = None,
-        attention_mask: torch.Tensor | None = None,
-        position_ids: torch.LongTensor | None = None,
-        inputs_embeds: torch.Tensor | None = None,
-        labels: torch.Tensor | None = None,
-        output_attentions: bool | None = None,
-        output_hidden_states: bool | None = None,
-        **kwargs,
-    ) -> SmallEncoderForPreTrainingOutput:
-        r"""labels: 1 where the token was replaced, 0 where it is the original, -100 to ignore (padding)."""
-        outputs: BaseModelOutputWithPast = self.model(
-            input_ids=input_ids,
-            attention_mask=attention_mask,
-            position_ids=position_ids,
-            inputs_embeds=inputs_embeds,
-            use_cache=False,
-            output_attentions=output_attentions,
-            output_hidden_states=output_hidden_states,
-        )
-        logits = self.scorer(self.act(self.dense(outputs.last_hidden_state))).squeeze(-1)
-
-        loss = None
-        if labels is not None:
-            scored = labels != -100
-            loss = F.binary_cross_entropy_with_logits(logits[scored], labels[scored].to(logits.dtype))
-
-        return SmallEncoderForPreTrainingOutput(
-            loss=loss, logits=logits, hidden_states=outputs.hidden_states, attentions=outputs.attentions
-        )
-
-
 # The heads, by the Auto class that loads each: `hf_models` registers them, and every saved config maps them all in
 # its `auto_map`, so that any `AutoModelFor*` loads a saved folder with `trust_remote_code=True`.
 HEADS: dict[str, type[SmallEncoderPreTrainedModel]] = {
@@ -819,7 +759,6 @@ HEADS: dict[str, type[SmallEncoderPreTrainedModel]] = {
     "AutoModelForCausalLM": SmallEncoderForCausalLM,
     "AutoModelForSequenceClassification": SmallEncoderForSequenceClassification,
     "AutoModelForMaskedLM": SmallEncoderForMaskedLM,
-    "AutoModelForPreTraining": SmallEncoderForPreTraining,
 }
 AUTO_MAP = {
     "AutoConfig": "configuration_small_encoder.SmallEncoderConfig",
@@ -832,5 +771,4 @@ __all__ = [
     "SmallEncoderForCausalLM",
     "SmallEncoderForSequenceClassification",
     "SmallEncoderForMaskedLM",
-    "SmallEncoderForPreTraining",
 ]
