@@ -116,9 +116,6 @@ class SentimentProfile:
     # and an LM of 128-token blocks predicts worse past position 128 (5.3-5.6 nats on long validation reviews,
     # 4.9 before); blocks of 256 mend that and lose 3 points of pretrained LP-FT (BENCHMARKS.md, "Blocks of 256").
     lm_block_size: int = 128
-    # The LM's output as an adaptive softmax whose full-width head holds the first N token ids
-    # (`SmallEncoderConfig.adaptive_softmax_head`); the review stage keeps it, the classifiers have no LM head.
-    lm_adaptive_softmax_head: int | None = None
 
 
 @dataclass(frozen=True)
@@ -191,7 +188,7 @@ PROFILES = {
         # minutes (LM 1,827 s at 1.27 s a step), pretrained LP-FT 79.83 %, scratch LP-FT 77.92 %; the same figures
         # from issue 18's rows alone in 61.5 minutes that evening (LM 2,009 s at 1.43 s a step), and in 61.9 that
         # night with the probe's faster cross-validation (LP-FT 120 s shorter, LM 2,119 s at 1.47 s a step).
-        # An adaptive softmax on the LM (`lm_adaptive_softmax_head=2000`) made it 2.2 times faster and its backbone
+        # An adaptive softmax on the LM (a head of 2,000 token ids) made it 2.2 times faster and its backbone
         # worse for the reviews (3 seeds: frozen probe 69.67 % against 73.42 %, pretrained LP-FT 77.83 % against
         # 79.83 %): not kept (BENCHMARKS.md, "An adaptive softmax on the LM"). The preset's dropouts stay: the LM
         # without them is 10 % faster and transfers worse (pretrained LP-FT 78.08 %), and attention dropout at 0
@@ -776,8 +773,6 @@ def sentiment_steps(profile: Profile, paths: Paths) -> list[Step]:
     p, py, se = profile.sentiment, paths.python, f"{paths.out}/sentiment"
     cls, corpus = f"{paths.data_root}/cls-books", f"{paths.out}/data/sentiment-corpus"
     model = ("--model_config", p.model_config, *_overrides(p.config_overrides))
-    adaptive = f"adaptive_softmax_head={p.lm_adaptive_softmax_head}" if p.lm_adaptive_softmax_head else None
-    lm_model = ("--model_config", p.model_config, *_overrides(",".join(filter(None, (p.config_overrides, adaptive)))))
     lm_args = (
         "--objective",
         "clm",
@@ -845,7 +840,7 @@ def sentiment_steps(profile: Profile, paths: Paths) -> list[Step]:
                 "200",
                 "--tokenizer_name_or_path",
                 f"{se}/tokenizer",
-                *lm_model,
+                *model,
                 "--output_dir",
                 f"{se}/pretrain",
                 "--max_steps",

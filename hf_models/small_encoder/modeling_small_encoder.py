@@ -351,35 +351,6 @@ class SmallEncoderBlock(GradientCheckpointingLayer):
         return hidden_states, attn_weights
 
 
-class SmallEncoderAdaptiveLMHead(nn.Module):
-    """The causal LM's output as an adaptive softmax (`config.adaptive_softmax_head`): log-probabilities over the
-    vocabulary when asked for (generation), and in training the loss of the target tokens alone, whose cost grows
-    with the size of the frequent head, not of the vocabulary."""
-
-    def __init__(self, config: SmallEncoderConfig):
-        super().__init__()
-        self.softmax = nn.AdaptiveLogSoftmaxWithLoss(
-            config.hidden_size,
-            config.vocab_size,
-            config.adaptive_softmax_cutoffs,
-            div_value=4.0,
-            head_bias=config.lm_head_bias,
-        )
-
-    def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
-        """Log-probabilities [..., vocab]: logits for generation (their softmax is the distribution itself)."""
-        return self.softmax.log_prob(hidden_states.flatten(0, -2)).unflatten(0, hidden_states.shape[:-1])
-
-    def loss(self, hidden_states: torch.Tensor, labels: torch.LongTensor, num_items_in_batch=None) -> torch.Tensor:
-        """The causal LM loss with the HF conventions: labels are shifted here, -100 is ignored, and the sum is
-        divided by `num_items_in_batch` when Trainer gives it (gradient accumulation), else by the token count."""
-        targets = labels[:, 1:].to(hidden_states.device)
-        scored = targets != -100
-        target_log_probs = self.softmax(hidden_states[:, :-1][scored], targets[scored]).output
-        count = num_items_in_batch if num_items_in_batch is not None else scored.sum().clamp(min=1)
-        return -target_log_probs.sum() / count
-
-
 class SmallEncoderPreTrainedModel(PreTrainedModel):
     config: SmallEncoderConfig
     config_class = SmallEncoderConfig
@@ -550,14 +521,8 @@ class SmallEncoderForCausalLM(SmallEncoderPreTrainedModel, GenerationMixin):
     def __init__(self, config: SmallEncoderConfig):
         super().__init__(config)
         self.model = SmallEncoderModel(config)
-        if config.adaptive_softmax_head:
-            self.lm_head = SmallEncoderAdaptiveLMHead(config)
-        else:
-            self.lm_head = nn.Linear(config.hidden_size, config.vocab_size, bias=config.lm_head_bias)
+        self.lm_head = nn.Linear(config.hidden_size, config.vocab_size, bias=config.lm_head_bias)
         self.post_init()
-
-    def get_output_embeddings(self) -> nn.Module | None:
-        return None if self.config.adaptive_softmax_head else self.lm_head  # no output matrix to tie or resize
 
     @can_return_tuple
     def forward(
@@ -592,14 +557,10 @@ class SmallEncoderForCausalLM(SmallEncoderPreTrainedModel, GenerationMixin):
         )
         hidden_states = outputs.last_hidden_state
         slice_indices = slice(-logits_to_keep, None) if isinstance(logits_to_keep, int) else logits_to_keep
-        if labels is not None and self.config.adaptive_softmax_head:
-            # The point of the adaptive softmax: a training step never computes the whole vocabulary's logits.
-            loss, logits = self.lm_head.loss(hidden_states, labels, kwargs.get("num_items_in_batch")), None
-        else:
-            logits = self.lm_head(hidden_states[:, slice_indices, :])
-            loss = None
-            if labels is not None:
-                loss = self.loss_function(logits=logits, labels=labels, vocab_size=self.config.vocab_size, **kwargs)
+        logits = self.lm_head(hidden_states[:, slice_indices, :])
+        loss = None
+        if labels is not None:
+            loss = self.loss_function(logits=logits, labels=labels, vocab_size=self.config.vocab_size, **kwargs)
 
         return CausalLMOutputWithPast(
             loss=loss,

@@ -209,7 +209,7 @@ class AuxiliaryLMLoss(TrainerCallback):
 
 def pretrained_lm_head(model_name_or_path: str) -> tuple[torch.Tensor, torch.Tensor | None] | None:
     """The output projection of a saved language model (`lm_head.weight` and its bias, or the input embeddings of
-    one that ties them), or None when the checkpoint has no plain LM head (a classifier, an adaptive softmax)."""
+    one that ties them), or None when the checkpoint has no LM head (a classifier)."""
     from safetensors import safe_open
     from transformers.utils import cached_file
 
@@ -229,4 +229,4 @@ def _ties_embeddings(model_name_or_path: str) -> bool:
     from transformers import AutoConfig
 
     config = AutoConfig.from_pretrained(model_name_or_path)
-    return bool(getattr(config, "tie_word_embeddings", False)) and not getattr(config, "adaptive_softmax_head", 0)
+    return bool(getattr(config, "tie_word_embeddings", False))
