@@ -168,10 +168,13 @@ def test_causality(attention_type):
     assert not torch.allclose(before[:, :9], after[:, :9])
 
 
-def test_masked_lm_is_bidirectional_even_from_a_causal_config():
+def test_masked_lm_is_bidirectional_and_refuses_a_causal_config():
+    config = tiny_config()
+    with pytest.raises(ValueError, match="SmallEncoderForMaskedLM needs a bidirectional config"):
+        SmallEncoderForMaskedLM(config)
+    assert config.is_causal is True  # the caller's config is left as it was
     torch.manual_seed(0)
-    model = SmallEncoderForMaskedLM(tiny_config()).eval()
-    assert model.config.is_causal is False
+    model = SmallEncoderForMaskedLM(tiny_config(is_causal=False)).eval()
     input_ids = torch.randint(3, 61, (1, 10))
     changed = input_ids.clone()
     changed[:, -1] = (changed[:, -1] + 1) % 61
@@ -318,7 +321,12 @@ def test_generation_past_block_size_is_a_clear_error():
 @pytest.mark.parametrize("attention_type", ATTENTION_TYPES)
 def test_save_and_reload_through_auto_classes(tmp_path, model_class, auto_class, attention_type):
     torch.manual_seed(0)
-    config = tiny_config(attention_type, position_embedding_type="sinusoidal", num_labels=3)
+    config = tiny_config(
+        attention_type,
+        position_embedding_type="sinusoidal",
+        num_labels=3,
+        is_causal=model_class is not SmallEncoderForMaskedLM,
+    )
     model = model_class(config).eval()
     model.save_pretrained(tmp_path)
     assert (tmp_path / "model.safetensors").is_file()
@@ -432,7 +440,12 @@ def test_eager_and_sdpa_agree(case, monkeypatch):
 def head_and_batch(head: str, attention_type: str):
     torch.manual_seed(0)
     config = tiny_config(
-        attention_type, num_labels=2, embedding_dropout=0.0, attention_dropout=0.0, hidden_dropout=0.0
+        attention_type,
+        num_labels=2,
+        embedding_dropout=0.0,
+        attention_dropout=0.0,
+        hidden_dropout=0.0,
+        is_causal=head != "masked",  # a masked LM reads both sides
     )
     input_ids = torch.randint(3, 61, (4, 12))
     if head == "causal":

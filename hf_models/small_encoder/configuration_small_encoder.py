@@ -34,7 +34,7 @@ def positive(value: int | float) -> None:
 class SmallEncoderConfig(PreTrainedConfig):
     r"""
     Configuration of a small Transformer language model: a stack of `nn.TransformerEncoderLayer`-style blocks that is
-    causal by default (a decoder-only LM), bidirectional for masked LM.
+    causal by default (a decoder-only LM), bidirectional (`is_causal=False`) for masked LM.
 
     The two course models are presets, and `base` is GPT-2 small's shape (12 pre-norm layers, d=768, 12 heads,
     block 1024, learned positions, tanh GELU, tied embeddings: 124,439,808 parameters, as `GPT2LMHeadModel`):
@@ -60,7 +60,7 @@ class SmallEncoderConfig(PreTrainedConfig):
             course checkpoint) instead of one per head. Dense synthesizer only.
         synthesizer_random_trainable: `"random"`: learn R_i (`True`) or keep the random init fixed (a saved buffer).
         synthesizer_factors: `"factorized"`: `[a, b]` with a·b ≥ ℓ; `None` picks a = ⌈√ℓ⌉, b = ⌈ℓ/a⌉.
-        is_causal: apply the square causal mask. Masked LM turns it off.
+        is_causal: apply the square causal mask. `SmallEncoderForMaskedLM` requires `False`.
         position_embedding_type: `"sinusoidal"` (fixed, no parameters) or `"learned"`.
         norm_first: `False` is post-norm exactly like `nn.TransformerEncoderLayer` (no final norm); `True` is the
             pre-norm GPT block with a final LayerNorm.

@@ -4,7 +4,6 @@ This file imports only torch, transformers and its own folder, so that it can be
 loaded with `trust_remote_code=True`.
 """
 
-import copy
 import math
 
 import torch
@@ -667,14 +666,17 @@ class SmallEncoderForSequenceClassification(SmallEncoderPreTrainedModel):
 
 
 class SmallEncoderForMaskedLM(SmallEncoderPreTrainedModel):
-    """Bidirectional masked LM: the causal mask is always off for this head."""
+    """Bidirectional masked LM: a masked token is predicted from both sides, so the config must say
+    `is_causal=False` (the config, not the head, decides the attention, as `is_decoder` does for BERT)."""
 
     _tied_weights_keys = {"lm_head.weight": "model.embed_tokens.weight"}
 
     def __init__(self, config: SmallEncoderConfig):
         if config.is_causal:
-            config = copy.deepcopy(config)
-            config.is_causal = False
+            raise ValueError(
+                "SmallEncoderForMaskedLM needs a bidirectional config: build it with is_causal=False "
+                "(`SmallEncoderConfig(..., is_causal=False)`, or `from_pretrained(path, is_causal=False)`)."
+            )
         super().__init__(config)
         self.model = SmallEncoderModel(config)
         self.lm_head = nn.Linear(config.hidden_size, config.vocab_size, bias=config.lm_head_bias)

@@ -151,7 +151,11 @@ def pretrain(model_args: ModelArguments, data_args: DataTrainingArguments, train
         accept_course=not bidirectional,  # a causal LM continued from a lab model keeps its vocabulary
     )
     model_class = SmallEncoderForMaskedLM if bidirectional else SmallEncoderForCausalLM
-    model = load_or_build_model(model_class, model_args, tokenizer, DEFAULT_PRESET, is_causal=not bidirectional)
+    # The objective decides the attention, of a new model and of a continued one alike.
+    attention = {"is_causal": not bidirectional}
+    model = load_or_build_model(
+        model_class, model_args, tokenizer, DEFAULT_PRESET, from_pretrained=attention, **attention
+    )
     n_params = model.num_parameters()
     logger.info(f"Training a {model_class.__name__} with {n_params / 1e6:.2f}M parameters")
     reverse = model.config.reads_reversed_text
