@@ -715,8 +715,10 @@ class SmallEncoderForMaskedLM(SmallEncoderPreTrainedModel):
         )
 
 
-# The heads, by the Auto class that loads each: `hf_models` registers them, and every saved config maps them all in
-# its `auto_map`, so that any `AutoModelFor*` loads a saved folder with `trust_remote_code=True`.
+# The one list of the model classes: each head by the Auto class that loads it. The package exports them
+# (`__all__`), `hf_models` registers them with the Auto classes, every saved config maps them all in its `auto_map`
+# (so that any `AutoModelFor*` loads a saved folder with `trust_remote_code=True`), and the Hub card takes each head's
+# pipeline tag from its Auto class.
 HEADS: dict[str, type[SmallEncoderPreTrainedModel]] = {
     "AutoModel": SmallEncoderModel,
     "AutoModelForCausalLM": SmallEncoderForCausalLM,
@@ -728,10 +730,4 @@ AUTO_MAP = {
     **{auto_class: f"modeling_small_encoder.{head.__name__}" for auto_class, head in HEADS.items()},
 }
 
-__all__ = [
-    "SmallEncoderPreTrainedModel",
-    "SmallEncoderModel",
-    "SmallEncoderForCausalLM",
-    "SmallEncoderForSequenceClassification",
-    "SmallEncoderForMaskedLM",
-]
+__all__ = ["AUTO_MAP", "HEADS", "SmallEncoderPreTrainedModel", *(head.__name__ for head in HEADS.values())]
