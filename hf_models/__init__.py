@@ -4,7 +4,7 @@ Importing the package registers the `small-encoder` model family with the Auto c
 
 The layout follows the pipeline: `small_encoder/` (the model, standalone remote code), `tokenization/`, `data/`,
 `training/` (set-up, Trainer, plots, the end of a run), `tasks/` (the recipes' logic), then `hub/` (sharing a run)
-and `convert.py` (course checkpoints). `run_record.py` is the record every stage writes or reads.
+and `convert/` (course checkpoints). `run_record.py` is the record every stage writes or reads.
 """
 
 import transformers
