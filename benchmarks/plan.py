@@ -114,9 +114,6 @@ class SentimentProfile:
     # and an LM of 128-token blocks predicts worse past position 128 (5.3-5.6 nats on long validation reviews,
     # 4.9 before); blocks of 256 mend that and lose 3 points of pretrained LP-FT (BENCHMARKS.md, "Blocks of 256").
     lm_block_size: int = 128
-    # The LM's output as an adaptive softmax whose full-width head holds the first N token ids
-    # (`SmallEncoderConfig.adaptive_softmax_head`); the review stage keeps it, the classifiers have no LM head.
-    lm_adaptive_softmax_head: int | None = None
 
 
 @dataclass(frozen=True)
@@ -874,8 +871,7 @@ def _sentiment_data_steps(profile: Profile, paths: Paths) -> list[Step]:
 def _sentiment_lm_steps(profile: Profile, paths: Paths) -> list[Step]:
     """The causal LM on the French corpus, then its second stage on the training reviews alone."""
     p, (se, _, corpus) = profile.sentiment, _sentiment_folders(paths)
-    adaptive = f"adaptive_softmax_head={p.lm_adaptive_softmax_head}" if p.lm_adaptive_softmax_head else None
-    lm_model = ("--model_config", p.model_config, *_overrides(",".join(filter(None, (p.config_overrides, adaptive)))))
+    lm_model = ("--model_config", p.model_config, *_overrides(p.config_overrides))
     lm_args = (
         "--objective",
         "clm",

@@ -213,32 +213,11 @@ PRETRAIN_SPAN_ROWS = [
     Flag(("--validation_files", "{tmp}/held_out.txt"), lambda r: _all(r.record.split_sizes["validation"] == 9)),
 ]
 
-PRETRAIN_SHARE_ROWS = [Flag(("--validation_split_percentage", "30"), lambda r: _all(0.2 < _held_out_share(r) < 0.4))]
-
-
-def _rtd(run: Run):
-    return run.trained["model"]  # what Trainer trained: the generator and the discriminator together
-
-
-PRETRAIN_RTD_ROWS = [
-    Flag(
-        ("--objective", "rtd"),
-        lambda r: _all(
-            r.record.objective == "rtd",
-            r.config["architectures"] == ["SmallEncoderForPreTraining"],
-            r.config["is_causal"] is False,
-            r.trained["collator"].mask_replace_prob == 1.0,
-        ),
-    ),
-    # 3: neither the default 1 nor the discriminator's 2 layers
-    Flag(
-        ("--generator_layers", "3"),
-        lambda r: _all(_rtd(r).generator.config.num_hidden_layers == 3, r.config["num_hidden_layers"] == 2),
-    ),
-    Flag(("--rtd_weight", "7.5"), lambda r: _all(_rtd(r).weight == 7.5)),
+PRETRAIN_SHARE_ROWS = [
+    Flag(("--validation_split_percentage", "30"), lambda r: _all(0.2 < _held_out_share(r) < 0.4)),
     Flag(
         ("--preprocessing_num_workers", "2"),
-        lambda r: _all([call["num_proc"] for call in r.trained["grouping"]] == [2]),
+        lambda r: _all([call["num_proc"] for call in r.trained["tokenization"]] == [2]),
     ),
     overwrite_row(),
 ]
@@ -269,10 +248,10 @@ def test_pretrain_flags_reach_what_they_control(monkeypatch, tmp_path, synthetic
     held_out = tmp_path / "held_out.txt"
     held_out.write_text("".join(wiki_line + "\n" for wiki_line in Path(wiki).read_text().splitlines()[:9]))
     tiny = [*base, "--config_overrides", TINY]
+    spies = {"tokenization": (pretrain, "tokenize_documents")}
     scenarios = [
         ("span", tiny, PRETRAIN_SPAN_ROWS, None),
-        ("share", [*tiny, "--objective", "span_corruption"], PRETRAIN_SHARE_ROWS, None),
-        ("rtd", tiny, PRETRAIN_RTD_ROWS, {"grouping": (pretrain, "tokenize_and_group")}),
+        ("share", [*tiny, "--objective", "span_corruption"], PRETRAIN_SHARE_ROWS, spies),
         ("continued", [*base, "--objective", "mlm"], PRETRAIN_CONTINUE_ROWS, None),
     ]
     for name, scenario_base, rows, spies in scenarios:
@@ -808,9 +787,7 @@ def test_every_flag_has_a_row():
         "recipes/pretrain.py": (
             pretrain.main,
             [[]],
-            _rows_flags(
-                PRETRAIN_MLM_ROWS, PRETRAIN_SPAN_ROWS, PRETRAIN_SHARE_ROWS, PRETRAIN_RTD_ROWS, PRETRAIN_CONTINUE_ROWS
-            ),
+            _rows_flags(PRETRAIN_MLM_ROWS, PRETRAIN_SPAN_ROWS, PRETRAIN_SHARE_ROWS, PRETRAIN_CONTINUE_ROWS),
         ),
         "recipes/finetune_sentiment.py": (
             sentiment.main,

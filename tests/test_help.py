@@ -92,7 +92,8 @@ def _written_examples(command: str) -> list[str]:
     """The example lines of the command's docstring as they are written in its file (indented `python ...` lines
     and their continuation lines)."""
     if command.startswith("-m "):
-        path = REPO_ROOT / (command.removeprefix("-m ").replace(".", "/") + ".py")
+        module = REPO_ROOT / command.removeprefix("-m ").replace(".", "/")
+        path = module / "__init__.py" if module.is_dir() else module.with_suffix(".py")  # a package's docstring
     else:
         path = REPO_ROOT / command
     text = path.read_text(encoding="utf-8")

@@ -426,23 +426,6 @@ def test_the_profile_lm_block_size_reaches_both_lm_stages_alone(monkeypatch) -> 
                 assert [a.block_size for a in parsed if hasattr(a, "block_size")] == [tokens]
 
 
-def test_the_profile_adaptive_softmax_reaches_the_sentiment_lm_alone(monkeypatch) -> None:
-    """`SentimentProfile.lm_adaptive_softmax_head` is a config override of the LM built from scratch, beside the
-    profile's own overrides; the review stage loads that LM, and the classifiers have no LM head."""
-    base = plan.PROFILES["cpu"]
-    for overrides in (None, "hidden_size=64"):
-        sentiment = replace(base.sentiment, lm_adaptive_softmax_head=2000, config_overrides=overrides)
-        monkeypatch.setitem(plan.PROFILES, "x", replace(base, sentiment=sentiment))
-        steps = plan.plan("x", PATHS)["sentiment"]
-        with_head = {step.name for step in steps if any("adaptive_softmax_head=2000" in arg for arg in step.command)}
-        assert with_head == {"se_pretrain"}
-        pretrain = next(step for step in steps if step.name == "se_pretrain").command
-        expected = "hidden_size=64,adaptive_softmax_head=2000" if overrides else "adaptive_softmax_head=2000"
-        assert pretrain[pretrain.index("--config_overrides") + 1] == expected
-        parsed = parse_args(pretraining.ARGUMENT_GROUPS, list(pretrain[2:]))
-        assert [a.config_overrides for a in parsed if hasattr(a, "config_overrides")] == [expected]
-
-
 @pytest.mark.parametrize(
     "flag",
     [("--config_overrides", "hidden_dropout=0"), ("--model_config", "base"), ("--attention_type", "synthesizer")],

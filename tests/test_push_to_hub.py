@@ -18,6 +18,7 @@ import pytest
 import torch
 from huggingface_hub import ModelCard
 
+import hf_models
 from hf_models import hub
 from hf_models.hub.publish import EXPORT_MARKER
 from hf_models.run_record import read_record
@@ -147,7 +148,8 @@ def test_the_head_list_names_every_head_of_the_modeling_file() -> None:
         and issubclass(obj, SmallEncoderPreTrainedModel)
         and obj is not SmallEncoderPreTrainedModel
     }
-    assert set(HEADS.values()) == heads and len(heads) == 5
+    assert set(HEADS.values()) == heads and len(heads) == 4
+    assert {head.__name__ for head in heads} <= set(hf_models.__all__)  # exported from the one list
     assert set(AUTO_MAP) == {"AutoConfig", *HEADS}
     assert all(hub.head_of(head.__name__)[0] == auto_class for auto_class, head in HEADS.items())
 

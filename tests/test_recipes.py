@@ -430,25 +430,6 @@ def test_finetune_sentiment_transfer_flags_reach_the_model(tmp_path, tiny_cls_bo
     assert not torch.equal(lm["model.layers.1.mlp.fc1.weight"], clf["model.layers.1.mlp.fc1.weight"])
 
 
-def test_pretrain_replaced_token_detection_then_finetune(tmp_path, tiny_cls_books, sentiment_tokenizer_dir):
-    """--objective rtd saves ELECTRA's discriminator (bidirectional), which finetunes as a classifier."""
-    out = tmp_path / "rtd"
-    pretrain.main(
-        ["--objective", "rtd", "--train_files", str(tiny_cls_books / "train.review.spm")]
-        + ["--tokenizer_name_or_path", str(sentiment_tokenizer_dir), "--config_overrides", TINY + ",norm_first=true"]
-        + ["--block_size", "32", "--output_dir", str(out), "--max_steps", "8", "--per_device_train_batch_size", "8"]
-        + ["--generator_layers", "1", "--mlm_probability", "0.3"]
-        + COMMON
-    )
-    config = json.loads((out / "config.json").read_text())
-    assert config["architectures"] == ["SmallEncoderForPreTraining"] and config["is_causal"] is False
-    assert read_report(out)["objective"] == "rtd"
-    clf = _finetune(
-        tmp_path, "from_rtd", tiny_cls_books, ["--model_name_or_path", str(out)], ["--num_train_epochs", "1"]
-    )
-    assert json.loads((clf / "config.json").read_text())["is_causal"] is False
-
-
 # --------------------------------------------------------------------------------------------------
 # birthplace.py: pretrain | finetune | evaluate
 # --------------------------------------------------------------------------------------------------

@@ -25,7 +25,6 @@ PIPELINE_TAGS = {
     "AutoModelForSequenceClassification": "text-classification",
     "AutoModelForMaskedLM": "fill-mask",
     "AutoModel": "feature-extraction",
-    "AutoModelForPreTraining": "feature-extraction",  # ELECTRA's discriminator: a backbone to finetune
 }
 TASK_NAMES = {
     "text-generation": "Text Generation",
@@ -37,8 +36,6 @@ OBJECTIVES = {  # the run record's `objective`, in words
     "clm": "causal language modelling (next-token prediction)",
     "span_corruption": "CS224N span corruption (`prefix ⁇ suffix ⁇ span ⁇`), trained as a causal LM",
     "mlm": "masked language modelling",
-    "rtd": "ELECTRA's replaced-token detection (a small masked-LM generator fills the masked positions; the model "
-    "tells original from replaced tokens at every position)",
     "openings": "causal language modelling on the opening tokens of each wiki.txt paragraph",
     "classification": "sequence classification (cross-entropy on the label)",
     "qa": "birthplace question answering as generation (`question ⁇ answer ⁇`, loss on the answer)",
