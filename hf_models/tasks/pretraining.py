@@ -227,7 +227,6 @@ def pretrain(model_args: ModelArguments, data_args: DataTrainingArguments, train
         if not rtd:
             losses = [eval_metrics["eval_loss"]]
             eval_metrics["perplexity"] = load_metric("perplexity").compute(losses=losses)["perplexity"]
-        trainer.log_metrics("eval", eval_metrics)
         metrics.update(eval_metrics)
     if rtd:  # what is saved and finetuned is the discriminator alone
         trainer.model = trainer.model_wrapped = model
@@ -237,7 +236,6 @@ def pretrain(model_args: ModelArguments, data_args: DataTrainingArguments, train
         metrics.update(check_plateau(final_loss, unigram_entropy(train_dataset, len(tokenizer))))
     metrics["objective"] = data_args.objective
     metrics["num_parameters"] = n_params
-    trainer.log_metrics("train", {k: v for k, v in metrics.items() if k.startswith("train")})
     return finish_run(
         trainer,
         (model_args, data_args, training_args),

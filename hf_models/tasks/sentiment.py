@@ -18,7 +18,7 @@ from transformers.trainer_utils import IntervalStrategy
 from hf_models import SmallEncoderForSequenceClassification
 from hf_models.data import load_cls_books
 from hf_models.metrics import load_metric
-from hf_models.run_record import Evaluation, RunRecord, hardware, model_size
+from hf_models.run_record import Evaluation, RunRecord, hardware, model_size, one_per_epoch
 from hf_models.safety import check_not_input
 from hf_models.textio import UsageError, atomic_write_text
 from hf_models.tokenization import resolve_tokenizer
@@ -271,14 +271,15 @@ def _save_linear_probe_run(
 
 
 def _per_epoch(log_history: list[dict], selection: bool) -> dict:
-    """Validation accuracy and F1 after each epoch (and the selection slice's accuracy, when there is one)."""
+    """Validation accuracy and F1 after each epoch, the last evaluation at an epoch (`one_per_epoch`: the final one
+    repeats the epoch where training stopped); and the selection slice's accuracy, when there is one."""
     prefix = "eval_validation_" if selection else "eval_"
     per_epoch = {
-        "eval_accuracy_per_epoch": [
+        "eval_accuracy_per_epoch": one_per_epoch(
             {"epoch": entry["epoch"], "accuracy": entry[f"{prefix}accuracy"], "f1": entry.get(f"{prefix}f1")}
             for entry in log_history
             if f"{prefix}accuracy" in entry
-        ]
+        )
     }
     if selection:
         selection = [entry["eval_selection_accuracy"] for entry in log_history if "eval_selection_accuracy" in entry]
@@ -408,7 +409,6 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
     metrics["trainable_parameters"] = trainable
     metrics.update(probe_metrics)
     eval_metrics = trainer.evaluate(encoded["validation"])
-    trainer.log_metrics("eval", eval_metrics)
     metrics.update(eval_metrics)
     metrics.update(_per_epoch(trainer.state.log_history, selection="selection" in encoded))
     _write_test_predictions(trainer, encoded["test"], data_args, metrics)

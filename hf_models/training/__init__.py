@@ -8,7 +8,7 @@
 - `transfer`: finetuning that keeps the backbone (discriminative rates, gradual unfreezing, weight averaging, an
   auxiliary LM loss);
 - `linear_probe`: a classification head started as a logistic regression on the frozen features (LP-FT);
-- `finish`: the end of a run (model, plots, run record, `report.json`).
+- `finish`: the end of a run (model, run_clm.py's result files, plots, run record, `report.json`).
 
 The run's tokenizer comes from `hf_models.tokenization.resolve_tokenizer`, its metrics from
 `hf_models.metrics.load_metric`.
