@@ -143,9 +143,11 @@ def finish_run(
         trainer.save_state()
         results = run_results(trainer, metrics)
         for split, values in results.items():
-            if values:
-                trainer.log_metrics(split, values)
-                trainer.save_metrics(split, to_json(values), combined=False)
+            if not values:  # no evaluation: no eval_results.json, not even an earlier run's in a reused folder
+                (Path(training_args.output_dir) / f"{split}_results.json").unlink(missing_ok=True)
+                continue
+            trainer.log_metrics(split, values)
+            trainer.save_metrics(split, to_json(values), combined=False)
         trainer.save_metrics("all", to_json({**results["train"], **results["eval"]}), combined=False)
         plot_curves(trainer.state.log_history, training_args.output_dir)
         record = RunRecord.from_trainer(
