@@ -17,7 +17,7 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +34,7 @@ __all__ = [
     "hardware",
     "model_reference",
     "model_size",
+    "one_per_epoch",
     "read_record",
     "to_json",
     "training_hyperparameters",
@@ -145,8 +146,8 @@ class RunRecord:
         return next((e for e in candidates if metric in e.metrics), None)
 
     def accuracy_per_epoch(self, split: str = "validation") -> tuple[list[float], list[float]]:
-        """(epochs, accuracies) of the validation passes during training, one per epoch (the final evaluation
-        repeats the last epoch's)."""
+        """(epochs, accuracies) of the validation passes during training, one per epoch (the last at an epoch:
+        `one_per_epoch`)."""
         evaluation = self.evaluation(split)
         points = {p["epoch"]: p["accuracy"] for p in (evaluation.per_epoch if evaluation else []) if "accuracy" in p}
         epochs = sorted(points)
@@ -185,9 +186,11 @@ class RunRecord:
         if evaluation.metrics:
             if "perplexity" in metrics:
                 evaluation.metrics["perplexity"] = metrics["perplexity"]
-            evaluation.per_epoch = [
+            evaluation.per_epoch = one_per_epoch(
                 {"epoch": entry["epoch"], **Evaluation.from_trainer_metrics(entry).metrics} for entry in history
-            ]
+            )
+            # Trainer counts the examples of an evaluation only where the task says (`eval_samples`).
+            evaluation.num_examples = evaluation.num_examples or record.split_sizes.get(evaluation.split)
             record.add_evaluation(evaluation)
         values = {**training_hyperparameters(trainer.args, task_args), **(hyperparameters or {})}
         record.hyperparameters = {key: value for key, value in values.items() if key not in not_applicable}
@@ -229,6 +232,17 @@ def read_record(folder: str | os.PathLike) -> RunRecord | None:
         return RunRecord.from_dict(json.loads(path.read_text(encoding="utf-8")))
     except (ValueError, TypeError) as err:
         raise ValueError(f"{path}: not a run record ({err})") from None
+
+
+def one_per_epoch(entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Evaluations (each with its `epoch`) one per epoch, in the order of their epochs' first evaluation: where
+    several share an epoch, the last wins. A run's final `Trainer.evaluate()` logs at the epoch where training
+    stopped, which the evaluation at the end of that epoch (or at `--max_steps`) already has; the final one scores the
+    model the run kept (the best one with `--load_best_model_at_end`)."""
+    by_epoch: dict[float, dict[str, Any]] = {}
+    for entry in entries:
+        by_epoch[entry["epoch"]] = entry
+    return list(by_epoch.values())
 
 
 def model_size(model: Any) -> dict[str, int]:

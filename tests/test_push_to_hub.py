@@ -77,6 +77,7 @@ def runs(
     """Real recipe runs (a few steps each), their reference logits and their dry-run exports."""
     from hf_models import SmallEncoderForCausalLM, SmallEncoderForSequenceClassification
     from hf_models.tasks import birthplace, pretraining, sentiment
+    from hf_models.tokenization import load_tokenizer
 
     torch.set_num_threads(1)
     root = tmp_path_factory.mktemp("push")
@@ -117,6 +118,7 @@ def runs(
             "lm": lm(**probe).logits,
             "generated": lm.generate(**probe, max_new_tokens=4, min_new_tokens=4, do_sample=False, pad_token_id=0),
             "cls": SmallEncoderForSequenceClassification.from_pretrained(cls_dir).eval()(**probe).logits,
+            "tokenized": load_tokenizer(pre)("Where was Ada born? ⁇")["input_ids"],
         }
     torch.save(reference, root / "reference.pt")
     exports = {}
@@ -196,10 +198,13 @@ def test_records_hold_what_the_recipes_knew(runs: dict[str, Path]) -> None:
         {"train": 32, "validation": 16, "test": 8},
     )
     assert cls.model_size["trainable_parameters"] == cls.model_size["num_parameters"] > 0
-    assert (
-        cls.evaluation("validation").per_epoch[0]["epoch"] == 1.0
-        and "accuracy" in cls.evaluation("validation").per_epoch[0]
-    )
+    # One entry an epoch (the final evaluation, at epoch 2 again, is not listed twice), and the number of examples
+    # scored, which Trainer does not count: the validation split's size.
+    assert [entry["epoch"] for entry in cls.evaluation("validation").per_epoch] == [1.0, 2.0]
+    assert "accuracy" in cls.evaluation("validation").per_epoch[0]
+    assert cls.evaluation("validation").num_examples == 16
+    report = json.loads((runs["cls_dir"] / "report.json").read_text(encoding="utf-8"))
+    assert [entry["epoch"] for entry in report["eval_accuracy_per_epoch"]] == [1.0, 2.0]
     assert (mlm.task, mlm.objective, mlm.dataset, mlm.language) == ("pretraining", "mlm", "wiki.txt", None)
     validation = mlm.evaluation("validation").metrics
     assert validation["perplexity"] == pytest.approx(math.exp(validation["loss"]), rel=1e-6)
@@ -207,6 +212,7 @@ def test_records_hold_what_the_recipes_knew(runs: dict[str, Path]) -> None:
     for record in (pre, lm, cls, mlm):
         assert record.hardware == {"world_size": 1, "mixed_precision": "no", "device": "cpu"}
         assert record.wall_time_s > 0 and record.hyperparameters["seed"] == 42
+        assert all(evaluation.num_examples for evaluation in record.evaluations)  # no null where a count is known
         assert RunRecord.from_dict(dataclasses.asdict(record)) == record
         assert str(runs["root"]) not in json.dumps(dataclasses.asdict(record))  # no local paths
 
@@ -286,7 +292,12 @@ def test_birthplace_model_card(runs: dict[str, Path]) -> None:
     assert "| pretraining_objective |" not in text and "| london_baseline |" not in text
     assert "Hardware:** 1 training process, CPU, mixed precision `no`." in text
     assert f"Training time:** {record.wall_time_s:.0f} s." in text
-    assert "Initialised from:** `pretrain-wiki`." in text and "Preset:** `cs224n-mingpt`." in text
+    assert "Initialised from:** `pretrain-wiki`." in text
+    shape = (
+        "num_hidden_layers=2, hidden_size=32, num_attention_heads=2, intermediate_size=64, max_position_embeddings=64"
+    )
+    assert f"Preset:** `cs224n-mingpt` with overrides {shape}." in text
+    assert f"built from the preset `cs224n-mingpt` with overrides {shape} of the `small-encoder` family" in text
     assert f"Final training loss:** {record.train_metrics['final_train_loss']:.4g}." in text
     assert f"{record.model_size['num_parameters']:,} parameters" in text
     assert "![loss](loss.png)" in text
@@ -305,9 +316,70 @@ def test_sentiment_model_card(runs: dict[str, Path]) -> None:
     assert 'pipeline("text-classification"' in card.text
     assert "AutoModelForSequenceClassification" in card.text and "`negative`" in card.text
     assert "Training data:** `cls-books` (train 32, validation 16, test 8 examples)." in card.text
-    assert "Initialised from:** random weights" in card.text and "Preset:** `altegrad-lab`." in card.text
+    assert "Initialised from:** random weights" in card.text
+    overrides = "num_hidden_layers=2, hidden_size=32, intermediate_size=64, max_position_embeddings=64"  # 2 heads kept
+    assert f"Preset:** `altegrad-lab` with overrides {overrides}." in card.text
     assert "made it up" not in card.text
     assert str(runs["root"]) not in str(card)
+
+
+def _card(tmp_path: Path, record, **config) -> ModelCard:
+    """The card of a causal LM of the `cs224n-mingpt` preset (its shape unless `config` overrides it)."""
+    from hf_models import SmallEncoderConfig
+
+    preset = SmallEncoderConfig.from_preset("cs224n-mingpt").to_dict()
+    shape = {key: preset[key] for key in hub.card.SIZE_LABELS}
+    exported = {**shape, "architectures": ["SmallEncoderForCausalLM"], **config}
+    return hub.build_model_card(tmp_path, exported, record, hub.CardOptions(repo_id="me/lm"))
+
+
+def test_card_metadata_lists_hub_datasets_only(tmp_path: Path) -> None:
+    """`datasets:` names Hub ids (`owner/name`, or a bare name with no extension that is no local path); a local file
+    is named in the text only."""
+    from hf_models.hub.card import hub_datasets
+    from hf_models.run_record import RunRecord
+
+    local = tmp_path / "corpus"
+    local.mkdir()
+    assert hub_datasets("small.txt") == [] and hub_datasets("wiki.txt, more.txt.gz") == []
+    assert hub_datasets("owner/name") == ["owner/name"] and hub_datasets("cls-books") == ["cls-books"]
+    assert hub_datasets(f"{local}, wikitext") == ["wikitext"]  # an existing folder is local, whatever its name
+    assert hub_datasets("a/b/c") == [] and hub_datasets(None) == []
+
+    card = _card(tmp_path, RunRecord(task="pretraining", objective="clm", dataset="small.txt"))
+    assert card.data.datasets is None and "datasets:" not in str(card).split("---")[1]
+    assert "Training data:** `small.txt`." in card.text
+    card = _card(tmp_path, RunRecord(task="pretraining", objective="clm", dataset="owner/corpus"))
+    assert card.data.datasets == ["owner/corpus"]
+
+
+def test_card_lists_the_hyperparameters_of_the_runs_objective(tmp_path: Path) -> None:
+    from hf_models.run_record import RunRecord
+
+    recorded = {"learning_rate": 0.001, "block_size": 32, "mlm_probability": 0.15, "rtd_weight": 50.0}
+    recorded |= {"generator_layers": 1, "opening_tokens": 40}
+    clm = _card(tmp_path, RunRecord(task="pretraining", objective="clm", hyperparameters=recorded)).text
+    assert "| learning_rate | 0.001 |" in clm and "| block_size | 32 |" in clm
+    assert not any(f"| {name} |" in clm for name in ("mlm_probability", "rtd_weight", "generator_layers"))
+    assert "| opening_tokens |" not in clm
+    mlm = _card(tmp_path, RunRecord(task="pretraining", objective="mlm", hyperparameters=recorded)).text
+    assert "| mlm_probability | 0.15 |" in mlm and "| rtd_weight |" not in mlm
+    openings = _card(
+        tmp_path, RunRecord(task="birthplace-pretraining", objective="openings", hyperparameters=recorded)
+    )
+    assert "| opening_tokens | 40 |" in openings.text and "| mlm_probability |" not in openings.text
+
+
+def test_card_names_the_preset_and_its_overrides(tmp_path: Path) -> None:
+    from hf_models.run_record import RunRecord
+
+    record = RunRecord(task="pretraining", objective="clm", preset="cs224n-mingpt")
+    assert "Preset:** `cs224n-mingpt`." in _card(tmp_path, record).text  # the preset's own shape
+    overridden = _card(tmp_path, record, hidden_size=64, num_hidden_layers=2, vocab_size=600).text
+    assert "Preset:** `cs224n-mingpt` with overrides num_hidden_layers=2, hidden_size=64." in overridden
+    assert "built from the preset `cs224n-mingpt` with overrides num_hidden_layers=2, hidden_size=64 of" in overridden
+    custom = _card(tmp_path, RunRecord(task="pretraining", objective="clm")).text
+    assert "Preset:** none (custom configuration)." in custom and "built from a custom configuration" in custom
 
 
 def test_card_options_override_the_record(runs: dict[str, Path], tmp_path: Path) -> None:
@@ -367,6 +439,13 @@ assert all(r["label"] in {"negative", "positive"} for r in results), results
 from transformers import AutoModelForMaskedLM
 assert type(AutoModelForCausalLM.from_pretrained(pretrain_dir, trust_remote_code=True)).__name__ == "SmallEncoderForCausalLM"
 assert type(AutoModelForMaskedLM.from_pretrained(mlm_dir, trust_remote_code=True)).__name__ == "SmallEncoderForMaskedLM"
+# The tokenizer is a standard transformers class (no tokenizer code runs) and encodes as the run did; AutoTokenizer
+# takes trust_remote_code too, since it reads config.json, whose auto_map names the shipped model code.
+from transformers import AutoTokenizer
+for folder in (pretrain_dir, lm_out):
+    tokenizer = AutoTokenizer.from_pretrained(folder, trust_remote_code=True)
+    assert type(tokenizer).__module__.startswith("transformers."), type(tokenizer)
+    assert tokenizer("Where was Ada born? ⁇")["input_ids"] == ref["tokenized"]
 print("FRESH-OK", repr(generated), [r["label"] for r in results])
 """
 
@@ -385,12 +464,40 @@ def test_export_loads_with_remote_code_in_fresh_process(runs: dict[str, Path]) -
         + [str(runs["root"] / "reference.pt"), str(runs["pre_dir"]), str(runs["mlm_dir"])],
         cwd=runs["root"],  # not the repository, so nothing is importable from the working directory
         env=env,
+        stdin=subprocess.DEVNULL,  # a [y/N] prompt for remote code would read end-of-file here, and is checked below
         capture_output=True,
         text=True,
         timeout=240,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "FRESH-OK" in proc.stdout
+    assert "[y/N]" not in proc.stdout + proc.stderr
+
+
+def test_loading_one_head_from_anothers_folder_prints_no_load_report(runs: dict[str, Path]) -> None:
+    """The backbone or a new classifier from a language model's folder, the backbone from a classifier's: the other
+    head's weights left out and the new head started fresh are the transfer workflow, not a load report. A real gap
+    (a causal LM from a classifier's folder, with no trained output layer) is still reported."""
+    import io
+    import logging
+
+    import transformers
+    from transformers import AutoModel, AutoModelForCausalLM, AutoModelForSequenceClassification
+
+    transformers.utils.logging.set_verbosity_warning()
+    logged = io.StringIO()
+    handler = logging.StreamHandler(logged)
+    transformers.utils.logging.get_logger("transformers").addHandler(handler)
+    try:
+        AutoModel.from_pretrained(runs["pre_dir"])
+        AutoModelForSequenceClassification.from_pretrained(runs["pre_dir"])
+        AutoModelForSequenceClassification.from_pretrained(runs["mlm_dir"])
+        AutoModel.from_pretrained(runs["cls_dir"])
+        assert "LOAD REPORT" not in logged.getvalue(), logged.getvalue()
+        AutoModelForCausalLM.from_pretrained(runs["cls_dir"])
+        assert "LOAD REPORT" in logged.getvalue() and "lm_head.weight" in logged.getvalue()
+    finally:
+        transformers.utils.logging.get_logger("transformers").removeHandler(handler)
 
 
 class RecordingHfApi:

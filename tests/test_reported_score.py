@@ -94,3 +94,22 @@ def test_model_card_reports_the_model_and_labels_each_baseline(scored_folder):
             assert "(baseline, not this model)" in line and line.endswith(f"| {_fmt(scores[split, key])} |")
     model_lines = [line for line in results.splitlines() if line.startswith("| exact_match |")]
     assert len(model_lines) == 2 and not any("baseline" in line for line in model_lines)
+
+
+def test_one_evaluation_per_epoch_the_last_one():
+    """A run's final evaluation logs at the epoch where training stopped, which an evaluation during training already
+    has: the per-epoch curves keep one entry an epoch, the last (the model the run kept), in the record and in the
+    sentiment report alike."""
+    from hf_models.run_record import one_per_epoch
+    from hf_models.tasks.sentiment import _per_epoch
+
+    history = [
+        {"epoch": 0.3, "eval_accuracy": 0.5, "eval_f1": 0.4, "step": 3},
+        {"epoch": 0.3, "loss": 0.7, "step": 3},
+        {"epoch": 0.3, "eval_accuracy": 0.75, "eval_f1": 0.7, "step": 3},  # the final evaluation
+    ]
+    assert _per_epoch(history, selection=False)["eval_accuracy_per_epoch"] == [
+        {"epoch": 0.3, "accuracy": 0.75, "f1": 0.7}
+    ]
+    entries = [{"epoch": 1.0, "accuracy": 0.6}, {"epoch": 2.0, "accuracy": 0.7}, {"epoch": 2.0, "accuracy": 0.65}]
+    assert one_per_epoch(entries) == [{"epoch": 1.0, "accuracy": 0.6}, {"epoch": 2.0, "accuracy": 0.65}]

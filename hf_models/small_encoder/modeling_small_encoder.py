@@ -358,6 +358,10 @@ class SmallEncoderPreTrainedModel(PreTrainedModel):
     _no_split_modules = ["SmallEncoderBlock"]
     _skip_keys_device_placement = ["cache", "past_key_values"]
     _supports_sdpa = True
+    # One folder loads as any head (`AUTO_MAP`): the backbone from a language model, a classifier from a pretrained
+    # one. The weights of the folder's own head (the LM's `lm_head`, the classifier) are then
+    # left out by design, not worth a load report.
+    _keys_to_ignore_on_load_unexpected = [r"^lm_head\.", r"^classifier\."]
 
     @torch.no_grad()
     def _init_weights(self, module: nn.Module) -> None:
@@ -571,6 +575,9 @@ class SmallEncoderForCausalLM(SmallEncoderPreTrainedModel, GenerationMixin):
 
 
 class SmallEncoderForSequenceClassification(SmallEncoderPreTrainedModel):
+    # Loaded from a language model, the classifier starts fresh: the finetuning's starting point, not a load failure.
+    _keys_to_ignore_on_load_missing = [r"^classifier\."]
+
     def __init__(self, config: SmallEncoderConfig):
         super().__init__(config)
         self.num_labels = config.num_labels

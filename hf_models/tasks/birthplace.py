@@ -203,7 +203,6 @@ def pretrain(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
     metrics["pretraining_objective"] = bp_args.pretraining_objective
     metrics.update(augmentation)
     metrics.update(check_plateau(metrics["final_train_loss"], unigram_entropy(train_dataset, len(tokenizer))))
-    trainer.log_metrics("train", metrics)
     arguments = (model_args, bp_args, training_args)
     objective = bp_args.pretraining_objective
     return _finish(
@@ -297,7 +296,6 @@ def finetune(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
     metrics["block_size"] = block_size
     if bp_args.counterfactual_qa:  # the training rows that read another birthplace (`--counterfactual_qa`)
         metrics["train_counterfactual_rows"] = qa_rows.counterfactual_rows(qa["train"][:], tokenizer)
-    trainer.log_metrics("train", metrics)
     metrics["pretrained_from"] = model_args.model_name_or_path
     if qa_rows.vocabulary == "bpe":  # how it answers travels with the model: to the app and the Hub
         model.config.answer_format = qa_formats.answer_format(bp_args.recite_tokens, list(qa["train"]["answer"]))

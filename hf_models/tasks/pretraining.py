@@ -165,14 +165,12 @@ def pretrain(model_args: ModelArguments, data_args: DataTrainingArguments, train
         eval_metrics["eval_samples"] = len(eval_dataset)
         losses = [eval_metrics["eval_loss"]]
         eval_metrics["perplexity"] = load_metric("perplexity").compute(losses=losses)["perplexity"]
-        trainer.log_metrics("eval", eval_metrics)
         metrics.update(eval_metrics)
     # No silent plateau: a run that ends near the unigram entropy of its data says so (log and report).
     final_loss = metrics.get("eval_loss", metrics["final_train_loss"])
     metrics.update(check_plateau(final_loss, unigram_entropy(train_dataset, len(tokenizer))))
     metrics["objective"] = data_args.objective
     metrics["num_parameters"] = n_params
-    trainer.log_metrics("train", {k: v for k, v in metrics.items() if k.startswith("train")})
     return finish_run(
         trainer,
         (model_args, data_args, training_args),

@@ -141,7 +141,6 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
     metrics["trainable_parameters"] = trainable
     metrics.update(probe_metrics)
     eval_metrics = trainer.evaluate(encoded["validation"])
-    trainer.log_metrics("eval", eval_metrics)
     metrics.update(eval_metrics)
     metrics.update(validation_per_epoch(trainer.state.log_history))
     write_test_predictions(trainer, encoded["test"], data_args, metrics)

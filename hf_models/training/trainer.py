@@ -13,7 +13,7 @@ from transformers.trainer_pt_utils import LengthGroupedSampler
 
 from .plots import PlotCallback
 
-__all__ = ["ReproducibleTrainer", "ShuffledLengthBuckets", "last_logged", "train_model"]
+__all__ = ["ReproducibleTrainer", "ShuffledLengthBuckets", "last_logged", "quiet_defaults", "train_model"]
 
 
 class ShuffledLengthBuckets(Sampler[int]):
@@ -95,6 +95,7 @@ def train_model(
     loss, or Trainer's mean loss for a run too short to log a step. Zero epochs and no `--max_steps` (a model
     fitted before, e.g. a linear-probe head on a frozen backbone) trains nothing: the trainer is returned to
     evaluate and save, with `train_steps` 0."""
+    quiet_defaults(training_args, model)
     trainer = ReproducibleTrainer(
         model=model,
         args=training_args,
@@ -112,6 +113,19 @@ def train_model(
     metrics = {**result.metrics, "train_samples": len(train_dataset)}
     metrics["final_train_loss"] = last_logged(trainer, "loss", default=result.training_loss)
     return trainer, metrics
+
+
+def quiet_defaults(training_args: TrainingArguments, model: torch.nn.Module) -> None:
+    """Trainer's defaults that only make noise here: no pinned memory without an accelerator (pinning only speeds
+    up copies to one, and torch warns at every DataLoader); and, unless `--ddp_find_unused_parameters` is given, no
+    DDP search for unused parameters where the model uses all of them (the search costs a pass over the graph at
+    each step, and DDP warns when it finds none). An adaptive softmax skips the tail clusters that a batch's labels
+    do not reach: it keeps the search."""
+    if not torch.accelerator.is_available():
+        training_args.dataloader_pin_memory = False
+    if training_args.ddp_find_unused_parameters is None:
+        skips = any(isinstance(module, torch.nn.AdaptiveLogSoftmaxWithLoss) for module in model.modules())
+        training_args.ddp_find_unused_parameters = skips
 
 
 def last_logged(trainer: Trainer, key: str = "loss", default: float | None = None) -> float | None:
