@@ -18,6 +18,8 @@ accuracy on train (chosen without validation) labels the test reviews, one label
 
 import argparse
 import json
+import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +27,7 @@ import torch
 from transformers import AutoConfig, AutoModel
 
 from hf_models.data import load_cls_books
+from hf_models.safety import check_output_file, command_line
 from hf_models.textio import atomic_write_text
 from hf_models.tokenization import load_tokenizer
 
@@ -74,7 +77,7 @@ def probe(train_x: np.ndarray, train_y: np.ndarray, valid_x: np.ndarray, valid_y
     return scores, fitted
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data_dir", required=True, help="the cls-books folder")
     parser.add_argument("--model_name_or_path", required=True, help="a pretrained model folder (with its tokenizer)")
@@ -87,9 +90,16 @@ def main() -> None:
         default=None,
         help="write the test labels of the probe chosen by cross-validation on train to this file",
     )
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.test_predictions and Path(args.test_predictions).exists():
         parser.error(f"{args.test_predictions} exists: remove it or name another file")
+    suffix = "_random_init" if args.random_init else ""
+    output = Path(args.output or Path(args.model_name_or_path) / f"feature_probe{suffix}.json")
+    inputs = [("--data_dir", args.data_dir), ("--model_name_or_path", args.model_name_or_path)]
+    model_files = [p for p in Path(args.model_name_or_path).glob("*") if not p.name.startswith("feature_probe")]
+    for path, what in ((output, "--output"), (args.test_predictions, "--test_predictions")):
+        if path:  # the model's earlier probe reports are outputs, its other files inputs
+            check_output_file(path, [*inputs[:1], *(("--model_name_or_path", p) for p in model_files)], what)
 
     torch.manual_seed(args.seed)
     tokenizer = load_tokenizer(args.model_name_or_path)
@@ -130,8 +140,6 @@ def main() -> None:
         atomic_write_text(args.test_predictions, "".join(f"{int(label)}\n" for label in labels))
         report_extra = {"test_predictions": args.test_predictions, "test_probe": chosen_probe}
         print(f"{chosen_probe!r} (best on train, 5-fold) labelled {len(labels)} test reviews: {args.test_predictions}")
-    suffix = "_random_init" if args.random_init else ""
-    output = Path(args.output or Path(args.model_name_or_path) / f"feature_probe{suffix}.json")
     report = {
         "model": args.model_name_or_path,
         "random_init": args.random_init,
@@ -141,9 +149,9 @@ def main() -> None:
         "probes": results,
         **report_extra,
     }
-    output.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    atomic_write_text(output, json.dumps(report, indent=2) + "\n")
     print(f"wrote {output}")
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(command_line(main, sys.argv[1:]))

@@ -25,11 +25,15 @@ import platform
 import re
 import shutil
 import statistics
+import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from plan import PROFILES, Row, birthplace_rows, sentiment_rows, tune_split_choice
 
 from hf_models.run_record import RunRecord, read_record
+from hf_models.safety import command_line
+from hf_models.textio import atomic_write_text
 
 
 def headline(profile: str) -> dict[str, tuple[str, str | None]]:
@@ -224,7 +228,7 @@ def copy_seed_predictions(rows: dict, predictions_dir: Path, row_suffix: str = "
     return written
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bench_dir", default="outputs/bench", help="the OUT folder of `benchmarks/plan.py run`")
     parser.add_argument("--results", default="benchmarks/results.json", help="file to update")
@@ -243,7 +247,7 @@ def main() -> None:
     )
     parser.add_argument("--hardware", default=None, help="default: $BENCH_HARDWARE or detected")
     parser.add_argument("--date", default=None, help="default: today (UTC)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     bench = Path(args.bench_dir)
     hardware = args.hardware or default_hardware()
     date = args.date or datetime.datetime.now(datetime.timezone.utc).date().isoformat()
@@ -264,11 +268,11 @@ def main() -> None:
     results.update(fresh)
     if not profile.row_suffix:  # a lever's profile: its rows beside its base profile's, the headline files stay
         copy_headline_predictions({**results, **fresh}, predictions_dir, args.profile)
-    results_path.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    atomic_write_text(results_path, json.dumps(results, indent=2, ensure_ascii=False) + "\n")
     sections = tuple(fresh)
     summary = {k: {row: (v["value"], v["std"]) for row, v in results[k].items() if "std" in v} for k in sections}
     print(json.dumps(summary, indent=1))
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(command_line(main, sys.argv[1:]))
