@@ -195,7 +195,10 @@ def atomic_write(path: str | os.PathLike) -> Iterator[Path]:
     folders."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp" + path.suffix, dir=path.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp" + path.suffix, dir=path.parent)
+    except OSError as error:
+        raise OSError(error.errno, error.strerror, str(path)) from None
     os.close(fd)
     try:
         yield Path(tmp)
@@ -203,6 +206,11 @@ def atomic_write(path: str | os.PathLike) -> Iterator[Path]:
             os.fsync(f.fileno())
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
+    except OSError as error:  # a full disk, say: named by the file the user asked for, not the temporary one
+        Path(tmp).unlink(missing_ok=True)
+        if error.errno is None or error.filename != tmp:
+            raise
+        raise OSError(error.errno, error.strerror, str(path)) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

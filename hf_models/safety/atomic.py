@@ -35,9 +35,10 @@ def _move_files(staging: Path, folder: Path) -> None:
 def saving_into(folder: str | os.PathLike) -> Iterator[Path]:
     """Yield an empty staging folder inside `folder` (created if needed; same disk, so `os.replace` is one step) to
     save into; when the block ends without an error, its files replace their namesakes in `folder`, file by file,
-    each complete. On an error the staging folder is removed and `folder` is as it was. A link in `folder` is
-    replaced by the new file, never written through."""
+    each complete. On an error the staging folder is removed and `folder` is as it was (a folder this call made is
+    removed again). A link in `folder` is replaced by the new file, never written through."""
     folder = Path(folder)
+    created = not folder.exists()
     folder.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=folder))
     try:
@@ -47,5 +48,9 @@ def saving_into(folder: str | os.PathLike) -> Iterator[Path]:
                 with open(path, "rb") as f:
                     os.fsync(f.fileno())
         _move_files(staging, folder)
-    finally:
+    except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
+        if created and not any(folder.iterdir()):  # a failed save leaves no empty folder either
+            folder.rmdir()
+        raise
+    shutil.rmtree(staging, ignore_errors=True)

@@ -129,7 +129,7 @@ def check_flag_ranges(*arguments: Any, ranges: Mapping[str, Range] = FLAG_RANGES
             if isinstance(value, float) and not math.isfinite(value):
                 raise UsageError(f"--{name} {value}: give a finite number" + (f", {allowed}" if allowed else ""))
             if allowed is not None and value not in allowed:
-                raise UsageError(f"--{name} {value}: give {allowed}")
+                raise UsageError(f"--{name} {_number(value)}: give {allowed}")
 
 
 # Flags that name a file or a folder, by the end of their name: an empty string there is never meant.
