@@ -33,7 +33,7 @@ from plan import PROFILES, Row, birthplace_rows, sentiment_rows, tune_split_choi
 
 from hf_models.run_record import RunRecord, read_record
 from hf_models.safety import command_line
-from hf_models.textio import atomic_write_text
+from hf_models.textio import atomic_write, atomic_write_text
 
 
 def headline(profile: str) -> dict[str, tuple[str, str | None]]:
@@ -200,7 +200,8 @@ def copy_headline_predictions(results: dict, predictions_dir: Path, profile: str
             if name in earlier and (predictions_dir / name).exists():
                 lines.append(earlier[name])
             continue
-        shutil.copyfile(source, predictions_dir / name)
+        with atomic_write(predictions_dir / name) as staging:
+            shutil.copyfile(source, staging)
         n = len(Path(source).read_text(encoding="utf-8").splitlines())
         lines.append(
             f"- `{name}` ({n} lines): `{section}.{row}` row, {rows[row]['date']}, from `{source}`; "
@@ -211,7 +212,7 @@ def copy_headline_predictions(results: dict, predictions_dir: Path, profile: str
     )
     if seeds:
         lines.append(f"- `sentiment/<row>/seed<N>.txt`: every sentiment row and finetuning seed ({', '.join(seeds)}).")
-    readme.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    atomic_write_text(readme, "\n".join(lines) + "\n")
 
 
 def copy_seed_predictions(rows: dict, predictions_dir: Path, row_suffix: str = "") -> list[Path]:
@@ -222,8 +223,8 @@ def copy_seed_predictions(rows: dict, predictions_dir: Path, row_suffix: str = "
     for key, row in rows.items():
         for seed, source in row.get("predictions_test_per_seed", {}).items():
             target = predictions_dir / "sentiment" / f"{key}{row_suffix}" / f"seed{seed}.txt"
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source, target)
+            with atomic_write(target) as staging:
+                shutil.copyfile(source, staging)
             written.append(target)
     return written
 
