@@ -29,7 +29,7 @@ from transformers import AutoModelForSequenceClassification, AutoTokenizer, Data
 
 import hf_models  # noqa: F401  (registers the model family with the Auto classes)
 from hf_models.data import load_cls_books
-from hf_models.safety import command_line
+from hf_models.safety import check_flag_ranges, command_line
 from hf_models.tasks.sentiment import encode_reviews
 from hf_models.textio import UsageError, atomic_write_text
 
@@ -86,6 +86,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
     help_format = argparse.RawDescriptionHelpFormatter
     parser = HfArgumentParser(EnsembleArguments, description=__doc__, formatter_class=help_format)
     (args,) = parser.parse_args_into_dataclasses(args=argv)
+    check_flag_ranges(args)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     if len(args.runs) < 2:
         raise UsageError(f"--runs: give two or more finetuned classifiers to average, not {len(args.runs)}")
