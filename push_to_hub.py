@@ -39,6 +39,7 @@ from hf_models.hub import (
     upload,
 )
 from hf_models.hub.space import export_space, publish_space
+from hf_models.safety import command_line
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -123,4 +124,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(command_line(main, sys.argv[1:]))

@@ -29,12 +29,16 @@ import platform
 import re
 import shutil
 import statistics
+import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from plan import PROFILES, Row, birthplace_rows, sentiment_rows, tune_split_choice
 from report import write_report
 
 from hf_models.run_record import RunRecord, read_record
+from hf_models.safety import command_line
+from hf_models.textio import atomic_write, atomic_write_text
 
 
 def headline(profile: str) -> dict[str, tuple[str, str | None]]:
@@ -201,7 +205,8 @@ def copy_headline_predictions(results: dict, predictions_dir: Path, profile: str
             if name in earlier and (predictions_dir / name).exists():
                 lines.append(earlier[name])
             continue
-        shutil.copyfile(source, predictions_dir / name)
+        with atomic_write(predictions_dir / name) as staging:
+            shutil.copyfile(source, staging)
         n = len(Path(source).read_text(encoding="utf-8").splitlines())
         lines.append(
             f"- `{name}` ({n} lines): `{section}.{row}` row, {rows[row]['date']}, from `{source}`; "
@@ -212,7 +217,7 @@ def copy_headline_predictions(results: dict, predictions_dir: Path, profile: str
     )
     if seeds:
         lines.append(f"- `sentiment/<row>/seed<N>.txt`: every sentiment row and finetuning seed ({', '.join(seeds)}).")
-    readme.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    atomic_write_text(readme, "\n".join(lines) + "\n")
 
 
 def copy_seed_predictions(rows: dict, predictions_dir: Path, row_suffix: str = "") -> list[Path]:
@@ -223,13 +228,13 @@ def copy_seed_predictions(rows: dict, predictions_dir: Path, row_suffix: str = "
     for key, row in rows.items():
         for seed, source in row.get("predictions_test_per_seed", {}).items():
             target = predictions_dir / "sentiment" / f"{key}{row_suffix}" / f"seed{seed}.txt"
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source, target)
+            with atomic_write(target) as staging:
+                shutil.copyfile(source, staging)
             written.append(target)
     return written
 
 
-def parse_args() -> argparse.Namespace:
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bench_dir", default="outputs/bench", help="the OUT folder of `benchmarks/plan.py run`")
     parser.add_argument("--results", default="benchmarks/results.json", help="file to update")
@@ -253,11 +258,11 @@ def parse_args() -> argparse.Namespace:
     report.add_argument("--levers", default="benchmarks/levers.json", help="the levers tried")
     report.add_argument("--benchmarks_md", default="BENCHMARKS.md", help="the report to write")
     report.add_argument("--levers_md", default="docs/levers.md", help="the removed levers' page to write")
-    return parser.parse_args()
+    return parser.parse_args(argv)
 
 
-def main() -> None:
-    args = parse_args()
+def main(argv: Sequence[str] | None = None) -> None:
+    args = parse_args(argv)
     if args.report:
         write_report(Path(args.results), Path(args.levers), Path(args.benchmarks_md), Path(args.levers_md))
         return
@@ -281,7 +286,7 @@ def main() -> None:
     results.update(fresh)
     if not profile.row_suffix:  # a lever's profile: its rows beside its base profile's, the headline files stay
         copy_headline_predictions({**results, **fresh}, predictions_dir, args.profile)
-    results_path.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    atomic_write_text(results_path, json.dumps(results, indent=2, ensure_ascii=False) + "\n")
     sections = tuple(fresh)
     summary = {k: {row: (v["value"], v["std"]) for row, v in results[k].items() if "std" in v} for k in sections}
     print(json.dumps(summary, indent=1))
@@ -289,4 +294,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(command_line(main, sys.argv[1:]))

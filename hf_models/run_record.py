@@ -25,7 +25,7 @@ from typing import Any
 
 from filelock import FileLock
 
-from .textio import atomic_write_text
+from .textio import UsageError, atomic_write_text
 
 __all__ = [
     "RECORD_FILE",
@@ -231,7 +231,7 @@ def read_record(folder: str | os.PathLike) -> RunRecord | None:
     try:
         return RunRecord.from_dict(json.loads(path.read_text(encoding="utf-8")))
     except (ValueError, TypeError) as err:
-        raise ValueError(f"{path}: not a run record ({err})") from None
+        raise UsageError(f"{path}: not a run record ({err})") from None
 
 
 def one_per_epoch(entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:

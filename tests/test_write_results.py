@@ -6,6 +6,8 @@ what the generator renders."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import re
 import runpy
@@ -113,7 +115,11 @@ def _write_results(monkeypatch, bench: Path, results: Path, predictions: Path, *
         *extra,
     ]
     monkeypatch.setattr(sys, "argv", argv)
-    runpy.run_path(str(REPO_ROOT / "benchmarks" / "write_results.py"), run_name="__main__")
+    stderr = io.StringIO()
+    with contextlib.redirect_stderr(stderr), pytest.raises(SystemExit) as exit_:  # the script's exit status
+        runpy.run_path(str(REPO_ROOT / "benchmarks" / "write_results.py"), run_name="__main__")
+    if exit_.value.code:  # its one `error: ...` line, as the SystemExit it was raised as
+        raise SystemExit(stderr.getvalue())
 
 
 def test_rows_and_headline_predictions_come_from_this_bench_folder(tmp_path, monkeypatch):

@@ -43,7 +43,7 @@ from hf_models.data import (
 )
 from hf_models.metrics import load_metric
 from hf_models.run_record import Evaluation, RunRecord, model_reference, updating_record
-from hf_models.safety import check_not_input
+from hf_models.safety import check_output_file
 from hf_models.textio import UsageError, atomic_write_text
 from hf_models.tokenization import resolve_tokenizer, train_bpe_tokenizer
 from hf_models.training import (
@@ -54,6 +54,7 @@ from hf_models.training import (
     check_run_output,
     finish_run,
     load_or_build_model,
+    load_pretrained,
     run_task,
     train_model,
     unigram_entropy,
@@ -62,7 +63,13 @@ from hf_models.training import (
 from hf_models.training.setup import check_vocabulary
 
 from . import qa_formats
-from .birthplace_arguments import BirthplaceArguments, subcommand_groups, subcommand_help, top_level_parser
+from .birthplace_arguments import (
+    BirthplaceArguments,
+    check_answer_source,
+    subcommand_groups,
+    subcommand_help,
+    top_level_parser,
+)
 from .qa_formats import BPEQAFormat, CourseQAFormat, QAFormat, RecitingQAFormat, check_recite_tokens, real_birthplaces
 
 logger = logging.getLogger(__name__)
@@ -316,11 +323,11 @@ def _predictions(model_args: ModelArguments, bp_args: BirthplaceArguments, train
         return [constant] * len(questions), "most_common_baseline"
     missing = "evaluate needs --model_name_or_path, or --london_baseline / --most_common_baseline"
     if model_args.model_name_or_path is None:
-        raise ValueError(missing)
+        raise UsageError(missing)
     check_recite_tokens(model_args.model_name_or_path, bp_args.recite_tokens)
     answers = qa_format(bp_args, train_answers=list(qa["train"]["answer"]))
     tokenizer = resolve_tokenizer(model_args.tokenizer_path, answers.vocabulary, missing=missing)
-    model = SmallEncoderForCausalLM.from_pretrained(model_args.model_name_or_path, dtype=torch.float32)
+    model = load_pretrained(SmallEncoderForCausalLM, model_args.model_name_or_path, causal=True, dtype=torch.float32)
     check_vocabulary(tokenizer, model.config.vocab_size, model_args.tokenizer_path, model_args.model_name_or_path)
     check_block_size(bp_args.block_size, model)
     model.to("cpu" if training_args.use_cpu or not torch.cuda.is_available() else "cuda")
@@ -381,7 +388,7 @@ def _evaluation_outputs(model_args: ModelArguments, bp_args: BirthplaceArguments
         ]
     for path in [p for p in (predictions_file, report) if p]:
         what = "--predictions_file" if path == predictions_file else "the report"
-        check_not_input(path, [*_data_files(bp_args), *model_files], what)
+        check_output_file(path, [*_data_files(bp_args), *model_files], what)
         if os.path.exists(path) and not model_args.overwrite_output_dir:
             raise UsageError(
                 f"{path} already exists; pick another --output_dir or --predictions_file, or add "
@@ -401,6 +408,7 @@ def evaluate_answers(
 ) -> dict:
     timer = RunTimer()
     _require_data_dir(bp_args)
+    check_answer_source(model_args.model_name_or_path, bp_args)
     output_dir, predictions_file, report = _evaluation_outputs(model_args, bp_args, training_args)
     qa = load_birthplace(bp_args.data_dir)
     split = qa[bp_args.eval_split]

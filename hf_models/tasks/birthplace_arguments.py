@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from transformers import TrainingArguments
 
 from hf_models.data import augment_forms
+from hf_models.textio import UsageError
 from hf_models.training import TRAINER_GROUP, FlagGroup, HelpFormatter, help_sections, model_group
 
 
@@ -123,6 +124,21 @@ class BirthplaceArguments:
             raise ValueError("--counterfactual_qa swaps the birthplace in the recitation: it needs --recite_tokens")
         if self.answer_from_recitation and not self.recite_tokens:
             raise ValueError("--answer_from_recitation chooses the answer in the recitation: it needs --recite_tokens")
+
+
+def check_answer_source(model_name_or_path: str | None, bp_args: BirthplaceArguments) -> None:
+    """`evaluate` scores one source of answers: a model, or one baseline, never a silent choice between them."""
+    baselines = [
+        flag
+        for flag, given in (
+            ("--london_baseline", bp_args.london_baseline),
+            ("--most_common_baseline", bp_args.most_common_baseline),
+        )
+        if given
+    ]
+    if len(baselines) > 1 or (baselines and model_name_or_path):
+        given = " and ".join([*(["--model_name_or_path"] if model_name_or_path else []), *baselines])
+        raise UsageError(f"evaluate scores one source of answers, but got {given}: give one of them")
 
 
 # What each subcommand does (its --help's first line), and the fields it takes.

@@ -16,7 +16,7 @@ from transformers import DataCollatorWithPadding, TrainingArguments
 from transformers.trainer_utils import IntervalStrategy
 
 from hf_models import SmallEncoderForSequenceClassification
-from hf_models.safety import check_not_input
+from hf_models.safety import check_output_file
 from hf_models.textio import UsageError
 from hf_models.training import (
     GradualUnfreezingCallback,
@@ -97,9 +97,7 @@ def _check_before_training(model_args: ModelArguments, data_args: SentimentArgum
     data_dir = data_args.data_dir
     names = os.listdir(data_dir) if os.path.isdir(data_dir) else []
     data_files = [("--data_dir", os.path.join(data_dir, name)) for name in names]
-    check_not_input(predictions, data_files, "--test_predictions_file")
-    if os.path.isdir(predictions):
-        raise UsageError(f"--test_predictions_file {predictions} is a folder; give a file name")
+    check_output_file(predictions, data_files, "--test_predictions_file")
 
 
 def finetune(model_args: ModelArguments, data_args: SentimentArguments, training_args: TrainingArguments) -> dict:

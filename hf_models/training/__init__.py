@@ -31,7 +31,7 @@ from .finish import RunTimer, finish_run, model_source, write_report
 from .linear_probe import init_head_by_linear_probe
 from .plateau import PLATEAU_KEYS, check_plateau, unigram_entropy
 from .plots import PlotCallback, plot_curves
-from .setup import build_config, check_block_size, load_or_build_model
+from .setup import build_config, check_block_size, load_or_build_model, load_pretrained
 from .trainer import ReproducibleTrainer, ShuffledLengthBuckets, last_logged, train_model
 from .transfer import (
     GradualUnfreezingCallback,
@@ -62,6 +62,7 @@ __all__ = [
     "finish_run",
     "last_logged",
     "load_or_build_model",
+    "load_pretrained",
     "model_source",
     "parse_args",
     "plot_curves",
