@@ -66,11 +66,6 @@ class BirthplaceProfile:
     # Trainer's `--train_sampling_strategy` for every birthplace training: `group_by_length` batches rows of similar
     # length (on the CPU, 36 % of a random batch's positions are padding: an epoch costs 31 % less time).
     sampling: str = "random"
-    # Counterfactual twins of the QA rows in the pretraining of these models (`--counterfactual_qa`, issue 21): with
-    # another training birthplace in the recitation and the answer, the answer can only be read, not recalled from
-    # the name. Vanilla alone: the synthesizer's attention has no content lookup to copy with, and lost 10 points.
-    counterfactual_models: tuple[str, ...] = ()
-    counterfactual_qa: float = 1.0
     # The reciting models answer with the span of their recitation they score highest (`--answer_from_recitation`)
     # instead of a generated answer.
     answer_from_recitation: bool = False
@@ -84,14 +79,6 @@ class BirthplaceProfile:
         "synthesizer_recite",
         "vanilla_span_corruption",
     )
-
-    def __post_init__(self) -> None:
-        for model in self.counterfactual_models:
-            if model not in self.models or not model.endswith("_recite"):
-                raise ValueError(
-                    f"counterfactual_models: {model!r} is not a reciting model of the profile "
-                    f"({', '.join(self.models)}): the twins swap the birthplace in the recitation"
-                )
 
 
 @dataclass(frozen=True)
@@ -604,8 +591,7 @@ def birthplace_steps(profile: Profile, paths: Paths) -> list[Step]:
         variant, span_corruption = variants[model], model.endswith("_span_corruption")
         recite = ("--recite_tokens", str(p.opening_tokens)) if model.endswith("_recite") else ()
         augment = ("--augment", p.augment) if model.endswith(("_augmented", "_recite")) else ()
-        twins = ("--counterfactual_qa", str(p.counterfactual_qa)) if model in p.counterfactual_models else ()
-        objective = (*(span_corruption_args if span_corruption else objective_args), *recite, *twins)
+        objective = (*(span_corruption_args if span_corruption else objective_args), *recite)
         # The course's finetuning stage: short and gentle after mixed pretraining; the course's after span corruption.
         epochs_and_rate = ("10", "6e-4") if span_corruption else ("2", "1e-4")
         pretrained, finetuned = f"{bp}/{model}_pretrain", f"{bp}/{model}_finetune"

@@ -625,34 +625,25 @@ BIRTHPLACE_PRETRAIN_ROWS = [
     Flag(
         ("--pretrain_with_qa",),
         lambda r: _all(
-            r.record.split_sizes["train"] > 330 + _augmented(r, "permute") + _augmented(r, "opening"),
+            r.record.split_sizes["train"] > 330 + _augmented(r, "name_first") + _augmented(r, "opening"),
             r.record.hyperparameters["pretrain_with_qa"] is True,
         ),
     ),
     Flag(("--block_size", "32"), lambda r: _all(r.record.hyperparameters["block_size"] == 32)),
-    # 330 paragraphs (300 people with answers, 30 test people): their permuted copies and opening sentences
+    # 330 paragraphs (300 people with answers, 30 test people): their opening sentences alone
     Flag(
-        ("--augment", "permute,opening"),
+        ("--augment", "opening"),
         lambda r: _all(
             _augmented(r, "opening") == 330,
-            _augmented(r, "permute") > 0,
             _augmented(r, "name_first") == 0,
-            r.record.hyperparameters["augment"] == "permute,opening",
+            r.record.hyperparameters["augment"] == "opening",
         ),
     ),
-    Flag(("--augment_copies", "2"), lambda r: _all(330 < _augmented(r, "permute") <= 660)),
     Flag(
         ("--model_config", "altegrad-lab"),
         lambda r: _all(r.config["norm_first"] is False, r.record.preset == "altegrad-lab"),
     ),
     Flag(("--recite_tokens", "4"), lambda r: _recited_rows(r, 4)),
-    Flag(
-        ("--counterfactual_qa", "1.0"),
-        lambda r: _all(
-            {call["rate"] for call in r.trained["swaps"]} == {1.0},
-            r.record.hyperparameters["counterfactual_qa"] == 1.0,
-        ),
-    ),
 ]
 
 BIRTHPLACE_FINETUNE_ROWS = [
@@ -667,16 +658,6 @@ BIRTHPLACE_FINETUNE_ROWS = [
     Flag(("--attention_type", "synthesizer"), lambda r: _all(r.config["attention_type"] == "synthesizer")),
     Flag(
         ("--recite_tokens", "5"), lambda r: _all(_recited_rows(r, 5), r.record.hyperparameters["recite_tokens"] == 5)
-    ),
-    # Twins of the training rows only: the dev loss reads the real birthplaces.
-    Flag(
-        ("--counterfactual_qa", "0.5"),
-        lambda r: _all(
-            {call["rate"] for call in r.trained["swaps"]} == {0.5},
-            len(r.trained["swaps"][0]["questions"]) + r.trained["metrics"]["train_counterfactual_rows"]
-            == len(r.trained["train_dataset"]),
-            r.record.hyperparameters["counterfactual_qa"] == 0.5,
-        ),
     ),
     overwrite_row(),
 ]
@@ -756,8 +737,7 @@ def test_birthplace_pretrain_and_finetune_flags(monkeypatch, tmp_path, synthetic
     """`pretrain`, `finetune`, then `evaluate` on the finetuned model and with the two baselines."""
     data = str(synthetic_birthplace_dir)
     base = ["pretrain", "--data_dir", data]
-    swaps = {"swaps": (qa_formats, "swap_birthplaces")}
-    run = run_scenario(monkeypatch, birthplace, base, BIRTHPLACE_PRETRAIN_ROWS, tmp_path / "pretrain", spies=swaps)
+    run = run_scenario(monkeypatch, birthplace, base, BIRTHPLACE_PRETRAIN_ROWS, tmp_path / "pretrain")
     check_all(run, BIRTHPLACE_PRETRAIN_ROWS)
 
     base = [
@@ -767,7 +747,7 @@ def test_birthplace_pretrain_and_finetune_flags(monkeypatch, tmp_path, synthetic
         "--tokenizer_name_or_path",
         str(tiny_tokenizer_dir),
     ]
-    run = run_scenario(monkeypatch, birthplace, base, BIRTHPLACE_FINETUNE_ROWS, tmp_path / "finetune", spies=swaps)
+    run = run_scenario(monkeypatch, birthplace, base, BIRTHPLACE_FINETUNE_ROWS, tmp_path / "finetune")
     check_all(run, BIRTHPLACE_FINETUNE_ROWS)
     assert run.config["vocab_size"] == 600  # --tokenizer_name_or_path: the tokenizer's vocabulary
 

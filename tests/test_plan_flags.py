@@ -352,28 +352,6 @@ def test_a_pipeline_starts_beside_the_rest_of_the_one_it_reads_once_its_step_is_
     assert failed == [] and times["read.start"] < times["slow.end"]
 
 
-def test_counterfactual_twins_reach_the_vanilla_pretraining_alone(monkeypatch) -> None:
-    """`counterfactual_models` puts `--counterfactual_qa` in those models' pretraining, in both profiles, and in no
-    other step; a model that does not recite is refused (the twins swap the birthplace in the recitation)."""
-    for profile in ("cpu", "gpu"):
-        assert plan.PROFILES[profile].birthplace.counterfactual_models == ()  # the profiles answer with spans instead
-        base = plan.PROFILES[profile]
-        birthplace = replace(base.birthplace, counterfactual_models=("vanilla_recite",))
-        monkeypatch.setitem(plan.PROFILES, "x", replace(base, birthplace=birthplace))
-        steps = plan.plan("x", PATHS)["birthplace"]
-        with_twins = {
-            step.name: _flag(step.command, "--counterfactual_qa")
-            for step in steps
-            if "--counterfactual_qa" in step.command
-        }
-        assert with_twins == {"bp_vanilla_recite_pretrain": str(birthplace.counterfactual_qa)}
-    cpu = replace(plan.PROFILES["cpu"].birthplace, counterfactual_models=("vanilla_recite",))
-    with pytest.raises(ValueError, match="'vanilla_span_corruption' is not a reciting model"):
-        replace(cpu, counterfactual_models=("vanilla_span_corruption",))
-    with pytest.raises(ValueError, match="'vanilla_recite' is not a reciting model"):
-        replace(cpu, models=("synthesizer_recite",))
-
-
 def test_answers_from_the_recitation_reach_every_score_of_a_reciting_model(monkeypatch) -> None:
     """`BirthplaceProfile.answer_from_recitation` puts `--answer_from_recitation` in the scores (tuning split, dev,
     test) of the reciting models, pretrained and finetuned, and in no other step."""

@@ -62,47 +62,6 @@ def test_rows_put_the_recitation_before_the_question_and_the_loss_on_the_answer(
         encode_reciting_qa(examples, tok, 64, [recitation, recitation])
 
 
-def test_counterfactual_rows_swap_the_birthplace_in_the_opening_and_the_answer():
-    questions = [f"Where was Person {i} born?" for i in range(200)]
-    answers = ["London", "Paris", "New York"] * 66 + ["Oslo", "Rome"]
-    openings = [f"Person {i}. Person {i} was born in {answer} ." for i, answer in enumerate(answers)]
-    openings[0] = "Person 0. Person 0 was a painter ."  # the answer is not in the opening: never swapped
-    swapped = qa_formats.swap_birthplaces(questions, answers, openings, rate=0.5)
-    assert 0 not in swapped and 70 < len(swapped) < 130  # about half, chosen by a hash of the question
-    for i, (opening, answer) in swapped.items():
-        assert answer != answers[i] and answer in set(answers)  # another training answer
-        assert opening == openings[i].replace(answers[i], answer)
-    assert qa_formats.swap_birthplaces(questions, answers, openings, rate=0.5) == swapped  # the same in every run
-    assert qa_formats.swap_birthplaces(questions, answers, openings, rate=0.0) == {}
-    assert len(qa_formats.swap_birthplaces(questions, answers, openings, rate=1.0)) == 199
-    # Whole words only: "York" is not swapped inside "New York".
-    only_york = qa_formats.swap_birthplaces(["q"], ["York"], ["Person. Born in New Yorkshire ."], rate=1.0)
-    assert only_york == {}
-
-
-def test_counterfactual_twins_read_the_swapped_place(tiny_tokenizer):
-    qa = RecitingQAFormat(recite_tokens=30, paragraphs=PARAGRAPHS, counterfactual=1.0)
-    examples = {
-        "question": ["Where was Ada Lovelace born?", "Where was Ada Smith born?"],
-        "answer": ["London", "Paris"],
-    }
-    rows = qa.encode(examples, tiny_tokenizer, block_size=64)
-    plain = RecitingQAFormat(recite_tokens=30, paragraphs=PARAGRAPHS).encode(examples, tiny_tokenizer, block_size=64)
-    assert rows["input_ids"][:2] == plain["input_ids"] and len(rows["input_ids"]) == 4  # the real rows, then twins
-    swaps = (("London", "Paris"), ("Paris", "London"))  # two people: each twin gets the other's place
-    for row, labels, (real, other) in zip(rows["input_ids"][2:], rows["labels"][2:], swaps, strict=True):
-        text = tiny_tokenizer.decode(row)
-        answer = tiny_tokenizer.decode([t for t in labels if t != IGNORE_INDEX])
-        assert other in answer and real not in answer  # the swapped place is the answer...
-        assert f"born in {other}" in text or f"Born in {other}" in text  # ...and the opening says so
-    assert qa.counterfactual_rows(examples, tiny_tokenizer) == 2
-    twins = qa.encode_twins(examples, tiny_tokenizer, block_size=64)  # pretraining's: no loss on the swapped opening
-    assert twins["input_ids"] == rows["input_ids"][2:] and twins["labels"] == rows["labels"][2:]
-    assert all(labels[: labels.index(next(t for t in labels if t != IGNORE_INDEX))] for labels in twins["labels"])
-    with pytest.raises(ValueError, match="fraction"):
-        RecitingQAFormat(recite_tokens=3, counterfactual=1.5)
-
-
 def test_batched_recitations_and_answers_equal_one_at_a_time(tiny_tokenizer):
     """Titles of different lengths share a left-padded batch: each recitation starts at position 0 all the same."""
     torch.manual_seed(0)

@@ -63,7 +63,7 @@ from hf_models.training.setup import check_vocabulary
 
 from . import qa_formats
 from .birthplace_arguments import BirthplaceArguments, subcommand_groups, subcommand_help, top_level_parser
-from .qa_formats import BPEQAFormat, CourseQAFormat, QAFormat, RecitingQAFormat, check_recite_tokens, real_birthplaces
+from .qa_formats import BPEQAFormat, CourseQAFormat, QAFormat, RecitingQAFormat, check_recite_tokens
 
 logger = logging.getLogger(__name__)
 
@@ -86,7 +86,6 @@ PRETRAINING_ONLY = (
     "opening_tokens",
     "pretrain_with_qa",
     "augment",
-    "augment_copies",
 )
 
 
@@ -129,7 +128,6 @@ def qa_format(
             bp_args.recite_tokens,
             tuple(paragraphs),
             bp_args.max_new_tokens,
-            counterfactual=bp_args.counterfactual_qa,
             answer_words=shape["answer_words"],
             capitalized_answers=shape["capitalized_answers"],
         )
@@ -179,8 +177,6 @@ def pretrain(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
     qa_train = load_birthplace(bp_args.data_dir)["train"] if bp_args.pretrain_with_qa else None
     if qa_train is not None and bp_args.recite_tokens and bp_args.pretraining_objective != "openings":
         raise UsageError("--recite_tokens with --pretrain_with_qa needs --pretraining_objective openings")
-    if bp_args.counterfactual_qa and qa_train is None:
-        raise UsageError("--counterfactual_qa adds twins of the QA rows: pretrain needs --pretrain_with_qa")
     if qa_train is not None and bp_args.pretraining_objective == "span_corruption":
         qa = datasets.Dataset.from_dict({"text": qa_texts(qa_train)})
         corpus = concatenate_datasets([corpus, qa.cast(corpus.features)])
@@ -188,7 +184,7 @@ def pretrain(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
     model = _model(model_args, bp_args, tokenizer)
     block_size = check_block_size(bp_args.block_size, model)
     # Knowledge augmentation: after the tokenizer, which never sees the copies (with or without them, one tokenizer).
-    corpus, augmentation = _augment(corpus, paragraphs, tokenizer, bp_args, block_size, training_args.seed)
+    corpus, augmentation = _augment(corpus, paragraphs, tokenizer, bp_args, block_size)
 
     with training_args.main_process_first(desc="tokenization"):
         if bp_args.pretraining_objective == "openings":
@@ -211,14 +207,14 @@ def pretrain(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
     )
 
 
-def _augment(corpus, paragraphs: list[str], tokenizer, bp_args: BirthplaceArguments, block_size: int, seed: int):
+def _augment(corpus, paragraphs: list[str], tokenizer, bp_args: BirthplaceArguments, block_size: int):
     """The corpus followed by the `--augment` copies of its paragraphs, and their cost (none without the option:
     the corpus is returned as it is)."""
     forms = augment_forms(bp_args.augment)
     if not forms:
         return corpus, {}
     openings = bp_args.pretraining_objective == "openings"
-    copies = augmented_copies(paragraphs, forms, bp_args.augment_copies, seed)
+    copies = augmented_copies(paragraphs, forms)
     cost = augmentation_cost(
         paragraphs, copies, tokenizer, min(bp_args.opening_tokens, block_size - 1) if openings else None
     )
@@ -243,12 +239,9 @@ def _openings_dataset(corpus, qa_train, paragraphs, tokenizer, bp_args: Birthpla
             "remove_columns": qa_train.column_names,
             "fn_kwargs": {"tokenizer": tokenizer, "block_size": block_size},
         }
-        qa = qa_train.map(real_birthplaces(qa_rows).encode, **rows)
+        qa = qa_train.map(qa_rows.encode, **rows)
         qa = qa.map(lambda example: {"labels": example["input_ids"]}).cast(openings.features)
-        # Counterfactual twins keep the loss on their answers alone: their openings are not facts to learn.
-        twins = qa_rows.encode_twins(qa_train[:], tokenizer, block_size) if bp_args.counterfactual_qa else {}
-        twins = [datasets.Dataset.from_dict(twins).cast(openings.features)] if twins.get("input_ids") else []
-        openings = concatenate_datasets([openings, qa, *twins])
+        openings = concatenate_datasets([openings, qa])
     return openings, DataCollatorForSeq2Seq(tokenizer, label_pad_token_id=IGNORE_INDEX)
 
 
@@ -270,13 +263,11 @@ def finetune(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
 
     qa = load_birthplace(bp_args.data_dir)
     qa.pop("test")  # questions only: nothing to learn from
-    # Counterfactual rows (--counterfactual_qa) are for training: the dev loss reads the real birthplaces.
-    formats = {"train": qa_rows, "validation": real_birthplaces(qa_rows)}
     with training_args.main_process_first(desc="tokenization"):
         encoded = datasets.DatasetDict(
             {
                 split: qa[split].map(
-                    formats[split].encode,
+                    qa_rows.encode,
                     batched=True,
                     remove_columns=["question", "answer"],
                     fn_kwargs={"tokenizer": tokenizer, "block_size": block_size},
@@ -295,8 +286,6 @@ def finetune(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
         encoded["validation"] if training_args.eval_strategy != "no" else None,
     )
     metrics["block_size"] = block_size
-    if bp_args.counterfactual_qa:  # the training rows that read another birthplace (`--counterfactual_qa`)
-        metrics["train_counterfactual_rows"] = qa_rows.counterfactual_rows(qa["train"][:], tokenizer)
     trainer.log_metrics("train", metrics)
     metrics["pretrained_from"] = model_args.model_name_or_path
     if qa_rows.vocabulary == "bpe":  # how it answers travels with the model: to the app and the Hub

@@ -50,13 +50,10 @@ class BirthplaceArguments:
         default="",
         metadata={
             "help": "pretrain: comma-separated forms of each wiki.txt paragraph added to the corpus (knowledge "
-            "augmentation, `hf_models.data.augmentation`): 'permute' (sentences in another order), 'name_first' "
-            "(every sentence starts with the full name), 'opening' (the opening sentence alone). Built from the "
-            "paragraph's own text only; the tokenizer is trained on the paragraphs without them."
+            "augmentation, `hf_models.data.augmentation`): 'name_first' (every sentence starts with the full name), "
+            "'opening' (the opening sentence alone). Built from the paragraph's own text only; the tokenizer is "
+            "trained on the paragraphs without them."
         },
-    )
-    augment_copies: int = field(
-        default=1, metadata={"help": "pretrain with --augment: most copies of a paragraph per form (distinct ones)."}
     )
     eval_split: str = field(
         default="validation",
@@ -80,15 +77,6 @@ class BirthplaceArguments:
             "and give it to every subcommand (with --pretrain_with_qa, to the mixed QA rows too)."
         },
     )
-    counterfactual_qa: float = field(
-        default=0.0,
-        metadata={
-            "help": "With --recite_tokens (pretrain: with --pretrain_with_qa): the fraction of training QA rows "
-            "that get a twin whose birthplace is another training answer, in the recitation and as the answer, so "
-            "that the model learns to read the answer from its recitation rather than recall it from the name "
-            "(0: off)."
-        },
-    )
     answer_from_recitation: bool = field(
         default=False,
         metadata={
@@ -109,18 +97,12 @@ class BirthplaceArguments:
 
     def __post_init__(self) -> None:  # a wrong --augment fails before the tokenizer and the model are built
         augment_forms(self.augment)
-        if self.augment_copies < 1:
-            raise ValueError(f"--augment_copies must be positive, got {self.augment_copies}")
         if self.recite_tokens < 0:
             raise ValueError(f"--recite_tokens must be 0 (off) or positive, got {self.recite_tokens}")
         if self.recite_tokens and self.course_vocabulary:
             raise ValueError(
                 "--recite_tokens is for our BPE; the course's characters (--course_vocabulary) answer directly"
             )
-        if not 0.0 <= self.counterfactual_qa <= 1.0:
-            raise ValueError(f"--counterfactual_qa must be a fraction in [0, 1], got {self.counterfactual_qa}")
-        if self.counterfactual_qa and not self.recite_tokens:
-            raise ValueError("--counterfactual_qa swaps the birthplace in the recitation: it needs --recite_tokens")
         if self.answer_from_recitation and not self.recite_tokens:
             raise ValueError("--answer_from_recitation chooses the answer in the recitation: it needs --recite_tokens")
 
@@ -141,10 +123,8 @@ SUBCOMMAND_FIELDS = {
         "opening_tokens",
         "pretrain_with_qa",
         "augment",
-        "augment_copies",
-        "counterfactual_qa",
     ),
-    "finetune": (*_SHARED, "variant", "counterfactual_qa"),
+    "finetune": (*_SHARED, "variant"),
     "evaluate": (
         *_SHARED,
         "eval_split",

@@ -7,8 +7,6 @@
   the person's paragraph from the name alone (the first N tokens, as the `openings` pretraining saw them), then
   answers `recitation </s> question ⁇`. Training rows put the person's real paragraph opening there; the answer is
   read from the context, where the pretrained model can write the fact, instead of from the question alone.
-  With `--counterfactual_qa` some training rows get a twin with another birthplace, in the opening and the
-  answer, so that reading the answer from the opening is the only way to get both right (`swap_birthplaces`).
 - `CourseQAFormat` (CS224N's character vocabulary, `--course_vocabulary`): the course's `NameDataset` rows
   `question⁇answer⁇`; 32 characters greedily generated after `question⁇`, the answer read between the first and
   second `⁇` of the completion, as the course's `run.py` does.
@@ -20,10 +18,8 @@ from __future__ import annotations
 
 import logging
 import os
-import re
-import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -45,7 +41,6 @@ __all__ = [
     "answer_format",
     "answering_format",
     "check_recite_tokens",
-    "real_birthplaces",
     "answer_between_masks",
     "greedy_completions",
     "predict_answers",
@@ -224,31 +219,6 @@ def answering_format(tokenizer: PreTrainedTokenizerBase, model_dir: str | os.Pat
     )
 
 
-def _fraction(text: str) -> float:
-    """A stable pseudo-random number in [0, 1) for `text` (the same in every process, unlike `hash`)."""
-    return zlib.crc32(text.encode("utf-8")) / 2**32
-
-
-def swap_birthplaces(
-    questions: list[str], answers: list[str], openings: list[str], rate: float
-) -> dict[int, tuple[str, str]]:
-    """Counterfactual twins of QA rows: for about `rate` of the rows whose opening names the answer, the opening
-    with another row's answer in its place, and that answer. Trained beside the real row, the twin gives one
-    question two answers that only the context tells apart, so the model learns to read the answer from the
-    opening instead of recalling it from the name (which, for the training people, it can do from memory). Rows
-    are chosen and paired by a hash of the question, the same in every run. Returns {row: (opening, answer)}."""
-    places, swapped = sorted(set(answers)), {}
-    for i, (question, answer, opening) in enumerate(zip(questions, answers, openings, strict=True)):
-        pattern = re.compile(rf"\b{re.escape(answer)}\b")
-        if _fraction(question) >= rate or not pattern.search(opening):
-            continue
-        others = [place for place in places if place != answer]
-        if others:
-            other = others[int(_fraction(f"{question} place") * len(others))]
-            swapped[i] = (pattern.sub(other.replace("\\", r"\\"), opening), other)
-    return swapped
-
-
 @dataclass(frozen=True)
 class RecitingQAFormat:
     """Our BPE, recite then answer: `recitation </s> question ⁇ answer ⁇ </s>`.
@@ -256,8 +226,7 @@ class RecitingQAFormat:
     `recite_tokens` is the length of a recitation, title included (the pretraining's `--opening_tokens`).
     `paragraphs` (wiki.txt) give the training rows their real openings; a person without a paragraph gets the
     title alone, `Name.`, and a question of another shape than 'Where was NAME born?' no recitation.
-    `counterfactual` (`--counterfactual_qa`): the fraction of training rows that get a twin whose birthplace is
-    another one, in the opening and the answer (`swap_birthplaces`). `answer_words` (`--answer_from_recitation`):
+    `answer_words` (`--answer_from_recitation`):
     0 generates the answer; N > 0 chooses it among the recitation's spans of at most N words (`recitation_spans`;
     `capitalized_answers`: only those that start with a capital letter).
     """
@@ -266,15 +235,12 @@ class RecitingQAFormat:
     paragraphs: tuple[str, ...] = ()
     max_new_tokens: int = 16
     vocabulary: str = "bpe"
-    counterfactual: float = 0.0
     answer_words: int = 0
     capitalized_answers: bool = False
 
     def __post_init__(self) -> None:
         if self.recite_tokens < 1:
             raise ValueError(f"recite_tokens must be positive, got {self.recite_tokens}")
-        if not 0.0 <= self.counterfactual <= 1.0:
-            raise ValueError(f"counterfactual must be a fraction in [0, 1], got {self.counterfactual}")
 
     def _paragraphs(self, questions: list[str]) -> list[str]:
         """Each person's paragraph (the one that starts with `Name.`), the title alone without one."""
@@ -300,36 +266,10 @@ class RecitingQAFormat:
         """The first `recite_tokens` tokens of each person's paragraph (the one that starts with `Name.`)."""
         return self._first_tokens(self._paragraphs(questions), tokenizer)
 
-    def _swapped(self, questions: list[str], answers: list[str], recitations: list[list[int]], tokenizer) -> dict:
-        """{row: (recitation ids, answer)} of the counterfactual rows (`counterfactual`, `swap_birthplaces`)."""
-        if not self.counterfactual or not answers:
-            return {}
-        texts = [tokenizer.decode(ids) for ids in recitations]
-        swapped = swap_birthplaces(questions, answers, texts, self.counterfactual)
-        return {i: (self._first_tokens([text], tokenizer)[0], answer) for i, (text, answer) in swapped.items()}
-
-    def counterfactual_rows(self, examples: dict[str, list[str]], tokenizer) -> int:
-        """How many counterfactual twins `encode` adds to these training rows."""
-        questions = list(examples["question"])
-        return len(self._swapped(questions, list(examples["answer"]), self.openings(questions, tokenizer), tokenizer))
-
-    def encode_twins(self, examples: dict[str, list[str]], tokenizer, block_size: int) -> dict[str, list[list[int]]]:
-        """The counterfactual twins of these training rows alone (`counterfactual`), the loss on their answers."""
-        questions, answers = list(examples["question"]), list(examples["answer"])
-        twins = self._swapped(questions, answers, self.openings(questions, tokenizer), tokenizer)
-        if not twins:
-            return {"input_ids": [], "attention_mask": [], "labels": []}
-        rows = {"question": [questions[i] for i in twins], "answer": [answer for _, answer in twins.values()]}
-        return encode_reciting_qa(rows, tokenizer, block_size, [recitation for recitation, _ in twins.values()])
-
     def encode(self, examples: dict[str, list[str]], tokenizer, block_size: int) -> dict[str, list[list[int]]]:
-        """The rows, then the counterfactual twins of some of them (`counterfactual`): more rows than examples."""
+        """Each row after its person's real opening (`openings`)."""
         recitations = self.openings(list(examples["question"]), tokenizer)
-        rows = encode_reciting_qa(examples, tokenizer, block_size, recitations)
-        if not self.counterfactual or "answer" not in examples:
-            return rows
-        twins = self.encode_twins(examples, tokenizer, block_size)
-        return {key: rows[key] + twins[key] for key in rows}
+        return encode_reciting_qa(examples, tokenizer, block_size, recitations)
 
     def recite(self, model, tokenizer, questions: list[str], batch_size: int) -> list[list[int]]:
         """What the model writes from each person's title `Name.` (at position 0, as in pretraining), up to
@@ -402,11 +342,6 @@ class RecitingQAFormat:
                 best[i] = candidates[max(range(len(candidates)), key=ranked.__getitem__)]
                 position += len(candidates)
         return best
-
-
-def real_birthplaces(rows: QAFormat) -> QAFormat:
-    """The format without counterfactual twins (`--counterfactual_qa`): for the rows a score or a loss reads."""
-    return replace(rows, counterfactual=0.0) if isinstance(rows, RecitingQAFormat) else rows
 
 
 # The format a birthplace run encodes its rows in and answers with.
