@@ -12,7 +12,7 @@ import torch
 
 from hf_models import SmallEncoderConfig, SmallEncoderForCausalLM
 from hf_models.data import encode_char_qa
-from hf_models.tasks.qa_formats import answer_between_masks, predict_char_answers
+from hf_models.tasks.qa_decoding import answer_between_masks, predict_char_answers
 from hf_models.tokenization.courses import build_cs224n_char_tokenizer
 
 TINY = "hidden_size=32,num_hidden_layers=2,num_attention_heads=2,intermediate_size=64"

@@ -26,7 +26,7 @@ import pytest
 import torch
 
 from hf_models.run_record import read_record
-from hf_models.tasks import birthplace, qa_formats, sentiment
+from hf_models.tasks import birthplace, qa_decoding, qa_formats, sentiment
 from hf_models.tasks import pretraining as pretrain
 
 TINY = "hidden_size=32,num_hidden_layers=2,num_attention_heads=2,intermediate_size=64,max_position_embeddings=64"
@@ -751,7 +751,7 @@ def test_birthplace_pretrain_and_finetune_flags(monkeypatch, tmp_path, synthetic
     check_all(run, BIRTHPLACE_FINETUNE_ROWS)
     assert run.config["vocab_size"] == 600  # --tokenizer_name_or_path: the tokenizer's vocabulary
 
-    generation = {"generation": (qa_formats, "greedy_completions"), "spans": (qa_formats, "answer_log_likelihoods")}
+    generation = {"generation": (qa_decoding, "greedy_completions"), "spans": (qa_formats, "answer_log_likelihoods")}
     for name, rows, after in (
         ("evaluate", BIRTHPLACE_EVALUATE_ROWS, []),
         ("spans", BIRTHPLACE_SPANS_ROWS, [arg.format(tmp=tmp_path) for arg in SPANS_SCENARIO]),

@@ -10,7 +10,7 @@ from test_recipes import COMMON, TINY, assert_run_outputs, read_report
 
 from hf_models import SmallEncoderConfig, SmallEncoderForCausalLM, app
 from hf_models.data import IGNORE_INDEX, encode_reciting_qa, load_birthplace, person_name
-from hf_models.tasks import birthplace, qa_formats
+from hf_models.tasks import birthplace, qa_decoding
 from hf_models.tasks.qa_formats import RecitingQAFormat
 from hf_models.tasks.recitation_spans import answer_log_likelihoods, recitation_spans
 from hf_models.textio import UsageError
@@ -256,8 +256,8 @@ def test_birthplace_steps_with_recitation(tmp_path, synthetic_birthplace_dir, ca
     del config["answer_format"]
     (ft / "config.json").write_text(json.dumps(config))
     calls = []
-    real = qa_formats.greedy_completions
-    monkeypatch.setattr(qa_formats, "greedy_completions", lambda *a, **k: calls.append(k) or real(*a, **k))
+    real = qa_decoding.greedy_completions
+    monkeypatch.setattr(qa_decoding, "greedy_completions", lambda *a, **k: calls.append(k) or real(*a, **k))
     answer = app._answer(app.load_model(str(ft)), dev_question)
     assert (
         len(calls) == 2 and answer == RecitingQAFormat(24).predict(*_loaded(ft), [dev_question], None, batch_size=1)[0]

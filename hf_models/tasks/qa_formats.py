@@ -11,7 +11,7 @@
   `question⁇answer⁇`; 32 characters greedily generated after `question⁇`, the answer read between the first and
   second `⁇` of the completion, as the course's `run.py` does.
 
-Both decode through `greedy_completions`: left-padded batches of prompts.
+All decode greedily, in left-padded batches (`hf_models.tasks.qa_decoding`).
 """
 
 from __future__ import annotations
@@ -22,13 +22,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import torch
-from transformers import PreTrainedModel, PreTrainedTokenizerBase
+from transformers import PreTrainedTokenizerBase
 
-from ..data import check_characters, encode_birthplace_qa, encode_char_qa, encode_reciting_qa, person_name
+from ..data import encode_birthplace_qa, encode_char_qa, encode_reciting_qa, person_name
 from ..run_record import read_record
 from ..textio import UsageError
-from ..tokenization.courses import CS224N_CHAR, CS224N_MASK_CHAR
+from ..tokenization.courses import CS224N_CHAR
+from .qa_decoding import answers_after, predict_answers, predict_char_answers, recitations_after_titles
 from .recitation_spans import answer_log_likelihoods, recitation_spans
 
 logger = logging.getLogger(__name__)
@@ -41,108 +41,8 @@ __all__ = [
     "answer_format",
     "answering_format",
     "check_recite_tokens",
-    "answer_between_masks",
-    "greedy_completions",
-    "predict_answers",
     "trained_recite_tokens",
-    "predict_char_answers",
 ]
-
-CS224N_ANSWER_CHARS = 32  # the course's evaluation samples 32 characters
-
-
-@torch.no_grad()
-def greedy_completions(
-    model: PreTrainedModel,
-    tokenizer: PreTrainedTokenizerBase,
-    prompts: Sequence[list[int]],
-    block_size: int,
-    max_new_tokens: int,
-    batch_size: int = 64,
-    **generate_kwargs: Any,
-) -> list[list[int]]:
-    """The tokens greedily generated after each prompt (ids), at most `max_new_tokens` and never past `block_size`.
-
-    Batches are left-padded (the model derives positions from the attention mask), as the text-generation
-    pipeline does, so that every prompt ends right where generation starts. `generate_kwargs` go to `generate`
-    (e.g. `eos_token_id` stop ids, `min_new_tokens`); the tokenizer's padding side is restored afterwards.
-    """
-    model.eval()
-    padding_side, tokenizer.padding_side = tokenizer.padding_side, "left"
-    completions = []
-    try:
-        for start in range(0, len(prompts), batch_size):
-            batch = tokenizer.pad({"input_ids": list(prompts[start : start + batch_size])}, return_tensors="pt")
-            batch = batch.to(model.device)
-            width = batch["input_ids"].shape[1]
-            new_tokens = max(1, min(max_new_tokens, block_size - width))
-            kwargs = dict(generate_kwargs)
-            if "min_new_tokens" in kwargs:
-                kwargs["min_new_tokens"] = min(kwargs["min_new_tokens"], new_tokens)
-            generated = model.generate(
-                **batch, do_sample=False, max_new_tokens=new_tokens, pad_token_id=tokenizer.pad_token_id, **kwargs
-            )
-            completions.extend(generated[:, width:].tolist())
-    finally:
-        tokenizer.padding_side = padding_side
-    return completions
-
-
-def predict_answers(
-    model: PreTrainedModel,
-    tokenizer: PreTrainedTokenizerBase,
-    questions: list[str],
-    block_size: int | None = None,
-    batch_size: int = 64,
-    max_new_tokens: int = 16,
-) -> list[str]:
-    """Greedy-decode the answer to each question: generate after `question ⁇` until `⁇` or `</s>`."""
-    block_size = block_size or model.config.max_position_embeddings
-    prompts = encode_birthplace_qa({"question": questions}, tokenizer, block_size, prompt_only=True)["input_ids"]
-    return _answers_after(model, tokenizer, prompts, block_size, batch_size, max_new_tokens)
-
-
-def _answers_after(model, tokenizer, prompts: list[list[int]], block_size: int, batch_size: int, max_new_tokens: int):
-    """The text greedily generated after each prompt, up to the first `⁇` or `</s>`, stripped."""
-    stop_ids = [tokenizer.sep_token_id, tokenizer.eos_token_id]
-    answers = []
-    for row in greedy_completions(
-        model, tokenizer, prompts, block_size, max_new_tokens, batch_size, eos_token_id=stop_ids
-    ):
-        stop = next((i for i, token in enumerate(row) if token in stop_ids), len(row))
-        answers.append(tokenizer.decode(row[:stop], skip_special_tokens=True).strip())
-    return answers
-
-
-def answer_between_masks(completion: str) -> str:
-    """The course's `completion.split('⁇')[1]`: the text between the first and second `⁇` ('' when absent)."""
-    parts = completion.split(CS224N_MASK_CHAR)
-    return parts[1] if len(parts) > 1 else ""
-
-
-def predict_char_answers(
-    model: PreTrainedModel,
-    tokenizer: PreTrainedTokenizerBase,
-    questions: list[str],
-    block_size: int | None = None,
-    batch_size: int = 64,
-    max_new_chars: int = CS224N_ANSWER_CHARS,
-    where=None,
-) -> list[str]:
-    """Greedy-decode `max_new_chars` characters after `question⁇` (left-padded batches, no early stop), then keep
-    the text between the first and second `⁇` of question + completion. A character outside the vocabulary is an
-    error naming it and where it is (`where(i)` names question i, e.g. its `file:line`)."""
-    config = model.config
-    # A converted course synthesizer spans ℓ = block - 1 positions only.
-    usable = config.max_position_embeddings if config.attention_type == "vanilla" else config.synthesizer_length
-    block_size = min(block_size or usable, usable)
-    check_characters(questions, tokenizer, "questions", where)
-    prompts = [ids[-(block_size - 1) :] for ids in tokenizer([q + CS224N_MASK_CHAR for q in questions])["input_ids"]]
-    # min_new_tokens: never stop early, as the course samples a fixed number of characters.
-    completions = greedy_completions(
-        model, tokenizer, prompts, block_size, max_new_chars, batch_size, min_new_tokens=max_new_chars
-    )
-    return [answer_between_masks(tokenizer.decode(p + c)) for p, c in zip(prompts, completions, strict=True)]
 
 
 @dataclass(frozen=True)
@@ -281,21 +181,10 @@ class RecitingQAFormat:
         if not named:
             return [[] for _ in questions]
         titles = tokenizer([f"{names[i]}." for i in named], add_special_tokens=False)["input_ids"]
-        titles = [title[: self.recite_tokens] for title in titles]
-        completions = greedy_completions(
-            model,
-            tokenizer,
-            titles,
-            model.config.max_position_embeddings,
-            self.recite_tokens,
-            batch_size,
-            eos_token_id=tokenizer.eos_token_id,
-        )
+        written = recitations_after_titles(model, tokenizer, titles, self.recite_tokens, batch_size)
         recitations: list[list[int]] = [[] for _ in questions]
-        for i, title, completion in zip(named, titles, completions, strict=True):
-            if tokenizer.eos_token_id in completion:
-                completion = completion[: completion.index(tokenizer.eos_token_id)]
-            recitations[i] = (title + completion)[: self.recite_tokens]
+        for i, recitation in zip(named, written, strict=True):
+            recitations[i] = recitation
         return recitations
 
     def predict(self, model, tokenizer, questions: list[str], block_size: int | None, batch_size: int, where=None):
@@ -312,7 +201,7 @@ class RecitingQAFormat:
             [recitations[i] for i in generate],
             prompt_only=True,
         )
-        generated = _answers_after(model, tokenizer, prompts["input_ids"], block_size, batch_size, self.max_new_tokens)
+        generated = answers_after(model, tokenizer, prompts["input_ids"], block_size, batch_size, self.max_new_tokens)
         for i, answer in zip(generate, generated, strict=True):
             answers[i] = answer
         return answers
