@@ -66,8 +66,8 @@ class BirthplaceProfile:
     # Trainer's `--train_sampling_strategy` for every birthplace training: `group_by_length` batches rows of similar
     # length (on the CPU, 36 % of a random batch's positions are padding: an epoch costs 31 % less time).
     sampling: str = "random"
-    # The reciting models answer with the span of their recitation they score highest (`--answer_from_recitation`)
-    # instead of a generated answer.
+    # The reciting models answer with the span of their recitation they score highest instead of a generated answer
+    # (`--answer_from_recitation` on their trainings, which keep it in their run records).
     answer_from_recitation: bool = False
     # The pretrained models the profile runs (of BIRTHPLACE_MODELS), in order: the first one is the headline.
     models: tuple[str, ...] = (
@@ -408,8 +408,8 @@ def _sampling(strategy: str) -> tuple[str, ...]:
 
 
 def _evaluate_all(name: str, model_dir: str, py: str, real: str, tune: str, common: tuple[str, ...]) -> list[Step]:
-    """Score a model on the tuning split, the real dev set, and answer the test questions (`common` ends with the
-    model's QA-format flags)."""
+    """Score a model on the tuning split, the real dev set, and answer the test questions (in the format its run
+    record names)."""
     evaluate = (py, "recipes/birthplace.py", "evaluate")
     batch = ("--per_device_eval_batch_size", "100", *common)
     return [
@@ -590,8 +590,10 @@ def birthplace_steps(profile: Profile, paths: Paths) -> list[Step]:
     for model in p.models:
         variant, span_corruption = variants[model], model.endswith("_span_corruption")
         recite = ("--recite_tokens", str(p.opening_tokens)) if model.endswith("_recite") else ()
+        # How the model answers is chosen by its trainings (kept in their run records, which `evaluate` reads).
+        answering = (*recite, "--answer_from_recitation") if recite and p.answer_from_recitation else recite
         augment = ("--augment", p.augment) if model.endswith(("_augmented", "_recite")) else ()
-        objective = (*(span_corruption_args if span_corruption else objective_args), *recite)
+        objective = (*(span_corruption_args if span_corruption else objective_args), *answering)
         # The course's finetuning stage: short and gentle after mixed pretraining; the course's after span corruption.
         epochs_and_rate = ("10", "6e-4") if span_corruption else ("2", "1e-4")
         pretrained, finetuned = f"{bp}/{model}_pretrain", f"{bp}/{model}_finetune"
@@ -629,11 +631,10 @@ def birthplace_steps(profile: Profile, paths: Paths) -> list[Step]:
                     "--learning_rate",
                     epochs_and_rate[1],
                     *finetune_args,
-                    *recite,
+                    *answering,
                 ),
             )
         )
-        answering = (*recite, "--answer_from_recitation") if recite and p.answer_from_recitation else recite
         scoring_pretrained += [
             Step(
                 f"bp_{model}_probe",
@@ -648,9 +649,9 @@ def birthplace_steps(profile: Profile, paths: Paths) -> list[Step]:
                     str(p.opening_tokens),
                 ),
             ),
-            *_evaluate_all(f"bp_{model}_pretrain", pretrained, py, real, tune, (*evaluate_common, *answering)),
+            *_evaluate_all(f"bp_{model}_pretrain", pretrained, py, real, tune, evaluate_common),
         ]
-        scoring_finetuned += _evaluate_all(f"bp_{model}", finetuned, py, real, tune, (*evaluate_common, *answering))
+        scoring_finetuned += _evaluate_all(f"bp_{model}", finetuned, py, real, tune, evaluate_common)
     # No pretraining: the same model shape and tokenizer, finetuned from random weights.
     training.append(
         Step(

@@ -195,12 +195,14 @@ def test_the_plan_has_augmented_and_span_corruption_rows_beside_the_plain_ones()
         for model in models:
             command = steps[f"bp_{model}_pretrain"]
             assert ("--augment" in command) == model.endswith(("_augmented", "_recite"))
-            # Recite, then answer: the same QA format in the mixed pretraining, the finetuning and every evaluation.
-            own = {f"bp_{model}_{s}" for s in ("pretrain", "probe", "finetune")} | {
+            # Recite, then answer: the same QA format in the mixed pretraining and the finetuning; every evaluation
+            # reads it from the model's run record.
+            trainings = {f"bp_{model}_{s}" for s in ("pretrain", "probe", "finetune")}
+            evaluations = {
                 f"bp_{model}{stage}_eval_{split}" for stage in ("", "_pretrain") for split in ("tune", "dev", "test")
             }
-            recites = {name for name in own if "--recite_tokens" in steps[name]}
-            assert recites == (own if model.endswith("_recite") else {f"bp_{model}_probe"})
+            recites = {name for name in trainings | evaluations if "--recite_tokens" in steps[name]}
+            assert recites == (trainings if model.endswith("_recite") else {f"bp_{model}_probe"})
             if model.endswith(("_augmented", "_recite")):
                 assert command[command.index("--augment") + 1] == plan.PROFILES[profile].birthplace.augment
             assert command[command.index("--tokenizer_name_or_path") + 1] == "out/birthplace/tokenizer"

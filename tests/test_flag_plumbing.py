@@ -659,6 +659,16 @@ BIRTHPLACE_FINETUNE_ROWS = [
     Flag(
         ("--recite_tokens", "5"), lambda r: _all(_recited_rows(r, 5), r.record.hyperparameters["recite_tokens"] == 5)
     ),
+    # The record keeps how the model answers: with spans of its recitation shaped like the training answers (the
+    # synthetic ones are capitalized places of one or two words: "Cape Town").
+    Flag(
+        ("--answer_from_recitation",),
+        lambda r: _all(
+            r.record.hyperparameters["answer_from_recitation"] is True,
+            r.record.hyperparameters["answer_words"] == 2,
+            r.record.hyperparameters["capitalized_answers"] is True,
+        ),
+    ),
     overwrite_row(),
 ]
 
@@ -669,39 +679,39 @@ def _predictions(run: Run, name: str) -> list[str]:
     return (folder / name).read_text(encoding="utf-8").splitlines()
 
 
+# The pretrained model answers as its run record says: after a recitation of 4 tokens, then a generated answer.
 BIRTHPLACE_EVALUATE_ROWS = [
     Flag(
-        ("--model_name_or_path", "{tmp}/finetune"),
+        ("--model_name_or_path", "{tmp}/pretrain"),
         lambda r: _all(
-            r.trained["metrics"]["predictions_from"] == str(r.out.parent / "finetune"),
-            len(r.trained["generation"]) > 0,
+            r.trained["metrics"]["predictions_from"] == str(r.out.parent / "pretrain"),
+            r.trained["generation"][0]["max_new_tokens"] == 4,
+            len(r.trained["generation"]) == 2,
         ),
     ),
     Flag(
         ("--eval_split", "test"),
         lambda r: _all(len(_predictions(r, "predictions_test.txt")) == r.trained["metrics"]["num_questions"] == 30),
     ),
-    # Answers come last, after the recitations of `--recite_tokens`.
+    # Answers come last, after the recitations.
     Flag(("--max_new_tokens", "3"), lambda r: _all(r.trained["generation"][-1]["max_new_tokens"] == 3)),
-    Flag(
-        ("--recite_tokens", "5"),
-        lambda r: _all(r.trained["generation"][0]["max_new_tokens"] == 5, len(r.trained["generation"]) == 2),
-    ),
 ]
 
-# Every answer is one of the recitation spans the model scored (each recitation has the name's capitalized words),
-# and none is generated: the one generation is the recitations'.
+# The finetuned model (`--recite_tokens 5 --answer_from_recitation`) answers as its run record says: every answer is
+# one of the recitation spans the model scored (each recitation has the name's capitalized words), and none is
+# generated: the one generation is the recitations'.
 BIRTHPLACE_SPANS_ROWS = [
     Flag(
-        ("--answer_from_recitation",),
+        ("--model_name_or_path", "{tmp}/finetune"),
         lambda r: _all(
+            r.trained["generation"][0]["max_new_tokens"] == 5,
             len(r.trained["spans"]) == 1,
             set(_predictions(r, "predictions_test.txt")) <= set(r.trained["spans"][0]["answers"]),
             len(r.trained["generation"]) == 1,
         ),
     ),
 ]
-SPANS_SCENARIO = ["--model_name_or_path", "{tmp}/finetune", "--recite_tokens", "5", "--eval_split", "test"]
+SPANS_SCENARIO = ["--eval_split", "test"]
 
 BIRTHPLACE_LONDON_ROWS = [
     Flag(

@@ -61,9 +61,8 @@ from hf_models.training import (
 )
 from hf_models.training.setup import check_vocabulary
 
-from . import qa_formats
 from .birthplace_arguments import BirthplaceArguments, subcommand_groups, subcommand_help, top_level_parser
-from .qa_formats import BPEQAFormat, CourseQAFormat, QAFormat, RecitingQAFormat, check_recite_tokens
+from .qa_formats import BPEQAFormat, CourseQAFormat, QAFormat, RecitingQAFormat, answer_shape, answering_format
 
 logger = logging.getLogger(__name__)
 
@@ -91,8 +90,12 @@ PRETRAINING_ONLY = (
 
 def _finish(trainer, arguments: tuple, metrics: dict, timer: RunTimer, task: str, objective: str, split_sizes: dict):
     """Save the run, with its record: the variant applies to a new model only, the pretraining options to the
-    pretraining only."""
-    model_args = arguments[0]
+    pretraining only. The record alone keeps how the model answers (`--recite_tokens`, `--answer_from_recitation`
+    with the training answers' shape): `evaluate` and the app read it there."""
+    model_args, bp_args = arguments[0], arguments[1]
+    answering = (
+        answer_shape(load_birthplace(bp_args.data_dir)["train"]["answer"]) if bp_args.answer_from_recitation else {}
+    )
     not_applicable = (PRETRAINING_ONLY if task == "birthplace-qa" else ()) + (
         ("variant",) if model_args.model_name_or_path else ()
     )
@@ -107,31 +110,20 @@ def _finish(trainer, arguments: tuple, metrics: dict, timer: RunTimer, task: str
         dataset=DATASET,
         split_sizes=split_sizes,
         language=LANGUAGE,
-        hyperparameters={"block_size": metrics["block_size"]},
+        hyperparameters={"block_size": metrics["block_size"], **answering},
         not_applicable=not_applicable,
     )
 
 
-def qa_format(
-    bp_args: BirthplaceArguments, paragraphs: Sequence[str] = (), train_answers: Sequence[str] = ()
-) -> QAFormat:
-    """The run's QA format (and vocabulary): the course's characters with `--course_vocabulary`, our BPE reciting
-    with `--recite_tokens` (`paragraphs`, wiki.txt, give the training rows their openings; `--answer_from_recitation`:
-    answers are spans of it shaped like the `train_answers`, here one capitalized word), else our BPE."""
+def qa_format(bp_args: BirthplaceArguments, paragraphs: Sequence[str] = ()) -> QAFormat:
+    """The training's QA format (and vocabulary): the course's characters with `--course_vocabulary`, our BPE
+    reciting with `--recite_tokens` (`paragraphs`, wiki.txt, give the training rows their openings), else our BPE.
+    A trained model answers in the format its run record names (`answering_format`)."""
     if bp_args.course_vocabulary:
         return CourseQAFormat()
     if bp_args.recite_tokens:
-        shape = qa_formats.answer_format(
-            bp_args.recite_tokens, train_answers if bp_args.answer_from_recitation else ()
-        )
-        return RecitingQAFormat(
-            bp_args.recite_tokens,
-            tuple(paragraphs),
-            bp_args.max_new_tokens,
-            answer_words=shape["answer_words"],
-            capitalized_answers=shape["capitalized_answers"],
-        )
-    return BPEQAFormat(bp_args.max_new_tokens)
+        return RecitingQAFormat(bp_args.recite_tokens, tuple(paragraphs))
+    return BPEQAFormat()
 
 
 def _require_data_dir(bp_args: BirthplaceArguments) -> None:
@@ -288,8 +280,6 @@ def finetune(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
     metrics["block_size"] = block_size
     trainer.log_metrics("train", metrics)
     metrics["pretrained_from"] = model_args.model_name_or_path
-    if qa_rows.vocabulary == "bpe":  # how it answers travels with the model: to the app and the Hub
-        model.config.answer_format = qa_formats.answer_format(bp_args.recite_tokens, list(qa["train"]["answer"]))
     split_sizes = {split: len(encoded[split]) for split in encoded}
     return _finish(trainer, (model_args, bp_args, training_args), metrics, timer, "birthplace-qa", "qa", split_sizes)
 
@@ -308,9 +298,9 @@ def _predictions(model_args: ModelArguments, bp_args: BirthplaceArguments, train
     missing = "evaluate needs --model_name_or_path, or --london_baseline / --most_common_baseline"
     if model_args.model_name_or_path is None:
         raise ValueError(missing)
-    check_recite_tokens(model_args.model_name_or_path, bp_args.recite_tokens)
-    answers = qa_format(bp_args, train_answers=list(qa["train"]["answer"]))
-    tokenizer = resolve_tokenizer(model_args.tokenizer_path, answers.vocabulary, missing=missing)
+    tokenizer = resolve_tokenizer(model_args.tokenizer_path, qa_format(bp_args).vocabulary, missing=missing)
+    # How the model answers (reciting first or not, ...) is what its training recorded.
+    answers = answering_format(tokenizer, model_args.model_name_or_path, max_new_tokens=bp_args.max_new_tokens)
     model = SmallEncoderForCausalLM.from_pretrained(model_args.model_name_or_path, dtype=torch.float32)
     check_vocabulary(tokenizer, model.config.vocab_size, model_args.tokenizer_path, model_args.model_name_or_path)
     check_block_size(bp_args.block_size, model)

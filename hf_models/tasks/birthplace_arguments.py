@@ -72,18 +72,19 @@ class BirthplaceArguments:
         default=0,
         metadata={
             "help": "Recite, then answer (our BPE; 0: off): QA rows become `recitation </s> question ⁇ answer ⁇ "
-            "</s>`, where the recitation is the first N tokens of the person's wiki.txt paragraph in training and "
-            "what the model writes from the name `Name.` when it answers. Use the pretraining's --opening_tokens, "
-            "and give it to every subcommand (with --pretrain_with_qa, to the mixed QA rows too)."
+            "</s>`, where the recitation is the first N tokens of the person's wiki.txt paragraph in training (with "
+            "--pretrain_with_qa, in the mixed QA rows too) and what the model writes from the name `Name.` when it "
+            "answers. Use the pretraining's --opening_tokens. The run record keeps it: evaluate and the app answer "
+            "as the model was trained."
         },
     )
     answer_from_recitation: bool = field(
         default=False,
         metadata={
-            "help": "evaluate, with --recite_tokens: instead of generating the answer, choose the span of the "
-            "model's own recitation that the model scores highest as the answer: a run of words within a clause, "
-            "shaped like the training answers (no longer than the longest; capitalized if they all are). A "
-            "question whose recitation has no such span is answered by generation."
+            "help": "With --recite_tokens: the model answers, instead of with a generated answer, with the span "
+            "of its own recitation that it scores highest as the answer: a run of words within a clause, shaped "
+            "like the training answers (no longer than the longest; capitalized if they all are), as the run "
+            "record keeps them. A question whose recitation has no such span is answered by generation."
         },
     )
     course_vocabulary: bool = field(
@@ -113,7 +114,9 @@ SUBCOMMAND_HELP = {
     "finetune": "Finetune on birth_places_train.tsv, from a pretrained model or from scratch.",
     "evaluate": "Answer the dev (or test) questions by greedy decoding and score them; or a baseline.",
 }
-_SHARED = ("data_dir", "course_vocabulary", "block_size", "recite_tokens")
+_SHARED = ("data_dir", "course_vocabulary", "block_size")
+# How the trained model answers: chosen by its training, read from its run record by evaluate.
+_ANSWERING = ("recite_tokens", "answer_from_recitation")
 SUBCOMMAND_FIELDS = {
     "pretrain": (
         *_SHARED,
@@ -123,8 +126,9 @@ SUBCOMMAND_FIELDS = {
         "opening_tokens",
         "pretrain_with_qa",
         "augment",
+        *_ANSWERING,
     ),
-    "finetune": (*_SHARED, "variant"),
+    "finetune": (*_SHARED, "variant", *_ANSWERING),
     "evaluate": (
         *_SHARED,
         "eval_split",
@@ -132,7 +136,6 @@ SUBCOMMAND_FIELDS = {
         "london_baseline",
         "most_common_baseline",
         "max_new_tokens",
-        "answer_from_recitation",
     ),
 }
 # `evaluate` builds no model: no preset, overrides or attention type.

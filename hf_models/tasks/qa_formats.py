@@ -11,7 +11,9 @@
   `question⁇answer⁇`; 32 characters greedily generated after `question⁇`, the answer read between the first and
   second `⁇` of the completion, as the course's `run.py` does.
 
-All decode greedily, in left-padded batches (`hf_models.tasks.qa_decoding`).
+All decode greedily, in left-padded batches (`hf_models.tasks.qa_decoding`). How a trained model of our BPE answers
+(reciting first or not, the answer generated or chosen from the recitation) is chosen when it is trained and kept in
+its run record alone; `answering_format` reads it there for `evaluate` and the app.
 """
 
 from __future__ import annotations
@@ -20,12 +22,15 @@ import logging
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from huggingface_hub import hf_hub_download
+from huggingface_hub.errors import EntryNotFoundError, HFValidationError
 from transformers import PreTrainedTokenizerBase
 
 from ..data import encode_birthplace_qa, encode_char_qa, encode_reciting_qa, person_name
-from ..run_record import read_record
+from ..run_record import RECORD_FILE, RunRecord, read_record
 from ..textio import UsageError
 from ..tokenization.courses import CS224N_CHAR
 from .qa_decoding import answers_after, predict_answers, predict_char_answers, recitations_after_titles
@@ -38,10 +43,9 @@ __all__ = [
     "CourseQAFormat",
     "QAFormat",
     "RecitingQAFormat",
-    "answer_format",
+    "answer_format_of",
+    "answer_shape",
     "answering_format",
-    "check_recite_tokens",
-    "trained_recite_tokens",
 ]
 
 
@@ -71,52 +75,6 @@ class CourseQAFormat:
 
     def predict(self, model, tokenizer, questions: list[str], block_size: int | None, batch_size: int, where=None):
         return predict_char_answers(model, tokenizer, questions, block_size, batch_size, where=where)
-
-
-def trained_recite_tokens(model_dir: str | os.PathLike) -> int:
-    """The `--recite_tokens` a model was trained with, from its run record (0: it answers directly, or no record)."""
-    record = read_record(model_dir) if os.path.isdir(model_dir) else None
-    return int(record.hyperparameters.get("recite_tokens", 0)) if record is not None else 0
-
-
-def check_recite_tokens(model_dir: str | os.PathLike, recite_tokens: int) -> None:
-    """Refuse to score a model in the other format than it was trained in: it would answer prompts it never saw."""
-    trained = trained_recite_tokens(model_dir)
-    if trained != recite_tokens:
-        how = f"after a {trained}-token recitation" if trained else "directly, without a recitation"
-        raise UsageError(
-            f"{model_dir} was trained to answer {how} (its run record): evaluate it with --recite_tokens {trained}"
-        )
-
-
-def answer_format(recite_tokens: int, train_answers: Sequence[str]) -> dict[str, Any]:
-    """What a finetuning saves as its config's `answer_format`: the recitation's length (0: answers directly) and
-    the shape of its training answers (the most words; whether all start with a capital letter)."""
-    return {
-        "recite_tokens": recite_tokens,
-        "answer_words": max((len(answer.split()) for answer in train_answers), default=0),
-        "capitalized_answers": bool(train_answers) and all(answer[:1].isupper() for answer in train_answers),
-    }
-
-
-def answering_format(tokenizer: PreTrainedTokenizerBase, model_dir: str | os.PathLike, config: Any = None) -> QAFormat:
-    """The format a trained model answers in: the course's characters (no </s>), else our BPE; reciting first, the
-    answer chosen from the recitation, when its config's `answer_format` says so (as `evaluate
-    --answer_from_recitation` scores it). A run saved before configs carried it recites when its run record has
-    `--recite_tokens`, and generates its answers."""
-    if tokenizer.eos_token_id is None:
-        return CourseQAFormat()
-    saved = getattr(config, "answer_format", None)
-    if not saved:
-        recite_tokens = trained_recite_tokens(model_dir)
-        return RecitingQAFormat(recite_tokens) if recite_tokens else BPEQAFormat()
-    if not saved.get("recite_tokens"):
-        return BPEQAFormat()
-    return RecitingQAFormat(
-        int(saved["recite_tokens"]),
-        answer_words=int(saved.get("answer_words", 0)),
-        capitalized_answers=bool(saved.get("capitalized_answers", False)),
-    )
 
 
 @dataclass(frozen=True)
@@ -235,3 +193,73 @@ class RecitingQAFormat:
 
 # The format a birthplace run encodes its rows in and answers with.
 QAFormat = BPEQAFormat | CourseQAFormat | RecitingQAFormat
+
+
+# --------------------------------------------------------------------------------------------------
+# How a trained model answers: chosen by its training, kept in its run record
+# --------------------------------------------------------------------------------------------------
+def answer_shape(train_answers: Sequence[str]) -> dict[str, Any]:
+    """The shape an answer chosen from the recitation takes (`--answer_from_recitation`), that of the training
+    answers: the most words, and whether all start with a capital letter."""
+    return {
+        "answer_words": max((len(answer.split()) for answer in train_answers), default=0),
+        "capitalized_answers": bool(train_answers) and all(answer[:1].isupper() for answer in train_answers),
+    }
+
+
+def _run_record(model_name_or_path: str | os.PathLike) -> RunRecord | None:
+    """The run record of a run folder, or of a Hub model that ships one; None where there is none."""
+    if os.path.isdir(model_name_or_path):
+        return read_record(model_name_or_path)
+    try:
+        path = hf_hub_download(str(model_name_or_path), RECORD_FILE)
+    except (OSError, EntryNotFoundError, HFValidationError):  # offline, no such repository or file
+        return None
+    return read_record(Path(path).parent)
+
+
+def answer_format_of(model_name_or_path: str | os.PathLike) -> dict[str, Any]:
+    """How a birthplace model of our BPE answers, as its training (`pretrain` or `finetune`) kept it in its run
+    record: `recite_tokens` (0: directly; N: after an N-token recitation), `answer_words` (0: the answer is
+    generated; W: it is the best-scored span of at most W words of the recitation, `--answer_from_recitation`) and
+    `capitalized_answers` (spans that start with a capital letter only). A model without it is an error."""
+    record = _run_record(model_name_or_path)
+    if record is None:
+        raise UsageError(
+            f"{model_name_or_path} has no run record ({RECORD_FILE}) to say how it answers: give a model trained "
+            "by recipes/birthplace.py pretrain or finetune, which keep --recite_tokens there"
+        )
+    trained = record.hyperparameters
+    if "recite_tokens" not in trained:
+        raise UsageError(
+            f"the run record of {model_name_or_path} does not say how it answers (no recite_tokens): give a model "
+            "trained by recipes/birthplace.py pretrain or finetune"
+        )
+    return {
+        "recite_tokens": int(trained["recite_tokens"]),
+        "answer_words": int(trained.get("answer_words", 0)),
+        "capitalized_answers": bool(trained.get("capitalized_answers", False)),
+    }
+
+
+def answering_format(
+    tokenizer: PreTrainedTokenizerBase,
+    model_name_or_path: str | os.PathLike,
+    config: Any = None,
+    max_new_tokens: int = 16,
+) -> QAFormat:
+    """The format a trained model answers in, for `evaluate` and the app: the course's characters when its
+    tokenizer has no `</s>`, else our BPE as its run record says (`answer_format_of`): reciting first or not, the
+    answer generated (at most `max_new_tokens` tokens) or chosen from the recitation. `config` is not read: the
+    model's config says nothing of the task (the parameter stays for callers that pass it)."""
+    if tokenizer.eos_token_id is None:
+        return CourseQAFormat()
+    answers = answer_format_of(model_name_or_path)
+    if not answers["recite_tokens"]:
+        return BPEQAFormat(max_new_tokens)
+    return RecitingQAFormat(
+        answers["recite_tokens"],
+        max_new_tokens=max_new_tokens,
+        answer_words=answers["answer_words"],
+        capitalized_answers=answers["capitalized_answers"],
+    )
