@@ -183,6 +183,15 @@ def test_recite_tokens_with_the_course_vocabulary_or_span_corruption_is_refused(
         birthplace.BirthplaceArguments(data_dir=data, recite_tokens=-1)
     with pytest.raises(ValueError, match="--answer_from_recitation chooses the answer in the recitation"):
         birthplace.BirthplaceArguments(data_dir=data, answer_from_recitation=True)
+    # A finetuning of a course model: its tokenizer holds the course's characters.
+    from hf_models.tokenization import build_course_tokenizer
+
+    characters = build_course_tokenizer("cs224n-char", data)
+    with pytest.raises(UsageError, match="a model of the course's characters answers directly"):
+        birthplace.qa_format(birthplace.BirthplaceArguments(data_dir=data, recite_tokens=8), characters)
+    assert type(birthplace.qa_format(birthplace.BirthplaceArguments(data_dir=data), characters)).__name__ == (
+        "CourseQAFormat"
+    )
     with pytest.raises(UsageError, match="needs --pretraining_objective openings"):
         birthplace.main(
             ["pretrain", "--data_dir", data, "--output_dir", str(tmp_path / "sc"), "--tokenizer_vocab_size", "600"]

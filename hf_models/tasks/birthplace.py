@@ -6,9 +6,11 @@ openings), `finetune` on the training questions, and `evaluate` (greedy-decode t
 London / most-common baselines). QA examples are `question ⁇ answer ⁇ </s>` with the loss on the answer only;
 answers are generated after `question ⁇` until the next `⁇` (or `</s>`).
 
-`--course_vocabulary` (on every step) runs the course's own setting: its character vocabulary, built from
-wiki.txt, with character span corruption, block 128 and 32-character answers. The two settings differ in their
-tokenizer and their QA format only (`hf_models.tasks.qa_formats`): `qa_format` chooses once.
+`pretrain --course_vocabulary` runs the course's own setting: its character vocabulary, built from wiki.txt, with
+character span corruption, block 128 and 32-character answers; the model's tokenizer carries it to `finetune` and
+`evaluate`. The settings differ in their tokenizer and their QA format only (`hf_models.tasks.qa_formats`):
+`qa_format` chooses the training's from the tokenizer, `answering_format` a trained model's from its tokenizer and
+its run record.
 """
 
 from __future__ import annotations
@@ -45,7 +47,8 @@ from hf_models.metrics import load_metric
 from hf_models.run_record import Evaluation, RunRecord, model_reference, updating_record
 from hf_models.safety import check_not_input
 from hf_models.textio import UsageError, atomic_write_text
-from hf_models.tokenization import resolve_tokenizer, train_bpe_tokenizer
+from hf_models.tokenization import BPE, resolve_tokenizer, train_bpe_tokenizer
+from hf_models.tokenization.courses import CS224N_CHAR, is_cs224n_char_tokenizer
 from hf_models.training import (
     ModelArguments,
     RunTimer,
@@ -80,6 +83,7 @@ def _model(model_args: ModelArguments, bp_args: BirthplaceArguments, tokenizer) 
 
 # Arguments of the pretraining only: not hyperparameters of a finetuning run.
 PRETRAINING_ONLY = (
+    "course_vocabulary",
     "tokenizer_vocab_size",
     "pretraining_objective",
     "opening_tokens",
@@ -115,11 +119,14 @@ def _finish(trainer, arguments: tuple, metrics: dict, timer: RunTimer, task: str
     )
 
 
-def qa_format(bp_args: BirthplaceArguments, paragraphs: Sequence[str] = ()) -> QAFormat:
-    """The training's QA format (and vocabulary): the course's characters with `--course_vocabulary`, our BPE
-    reciting with `--recite_tokens` (`paragraphs`, wiki.txt, give the training rows their openings), else our BPE.
-    A trained model answers in the format its run record names (`answering_format`)."""
-    if bp_args.course_vocabulary:
+def qa_format(bp_args: BirthplaceArguments, tokenizer, paragraphs: Sequence[str] = ()) -> QAFormat:
+    """The training's QA format: the course's when the tokenizer holds its characters (`pretrain
+    --course_vocabulary` builds them; the model's tokenizer carries them on), else our BPE reciting with
+    `--recite_tokens` (`paragraphs`, wiki.txt, give the training rows their openings), else our BPE. A trained model
+    answers in the format its tokenizer and run record name (`answering_format`)."""
+    if is_cs224n_char_tokenizer(tokenizer):
+        if bp_args.recite_tokens:
+            raise UsageError("--recite_tokens is for our BPE; a model of the course's characters answers directly")
         return CourseQAFormat()
     if bp_args.recite_tokens:
         return RecitingQAFormat(bp_args.recite_tokens, tuple(paragraphs))
@@ -156,8 +163,10 @@ def _pretraining_tokenizer(
         logger.info(f"Training a {bp_args.tokenizer_vocab_size}-token BPE tokenizer on the pretraining corpus")
         return train_bpe_tokenizer(corpus["text"], bp_args.tokenizer_vocab_size, show_progress=False)
 
-    vocabulary = qa_format(bp_args).vocabulary
-    return resolve_tokenizer(model_args.tokenizer_path, vocabulary, data_dir=bp_args.data_dir, train=train)
+    vocabulary = CS224N_CHAR if bp_args.course_vocabulary else BPE
+    return resolve_tokenizer(
+        model_args.tokenizer_path, vocabulary, data_dir=bp_args.data_dir, train=train, accept_course=True
+    )
 
 
 def pretrain(model_args: ModelArguments, bp_args: BirthplaceArguments, training_args: TrainingArguments) -> dict:
@@ -225,7 +234,7 @@ def _openings_dataset(corpus, qa_train, paragraphs, tokenizer, bp_args: Birthpla
         desc="Paragraph openings",
     )
     if qa_train is not None:
-        qa_rows = qa_format(bp_args, paragraphs)
+        qa_rows = qa_format(bp_args, tokenizer, paragraphs)
         rows = {
             "batched": True,
             "remove_columns": qa_train.column_names,
@@ -244,10 +253,11 @@ def finetune(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
     timer = RunTimer()
     _require_data_dir(bp_args)
     check_run_output(model_args, training_args, _data_files(bp_args))
-    paragraphs = list(load_birthplace_corpus(bp_args.data_dir)["train"]["text"]) if bp_args.recite_tokens else []
-    qa_rows = qa_format(bp_args, paragraphs)
     missing = "finetune needs --model_name_or_path (pretrained) or --tokenizer_name_or_path (from scratch)"
-    tokenizer = resolve_tokenizer(model_args.tokenizer_path, qa_rows.vocabulary, missing=missing)
+    # Our BPE, or the course's characters of a course model (its vocabulary comes with its tokenizer).
+    tokenizer = resolve_tokenizer(model_args.tokenizer_path, BPE, missing=missing, accept_course=True)
+    paragraphs = list(load_birthplace_corpus(bp_args.data_dir)["train"]["text"]) if bp_args.recite_tokens else []
+    qa_rows = qa_format(bp_args, tokenizer, paragraphs)
     if not model_args.model_name_or_path:
         logger.info("No --model_name_or_path: finetuning a model trained from scratch (no pretraining)")
     model = _model(model_args, bp_args, tokenizer)
@@ -298,7 +308,7 @@ def _predictions(model_args: ModelArguments, bp_args: BirthplaceArguments, train
     missing = "evaluate needs --model_name_or_path, or --london_baseline / --most_common_baseline"
     if model_args.model_name_or_path is None:
         raise ValueError(missing)
-    tokenizer = resolve_tokenizer(model_args.tokenizer_path, qa_format(bp_args).vocabulary, missing=missing)
+    tokenizer = resolve_tokenizer(model_args.tokenizer_path, BPE, missing=missing, accept_course=True)
     # How the model answers (reciting first or not, ...) is what its training recorded.
     answers = answering_format(tokenizer, model_args.model_name_or_path, max_new_tokens=bp_args.max_new_tokens)
     model = SmallEncoderForCausalLM.from_pretrained(model_args.model_name_or_path, dtype=torch.float32)

@@ -90,9 +90,10 @@ class BirthplaceArguments:
     course_vocabulary: bool = field(
         default=False,
         metadata={
-            "help": "CS224N's own setting: its character vocabulary (built from wiki.txt: □ pad = 0, ⁇ mask = 1, "
-            "then the sorted characters), character span corruption, QA rows 'question⁇answer⁇', and answers read "
-            "from 32 greedily generated characters, between the first and second ⁇. Give it to every subcommand."
+            "help": "pretrain: CS224N's own setting: its character vocabulary (built from wiki.txt: □ pad = 0, ⁇ "
+            "mask = 1, then the sorted characters), character span corruption, QA rows 'question⁇answer⁇', and "
+            "answers read from 32 greedily generated characters, between the first and second ⁇. The vocabulary "
+            "is saved with the model: finetune and evaluate take the course's setting from its tokenizer."
         },
     )
 
@@ -114,13 +115,14 @@ SUBCOMMAND_HELP = {
     "finetune": "Finetune on birth_places_train.tsv, from a pretrained model or from scratch.",
     "evaluate": "Answer the dev (or test) questions by greedy decoding and score them; or a baseline.",
 }
-_SHARED = ("data_dir", "course_vocabulary", "block_size")
+_SHARED = ("data_dir", "block_size")
 # How the trained model answers: chosen by its training, read from its run record by evaluate.
 _ANSWERING = ("recite_tokens", "answer_from_recitation")
 SUBCOMMAND_FIELDS = {
     "pretrain": (
         *_SHARED,
         "variant",
+        "course_vocabulary",
         "tokenizer_vocab_size",
         "pretraining_objective",
         "opening_tokens",

@@ -7,7 +7,7 @@
   the person's paragraph from the name alone (the first N tokens, as the `openings` pretraining saw them), then
   answers `recitation </s> question ⁇`. Training rows put the person's real paragraph opening there; the answer is
   read from the context, where the pretrained model can write the fact, instead of from the question alone.
-- `CourseQAFormat` (CS224N's character vocabulary, `--course_vocabulary`): the course's `NameDataset` rows
+- `CourseQAFormat` (CS224N's character vocabulary, `pretrain --course_vocabulary`): the course's `NameDataset` rows
   `question⁇answer⁇`; 32 characters greedily generated after `question⁇`, the answer read between the first and
   second `⁇` of the completion, as the course's `run.py` does.
 
@@ -32,7 +32,7 @@ from transformers import PreTrainedTokenizerBase
 from ..data import encode_birthplace_qa, encode_char_qa, encode_reciting_qa, person_name
 from ..run_record import RECORD_FILE, RunRecord, read_record
 from ..textio import UsageError
-from ..tokenization.courses import CS224N_CHAR
+from ..tokenization.courses import is_cs224n_char_tokenizer
 from .qa_decoding import answers_after, predict_answers, predict_char_answers, recitations_after_titles
 from .recitation_spans import answer_log_likelihoods, recitation_spans
 
@@ -54,7 +54,6 @@ class BPEQAFormat:
     """Our BPE: `question ⁇ answer ⁇ </s>`, answers of at most `max_new_tokens` tokens."""
 
     max_new_tokens: int = 16
-    vocabulary: str = "bpe"
 
     def encode(self, examples: dict[str, list[str]], tokenizer, block_size: int) -> dict[str, list[list[int]]]:
         return encode_birthplace_qa(examples, tokenizer, block_size)
@@ -67,8 +66,6 @@ class BPEQAFormat:
 @dataclass(frozen=True)
 class CourseQAFormat:
     """CS224N's characters: `question⁇answer⁇`, answers read from 32 generated characters."""
-
-    vocabulary: str = CS224N_CHAR
 
     def encode(self, examples: dict[str, list[str]], tokenizer, block_size: int) -> dict[str, list[list[int]]]:
         return encode_char_qa(examples, tokenizer, block_size)
@@ -92,7 +89,6 @@ class RecitingQAFormat:
     recite_tokens: int
     paragraphs: tuple[str, ...] = ()
     max_new_tokens: int = 16
-    vocabulary: str = "bpe"
     answer_words: int = 0
     capitalized_answers: bool = False
 
@@ -248,11 +244,11 @@ def answering_format(
     config: Any = None,
     max_new_tokens: int = 16,
 ) -> QAFormat:
-    """The format a trained model answers in, for `evaluate` and the app: the course's characters when its
-    tokenizer has no `</s>`, else our BPE as its run record says (`answer_format_of`): reciting first or not, the
+    """The format a trained model answers in, for `evaluate` and the app: the course's when its tokenizer holds
+    CS224N's characters, else our BPE as its run record says (`answer_format_of`): reciting first or not, the
     answer generated (at most `max_new_tokens` tokens) or chosen from the recitation. `config` is not read: the
     model's config says nothing of the task (the parameter stays for callers that pass it)."""
-    if tokenizer.eos_token_id is None:
+    if is_cs224n_char_tokenizer(tokenizer):
         return CourseQAFormat()
     answers = answer_format_of(model_name_or_path)
     if not answers["recite_tokens"]:
