@@ -1,15 +1,18 @@
 """The command-line arguments of `recipes/birthplace.py`, beside `hf_models.tasks.birthplace`: one dataclass for the
-three steps, of which each subcommand takes only the fields it uses (`subcommand_groups`)."""
+three steps, of which each subcommand takes only the fields it uses (`subcommand_groups`), and the checks of the data
+folder that every step reads."""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from transformers import TrainingArguments
 
 from hf_models.data import augment_forms
+from hf_models.textio import UsageError
 from hf_models.training import TRAINER_GROUP, FlagGroup, HelpFormatter, help_sections, model_group
 
 
@@ -107,6 +110,23 @@ class BirthplaceArguments:
             )
         if self.answer_from_recitation and not self.recite_tokens:
             raise ValueError("--answer_from_recitation chooses the answer in the recitation: it needs --recite_tokens")
+
+
+# What the task's run records name.
+DATASET = "birthplace"
+LANGUAGE = "en"
+
+
+def require_data_dir(bp_args: BirthplaceArguments) -> None:
+    if bp_args.data_dir is None:
+        raise UsageError("--data_dir is required: the folder with wiki.txt and the birth_*.tsv files")
+
+
+def data_files(bp_args: BirthplaceArguments) -> list[tuple[str, str]]:
+    """The data folder and its files, as inputs that no output may replace."""
+    folder = Path(bp_args.data_dir)
+    files = sorted(folder.iterdir()) if folder.is_dir() else []
+    return [("--data_dir", str(folder)), *(("--data_dir", str(f)) for f in files)]
 
 
 # What each subcommand does (its --help's first line), and the fields it takes.
