@@ -66,13 +66,8 @@ class BirthplaceProfile:
     # Trainer's `--train_sampling_strategy` for every birthplace training: `group_by_length` batches rows of similar
     # length (on the CPU, 36 % of a random batch's positions are padding: an epoch costs 31 % less time).
     sampling: str = "random"
-    # Counterfactual twins of the QA rows in the pretraining of these models (`--counterfactual_qa`, issue 21): with
-    # another training birthplace in the recitation and the answer, the answer can only be read, not recalled from
-    # the name. Vanilla alone: the synthesizer's attention has no content lookup to copy with, and lost 10 points.
-    counterfactual_models: tuple[str, ...] = ()
-    counterfactual_qa: float = 1.0
-    # The reciting models answer with the span of their recitation they score highest (`--answer_from_recitation`)
-    # instead of a generated answer.
+    # The reciting models answer with the span of their recitation they score highest instead of a generated answer
+    # (`--answer_from_recitation` on their trainings, which keep it in their run records).
     answer_from_recitation: bool = False
     # The pretrained models the profile runs (of BIRTHPLACE_MODELS), in order: the first one is the headline.
     models: tuple[str, ...] = (
@@ -84,14 +79,6 @@ class BirthplaceProfile:
         "synthesizer_recite",
         "vanilla_span_corruption",
     )
-
-    def __post_init__(self) -> None:
-        for model in self.counterfactual_models:
-            if model not in self.models or not model.endswith("_recite"):
-                raise ValueError(
-                    f"counterfactual_models: {model!r} is not a reciting model of the profile "
-                    f"({', '.join(self.models)}): the twins swap the birthplace in the recitation"
-                )
 
 
 @dataclass(frozen=True)
@@ -416,8 +403,8 @@ def _sampling(strategy: str) -> tuple[str, ...]:
 
 
 def _evaluate_all(name: str, model_dir: str, py: str, real: str, tune: str, common: tuple[str, ...]) -> list[Step]:
-    """Score a model on the tuning split, the real dev set, and answer the test questions (`common` ends with the
-    model's QA-format flags)."""
+    """Score a model on the tuning split, the real dev set, and answer the test questions (in the format its run
+    record names)."""
     evaluate = (py, "recipes/birthplace.py", "evaluate")
     batch = ("--per_device_eval_batch_size", "100", *common)
     return [
@@ -532,13 +519,17 @@ def _birthplace_optimiser_args(profile: Profile) -> tuple[str, ...]:
 
 
 def _recite(p: BirthplaceProfile, model: str) -> tuple[str, ...]:
-    """A reciting model's flag: it recites its paragraph's opening before it answers, in every stage."""
-    return ("--recite_tokens", str(p.opening_tokens)) if model.endswith("_recite") else ()
+    """A reciting model's flags, on its trainings (their run records keep them, and `evaluate` reads them there): it
+    recites its paragraph's opening before it answers, and answers with a span of it where the profile says so."""
+    if not model.endswith("_recite"):
+        return ()
+    recite = ("--recite_tokens", str(p.opening_tokens))
+    return (*recite, "--answer_from_recitation") if p.answer_from_recitation else recite
 
 
 def _birthplace_objective_args(p: BirthplaceProfile, tune: str, model: str) -> tuple[str, ...]:
     """A model's pretraining objective: the profile's (openings mixed with the QA rows, recited for a reciting
-    model, with counterfactual twins where the profile asks) or the course's span corruption."""
+    model) or the course's span corruption."""
     if model.endswith("_span_corruption"):
         objective = ("--data_dir", tune, "--pretraining_objective", "span_corruption")
     else:
@@ -551,8 +542,7 @@ def _birthplace_objective_args(p: BirthplaceProfile, tune: str, model: str) -> t
             str(p.opening_tokens),
             "--pretrain_with_qa",
         )
-    twins = ("--counterfactual_qa", str(p.counterfactual_qa)) if model in p.counterfactual_models else ()
-    return (*objective, *_recite(p, model), *twins)
+    return (*objective, *_recite(p, model))
 
 
 def _birthplace_setup_steps(profile: Profile, paths: Paths) -> list[Step]:
@@ -646,12 +636,10 @@ def _birthplace_after_pretraining(profile: Profile, paths: Paths, model: str) ->
     """What follows one model's pretraining: its finetuning, the pretrained model's fact probe and scores, and the
     finetuned model's scores."""
     p, py, (bp, real, tune) = profile.birthplace, paths.python, _birthplace_folders(paths)
-    recite = _recite(p, model)
     # The course's finetuning stage: short and gentle after mixed pretraining; the course's after span corruption.
     epochs_and_rate = ("10", "6e-4") if model.endswith("_span_corruption") else ("2", "1e-4")
     pretrained, finetuned = f"{bp}/{model}_pretrain", f"{bp}/{model}_finetune"
-    answering = (*recite, "--answer_from_recitation") if recite and p.answer_from_recitation else recite
-    scoring = (*_evaluate_common(profile), *answering)
+    scoring = _evaluate_common(profile)
     finetune = Step(
         f"bp_{model}_finetune",
         (
@@ -667,7 +655,7 @@ def _birthplace_after_pretraining(profile: Profile, paths: Paths, model: str) ->
             "--learning_rate",
             epochs_and_rate[1],
             *_birthplace_finetune_args(profile, paths),
-            *recite,
+            *_recite(p, model),
         ),
     )
     probe = Step(

@@ -25,7 +25,7 @@ import pytest
 import torch
 
 from hf_models.run_record import read_record
-from hf_models.tasks import birthplace, qa_formats, sentiment
+from hf_models.tasks import birthplace, qa_decoding, qa_formats, sentiment
 from hf_models.tasks import pretraining as pretrain
 
 TINY = "hidden_size=32,num_hidden_layers=2,num_attention_heads=2,intermediate_size=64,max_position_embeddings=64"
@@ -456,34 +456,25 @@ BIRTHPLACE_PRETRAIN_ROWS = [
     Flag(
         ("--pretrain_with_qa",),
         lambda r: _all(
-            r.record.split_sizes["train"] > 330 + _augmented(r, "permute") + _augmented(r, "opening"),
+            r.record.split_sizes["train"] > 330 + _augmented(r, "name_first") + _augmented(r, "opening"),
             r.record.hyperparameters["pretrain_with_qa"] is True,
         ),
     ),
     Flag(("--block_size", "32"), lambda r: _all(r.record.hyperparameters["block_size"] == 32)),
-    # 330 paragraphs (300 people with answers, 30 test people): their permuted copies and opening sentences
+    # 330 paragraphs (300 people with answers, 30 test people): their opening sentences alone
     Flag(
-        ("--augment", "permute,opening"),
+        ("--augment", "opening"),
         lambda r: _all(
             _augmented(r, "opening") == 330,
-            _augmented(r, "permute") > 0,
             _augmented(r, "name_first") == 0,
-            r.record.hyperparameters["augment"] == "permute,opening",
+            r.record.hyperparameters["augment"] == "opening",
         ),
     ),
-    Flag(("--augment_copies", "2"), lambda r: _all(330 < _augmented(r, "permute") <= 660)),
     Flag(
         ("--model_config", "altegrad-lab"),
         lambda r: _all(r.config["norm_first"] is False, r.record.preset == "altegrad-lab"),
     ),
     Flag(("--recite_tokens", "4"), lambda r: _recited_rows(r, 4)),
-    Flag(
-        ("--counterfactual_qa", "1.0"),
-        lambda r: _all(
-            {call["rate"] for call in r.trained["swaps"]} == {1.0},
-            r.record.hyperparameters["counterfactual_qa"] == 1.0,
-        ),
-    ),
 ]
 
 BIRTHPLACE_FINETUNE_ROWS = [
@@ -499,14 +490,14 @@ BIRTHPLACE_FINETUNE_ROWS = [
     Flag(
         ("--recite_tokens", "5"), lambda r: _all(_recited_rows(r, 5), r.record.hyperparameters["recite_tokens"] == 5)
     ),
-    # Twins of the training rows only: the dev loss reads the real birthplaces.
+    # The record keeps how the model answers: with spans of its recitation shaped like the training answers (the
+    # synthetic ones are capitalized places of one or two words: "Cape Town").
     Flag(
-        ("--counterfactual_qa", "0.5"),
+        ("--answer_from_recitation",),
         lambda r: _all(
-            {call["rate"] for call in r.trained["swaps"]} == {0.5},
-            len(r.trained["swaps"][0]["questions"]) + r.trained["metrics"]["train_counterfactual_rows"]
-            == len(r.trained["train_dataset"]),
-            r.record.hyperparameters["counterfactual_qa"] == 0.5,
+            r.record.hyperparameters["answer_from_recitation"] is True,
+            r.record.hyperparameters["answer_words"] == 2,
+            r.record.hyperparameters["capitalized_answers"] is True,
         ),
     ),
     overwrite_row(),
@@ -519,39 +510,39 @@ def _predictions(run: Run, name: str) -> list[str]:
     return (folder / name).read_text(encoding="utf-8").splitlines()
 
 
+# The pretrained model answers as its run record says: after a recitation of 4 tokens, then a generated answer.
 BIRTHPLACE_EVALUATE_ROWS = [
     Flag(
-        ("--model_name_or_path", "{tmp}/finetune"),
+        ("--model_name_or_path", "{tmp}/pretrain"),
         lambda r: _all(
-            r.trained["metrics"]["predictions_from"] == str(r.out.parent / "finetune"),
-            len(r.trained["generation"]) > 0,
+            r.trained["metrics"]["predictions_from"] == str(r.out.parent / "pretrain"),
+            r.trained["generation"][0]["max_new_tokens"] == 4,
+            len(r.trained["generation"]) == 2,
         ),
     ),
     Flag(
         ("--eval_split", "test"),
         lambda r: _all(len(_predictions(r, "predictions_test.txt")) == r.trained["metrics"]["num_questions"] == 30),
     ),
-    # Answers come last, after the recitations of `--recite_tokens`.
+    # Answers come last, after the recitations.
     Flag(("--max_new_tokens", "3"), lambda r: _all(r.trained["generation"][-1]["max_new_tokens"] == 3)),
-    Flag(
-        ("--recite_tokens", "5"),
-        lambda r: _all(r.trained["generation"][0]["max_new_tokens"] == 5, len(r.trained["generation"]) == 2),
-    ),
 ]
 
-# Every answer is one of the recitation spans the model scored (each recitation has the name's capitalized words),
-# and none is generated: the one generation is the recitations'.
+# The finetuned model (`--recite_tokens 5 --answer_from_recitation`) answers as its run record says: every answer is
+# one of the recitation spans the model scored (each recitation has the name's capitalized words), and none is
+# generated: the one generation is the recitations'.
 BIRTHPLACE_SPANS_ROWS = [
     Flag(
-        ("--answer_from_recitation",),
+        ("--model_name_or_path", "{tmp}/finetune"),
         lambda r: _all(
+            r.trained["generation"][0]["max_new_tokens"] == 5,
             len(r.trained["spans"]) == 1,
             set(_predictions(r, "predictions_test.txt")) <= set(r.trained["spans"][0]["answers"]),
             len(r.trained["generation"]) == 1,
         ),
     ),
 ]
-SPANS_SCENARIO = ["--model_name_or_path", "{tmp}/finetune", "--recite_tokens", "5", "--eval_split", "test"]
+SPANS_SCENARIO = ["--eval_split", "test"]
 
 BIRTHPLACE_LONDON_ROWS = [
     Flag(
@@ -587,8 +578,7 @@ def test_birthplace_pretrain_and_finetune_flags(monkeypatch, tmp_path, synthetic
     """`pretrain`, `finetune`, then `evaluate` on the finetuned model and with the two baselines."""
     data = str(synthetic_birthplace_dir)
     base = ["pretrain", "--data_dir", data]
-    swaps = {"swaps": (qa_formats, "swap_birthplaces")}
-    run = run_scenario(monkeypatch, birthplace, base, BIRTHPLACE_PRETRAIN_ROWS, tmp_path / "pretrain", spies=swaps)
+    run = run_scenario(monkeypatch, birthplace, base, BIRTHPLACE_PRETRAIN_ROWS, tmp_path / "pretrain")
     check_all(run, BIRTHPLACE_PRETRAIN_ROWS)
 
     base = [
@@ -598,11 +588,11 @@ def test_birthplace_pretrain_and_finetune_flags(monkeypatch, tmp_path, synthetic
         "--tokenizer_name_or_path",
         str(tiny_tokenizer_dir),
     ]
-    run = run_scenario(monkeypatch, birthplace, base, BIRTHPLACE_FINETUNE_ROWS, tmp_path / "finetune", spies=swaps)
+    run = run_scenario(monkeypatch, birthplace, base, BIRTHPLACE_FINETUNE_ROWS, tmp_path / "finetune")
     check_all(run, BIRTHPLACE_FINETUNE_ROWS)
     assert run.config["vocab_size"] == 600  # --tokenizer_name_or_path: the tokenizer's vocabulary
 
-    generation = {"generation": (qa_formats, "greedy_completions"), "spans": (qa_formats, "answer_log_likelihoods")}
+    generation = {"generation": (qa_decoding, "greedy_completions"), "spans": (qa_formats, "answer_log_likelihoods")}
     for name, rows, after in (
         ("evaluate", BIRTHPLACE_EVALUATE_ROWS, []),
         ("spans", BIRTHPLACE_SPANS_ROWS, [arg.format(tmp=tmp_path) for arg in SPANS_SCENARIO]),

@@ -12,7 +12,7 @@ import torch
 
 from hf_models import SmallEncoderForCausalLM
 from hf_models.hub.card import CardOptions, _fmt, build_model_card
-from hf_models.run_record import read_record
+from hf_models.run_record import RunRecord, read_record
 from hf_models.tasks import birthplace
 from hf_models.training import build_config
 
@@ -47,6 +47,8 @@ def scored_folder(tmp_path_factory, synthetic_birthplace_dir, tiny_tokenizer):
     model = SmallEncoderForCausalLM(build_config("cs224n-mingpt", TINY, tiny_tokenizer, is_causal=True))
     model.save_pretrained(out)
     tiny_tokenizer.save_pretrained(out)
+    # How it answers (directly), as its training would have recorded it.
+    RunRecord(task="birthplace-qa", objective="qa", hyperparameters={"recite_tokens": 0}).save(out)
     data = synthetic_birthplace_dir
     scores = {}
     for split, order in (("validation", ("london", "model", "common")), ("train", ("model", "london", "common"))):

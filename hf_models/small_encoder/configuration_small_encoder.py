@@ -79,11 +79,6 @@ class SmallEncoderConfig(PreTrainedConfig):
             2 * (num_hidden_layers + 1) times wider; a frozen backbone's word knowledge sits in its lower layers).
         classifier_dropout: dropout on the pooled vector, before the classification head.
         sep_token_id: the separator (CS224N's `⁇`) used by span corruption and birthplace QA.
-        answer_format: how a birthplace QA model of our BPE answers, written by `recipes/birthplace.py finetune` so
-            that it travels with the model (to the Hub, to the app): `{"recite_tokens": 40, "answer_words": 1,
-            "capitalized_answers": true}`, the recitation's length (0: the model answers directly) and the shape of
-            the training answers, which the answers chosen from the recitation take (`--answer_from_recitation`).
-            `None` for every other model.
     """
 
     model_type = "small-encoder"
@@ -123,7 +118,6 @@ class SmallEncoderConfig(PreTrainedConfig):
     eos_token_id: int | None = None
     sep_token_id: int | None = None
     mask_token_id: int | None = None
-    answer_format: dict | None = None
 
     def validate_architecture(self):
         """Part of `@strict`-powered validation (run after `__init__`, by `validate()` and at save time): the

@@ -1,11 +1,13 @@
 """The command-line arguments of `recipes/birthplace.py`, beside `hf_models.tasks.birthplace`: one dataclass for the
-three steps, of which each subcommand takes only the fields it uses (`subcommand_groups`)."""
+three steps, of which each subcommand takes only the fields it uses (`subcommand_groups`), and the checks of the data
+folder that every step reads."""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from transformers import TrainingArguments
 
@@ -51,13 +53,10 @@ class BirthplaceArguments:
         default="",
         metadata={
             "help": "pretrain: comma-separated forms of each wiki.txt paragraph added to the corpus (knowledge "
-            "augmentation, `hf_models.data.augmentation`): 'permute' (sentences in another order), 'name_first' "
-            "(every sentence starts with the full name), 'opening' (the opening sentence alone). Built from the "
-            "paragraph's own text only; the tokenizer is trained on the paragraphs without them."
+            "augmentation, `hf_models.data.augmentation`): 'name_first' (every sentence starts with the full name), "
+            "'opening' (the opening sentence alone). Built from the paragraph's own text only; the tokenizer is "
+            "trained on the paragraphs without them."
         },
-    )
-    augment_copies: int = field(
-        default=1, metadata={"help": "pretrain with --augment: most copies of a paragraph per form (distinct ones)."}
     )
     eval_split: str = field(
         default="validation",
@@ -76,54 +75,46 @@ class BirthplaceArguments:
         default=0,
         metadata={
             "help": "Recite, then answer (our BPE; 0: off): QA rows become `recitation </s> question ⁇ answer ⁇ "
-            "</s>`, where the recitation is the first N tokens of the person's wiki.txt paragraph in training and "
-            "what the model writes from the name `Name.` when it answers. Use the pretraining's --opening_tokens, "
-            "and give it to every subcommand (with --pretrain_with_qa, to the mixed QA rows too)."
-        },
-    )
-    counterfactual_qa: float = field(
-        default=0.0,
-        metadata={
-            "help": "With --recite_tokens (pretrain: with --pretrain_with_qa): the fraction of training QA rows "
-            "that get a twin whose birthplace is another training answer, in the recitation and as the answer, so "
-            "that the model learns to read the answer from its recitation rather than recall it from the name "
-            "(0: off)."
+            "</s>`, where the recitation is the first N tokens of the person's wiki.txt paragraph in training (with "
+            "--pretrain_with_qa, in the mixed QA rows too) and what the model writes from the name `Name.` when it "
+            "answers. Use the pretraining's --opening_tokens. The run record keeps it: evaluate and the app answer "
+            "as the model was trained."
         },
     )
     answer_from_recitation: bool = field(
         default=False,
         metadata={
-            "help": "evaluate, with --recite_tokens: instead of generating the answer, choose the span of the "
-            "model's own recitation that the model scores highest as the answer: a run of words within a clause, "
-            "shaped like the training answers (no longer than the longest; capitalized if they all are). A "
-            "question whose recitation has no such span is answered by generation."
+            "help": "With --recite_tokens: the model answers, instead of with a generated answer, with the span "
+            "of its own recitation that it scores highest as the answer: a run of words within a clause, shaped "
+            "like the training answers (no longer than the longest; capitalized if they all are), as the run "
+            "record keeps them. A question whose recitation has no such span is answered by generation."
         },
     )
     course_vocabulary: bool = field(
         default=False,
         metadata={
-            "help": "CS224N's own setting: its character vocabulary (built from wiki.txt: □ pad = 0, ⁇ mask = 1, "
-            "then the sorted characters), character span corruption, QA rows 'question⁇answer⁇', and answers read "
-            "from 32 greedily generated characters, between the first and second ⁇. Give it to every subcommand."
+            "help": "pretrain: CS224N's own setting: its character vocabulary (built from wiki.txt: □ pad = 0, ⁇ "
+            "mask = 1, then the sorted characters), character span corruption, QA rows 'question⁇answer⁇', and "
+            "answers read from 32 greedily generated characters, between the first and second ⁇. The vocabulary "
+            "is saved with the model: finetune and evaluate take the course's setting from its tokenizer."
         },
     )
 
     def __post_init__(self) -> None:  # a wrong --augment fails before the tokenizer and the model are built
         augment_forms(self.augment)
-        if self.augment_copies < 1:
-            raise ValueError(f"--augment_copies must be positive, got {self.augment_copies}")
         if self.recite_tokens < 0:
             raise ValueError(f"--recite_tokens must be 0 (off) or positive, got {self.recite_tokens}")
         if self.recite_tokens and self.course_vocabulary:
             raise ValueError(
                 "--recite_tokens is for our BPE; the course's characters (--course_vocabulary) answer directly"
             )
-        if not 0.0 <= self.counterfactual_qa <= 1.0:
-            raise ValueError(f"--counterfactual_qa must be a fraction in [0, 1], got {self.counterfactual_qa}")
-        if self.counterfactual_qa and not self.recite_tokens:
-            raise ValueError("--counterfactual_qa swaps the birthplace in the recitation: it needs --recite_tokens")
         if self.answer_from_recitation and not self.recite_tokens:
             raise ValueError("--answer_from_recitation chooses the answer in the recitation: it needs --recite_tokens")
+
+
+# What the task's run records name.
+DATASET = "birthplace"
+LANGUAGE = "en"
 
 
 def check_answer_source(model_name_or_path: str | None, bp_args: BirthplaceArguments) -> None:
@@ -141,26 +132,40 @@ def check_answer_source(model_name_or_path: str | None, bp_args: BirthplaceArgum
         raise UsageError(f"evaluate scores one source of answers, but got {given}: give one of them")
 
 
+def require_data_dir(bp_args: BirthplaceArguments) -> None:
+    if bp_args.data_dir is None:
+        raise UsageError("--data_dir is required: the folder with wiki.txt and the birth_*.tsv files")
+
+
+def data_files(bp_args: BirthplaceArguments) -> list[tuple[str, str]]:
+    """The data folder and its files, as inputs that no output may replace."""
+    folder = Path(bp_args.data_dir)
+    files = sorted(folder.iterdir()) if folder.is_dir() else []
+    return [("--data_dir", str(folder)), *(("--data_dir", str(f)) for f in files)]
+
+
 # What each subcommand does (its --help's first line), and the fields it takes.
 SUBCOMMAND_HELP = {
     "pretrain": "Pretrain on wiki.txt: the course's span corruption, or causal LM on paragraph openings (ours).",
     "finetune": "Finetune on birth_places_train.tsv, from a pretrained model or from scratch.",
     "evaluate": "Answer the dev (or test) questions by greedy decoding and score them; or a baseline.",
 }
-_SHARED = ("data_dir", "course_vocabulary", "block_size", "recite_tokens")
+_SHARED = ("data_dir", "block_size")
+# How the trained model answers: chosen by its training, read from its run record by evaluate.
+_ANSWERING = ("recite_tokens", "answer_from_recitation")
 SUBCOMMAND_FIELDS = {
     "pretrain": (
         *_SHARED,
         "variant",
+        "course_vocabulary",
         "tokenizer_vocab_size",
         "pretraining_objective",
         "opening_tokens",
         "pretrain_with_qa",
         "augment",
-        "augment_copies",
-        "counterfactual_qa",
+        *_ANSWERING,
     ),
-    "finetune": (*_SHARED, "variant", "counterfactual_qa"),
+    "finetune": (*_SHARED, "variant", *_ANSWERING),
     "evaluate": (
         *_SHARED,
         "eval_split",
@@ -168,7 +173,6 @@ SUBCOMMAND_FIELDS = {
         "london_baseline",
         "most_common_baseline",
         "max_new_tokens",
-        "answer_from_recitation",
     ),
 }
 # `evaluate` builds no model: no preset, overrides or attention type.
