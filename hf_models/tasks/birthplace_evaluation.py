@@ -37,6 +37,11 @@ from .qa_formats import answering_format
 __all__ = ["evaluate_answers"]
 
 
+def evaluation_device(use_cpu: bool) -> str:
+    """Where `evaluate` runs the model: the GPU when there is one, unless `--use_cpu`."""
+    return "cpu" if use_cpu or not torch.cuda.is_available() else "cuda"
+
+
 def _predictions(model_args: ModelArguments, bp_args: BirthplaceArguments, training_args, qa) -> tuple[list, str]:
     """The answers to the questions of `--eval_split` and where they come from (a model, or a baseline)."""
     questions = list(qa[bp_args.eval_split]["question"])
@@ -51,7 +56,7 @@ def _predictions(model_args: ModelArguments, bp_args: BirthplaceArguments, train
     model = load_pretrained(SmallEncoderForCausalLM, model_args.model_name_or_path, causal=True, dtype=torch.float32)
     check_vocabulary(tokenizer, model.config.vocab_size, model_args.tokenizer_path, model_args.model_name_or_path)
     check_block_size(bp_args.block_size, model)
-    model.to("cpu" if training_args.use_cpu or not torch.cuda.is_available() else "cuda")
+    model.to(evaluation_device(training_args.use_cpu))
     predictions = answers.predict(
         model,
         tokenizer,

@@ -82,6 +82,8 @@ def _check_before_training(model_args: ModelArguments, data_args: SentimentArgum
         raise UsageError(f"--max_seq_length {data_args.max_seq_length}: give a positive number of tokens")
     if data_args.head_init not in ("random", "linear_probe"):
         raise UsageError(f"--head_init {data_args.head_init}: give 'random' or 'linear_probe'")
+    if data_args.freeze_backbone and data_args.gradual_unfreezing:
+        raise UsageError("--freeze_backbone keeps the backbone that --gradual_unfreezing thaws: give one")
     if data_args.save_linear_probe and data_args.head_init != "linear_probe":
         raise UsageError("--save_linear_probe keeps the probe that --head_init linear_probe fits: give both")
     if data_args.length_buckets and (strategy := training_args.train_sampling_strategy) != "random":
