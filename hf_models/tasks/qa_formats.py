@@ -241,13 +241,11 @@ def answer_format_of(model_name_or_path: str | os.PathLike) -> dict[str, Any]:
 def answering_format(
     tokenizer: PreTrainedTokenizerBase,
     model_name_or_path: str | os.PathLike,
-    config: Any = None,
     max_new_tokens: int = 16,
 ) -> QAFormat:
     """The format a trained model answers in, for `evaluate` and the app: the course's when its tokenizer holds
     CS224N's characters, else our BPE as its run record says (`answer_format_of`): reciting first or not, the
-    answer generated (at most `max_new_tokens` tokens) or chosen from the recitation. `config` is not read: the
-    model's config says nothing of the task (the parameter stays for callers that pass it)."""
+    answer generated (at most `max_new_tokens` tokens) or chosen from the recitation."""
     if is_cs224n_char_tokenizer(tokenizer):
         return CourseQAFormat()
     answers = answer_format_of(model_name_or_path)
