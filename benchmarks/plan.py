@@ -39,6 +39,8 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import label_curve
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -1075,6 +1077,18 @@ def sentiment_lab_steps(profile: Profile, paths: Paths) -> list[Step]:
 PIPELINES = {"birthplace": birthplace_steps, "sentiment": sentiment_steps, "sentiment_lab": sentiment_lab_steps}
 PIPELINE_NEEDS = {"sentiment_lab": "sentiment"}
 PIPELINE_STARTS_AFTER = {"sentiment_lab": "se_domain"}
+
+
+# The label-budget curve (`benchmarks/label_curve.py`): the LP-FT rows and TF-IDF again on balanced draws of the
+# training reviews, from the `sentiment` pipeline's tokenizer and review-stage LM, its LP-FT runs the full budget.
+def sentiment_curve_steps(profile: Profile, paths: Paths) -> list[Step]:
+    figure = (paths.python, "benchmarks/plot_label_curve.py", "--bench_dir", paths.out, "--profile", profile.name)
+    curve = label_curve.curve_steps(sentiment_steps(profile, paths), profile.sentiment.seeds)
+    return [*curve, Step("se_curve_plot", figure, timed=False)]
+
+
+PIPELINES["sentiment_curve"] = sentiment_curve_steps
+PIPELINE_NEEDS["sentiment_curve"] = "sentiment"
 
 
 def plan(profile: str, paths: Paths | None = None) -> dict[str, list[Step]]:

@@ -315,6 +315,21 @@ def _trained_on_length_buckets(run: Run) -> None:
     assert sampler.lengths == [len(ids) for ids in run.trained["train_dataset"]["input_ids"]]
 
 
+def _trained_on_the_budget_draw(run: Run) -> None:
+    """The rows `train_model` got are the reviews of the balanced draw of 20 with the run's seed (0), in order, as the
+    tokenizer encodes them (at the scenario's --max_seq_length 6), 10 of each label."""
+    from hf_models.data import balanced_subset, load_cls_books
+    from hf_models.tokenization import load_tokenizer
+
+    train = load_cls_books(run.trained["data_dir"])["train"]
+    drawn = train.select(balanced_subset(train["label"], 20, seed=0))
+    encoded = load_tokenizer(run.out)(list(drawn["text"]), truncation=True, max_length=6)["input_ids"]
+    trained = run.trained["train_dataset"]
+    assert trained["input_ids"] == encoded and list(trained["label"]) == list(drawn["label"])
+    assert sorted(trained["label"]) == [0] * 10 + [1] * 10 and run.record.split_sizes["train"] == 20
+    assert run.record.hyperparameters["label_budget"] == 20 and run.record.hyperparameters["label_budget_seed"] == 0
+
+
 SENTIMENT_ROWS = [
     TINY_ROW,
     Flag(("--head_init", "linear_probe"), _head_started_as_the_probe),
@@ -330,7 +345,7 @@ SENTIMENT_ROWS = [
             max(len(x) for x in r.trained["train_dataset"]["input_ids"]) == 6,
         ),
     ),
-    Flag(("--max_train_samples", "20"), lambda r: _all(r.record.split_sizes["train"] == 20)),
+    Flag(("--label_budget", "20"), _trained_on_the_budget_draw),
     Flag(("--max_eval_samples", "5"), lambda r: _all(r.record.split_sizes["validation"] == 5)),
     Flag(("--length_buckets",), _trained_on_length_buckets),
     Flag(
@@ -397,7 +412,7 @@ def _started_from_the_frozen_run(run: Run) -> None:
 SENTIMENT_CONTINUE_ROWS = [
     Flag(("--model_name_or_path", "{tmp}/frozen"), _started_from_the_frozen_run),
 ]
-TWO_EPOCHS = ["--max_steps", "-1", "--num_train_epochs", "2", "--max_train_samples", "8", "--max_eval_samples", "4"]
+TWO_EPOCHS = ["--max_steps", "-1", "--num_train_epochs", "2", "--label_budget", "8", "--max_eval_samples", "4"]
 
 
 def test_sentiment_flags_reach_what_they_control(monkeypatch, tmp_path, toy_cls_books, toy_sentiment_tokenizer_dir):
@@ -410,7 +425,9 @@ def test_sentiment_flags_reach_what_they_control(monkeypatch, tmp_path, toy_cls_
         ("continued", data, SENTIMENT_CONTINUE_ROWS, []),  # from the frozen run's model and tokenizer
     )
     for name, base, rows, after in scenarios:
-        check_all(run_scenario(monkeypatch, sentiment, base, rows, tmp_path / name, after), rows)
+        run = run_scenario(monkeypatch, sentiment, base, rows, tmp_path / name, after)
+        run.trained["data_dir"] = toy_cls_books
+        check_all(run, rows)
 
 
 # --------------------------------------------------------------------------------------------------

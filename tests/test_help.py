@@ -38,6 +38,7 @@ COMMANDS = [
     ("benchmarks/tfidf_baseline.py", [], "options"),
     ("benchmarks/plot_birthplace.py", [], "options"),
     ("benchmarks/plot_sentiment.py", [], "options"),
+    ("benchmarks/plot_label_curve.py", [], "options"),
     ("benchmarks/write_results.py", [], "options"),
     ("benchmarks/throughput.py", [], "options"),
     ("docs/check_readme.py", [], "options"),

@@ -76,7 +76,7 @@ def test_sentiment_writes_2000_test_predictions(shared_data_dir, tmp_path):
             TINY,
             "--max_seq_length",
             "64",
-            "--max_train_samples",
+            "--label_budget",
             "64",
             "--max_eval_samples",
             "64",

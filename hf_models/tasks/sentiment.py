@@ -110,7 +110,9 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
         # The recipe's point is the per-epoch validation curve.
         training_args.eval_strategy = IntervalStrategy.EPOCH
     tokenizer = review_tokenizer(model_args, data_args)
-    raw = load_reviews(data_args)
+    # The budget's draw follows Trainer's convention for data sampling: --data_seed, else --seed.
+    draw_seed = training_args.seed if training_args.data_seed is None else training_args.data_seed
+    raw = load_reviews(data_args, draw_seed)
     label_names = raw["train"].features["label"].names
     model = _classifier(model_args, data_args, tokenizer, dict(enumerate(label_names)))
     trainable = model.num_parameters(only_trainable=True)
@@ -119,6 +121,7 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
     if max_length < data_args.max_seq_length:
         logger.warning(f"--max_seq_length {data_args.max_seq_length} is cut to the model's {max_length} positions")
     encoded = encode_reviews(raw, tokenizer, max_length, training_args)
+    budget_draw = {"label_budget_seed": draw_seed} if data_args.label_budget is not None else {}
     callbacks, backbone_lr = _transfer_callbacks(model, data_args, training_args)
     collator = DataCollatorWithPadding(tokenizer)
     probe_metrics, probe_validation = linear_probe_head(model, encoded, collator, data_args, training_args)
@@ -155,7 +158,7 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
         dataset=DATASET,
         language=LANGUAGE,
         split_sizes={split: len(encoded[split]) for split in encoded},
-        hyperparameters={"max_length": max_length},
+        hyperparameters={"max_length": max_length, **budget_draw},
     )
 
 

@@ -81,7 +81,14 @@ class SentimentArguments:
             "run longest first, every epoch ends on reviews of any length."
         },
     )
-    max_train_samples: int | None = field(default=None, metadata={"help": "Truncate the training set (debugging)."})
+    label_budget: int | None = field(
+        default=None,
+        metadata={
+            "help": "Train on this many training reviews, half of each label: a draw seeded by --data_seed (else "
+            "--seed), nested (for one seed a budget holds every smaller one's reviews), in the file's order. "
+            "benchmarks/tfidf_baseline.py --label_budget draws the same reviews. Default: all of them."
+        },
+    )
     max_eval_samples: int | None = field(default=None, metadata={"help": "Truncate the validation set (debugging)."})
     lab_vocabulary: bool = field(
         default=False,
