@@ -366,10 +366,16 @@ def test_a_folder_without_a_model_and_duplicate_labels(tmp_path: Path, runs: dic
 
 
 def test_a_model_without_a_run_record_goes_by_its_model_card(runs: dict, space_export: Path, tmp_path: Path) -> None:
-    # The export of `push_to_hub.py` (what a Hub model holds): no run record, a card whose tags name the task.
-    assert not (space_export / "model" / "run_record.json").exists()
-    assert app.trained_task(str(space_export / "model")) == "birthplace-qa"
-    assert app.load_model(str(space_export / "model")).view == "birthplace"
+    from hf_models.run_record import read_record
+
+    # The export of `push_to_hub.py` (what a Hub model holds): its public run record names the task.
+    exported = space_export / "model"
+    assert read_record(exported) == read_record(runs["pretrained"]).public()
+    assert app.trained_task(str(exported)) == "birthplace-qa"
+    # Without a record (a Hub model shared otherwise), the card's tags name the task.
+    carded = shutil.copytree(exported, tmp_path / "carded", ignore=shutil.ignore_patterns("run_record.json"))
+    assert app.trained_task(str(carded)) == "birthplace-qa"
+    assert app.load_model(str(carded)).view == "birthplace"
     # Neither record nor card: the head and the config decide.
     bare = shutil.copytree(runs["lm"], tmp_path / "bare", ignore=shutil.ignore_patterns("run_record.json", "*.md"))
     assert app.trained_task(str(bare)) is None
