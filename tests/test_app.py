@@ -472,11 +472,13 @@ def test_served_app_shows_one_line_errors(client) -> None:
 
 
 def test_command_line_refuses_a_missing_run_in_one_line(tmp_path: Path, capsys) -> None:
-    # In-process (the Space test runs the same launcher file in a fresh process).
-    assert app.main([str(tmp_path / "missing")]) == 1
+    # In-process, as `recipes/app.py` runs it (the Space test runs the same launcher file in a fresh process).
+    from hf_models.safety import command_line
+
+    assert command_line(app.main, [str(tmp_path / "missing")]) == 2
     assert (
         capsys.readouterr().err.strip()
-        == f"app.py: {tmp_path / 'missing'}: no such run folder (and not a Hub id of the form USER/NAME)"
+        == f"error: {tmp_path / 'missing'}: no such run folder (and not a Hub id of the form USER/NAME)"
     )
 
 
@@ -560,12 +562,12 @@ def test_exported_space_imports_its_own_package_and_fails_in_one_line_offline(sp
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=space_export / "space", timeout=300
     )
-    assert result.returncode == 1, result.stderr[-2000:]
+    assert result.returncode == 2, result.stderr[-2000:]
     assert (
         Path(result.stdout.splitlines()[0]).resolve()
         == (space_export / "space" / "hf_models" / "__init__.py").resolve()
     )
-    assert result.stderr.strip().splitlines()[-1].startswith("app.py: cannot load tester/tiny-bp from the Hub")
+    assert result.stderr.strip().splitlines()[-1].startswith("error: cannot load tester/tiny-bp from the Hub")
 
 
 class RecordingHfApi:
