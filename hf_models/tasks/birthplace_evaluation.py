@@ -51,9 +51,10 @@ def _predictions(model_args: ModelArguments, bp_args: BirthplaceArguments, train
     if model_args.model_name_or_path is None:
         raise UsageError(missing)
     tokenizer = resolve_tokenizer(model_args.tokenizer_path, BPE, missing=missing, accept_course=True)
+    # A model that cannot answer (a masked LM) is refused as such, before its record is asked how it answers.
+    model = load_pretrained(SmallEncoderForCausalLM, model_args.model_name_or_path, causal=True, dtype=torch.float32)
     # How the model answers (reciting first or not, ...) is what its training recorded.
     answers = answering_format(tokenizer, model_args.model_name_or_path, max_new_tokens=bp_args.max_new_tokens)
-    model = load_pretrained(SmallEncoderForCausalLM, model_args.model_name_or_path, causal=True, dtype=torch.float32)
     check_vocabulary(tokenizer, model.config.vocab_size, model_args.tokenizer_path, model_args.model_name_or_path)
     check_block_size(bp_args.block_size, model)
     model.to(evaluation_device(training_args.use_cpu))
