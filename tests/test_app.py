@@ -366,10 +366,16 @@ def test_a_folder_without_a_model_and_duplicate_labels(tmp_path: Path, runs: dic
 
 
 def test_a_model_without_a_run_record_goes_by_its_model_card(runs: dict, space_export: Path, tmp_path: Path) -> None:
-    # The export of `push_to_hub.py` (what a Hub model holds): no run record, a card whose tags name the task.
-    assert not (space_export / "model" / "run_record.json").exists()
-    assert app.trained_task(str(space_export / "model")) == "birthplace-qa"
-    assert app.load_model(str(space_export / "model")).view == "birthplace"
+    from hf_models.run_record import read_record
+
+    # The export of `push_to_hub.py` (what a Hub model holds): its public run record names the task.
+    exported = space_export / "model"
+    assert read_record(exported) == read_record(runs["pretrained"]).public()
+    assert app.trained_task(str(exported)) == "birthplace-qa"
+    # Without a record (a Hub model shared otherwise), the card's tags name the task.
+    carded = shutil.copytree(exported, tmp_path / "carded", ignore=shutil.ignore_patterns("run_record.json"))
+    assert app.trained_task(str(carded)) == "birthplace-qa"
+    assert app.load_model(str(carded)).view == "birthplace"
     # Neither record nor card: the head and the config decide.
     bare = shutil.copytree(runs["lm"], tmp_path / "bare", ignore=shutil.ignore_patterns("run_record.json", "*.md"))
     assert app.trained_task(str(bare)) is None
@@ -466,11 +472,13 @@ def test_served_app_shows_one_line_errors(client) -> None:
 
 
 def test_command_line_refuses_a_missing_run_in_one_line(tmp_path: Path, capsys) -> None:
-    # In-process (the Space test runs the same launcher file in a fresh process).
-    assert app.main([str(tmp_path / "missing")]) == 1
+    # In-process, as `recipes/app.py` runs it (the Space test runs the same launcher file in a fresh process).
+    from hf_models.safety import command_line
+
+    assert command_line(app.main, [str(tmp_path / "missing")]) == 2
     assert (
         capsys.readouterr().err.strip()
-        == f"app.py: {tmp_path / 'missing'}: no such run folder (and not a Hub id of the form USER/NAME)"
+        == f"error: {tmp_path / 'missing'}: no such run folder (and not a Hub id of the form USER/NAME)"
     )
 
 
@@ -554,12 +562,12 @@ def test_exported_space_imports_its_own_package_and_fails_in_one_line_offline(sp
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=space_export / "space", timeout=300
     )
-    assert result.returncode == 1, result.stderr[-2000:]
+    assert result.returncode == 2, result.stderr[-2000:]
     assert (
         Path(result.stdout.splitlines()[0]).resolve()
         == (space_export / "space" / "hf_models" / "__init__.py").resolve()
     )
-    assert result.stderr.strip().splitlines()[-1].startswith("app.py: cannot load tester/tiny-bp from the Hub")
+    assert result.stderr.strip().splitlines()[-1].startswith("error: cannot load tester/tiny-bp from the Hub")
 
 
 class RecordingHfApi:

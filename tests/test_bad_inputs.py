@@ -1,7 +1,8 @@
 """Every user error is one line: each command family (the recipes, the tokenizer trainer, the data preparation, the
 benchmark tools), driven in-process through `hf_models.safety.command_line` with a table of bad inputs (arguments
 that their dataclasses or TrainingArguments refuse, damaged model and tokenizer files, the machine's errors, numbers
-out of range, silent choices, writes over an input or through a link), answers with exactly one `error: ...` line on
+out of range, silent choices, writes over an input or through a link; a corrupt course checkpoint to convert, a
+missing model folder for the app), answers with exactly one `error: ...` line on
 stderr and exit status 2, without a traceback, and leaves every earlier file of its folder as it was. A few run as
 the scripts themselves, for the exit status and the stderr a shell sees; and a failed save leaves the old files."""
 
@@ -23,7 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import torch
 
+from hf_models import app, convert
 from hf_models.safety import command_line, saving_into
 from hf_models.tasks import birthplace, pretraining, sentiment
 from hf_models.textio import atomic_write
@@ -50,6 +53,8 @@ COMMANDS: dict[str, Callable] = {
     "prepare_data": _script("recipes/prepare_data.py", "prepare_data_bad_inputs").main,
     "tfidf": _script("benchmarks/tfidf_baseline.py", "tfidf_bad_inputs").main,
     "plot_sentiment": _script("benchmarks/plot_sentiment.py", "plot_sentiment_bad_inputs").main,
+    "convert": convert.main,
+    "app": app.main,
 }
 
 
@@ -97,6 +102,8 @@ def _files(root: Path, data: Path) -> None:
     (root / "dev_link.tsv").symlink_to(data / "birth_dev.tsv")
     (root / "model_link").symlink_to(root / "model")
     (root / "list.json").write_text('["--output_dir", "x"]')
+    torch.save({"tok_emb.weight": torch.zeros(8, 4)}, root / "corrupt.pt")  # a course checkpoint, cut short
+    (root / "corrupt.pt").write_bytes((root / "corrupt.pt").read_bytes()[:200])
     (root / "gpt2.json").write_text(json.dumps({"model_type": "gpt2", "n_embd": 32, "n_layer": 1, "vocab_size": 300}))
     _cls_books(root / "cls")
     _cls_books(root / "cls_one_class", one_class=True)
@@ -331,6 +338,13 @@ ROWS: dict[str, Row] = {
     "plot-over-a-runs-own-plot": Row(
         "plot_sentiment", ["--runs", "a={root}/cls_run", "--output", "{root}/cls_run/loss.png"], "is also --runs"
     ),
+    # 5. the converter and the app
+    "convert-a-corrupt-checkpoint": Row(
+        "convert",
+        ["cs224n-mingpt", "{root}/corrupt.pt", "--output_dir", NEW],
+        "corrupt.pt: not a PyTorch state dict, or a corrupt one",
+    ),
+    "app-over-a-missing-model-folder": Row("app", ["{root}/no_such_run"], "no_such_run: no such run folder"),
 }
 
 
@@ -428,15 +442,17 @@ def _run_script(world: Path, *argv: str) -> subprocess.CompletedProcess:
         (["tokenizer/train_tokenizer.py", *_tok("--min_frequency", "-1")], "error: --min_frequency -1"),
         (["recipes/prepare_data.py", "birthplace-tune", "--out", NEW, "--bogus"], "error: "),
         (["benchmarks/tfidf_baseline.py", "--data_dir", "{root}/cls", "--output_dir", "{root}/model"], "error: "),
+        (["-m", "hf_models.convert", "cs224n-mingpt", "{root}/corrupt.pt", "--output_dir", NEW], "error: {root}"),
+        (["recipes/app.py", "{root}/no_such_run"], "error: {root}/no_such_run: no such run folder"),
     ],
-    ids=["train_tokenizer", "prepare_data-argparse", "tfidf_baseline"],
+    ids=["train_tokenizer", "prepare_data-argparse", "tfidf_baseline", "convert", "app"],
 )
 def test_the_script_itself_exits_2_with_a_single_line(world: Path, argv: list[str], expected: str) -> None:
     """What a shell sees: exit status 2, and stderr is that one line, nothing else (no usage, no traceback)."""
     before = _snapshot(world)
     proc = _run_script(world, *argv)
     assert proc.returncode == 2, proc.stderr
-    assert len(proc.stderr.splitlines()) == 1 and proc.stderr.startswith(expected), proc.stderr
+    assert len(proc.stderr.splitlines()) == 1 and proc.stderr.startswith(expected.format(root=world)), proc.stderr
     assert _snapshot(world) == before
 
 

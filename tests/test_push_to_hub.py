@@ -1,7 +1,8 @@
 """push_to_hub.py on the folders real, tiny recipe runs write: a birthplace model (pretrained, finetuned, scored,
 with the London baseline), a sentiment classifier and a masked LM are exported with --dry_run, then loaded through
 trust_remote_code in a fresh process where `hf_models` cannot be imported; the card (built from each run's record),
-the allowlist, the upload calls and the offline errors are checked too."""
+the public run record (no local path; a reciting birthplace model's export answers in the app and in `evaluate`
+exactly as its run folder does), the allowlist, the upload calls and the offline errors are checked too."""
 
 from __future__ import annotations
 
@@ -138,6 +139,29 @@ def runs(
     }
 
 
+@pytest.fixture(scope="module")
+def reciting(runs: dict, synthetic_birthplace_dir: Path) -> dict[str, Path]:
+    """A birthplace model that recites, then answers with a span of its recitation (`--recite_tokens 4
+    --answer_from_recitation`), finetuned from the pretraining of `runs`, scored by `evaluate` and exported."""
+    from hf_models.tasks import birthplace
+
+    root, data = runs["root"], str(synthetic_birthplace_dir)
+    run_dir, export = root / "birthplace-recite", root / "export-recite"
+    birthplace.main(
+        ["finetune", "--data_dir", data, "--model_name_or_path", str(runs["pre_dir"]), "--output_dir", str(run_dir)]
+        + ["--recite_tokens", "4", "--answer_from_recitation", "--max_steps", "4", "--learning_rate", "5e-3", *QUIET]
+    )
+    birthplace.main(
+        [*RECITING_EVALUATE, "--data_dir", data, "--model_name_or_path", str(run_dir), "--output_dir", str(run_dir)]
+    )
+    assert push_to_hub.main([str(run_dir), "--dry_run", "--local_dir", str(export)]) == 0
+    return {"run_dir": run_dir, "export": export}
+
+
+# `evaluate` of the reciting model: its run folder's (in the fixture) and its export's (in the test), alike.
+RECITING_EVALUATE = ["evaluate", "--max_new_tokens", "4", "--per_device_eval_batch_size", "8", "--use_cpu"]
+
+
 def _files(folder: Path) -> set[str]:
     return {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
 
@@ -223,6 +247,7 @@ def test_dry_run_writes_allowlisted_folder(runs: dict[str, Path]) -> None:
         files = _files(out)
         expected = {
             "README.md",
+            "run_record.json",
             "config.json",
             "model.safetensors",
             "configuration_small_encoder.py",
@@ -245,6 +270,9 @@ def test_dry_run_writes_allowlisted_folder(runs: dict[str, Path]) -> None:
         for rel in ("model.safetensors", "tokenizer.json", "modeling_small_encoder.py"):
             assert (out / rel).read_bytes() == (run_dir / rel).read_bytes()
         assert SECRET not in "".join((out / f).read_text(errors="ignore") for f in files)
+        # The record, in its public form: the card's source, and how the model answers.
+        assert read_record(out) == read_record(run_dir).public()
+        assert str(runs["root"]) not in (out / "run_record.json").read_text(encoding="utf-8")
 
 
 def test_allowlist_leaves_out_planted_files(runs: dict[str, Path]) -> None:
@@ -252,8 +280,90 @@ def test_allowlist_leaves_out_planted_files(runs: dict[str, Path]) -> None:
     assert not collected & set(PLANTED)
     assert not any(f.startswith(("checkpoint-", "runs/")) or f.endswith((".pt", ".env", ".bin")) for f in collected)
     assert {"model.safetensors", "config.json", "tokenizer.json", "loss.png", "plots/accuracy.png"} <= collected
-    # The record and the reports feed the card but are not uploaded (reports hold local paths and arguments).
-    assert not collected & {"run_record.json", "trainer_state.json", "report.json", "report_evaluate_validation.json"}
+    # Nothing is copied as it is but the model's files: the reports and the trainer state hold local paths and
+    # arguments, and stay out; the record is exported in its public form (`RunRecord.public()`), never copied.
+    reports = {"trainer_state.json", "report.json", "report_evaluate_validation.json"}
+    assert not collected & {"run_record.json", *reports}
+    exported = _files(runs["lm_out"])
+    assert "run_record.json" in exported and not exported & reports
+
+
+def test_a_public_record_holds_no_local_path_and_keeps_how_the_model_answers(tmp_path: Path) -> None:
+    import dataclasses
+
+    from hf_models.run_record import Evaluation, RunRecord
+
+    home = Path.home()
+    answering = {"recite_tokens": 5, "answer_words": 3, "capitalized_answers": True}
+    record = RunRecord(
+        task="birthplace-qa",
+        objective="qa",
+        dataset=f"{tmp_path}/wiki.txt, birthplace, owner/books",
+        finetuned_from=str(tmp_path / "runs" / "pretrain"),
+        evaluated_model="~/runs/finetune",
+        train_metrics={"final_train_loss": 1.5, "log_file": "train.log"},
+        evaluations=[Evaluation("validation", {"exact_match": 0.5}, 60)],
+        hyperparameters={
+            **answering,
+            "learning_rate": 1e-3,
+            "augment": "name_first",
+            "data_dir": "data",  # names a folder: never published, relative or not
+            "tokenizer_name_or_path": "tok",
+            "cache": str(home / ".cache"),
+            "windows_corpus": "C:\\Users\\me\\wiki.txt",
+            "corpora": [str(tmp_path / "a.txt")],
+            "init": "/models/base",
+        },
+        hardware={"world_size": 1, "mixed_precision": "no", "device": "cpu"},
+    )
+    public = record.public()
+    text = json.dumps(dataclasses.asdict(public))
+    for local in (str(tmp_path), str(home), "~", "C:\\", '"/'):
+        assert local not in text, local
+    assert public.hyperparameters == {**answering, "learning_rate": 1e-3, "augment": "name_first"}
+    assert (public.finetuned_from, public.evaluated_model) == ("pretrain", "finetune")
+    assert public.dataset == "wiki.txt, birthplace, owner/books"  # a Hub id stays one
+    assert public.train_metrics == {"final_train_loss": 1.5} and public.evaluations == record.evaluations
+    assert public.hardware == record.hardware and public.public() == public
+    assert record.finetuned_from == str(tmp_path / "runs" / "pretrain")  # the run's own record is left as it was
+    hub_model = RunRecord(
+        task="birthplace-qa", objective="qa", finetuned_from="owner/base", evaluated_model="C:\\x\\m"
+    )
+    assert (hub_model.public().finetuned_from, hub_model.public().evaluated_model) == ("owner/base", "m")
+
+
+def test_a_hub_copy_of_a_reciting_model_answers_as_its_run(
+    reciting: dict[str, Path], synthetic_birthplace_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The export holds the public record, so that the app and `evaluate` answer from it exactly as from the run
+    folder: recite 4 tokens, then choose the answer among the recitation's spans."""
+    from hf_models import app
+    from hf_models.data import load_birthplace
+    from hf_models.tasks import birthplace, qa_formats
+
+    run_dir, export = reciting["run_dir"], reciting["export"]
+    answers = qa_formats.answer_format_of(run_dir)
+    assert answers["recite_tokens"] == 4 and answers["answer_words"] > 0
+    assert qa_formats.answer_format_of(export) == answers
+    # From the Hub: `answer_format_of` downloads the repository's record (here, the export stands in for it).
+    monkeypatch.setattr(qa_formats, "hf_hub_download", lambda repo_id, filename, **kwargs: str(export / filename))
+    assert qa_formats.answer_format_of("tester/tiny-recite") == answers
+    monkeypatch.undo()
+
+    # The app, on the export and on the run folder.
+    original, shared = app.load_model(str(run_dir), "model"), app.load_model(str(export), "model")
+    assert shared.view == original.view == "birthplace"
+    questions = list(load_birthplace(str(synthetic_birthplace_dir))["validation"]["question"][:4])
+    for question in [*questions, "Where was Nobody Known born?"]:
+        assert app.answer_birthplace([shared], question) == app.answer_birthplace([original], question)
+
+    # `evaluate` on the export writes the predictions it wrote on the run folder.
+    scored = tmp_path / "scored"
+    data = ["--data_dir", str(synthetic_birthplace_dir)]
+    birthplace.main([*RECITING_EVALUATE, *data, "--model_name_or_path", str(export), "--output_dir", str(scored)])
+    predictions = (scored / "predictions_validation.txt").read_text(encoding="utf-8")
+    assert predictions == (run_dir / "predictions_validation.txt").read_text(encoding="utf-8")
+    assert len(predictions.splitlines()) == 60 and any(line.strip() for line in predictions.splitlines())
 
 
 def test_dry_run_refuses_a_non_empty_local_dir(runs: dict[str, Path], capsys: pytest.CaptureFixture) -> None:

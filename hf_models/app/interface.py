@@ -10,7 +10,6 @@ import argparse
 import functools
 import logging
 import os
-import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -218,17 +217,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """`recipes/app.py`: load the models and serve the app until interrupted; 1 with one line on a bad input."""
+    """`recipes/app.py`: load the models and serve the app until interrupted. It runs under
+    `safety.command_line`, which says a user's error (an `AppError`, a bad flag) in one line with exit status 2."""
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     args = parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
-    try:
-        sources = args.models or read_app_config()
-        if not sources:
-            raise AppError(f"give at least one [LABEL=]RUN_OR_HUB_ID (or put them in {APP_CONFIG_FILE})")
-        demo = build_app(load_models(sources))
-    except AppError as error:
-        print(f"{PROG}: {error}", file=sys.stderr)
-        return 1
+    sources = args.models or read_app_config()
+    if not sources:
+        raise AppError(f"give at least one [LABEL=]RUN_OR_HUB_ID (or put them in {APP_CONFIG_FILE})")
+    demo = build_app(load_models(sources))
     demo.launch(server_name=args.host, server_port=args.port, share=False)
     return 0

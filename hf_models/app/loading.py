@@ -15,6 +15,7 @@ import torch
 from transformers import AutoConfig, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
 from ..run_record import read_record
+from ..textio import UsageError
 from ..tokenization.courses import CourseCharTokenizer, is_cs224n_char_tokenizer
 
 APP_CONFIG_FILE = "app.json"  # {"models": ["[LABEL=]RUN_OR_HUB_ID", ...]}, read when no model is given
@@ -30,8 +31,9 @@ TASK_VIEWS = {
 VIEW_NAMES = {"birthplace": "birthplace QA", "generate": "language model", "sentiment": "review classifier"}
 
 
-class AppError(ValueError):
-    """A problem the user can fix, said in one line (the app shows it with `gr.Error`)."""
+class AppError(UsageError):
+    """A problem the user can fix, said in one line: the app shows it with `gr.Error`, the command line
+    (`safety.command_line`) as `error: ...` with exit status 2."""
 
     def __init__(self, message: str) -> None:
         super().__init__(" ".join(str(message).split()))

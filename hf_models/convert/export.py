@@ -1,16 +1,23 @@
-"""Convert a course checkpoint and save it as a `save_pretrained` folder, with its tokenizer and its run record."""
+"""Convert a course checkpoint and save it as a `save_pretrained` folder, with its tokenizer and its run record.
+
+The folder is saved as the recipes save theirs (`safety.saving_into`): each file replaces its old version only once
+the whole save has succeeded, so a failed conversion leaves the old folder as it was. A corrupt checkpoint is one
+`CheckpointError` line (`load_course_state_dict`), a broken tokenizer folder one `UsageError` line naming the file
+(`tokenization.open_tokenizer`)."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from transformers import AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from ..run_record import RunRecord, model_size
+from ..safety import saving_into
 from ..small_encoder import SmallEncoderForSequenceClassification
 from ..textio import UsageError
 from ..tokenization import config_token_ids
+from ..tokenization.bpe import open_tokenizer
 from .altegrad_lab import convert_altegrad_lab
 from .checkpoint import load_course_state_dict
 from .cs224n_mingpt import convert_cs224n_mingpt
@@ -21,7 +28,7 @@ COURSES = ("altegrad-lab", "cs224n-mingpt")
 def attach_tokenizer(model: PreTrainedModel, tokenizer_dir: str | os.PathLike) -> PreTrainedTokenizerBase:
     """Load the tokenizer, check that it fits the embedding table, and copy its special-token ids into the config."""
     try:
-        tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
+        tokenizer = open_tokenizer(tokenizer_dir)  # a damaged file is a one-line error naming it
     except (OSError, ValueError) as error:
         raise UsageError(
             f"--tokenizer {tokenizer_dir}: cannot load a tokenizer ({' '.join(str(error).split())})"
@@ -47,7 +54,8 @@ def convert_checkpoint(
     num_heads: int | None = None,
     share_synthesizer_heads: bool = False,
 ) -> PreTrainedModel:
-    """Convert, then `save_pretrained` the model (and the tokenizer when given) into `output_dir`."""
+    """Convert, then `save_pretrained` the model (and the tokenizer when given) into `output_dir`, with its run
+    record, in one step per file (`saving_into`)."""
     state_dict = load_course_state_dict(checkpoint_path)
     source = str(checkpoint_path)
     if course == "altegrad-lab":
@@ -59,10 +67,11 @@ def convert_checkpoint(
     else:
         raise ValueError(f"unknown course {course!r}; choose one of {COURSES}")
     tokenizer = attach_tokenizer(model, tokenizer_dir) if tokenizer_dir is not None else None
-    model.save_pretrained(output_dir)
-    if tokenizer is not None:
-        tokenizer.save_pretrained(output_dir)
-    conversion_record(course, model, checkpoint_path).save(output_dir)
+    with saving_into(output_dir) as staging:
+        model.save_pretrained(staging)
+        if tokenizer is not None:
+            tokenizer.save_pretrained(staging)
+        conversion_record(course, model, checkpoint_path).save(staging)
     return model
 
 
