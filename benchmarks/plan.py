@@ -39,6 +39,8 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import label_curve
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -66,13 +68,8 @@ class BirthplaceProfile:
     # Trainer's `--train_sampling_strategy` for every birthplace training: `group_by_length` batches rows of similar
     # length (on the CPU, 36 % of a random batch's positions are padding: an epoch costs 31 % less time).
     sampling: str = "random"
-    # Counterfactual twins of the QA rows in the pretraining of these models (`--counterfactual_qa`, issue 21): with
-    # another training birthplace in the recitation and the answer, the answer can only be read, not recalled from
-    # the name. Vanilla alone: the synthesizer's attention has no content lookup to copy with, and lost 10 points.
-    counterfactual_models: tuple[str, ...] = ()
-    counterfactual_qa: float = 1.0
-    # The reciting models answer with the span of their recitation they score highest (`--answer_from_recitation`)
-    # instead of a generated answer.
+    # The reciting models answer with the span of their recitation they score highest instead of a generated answer
+    # (`--answer_from_recitation` on their trainings, which keep it in their run records).
     answer_from_recitation: bool = False
     # The pretrained models the profile runs (of BIRTHPLACE_MODELS), in order: the first one is the headline.
     models: tuple[str, ...] = (
@@ -84,14 +81,6 @@ class BirthplaceProfile:
         "synthesizer_recite",
         "vanilla_span_corruption",
     )
-
-    def __post_init__(self) -> None:
-        for model in self.counterfactual_models:
-            if model not in self.models or not model.endswith("_recite"):
-                raise ValueError(
-                    f"counterfactual_models: {model!r} is not a reciting model of the profile "
-                    f"({', '.join(self.models)}): the twins swap the birthplace in the recitation"
-                )
 
 
 @dataclass(frozen=True)
@@ -114,9 +103,6 @@ class SentimentProfile:
     # and an LM of 128-token blocks predicts worse past position 128 (5.3-5.6 nats on long validation reviews,
     # 4.9 before); blocks of 256 mend that and lose 3 points of pretrained LP-FT (BENCHMARKS.md, "Blocks of 256").
     lm_block_size: int = 128
-    # The LM's output as an adaptive softmax whose full-width head holds the first N token ids
-    # (`SmallEncoderConfig.adaptive_softmax_head`); the review stage keeps it, the classifiers have no LM head.
-    lm_adaptive_softmax_head: int | None = None
 
 
 @dataclass(frozen=True)
@@ -419,8 +405,8 @@ def _sampling(strategy: str) -> tuple[str, ...]:
 
 
 def _evaluate_all(name: str, model_dir: str, py: str, real: str, tune: str, common: tuple[str, ...]) -> list[Step]:
-    """Score a model on the tuning split, the real dev set, and answer the test questions (`common` ends with the
-    model's QA-format flags)."""
+    """Score a model on the tuning split, the real dev set, and answer the test questions (in the format its run
+    record names)."""
     evaluate = (py, "recipes/birthplace.py", "evaluate")
     batch = ("--per_device_eval_batch_size", "100", *common)
     return [
@@ -535,13 +521,17 @@ def _birthplace_optimiser_args(profile: Profile) -> tuple[str, ...]:
 
 
 def _recite(p: BirthplaceProfile, model: str) -> tuple[str, ...]:
-    """A reciting model's flag: it recites its paragraph's opening before it answers, in every stage."""
-    return ("--recite_tokens", str(p.opening_tokens)) if model.endswith("_recite") else ()
+    """A reciting model's flags, on its trainings (their run records keep them, and `evaluate` reads them there): it
+    recites its paragraph's opening before it answers, and answers with a span of it where the profile says so."""
+    if not model.endswith("_recite"):
+        return ()
+    recite = ("--recite_tokens", str(p.opening_tokens))
+    return (*recite, "--answer_from_recitation") if p.answer_from_recitation else recite
 
 
 def _birthplace_objective_args(p: BirthplaceProfile, tune: str, model: str) -> tuple[str, ...]:
     """A model's pretraining objective: the profile's (openings mixed with the QA rows, recited for a reciting
-    model, with counterfactual twins where the profile asks) or the course's span corruption."""
+    model) or the course's span corruption."""
     if model.endswith("_span_corruption"):
         objective = ("--data_dir", tune, "--pretraining_objective", "span_corruption")
     else:
@@ -554,8 +544,7 @@ def _birthplace_objective_args(p: BirthplaceProfile, tune: str, model: str) -> t
             str(p.opening_tokens),
             "--pretrain_with_qa",
         )
-    twins = ("--counterfactual_qa", str(p.counterfactual_qa)) if model in p.counterfactual_models else ()
-    return (*objective, *_recite(p, model), *twins)
+    return (*objective, *_recite(p, model))
 
 
 def _birthplace_setup_steps(profile: Profile, paths: Paths) -> list[Step]:
@@ -649,12 +638,10 @@ def _birthplace_after_pretraining(profile: Profile, paths: Paths, model: str) ->
     """What follows one model's pretraining: its finetuning, the pretrained model's fact probe and scores, and the
     finetuned model's scores."""
     p, py, (bp, real, tune) = profile.birthplace, paths.python, _birthplace_folders(paths)
-    recite = _recite(p, model)
     # The course's finetuning stage: short and gentle after mixed pretraining; the course's after span corruption.
     epochs_and_rate = ("10", "6e-4") if model.endswith("_span_corruption") else ("2", "1e-4")
     pretrained, finetuned = f"{bp}/{model}_pretrain", f"{bp}/{model}_finetune"
-    answering = (*recite, "--answer_from_recitation") if recite and p.answer_from_recitation else recite
-    scoring = (*_evaluate_common(profile), *answering)
+    scoring = _evaluate_common(profile)
     finetune = Step(
         f"bp_{model}_finetune",
         (
@@ -670,7 +657,7 @@ def _birthplace_after_pretraining(profile: Profile, paths: Paths, model: str) ->
             "--learning_rate",
             epochs_and_rate[1],
             *_birthplace_finetune_args(profile, paths),
-            *recite,
+            *_recite(p, model),
         ),
     )
     probe = Step(
@@ -850,7 +837,15 @@ def _sentiment_data_steps(profile: Profile, paths: Paths) -> list[Step]:
         # Reference line: TF-IDF + logistic regression (fails when scikit-learn is not installed).
         Step(
             "se_tfidf",
-            (py, "benchmarks/tfidf_baseline.py", "--data_dir", cls, "--output_dir", f"{se}/tfidf"),
+            (
+                py,
+                "benchmarks/tfidf_baseline.py",
+                "--data_dir",
+                cls,
+                "--output_dir",
+                f"{se}/tfidf",
+                "--overwrite_output_dir",
+            ),
             may_fail=True,
         ),
         Step(
@@ -874,8 +869,7 @@ def _sentiment_data_steps(profile: Profile, paths: Paths) -> list[Step]:
 def _sentiment_lm_steps(profile: Profile, paths: Paths) -> list[Step]:
     """The causal LM on the French corpus, then its second stage on the training reviews alone."""
     p, (se, _, corpus) = profile.sentiment, _sentiment_folders(paths)
-    adaptive = f"adaptive_softmax_head={p.lm_adaptive_softmax_head}" if p.lm_adaptive_softmax_head else None
-    lm_model = ("--model_config", p.model_config, *_overrides(",".join(filter(None, (p.config_overrides, adaptive)))))
+    lm_model = ("--model_config", p.model_config, *_overrides(p.config_overrides))
     lm_args = (
         "--objective",
         "clm",
@@ -1083,6 +1077,18 @@ def sentiment_lab_steps(profile: Profile, paths: Paths) -> list[Step]:
 PIPELINES = {"birthplace": birthplace_steps, "sentiment": sentiment_steps, "sentiment_lab": sentiment_lab_steps}
 PIPELINE_NEEDS = {"sentiment_lab": "sentiment"}
 PIPELINE_STARTS_AFTER = {"sentiment_lab": "se_domain"}
+
+
+# The label-budget curve (`benchmarks/label_curve.py`): the LP-FT rows and TF-IDF again on balanced draws of the
+# training reviews, from the `sentiment` pipeline's tokenizer and review-stage LM, its LP-FT runs the full budget.
+def sentiment_curve_steps(profile: Profile, paths: Paths) -> list[Step]:
+    figure = (paths.python, "benchmarks/plot_label_curve.py", "--bench_dir", paths.out, "--profile", profile.name)
+    curve = label_curve.curve_steps(sentiment_steps(profile, paths), profile.sentiment.seeds)
+    return [*curve, Step("se_curve_plot", figure, timed=False)]
+
+
+PIPELINES["sentiment_curve"] = sentiment_curve_steps
+PIPELINE_NEEDS["sentiment_curve"] = "sentiment"
 
 
 def plan(profile: str, paths: Paths | None = None) -> dict[str, list[Step]]:
@@ -1387,6 +1393,7 @@ def run(profile: str, pipelines: list[str], resume: bool = False, rerun: tuple[s
     results = [paths.python, "benchmarks/write_results.py", "--bench_dir", str(out), "--profile", profile]
     status = subprocess.run(results, cwd=REPO_ROOT, env=env).returncode
     throughput = [paths.python, "benchmarks/throughput.py", *PROFILES[profile].throughput_args]
+    throughput += ["--results_json", "benchmarks/results.json"]  # the published figures: this run's
     status = subprocess.run(throughput, cwd=REPO_ROOT, env=env).returncode or status
     print(f"all benchmarks: {time.monotonic() - start:.0f} s")
     return 1 if failed or status else 0
@@ -1434,4 +1441,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from hf_models.safety import command_line  # here only: the plan itself needs neither torch nor transformers
+
+    sys.exit(command_line(main, sys.argv[1:]))

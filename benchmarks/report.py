@@ -25,6 +25,11 @@ COMMANDS = {
     "sentiment_valid_acc_gpu_large": (
         "python benchmarks/plan.py run --profile gpu_large --pipeline sentiment sentiment_lab"
     ),
+    "sentiment_label_curve": "python benchmarks/plan.py run --profile cpu --pipeline sentiment sentiment_curve",
+    "sentiment_label_curve_gpu": "python benchmarks/plan.py run --profile gpu --pipeline sentiment sentiment_curve",
+    "sentiment_label_curve_gpu_large": (
+        "python benchmarks/plan.py run --profile gpu_large --pipeline sentiment sentiment_curve"
+    ),
     "tfidf": "python benchmarks/tfidf_baseline.py --data_dir ../shared/data/cls-books --output_dir OUTPUT_DIR",
     "throughput": "python benchmarks/throughput.py --threads 1 --generation_repeats 2",
     "throughput_gpu": "python benchmarks/throughput.py --device cuda --dtype bf16 --batch_size 64",
@@ -152,6 +157,44 @@ def sentiment_section(profile: str, rows: dict) -> list[str]:
     header = ["row", "validation, epoch 1", "validation, final ± s.d.", "per seed", "wall time of its steps"]
     lines += table(header, body)
     figure = f"benchmarks/figures/sentiment_valid_accuracy{suffix}.png"
+    return [*lines, "", f"Figure: [{Path(figure).name}]({figure}).", ""]
+
+
+CURVE_ROWS = {**SENTIMENT_ROWS, "tfidf": "TF-IDF + logistic regression"}
+
+
+def label_curve_section(profile: str, curve: dict, test: dict) -> list[str]:
+    """The label-budget curve: validation accuracy (mean ± s.d. of the draws) of each row at each budget, and the
+    gap pretrained − scratch LP-FT; the outside TF-IDF test line (`test["tfidf_label_curve"]`) when there is one."""
+    suffix, title, _ = SENTIMENT_PROFILES[profile]
+    section, budgets, rows = f"sentiment_label_curve{suffix}", [str(n) for n in curve["budgets"]], curve["rows"]
+    lines = [f"## Sentiment: accuracy against labels {title}", ""]
+    lines += [
+        "What pretraining buys is label efficiency: the rows again on balanced draws of the 1,600 training reviews",
+        f"(half of each label; {curve['draws']}), with the profile's hyperparameters; a finetuning keeps the",
+        f"profile's epochs over its draw but takes at least {curve['min_steps']} optimizer steps. The 1,600 column is",
+        "the rows above. Validation accuracy (%), mean ± sample s.d. over the draws:",
+        "",
+    ]
+    lines += facts([curve], COMMANDS[section])
+    body = [
+        [label, *(f"{100 * rows[key][n]['mean']:.1f} ± {100 * rows[key][n]['std']:.1f}" for n in budgets)]
+        for key, label in CURVE_ROWS.items()
+        if key in rows
+    ]
+    if {"pretrained_lp_ft", "scratch_lp_ft"} <= set(rows):
+        gap = [rows["pretrained_lp_ft"][n]["mean"] - rows["scratch_lp_ft"][n]["mean"] for n in budgets]
+        body.append(["pretrained − scratch LP-FT (points)", *map(points, gap)])
+    lines += table(["row (labels)", *(f"{int(n):,}" for n in budgets)], body)
+    lines += [
+        "",
+        f"The curve's own runs took {curve['wall_time_s']:,} s (the full budget's and the LM's not counted).",
+    ]
+    outside = test.get("tfidf_label_curve")
+    if outside:
+        shown = ", ".join(f"{int(n):,}: {percent(v)}" for n, v in outside.items())
+        lines += ["", f"TF-IDF + logistic regression on the test reviews, scored outside the project: {shown}."]
+    figure = f"benchmarks/figures/sentiment_label_curve{suffix}.png"
     return [*lines, "", f"Figure: [{Path(figure).name}]({figure}).", ""]
 
 
@@ -303,6 +346,10 @@ def render_benchmarks(results: dict, levers: list[dict]) -> str:
     for profile, (suffix, _, _) in SENTIMENT_PROFILES.items():
         if f"sentiment_valid_acc{suffix}" in results:
             lines += sentiment_section(profile, results[f"sentiment_valid_acc{suffix}"])
+    for profile, (suffix, _, _) in SENTIMENT_PROFILES.items():
+        if f"sentiment_label_curve{suffix}" in results:
+            curve = results[f"sentiment_label_curve{suffix}"]
+            lines += label_curve_section(profile, curve, results.get("sentiment_test_acc", {}))
     if "sentiment_test_acc" in results:
         lines += sentiment_test_section(results["sentiment_test_acc"])
     if any(key.startswith("throughput") for key in results):

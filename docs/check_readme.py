@@ -28,7 +28,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 OVERRIDES = [
     (r"recipes/birthplace\.py (pretrain|finetune)\b", "--max_steps 2"),
     (r"recipes/pretrain\.py\b", "--max_steps 2 --max_train_samples 64 --max_eval_samples 16"),
-    (r"recipes/finetune_sentiment\.py\b", "--max_steps 2 --max_train_samples 32 --max_eval_samples 32"),
+    (r"recipes/finetune_sentiment\.py\b", "--max_steps 2 --label_budget 32 --max_eval_samples 32"),
     (r"recipes/prepare_data\.py sentiment-corpus\b", "--news_lines 200 --novel_lines 2000"),
     (r"tokenizer/train_tokenizer\.py\b", "--max_chars 2000000 --no_progress"),
 ]

@@ -74,8 +74,8 @@ SETTINGS = {
 
 
 def _correct(score: dict) -> str:
-    # The line birthplace.py prints (CS224N's format).
-    return f"Correct: {score['correct']} out of {score['total']}: {100.0 * score['correct'] / score['total']}%"
+    # The line birthplace.py prints (CS224N's format), the percentage to one decimal.
+    return f"Correct: {score['correct']} out of {score['total']}: {100.0 * score['correct'] / score['total']:.1f}%"
 
 
 def _minutes(seconds: float) -> str:

@@ -12,7 +12,7 @@ from course_reference import tiny_config
 
 from hf_models import SmallEncoderForCausalLM, SmallEncoderForSequenceClassification
 from hf_models.data import SpanCorruptionCollator, TrimPaddingCollator, corrupt_for_evaluation
-from hf_models.tasks.qa_formats import predict_answers, predict_char_answers
+from hf_models.tasks.qa_decoding import predict_answers, predict_char_answers
 from hf_models.training import build_config
 
 QUESTIONS = [

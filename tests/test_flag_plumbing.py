@@ -25,7 +25,7 @@ import pytest
 import torch
 
 from hf_models.run_record import read_record
-from hf_models.tasks import birthplace, qa_formats, sentiment
+from hf_models.tasks import birthplace, qa_decoding, qa_formats, sentiment
 from hf_models.tasks import pretraining as pretrain
 
 TINY = "hidden_size=32,num_hidden_layers=2,num_attention_heads=2,intermediate_size=64,max_position_embeddings=64"
@@ -213,32 +213,11 @@ PRETRAIN_SPAN_ROWS = [
     Flag(("--validation_files", "{tmp}/held_out.txt"), lambda r: _all(r.record.split_sizes["validation"] == 9)),
 ]
 
-PRETRAIN_SHARE_ROWS = [Flag(("--validation_split_percentage", "30"), lambda r: _all(0.2 < _held_out_share(r) < 0.4))]
-
-
-def _rtd(run: Run):
-    return run.trained["model"]  # what Trainer trained: the generator and the discriminator together
-
-
-PRETRAIN_RTD_ROWS = [
-    Flag(
-        ("--objective", "rtd"),
-        lambda r: _all(
-            r.record.objective == "rtd",
-            r.config["architectures"] == ["SmallEncoderForPreTraining"],
-            r.config["is_causal"] is False,
-            r.trained["collator"].mask_replace_prob == 1.0,
-        ),
-    ),
-    # 3: neither the default 1 nor the discriminator's 2 layers
-    Flag(
-        ("--generator_layers", "3"),
-        lambda r: _all(_rtd(r).generator.config.num_hidden_layers == 3, r.config["num_hidden_layers"] == 2),
-    ),
-    Flag(("--rtd_weight", "7.5"), lambda r: _all(_rtd(r).weight == 7.5)),
+PRETRAIN_SHARE_ROWS = [
+    Flag(("--validation_split_percentage", "30"), lambda r: _all(0.2 < _held_out_share(r) < 0.4)),
     Flag(
         ("--preprocessing_num_workers", "2"),
-        lambda r: _all([call["num_proc"] for call in r.trained["grouping"]] == [2]),
+        lambda r: _all([call["num_proc"] for call in r.trained["tokenization"]] == [2]),
     ),
     overwrite_row(),
 ]
@@ -269,10 +248,10 @@ def test_pretrain_flags_reach_what_they_control(monkeypatch, tmp_path, synthetic
     held_out = tmp_path / "held_out.txt"
     held_out.write_text("".join(wiki_line + "\n" for wiki_line in Path(wiki).read_text().splitlines()[:9]))
     tiny = [*base, "--config_overrides", TINY]
+    spies = {"tokenization": (pretrain, "tokenize_documents")}
     scenarios = [
         ("span", tiny, PRETRAIN_SPAN_ROWS, None),
-        ("share", [*tiny, "--objective", "span_corruption"], PRETRAIN_SHARE_ROWS, None),
-        ("rtd", tiny, PRETRAIN_RTD_ROWS, {"grouping": (pretrain, "tokenize_and_group")}),
+        ("share", [*tiny, "--objective", "span_corruption"], PRETRAIN_SHARE_ROWS, spies),
         ("continued", [*base, "--objective", "mlm"], PRETRAIN_CONTINUE_ROWS, None),
     ]
     for name, scenario_base, rows, spies in scenarios:
@@ -336,6 +315,21 @@ def _trained_on_length_buckets(run: Run) -> None:
     assert sampler.lengths == [len(ids) for ids in run.trained["train_dataset"]["input_ids"]]
 
 
+def _trained_on_the_budget_draw(run: Run) -> None:
+    """The rows `train_model` got are the reviews of the balanced draw of 20 with the run's seed (0), in order, as the
+    tokenizer encodes them (at the scenario's --max_seq_length 6), 10 of each label."""
+    from hf_models.data import balanced_subset, load_cls_books
+    from hf_models.tokenization import load_tokenizer
+
+    train = load_cls_books(run.trained["data_dir"])["train"]
+    drawn = train.select(balanced_subset(train["label"], 20, seed=0))
+    encoded = load_tokenizer(run.out)(list(drawn["text"]), truncation=True, max_length=6)["input_ids"]
+    trained = run.trained["train_dataset"]
+    assert trained["input_ids"] == encoded and list(trained["label"]) == list(drawn["label"])
+    assert sorted(trained["label"]) == [0] * 10 + [1] * 10 and run.record.split_sizes["train"] == 20
+    assert run.record.hyperparameters["label_budget"] == 20 and run.record.hyperparameters["label_budget_seed"] == 0
+
+
 SENTIMENT_ROWS = [
     TINY_ROW,
     Flag(("--head_init", "linear_probe"), _head_started_as_the_probe),
@@ -351,7 +345,7 @@ SENTIMENT_ROWS = [
             max(len(x) for x in r.trained["train_dataset"]["input_ids"]) == 6,
         ),
     ),
-    Flag(("--max_train_samples", "20"), lambda r: _all(r.record.split_sizes["train"] == 20)),
+    Flag(("--label_budget", "20"), _trained_on_the_budget_draw),
     Flag(("--max_eval_samples", "5"), lambda r: _all(r.record.split_sizes["validation"] == 5)),
     Flag(("--length_buckets",), _trained_on_length_buckets),
     Flag(
@@ -418,7 +412,7 @@ def _started_from_the_frozen_run(run: Run) -> None:
 SENTIMENT_CONTINUE_ROWS = [
     Flag(("--model_name_or_path", "{tmp}/frozen"), _started_from_the_frozen_run),
 ]
-TWO_EPOCHS = ["--max_steps", "-1", "--num_train_epochs", "2", "--max_train_samples", "8", "--max_eval_samples", "4"]
+TWO_EPOCHS = ["--max_steps", "-1", "--num_train_epochs", "2", "--label_budget", "8", "--max_eval_samples", "4"]
 
 
 def test_sentiment_flags_reach_what_they_control(monkeypatch, tmp_path, toy_cls_books, toy_sentiment_tokenizer_dir):
@@ -431,7 +425,9 @@ def test_sentiment_flags_reach_what_they_control(monkeypatch, tmp_path, toy_cls_
         ("continued", data, SENTIMENT_CONTINUE_ROWS, []),  # from the frozen run's model and tokenizer
     )
     for name, base, rows, after in scenarios:
-        check_all(run_scenario(monkeypatch, sentiment, base, rows, tmp_path / name, after), rows)
+        run = run_scenario(monkeypatch, sentiment, base, rows, tmp_path / name, after)
+        run.trained["data_dir"] = toy_cls_books
+        check_all(run, rows)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -477,34 +473,25 @@ BIRTHPLACE_PRETRAIN_ROWS = [
     Flag(
         ("--pretrain_with_qa",),
         lambda r: _all(
-            r.record.split_sizes["train"] > 330 + _augmented(r, "permute") + _augmented(r, "opening"),
+            r.record.split_sizes["train"] > 330 + _augmented(r, "name_first") + _augmented(r, "opening"),
             r.record.hyperparameters["pretrain_with_qa"] is True,
         ),
     ),
     Flag(("--block_size", "32"), lambda r: _all(r.record.hyperparameters["block_size"] == 32)),
-    # 330 paragraphs (300 people with answers, 30 test people): their permuted copies and opening sentences
+    # 330 paragraphs (300 people with answers, 30 test people): their opening sentences alone
     Flag(
-        ("--augment", "permute,opening"),
+        ("--augment", "opening"),
         lambda r: _all(
             _augmented(r, "opening") == 330,
-            _augmented(r, "permute") > 0,
             _augmented(r, "name_first") == 0,
-            r.record.hyperparameters["augment"] == "permute,opening",
+            r.record.hyperparameters["augment"] == "opening",
         ),
     ),
-    Flag(("--augment_copies", "2"), lambda r: _all(330 < _augmented(r, "permute") <= 660)),
     Flag(
         ("--model_config", "altegrad-lab"),
         lambda r: _all(r.config["norm_first"] is False, r.record.preset == "altegrad-lab"),
     ),
     Flag(("--recite_tokens", "4"), lambda r: _recited_rows(r, 4)),
-    Flag(
-        ("--counterfactual_qa", "1.0"),
-        lambda r: _all(
-            {call["rate"] for call in r.trained["swaps"]} == {1.0},
-            r.record.hyperparameters["counterfactual_qa"] == 1.0,
-        ),
-    ),
 ]
 
 BIRTHPLACE_FINETUNE_ROWS = [
@@ -520,14 +507,14 @@ BIRTHPLACE_FINETUNE_ROWS = [
     Flag(
         ("--recite_tokens", "5"), lambda r: _all(_recited_rows(r, 5), r.record.hyperparameters["recite_tokens"] == 5)
     ),
-    # Twins of the training rows only: the dev loss reads the real birthplaces.
+    # The record keeps how the model answers: with spans of its recitation shaped like the training answers (the
+    # synthetic ones are capitalized places of one or two words: "Cape Town").
     Flag(
-        ("--counterfactual_qa", "0.5"),
+        ("--answer_from_recitation",),
         lambda r: _all(
-            {call["rate"] for call in r.trained["swaps"]} == {0.5},
-            len(r.trained["swaps"][0]["questions"]) + r.trained["metrics"]["train_counterfactual_rows"]
-            == len(r.trained["train_dataset"]),
-            r.record.hyperparameters["counterfactual_qa"] == 0.5,
+            r.record.hyperparameters["answer_from_recitation"] is True,
+            r.record.hyperparameters["answer_words"] == 2,
+            r.record.hyperparameters["capitalized_answers"] is True,
         ),
     ),
     overwrite_row(),
@@ -540,39 +527,39 @@ def _predictions(run: Run, name: str) -> list[str]:
     return (folder / name).read_text(encoding="utf-8").splitlines()
 
 
+# The pretrained model answers as its run record says: after a recitation of 4 tokens, then a generated answer.
 BIRTHPLACE_EVALUATE_ROWS = [
     Flag(
-        ("--model_name_or_path", "{tmp}/finetune"),
+        ("--model_name_or_path", "{tmp}/pretrain"),
         lambda r: _all(
-            r.trained["metrics"]["predictions_from"] == str(r.out.parent / "finetune"),
-            len(r.trained["generation"]) > 0,
+            r.trained["metrics"]["predictions_from"] == str(r.out.parent / "pretrain"),
+            r.trained["generation"][0]["max_new_tokens"] == 4,
+            len(r.trained["generation"]) == 2,
         ),
     ),
     Flag(
         ("--eval_split", "test"),
         lambda r: _all(len(_predictions(r, "predictions_test.txt")) == r.trained["metrics"]["num_questions"] == 30),
     ),
-    # Answers come last, after the recitations of `--recite_tokens`.
+    # Answers come last, after the recitations.
     Flag(("--max_new_tokens", "3"), lambda r: _all(r.trained["generation"][-1]["max_new_tokens"] == 3)),
-    Flag(
-        ("--recite_tokens", "5"),
-        lambda r: _all(r.trained["generation"][0]["max_new_tokens"] == 5, len(r.trained["generation"]) == 2),
-    ),
 ]
 
-# Every answer is one of the recitation spans the model scored (each recitation has the name's capitalized words),
-# and none is generated: the one generation is the recitations'.
+# The finetuned model (`--recite_tokens 5 --answer_from_recitation`) answers as its run record says: every answer is
+# one of the recitation spans the model scored (each recitation has the name's capitalized words), and none is
+# generated: the one generation is the recitations'.
 BIRTHPLACE_SPANS_ROWS = [
     Flag(
-        ("--answer_from_recitation",),
+        ("--model_name_or_path", "{tmp}/finetune"),
         lambda r: _all(
+            r.trained["generation"][0]["max_new_tokens"] == 5,
             len(r.trained["spans"]) == 1,
             set(_predictions(r, "predictions_test.txt")) <= set(r.trained["spans"][0]["answers"]),
             len(r.trained["generation"]) == 1,
         ),
     ),
 ]
-SPANS_SCENARIO = ["--model_name_or_path", "{tmp}/finetune", "--recite_tokens", "5", "--eval_split", "test"]
+SPANS_SCENARIO = ["--eval_split", "test"]
 
 BIRTHPLACE_LONDON_ROWS = [
     Flag(
@@ -608,8 +595,7 @@ def test_birthplace_pretrain_and_finetune_flags(monkeypatch, tmp_path, synthetic
     """`pretrain`, `finetune`, then `evaluate` on the finetuned model and with the two baselines."""
     data = str(synthetic_birthplace_dir)
     base = ["pretrain", "--data_dir", data]
-    swaps = {"swaps": (qa_formats, "swap_birthplaces")}
-    run = run_scenario(monkeypatch, birthplace, base, BIRTHPLACE_PRETRAIN_ROWS, tmp_path / "pretrain", spies=swaps)
+    run = run_scenario(monkeypatch, birthplace, base, BIRTHPLACE_PRETRAIN_ROWS, tmp_path / "pretrain")
     check_all(run, BIRTHPLACE_PRETRAIN_ROWS)
 
     base = [
@@ -619,11 +605,11 @@ def test_birthplace_pretrain_and_finetune_flags(monkeypatch, tmp_path, synthetic
         "--tokenizer_name_or_path",
         str(tiny_tokenizer_dir),
     ]
-    run = run_scenario(monkeypatch, birthplace, base, BIRTHPLACE_FINETUNE_ROWS, tmp_path / "finetune", spies=swaps)
+    run = run_scenario(monkeypatch, birthplace, base, BIRTHPLACE_FINETUNE_ROWS, tmp_path / "finetune")
     check_all(run, BIRTHPLACE_FINETUNE_ROWS)
     assert run.config["vocab_size"] == 600  # --tokenizer_name_or_path: the tokenizer's vocabulary
 
-    generation = {"generation": (qa_formats, "greedy_completions"), "spans": (qa_formats, "answer_log_likelihoods")}
+    generation = {"generation": (qa_decoding, "greedy_completions"), "spans": (qa_formats, "answer_log_likelihoods")}
     for name, rows, after in (
         ("evaluate", BIRTHPLACE_EVALUATE_ROWS, []),
         ("spans", BIRTHPLACE_SPANS_ROWS, [arg.format(tmp=tmp_path) for arg in SPANS_SCENARIO]),
@@ -809,9 +795,7 @@ def test_every_flag_has_a_row():
         "recipes/pretrain.py": (
             pretrain.main,
             [[]],
-            _rows_flags(
-                PRETRAIN_MLM_ROWS, PRETRAIN_SPAN_ROWS, PRETRAIN_SHARE_ROWS, PRETRAIN_RTD_ROWS, PRETRAIN_CONTINUE_ROWS
-            ),
+            _rows_flags(PRETRAIN_MLM_ROWS, PRETRAIN_SPAN_ROWS, PRETRAIN_SHARE_ROWS, PRETRAIN_CONTINUE_ROWS),
         ),
         "recipes/finetune_sentiment.py": (
             sentiment.main,

@@ -45,6 +45,7 @@ COMMANDS = [
     ("benchmarks/tfidf_baseline.py", [], "options"),
     ("benchmarks/plot_birthplace.py", [], "options"),
     ("benchmarks/plot_sentiment.py", [], "options"),
+    ("benchmarks/plot_label_curve.py", [], "options"),
     ("benchmarks/write_results.py", [], "options"),
     ("benchmarks/throughput.py", [], "options"),
     ("docs/check_readme.py", [], "options"),
@@ -119,7 +120,8 @@ def _written_examples(command: str, arguments: list[str] = ()) -> list[str]:
         own = [c for c in commands if c.startswith(f"recipes/birthplace.py {arguments[0]} ")]
         return ("\n".join(f"    python {c}" for c in own)).splitlines()
     if command.startswith("-m "):
-        path = REPO_ROOT / (command.removeprefix("-m ").replace(".", "/") + ".py")
+        module = REPO_ROOT / command.removeprefix("-m ").replace(".", "/")
+        path = module / "__init__.py" if module.is_dir() else module.with_suffix(".py")  # a package's docstring
     else:
         path = REPO_ROOT / command
     text = path.read_text(encoding="utf-8")

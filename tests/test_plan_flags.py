@@ -352,31 +352,10 @@ def test_a_pipeline_starts_beside_the_rest_of_the_one_it_reads_once_its_step_is_
     assert failed == [] and times["read.start"] < times["slow.end"]
 
 
-def test_counterfactual_twins_reach_the_vanilla_pretraining_alone(monkeypatch) -> None:
-    """`counterfactual_models` puts `--counterfactual_qa` in those models' pretraining, in both profiles, and in no
-    other step; a model that does not recite is refused (the twins swap the birthplace in the recitation)."""
-    for profile in ("cpu", "gpu"):
-        assert plan.PROFILES[profile].birthplace.counterfactual_models == ()  # the profiles answer with spans instead
-        base = plan.PROFILES[profile]
-        birthplace = replace(base.birthplace, counterfactual_models=("vanilla_recite",))
-        monkeypatch.setitem(plan.PROFILES, "x", replace(base, birthplace=birthplace))
-        steps = plan.plan("x", PATHS)["birthplace"]
-        with_twins = {
-            step.name: _flag(step.command, "--counterfactual_qa")
-            for step in steps
-            if "--counterfactual_qa" in step.command
-        }
-        assert with_twins == {"bp_vanilla_recite_pretrain": str(birthplace.counterfactual_qa)}
-    cpu = replace(plan.PROFILES["cpu"].birthplace, counterfactual_models=("vanilla_recite",))
-    with pytest.raises(ValueError, match="'vanilla_span_corruption' is not a reciting model"):
-        replace(cpu, counterfactual_models=("vanilla_span_corruption",))
-    with pytest.raises(ValueError, match="'vanilla_recite' is not a reciting model"):
-        replace(cpu, models=("synthesizer_recite",))
-
-
-def test_answers_from_the_recitation_reach_every_score_of_a_reciting_model(monkeypatch) -> None:
-    """`BirthplaceProfile.answer_from_recitation` puts `--answer_from_recitation` in the scores (tuning split, dev,
-    test) of the reciting models, pretrained and finetuned, and in no other step."""
+def test_answers_from_the_recitation_reach_every_training_of_a_reciting_model(monkeypatch) -> None:
+    """`BirthplaceProfile.answer_from_recitation` puts `--answer_from_recitation` in the trainings (pretraining and
+    finetuning) of the reciting models, which keep it in their run records, and in no other step: `evaluate` reads
+    how a model answers there."""
     for profile in ("cpu", "gpu"):
         base = plan.PROFILES[profile]
         for spans in (False, True):
@@ -384,14 +363,16 @@ def test_answers_from_the_recitation_reach_every_score_of_a_reciting_model(monke
                 plan.PROFILES, "x", replace(base, birthplace=replace(base.birthplace, answer_from_recitation=spans))
             )
             steps = plan.plan("x", PATHS)["birthplace"]
-            reciting_scores = {
+            reciting_trainings = {
                 step.name
                 for step in steps
-                if step.name.endswith(("_eval_tune", "_eval_dev", "_eval_test")) and "--recite_tokens" in step.command
+                if step.name.endswith(("_pretrain", "_finetune")) and "--recite_tokens" in step.command
             }
-            assert len(reciting_scores) == 6 * sum(model.endswith("_recite") for model in base.birthplace.models)
+            assert len(reciting_trainings) == 2 * sum(model.endswith("_recite") for model in base.birthplace.models)
             with_flag = {step.name for step in steps if "--answer_from_recitation" in step.command}
-            assert with_flag == (reciting_scores if spans else set())
+            assert with_flag == (reciting_trainings if spans else set())
+            evaluations = [step for step in steps if "evaluate" in step.command]
+            assert evaluations and not any("--recite_tokens" in step.command for step in evaluations)
 
 
 def test_the_profile_length_buckets_reach_every_sentiment_finetuning(monkeypatch) -> None:
@@ -424,23 +405,6 @@ def test_the_profile_lm_block_size_reaches_both_lm_stages_alone(monkeypatch) -> 
             if step.name in with_block:
                 parsed = parse_args(pretraining.ARGUMENT_GROUPS, list(step.command[2:]))
                 assert [a.block_size for a in parsed if hasattr(a, "block_size")] == [tokens]
-
-
-def test_the_profile_adaptive_softmax_reaches_the_sentiment_lm_alone(monkeypatch) -> None:
-    """`SentimentProfile.lm_adaptive_softmax_head` is a config override of the LM built from scratch, beside the
-    profile's own overrides; the review stage loads that LM, and the classifiers have no LM head."""
-    base = plan.PROFILES["cpu"]
-    for overrides in (None, "hidden_size=64"):
-        sentiment = replace(base.sentiment, lm_adaptive_softmax_head=2000, config_overrides=overrides)
-        monkeypatch.setitem(plan.PROFILES, "x", replace(base, sentiment=sentiment))
-        steps = plan.plan("x", PATHS)["sentiment"]
-        with_head = {step.name for step in steps if any("adaptive_softmax_head=2000" in arg for arg in step.command)}
-        assert with_head == {"se_pretrain"}
-        pretrain = next(step for step in steps if step.name == "se_pretrain").command
-        expected = "hidden_size=64,adaptive_softmax_head=2000" if overrides else "adaptive_softmax_head=2000"
-        assert pretrain[pretrain.index("--config_overrides") + 1] == expected
-        parsed = parse_args(pretraining.ARGUMENT_GROUPS, list(pretrain[2:]))
-        assert [a.config_overrides for a in parsed if hasattr(a, "config_overrides")] == [expected]
 
 
 @pytest.mark.parametrize(

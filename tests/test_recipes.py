@@ -61,9 +61,34 @@ def assert_run_outputs(output_dir: Path, plots: tuple[str, ...] = ("loss.png",),
     assert report["mixed_precision"] == "no"
     assert report["wall_time_s"] > 0
     assert "TrainingArguments" in report["arguments"]
+    assert_results_files(output_dir, report)
     if loss_falls:
         assert_loss_falls(output_dir)
+        # The report's one training loss is the last logged, which the run's falling loss sets apart from
+        # Trainer's mean over the run (in train_results.json, under Trainer's name).
+        train = read_report(output_dir, "train_results.json")
+        assert report["final_train_loss"] == logged_losses(output_dir)[-1]
+        assert train["train_loss"] > report["final_train_loss"]
     return report
+
+
+def assert_results_files(output_dir: Path, report: dict) -> None:
+    """run_clm.py's result files: `train_results.json`, `eval_results.json` (when the run evaluated, at the end or
+    during training only) and `all_results.json`, both together; `trainer_state.json`; and `report.json` with one
+    training loss, `final_train_loss`."""
+    state = read_report(output_dir, "trainer_state.json")
+    train, everything = (read_report(output_dir, f"{split}_results.json") for split in ("train", "all"))
+    assert {"train_runtime", "train_samples", "epoch", "final_train_loss"} <= set(train)
+    assert not any(key.startswith("eval_") for key in train)
+    evaluated = any("eval_loss" in entry for entry in state["log_history"])
+    assert (output_dir / "eval_results.json").is_file() == evaluated
+    evaluation = read_report(output_dir, "eval_results.json") if evaluated else {}
+    if evaluated:
+        assert {"eval_loss", "eval_runtime", "epoch"} <= set(evaluation)
+        assert all(key.startswith("eval_") or key in ("epoch", "perplexity") for key in evaluation)
+    assert everything == {**train, **evaluation}
+    assert [key for key in report if key.endswith("train_loss")] == ["final_train_loss"]
+    assert report["final_train_loss"] == train["final_train_loss"]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -248,7 +273,8 @@ def test_finetune_sentiment_scratch_pretrained_frozen(
         # A linear head on a barely pretrained 32-dim LM learns too little to test its loss.
         report = assert_run_outputs(out, plots=("loss.png", "accuracy.png"), loss_falls=out != frozen)
         per_epoch = report["eval_accuracy_per_epoch"]
-        assert [round(e["epoch"]) for e in per_epoch][:4] == [1, 2, 3, 4]
+        # One entry an epoch: the final evaluation, at epoch 4 again, is not listed twice.
+        assert [e["epoch"] for e in per_epoch] == [1.0, 2.0, 3.0, 4.0]
         assert all(0.0 <= e["accuracy"] <= 1.0 and 0.0 <= e["f1"] <= 1.0 for e in per_epoch)
         predictions = (out / "test_predictions.txt").read_text().splitlines()
         assert len(predictions) == 40 and set(predictions) <= {"0", "1"}
@@ -384,7 +410,7 @@ def test_lp_ft_keeps_its_probe_as_the_frozen_probe_run(tmp_path, tiny_cls_books,
     assert kept.hyperparameters["linear_probe_C"] == read_report(alone)["linear_probe_C"]
     predictions = (lp_ft / "linear_probe" / "test_predictions.txt").read_text()
     assert predictions == (alone / "test_predictions.txt").read_text() and predictions.count("\n") > 0
-    assert read_report(lp_ft)["epoch"] == 1.0 and read_report(lp_ft)["train_loss"] > 0  # then finetuned
+    assert read_report(lp_ft)["epoch"] == 1.0 and read_report(lp_ft)["final_train_loss"] > 0  # then finetuned
 
     with pytest.raises(ValueError, match="--save_linear_probe keeps the probe"):
         _finetune(tmp_path, "no_probe_kept", tiny_cls_books, source, ["--save_linear_probe"])
@@ -428,25 +454,6 @@ def test_finetune_sentiment_transfer_flags_reach_the_model(tmp_path, tiny_cls_bo
     # 3 epochs, one more group each after the first: the top block trained, the embeddings never thawed.
     assert torch.equal(lm["model.embed_tokens.weight"], clf["model.embed_tokens.weight"])
     assert not torch.equal(lm["model.layers.1.mlp.fc1.weight"], clf["model.layers.1.mlp.fc1.weight"])
-
-
-def test_pretrain_replaced_token_detection_then_finetune(tmp_path, tiny_cls_books, sentiment_tokenizer_dir):
-    """--objective rtd saves ELECTRA's discriminator (bidirectional), which finetunes as a classifier."""
-    out = tmp_path / "rtd"
-    pretrain.main(
-        ["--objective", "rtd", "--train_files", str(tiny_cls_books / "train.review.spm")]
-        + ["--tokenizer_name_or_path", str(sentiment_tokenizer_dir), "--config_overrides", TINY + ",norm_first=true"]
-        + ["--block_size", "32", "--output_dir", str(out), "--max_steps", "8", "--per_device_train_batch_size", "8"]
-        + ["--generator_layers", "1", "--mlm_probability", "0.3"]
-        + COMMON
-    )
-    config = json.loads((out / "config.json").read_text())
-    assert config["architectures"] == ["SmallEncoderForPreTraining"] and config["is_causal"] is False
-    assert read_report(out)["objective"] == "rtd"
-    clf = _finetune(
-        tmp_path, "from_rtd", tiny_cls_books, ["--model_name_or_path", str(out)], ["--num_train_epochs", "1"]
-    )
-    assert json.loads((clf / "config.json").read_text())["is_causal"] is False
 
 
 # --------------------------------------------------------------------------------------------------

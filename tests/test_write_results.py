@@ -6,6 +6,8 @@ what the generator renders."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import re
 import runpy
@@ -17,6 +19,7 @@ from pathlib import Path
 import plan
 import pytest
 import report
+from test_label_curve import write_fake_curve_runs
 
 from hf_models.run_record import Evaluation, RunRecord
 
@@ -83,6 +86,7 @@ def _bench(bench: Path, profile: str = "cpu") -> dict[str, int]:
     for row in plan.sentiment_rows(profile):
         for i, run in enumerate(row.runs):  # the seeds after the first lose 0.02 at the end
             _sentiment_run(bench / run, [*SENTIMENT[row.key][:-1], SENTIMENT[row.key][-1] - 0.02 * i], str(i % 2))
+    write_fake_curve_runs(bench, profile)  # the label-budget curve's own runs (its full budget: the rows above)
     steps = {step.name for steps in plan.plan(profile).values() for step in steps if step.timed}
     seconds = {name: 1 + i for i, name in enumerate(sorted(steps))}
     (bench / "timings.tsv").write_text("".join(f"{name}\t{s}\tpython {name}\n" for name, s in seconds.items()))
@@ -113,7 +117,11 @@ def _write_results(monkeypatch, bench: Path, results: Path, predictions: Path, *
         *extra,
     ]
     monkeypatch.setattr(sys, "argv", argv)
-    runpy.run_path(str(REPO_ROOT / "benchmarks" / "write_results.py"), run_name="__main__")
+    stderr = io.StringIO()
+    with contextlib.redirect_stderr(stderr), pytest.raises(SystemExit) as exit_:  # the script's exit status
+        runpy.run_path(str(REPO_ROOT / "benchmarks" / "write_results.py"), run_name="__main__")
+    if exit_.value.code:  # its one `error: ...` line, as the SystemExit it was raised as
+        raise SystemExit(stderr.getvalue())
 
 
 def test_rows_and_headline_predictions_come_from_this_bench_folder(tmp_path, monkeypatch):
@@ -146,6 +154,9 @@ def test_rows_and_headline_predictions_come_from_this_bench_folder(tmp_path, mon
         == "python se_tokenizer && python se_scratch_seed42 && python se_scratch_seed43 && python se_scratch_seed44"
     )
     assert written["throughput"] == {"kept": 1}  # other sections are kept as they are
+    # The label-budget curve, its full budget the rows' own runs and predictions.
+    assert written["sentiment_label_curve"]["rows"]["pretrained_lp_ft"]["1600"]["mean"] == pytest.approx(0.735)
+    assert (predictions / "sentiment_curve" / "tfidf" / "n24_seed44.txt").read_text() == "tfidf 24 44\n"
     # The headline is the best row of this folder: pretrained, its first seed's predictions.
     assert (predictions / "sentiment_test_predictions.txt").read_text() == "0\n0\n"
     readme = (predictions / "README.md").read_text()
@@ -446,8 +457,9 @@ def test_report_mode_writes_both_files_from_the_given_json(tmp_path, monkeypatch
     argv += ["--benchmarks_md", str(benchmarks_md), "--levers_md", str(levers_md)]
     monkeypatch.setattr(sys, "argv", argv)
 
-    runpy.run_path(str(REPO_ROOT / "benchmarks" / "write_results.py"), run_name="__main__")
-
+    with pytest.raises(SystemExit) as exit_status:  # the script's entry point exits with its status
+        runpy.run_path(str(REPO_ROOT / "benchmarks" / "write_results.py"), run_name="__main__")
+    assert exit_status.value.code in (0, None)
     assert benchmarks_md.read_text(encoding="utf-8") == report.render_benchmarks(_small_results(), LEVERS)
     assert levers_md.read_text(encoding="utf-8") == report.render_levers_doc(LEVERS)
     assert json.loads(results.read_text(encoding="utf-8")) == _small_results()  # the results are only read

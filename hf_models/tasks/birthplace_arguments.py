@@ -1,15 +1,18 @@
 """The command-line arguments of `recipes/birthplace.py`, beside `hf_models.tasks.birthplace`: one dataclass for the
-three steps, of which each subcommand takes only the fields it uses (`subcommand_groups`)."""
+three steps, of which each subcommand takes only the fields it uses (`subcommand_groups`), and the checks of the data
+folder that every step reads."""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from transformers import TrainingArguments
 
 from hf_models.data import augment_forms
+from hf_models.textio import UsageError
 from hf_models.training import FlagGroup, HelpFormatter, ModelArguments, help_sections, model_group, trainer_group
 
 
@@ -51,12 +54,9 @@ class BirthplaceArguments:
     augment: str = field(
         default="",
         metadata={
-            "help": "pretrain: comma-separated forms of each paragraph added to the corpus: 'permute' (sentences "
-            "reordered), 'name_first' (each sentence starts with the name), 'opening' (the first sentence alone)."
+            "help": "pretrain: comma-separated forms of each paragraph added to the corpus: 'name_first' (each "
+            "sentence starts with the name), 'opening' (the first sentence alone)."
         },
-    )
-    augment_copies: int = field(
-        default=1, metadata={"help": "pretrain with --augment: most copies of a paragraph per form (distinct ones)."}
     )
     eval_split: str = field(
         default="validation",
@@ -78,16 +78,8 @@ class BirthplaceArguments:
         default=0,
         metadata={
             "help": "Recite, then answer (our BPE; 0: off): QA rows start with the first N tokens of the person's "
-            "paragraph, written from the name. Use the pretraining's --opening_tokens, on every subcommand."
-        },
-    )
-    # The twin's birthplace is another training answer, in its recitation and as its answer: the model learns to read
-    # the answer from its recitation rather than recall it from the name.
-    counterfactual_qa: float = field(
-        default=0.0,
-        metadata={
-            "help": "With --recite_tokens (pretrain: and --pretrain_with_qa): the share of training QA rows that "
-            "get a twin with another birthplace (0: off)."
+            "paragraph, written from the name. Use the pretraining's --opening_tokens; the run record keeps it "
+            "for evaluate and the app."
         },
     )
     # The span: a run of words within a clause, no longer than the longest training answer, capitalized if they all
@@ -95,8 +87,8 @@ class BirthplaceArguments:
     answer_from_recitation: bool = field(
         default=False,
         metadata={
-            "help": "evaluate: with --recite_tokens, answer with the span of the model's recitation that it scores "
-            "highest, shaped like the training answers, instead of generating."
+            "help": "With --recite_tokens: answer with the span of the model's recitation that it scores highest, "
+            "shaped like the training answers, instead of generating (kept by the run record)."
         },
     )
     # The characters of wiki.txt (□ pad = 0, ⁇ mask = 1, then the sorted characters); answers are read from 32
@@ -104,27 +96,54 @@ class BirthplaceArguments:
     course_vocabulary: bool = field(
         default=False,
         metadata={
-            "help": "CS224N's own setting: its character vocabulary and span corruption, 'question⁇answer⁇' rows, "
-            "32-character answers. Give it to every subcommand."
+            "help": "pretrain: CS224N's own setting: its character vocabulary and span corruption, "
+            "'question⁇answer⁇' rows, 32-character answers. Saved with the model: finetune and evaluate take it "
+            "from its tokenizer."
         },
     )
 
     def __post_init__(self) -> None:  # a wrong --augment fails before the tokenizer and the model are built
         augment_forms(self.augment)
-        if self.augment_copies < 1:
-            raise ValueError(f"--augment_copies must be positive, got {self.augment_copies}")
         if self.recite_tokens < 0:
             raise ValueError(f"--recite_tokens must be 0 (off) or positive, got {self.recite_tokens}")
         if self.recite_tokens and self.course_vocabulary:
             raise ValueError(
                 "--recite_tokens is for our BPE; the course's characters (--course_vocabulary) answer directly"
             )
-        if not 0.0 <= self.counterfactual_qa <= 1.0:
-            raise ValueError(f"--counterfactual_qa must be a fraction in [0, 1], got {self.counterfactual_qa}")
-        if self.counterfactual_qa and not self.recite_tokens:
-            raise ValueError("--counterfactual_qa swaps the birthplace in the recitation: it needs --recite_tokens")
         if self.answer_from_recitation and not self.recite_tokens:
             raise ValueError("--answer_from_recitation chooses the answer in the recitation: it needs --recite_tokens")
+
+
+# What the task's run records name.
+DATASET = "birthplace"
+LANGUAGE = "en"
+
+
+def check_answer_source(model_name_or_path: str | None, bp_args: BirthplaceArguments) -> None:
+    """`evaluate` scores one source of answers: a model, or one baseline, never a silent choice between them."""
+    baselines = [
+        flag
+        for flag, given in (
+            ("--london_baseline", bp_args.london_baseline),
+            ("--most_common_baseline", bp_args.most_common_baseline),
+        )
+        if given
+    ]
+    if len(baselines) > 1 or (baselines and model_name_or_path):
+        given = " and ".join([*(["--model_name_or_path"] if model_name_or_path else []), *baselines])
+        raise UsageError(f"evaluate scores one source of answers, but got {given}: give one of them")
+
+
+def require_data_dir(bp_args: BirthplaceArguments) -> None:
+    if bp_args.data_dir is None:
+        raise UsageError("--data_dir is required: the folder with wiki.txt and the birth_*.tsv files")
+
+
+def data_files(bp_args: BirthplaceArguments) -> list[tuple[str, str]]:
+    """The data folder and its files, as inputs that no output may replace."""
+    folder = Path(bp_args.data_dir)
+    files = sorted(folder.iterdir()) if folder.is_dir() else []
+    return [("--data_dir", str(folder)), *(("--data_dir", str(f)) for f in files)]
 
 
 # What each subcommand does (its --help's first line), and the fields it takes.
@@ -133,20 +152,22 @@ SUBCOMMAND_HELP = {
     "finetune": "Finetune on birth_places_train.tsv, from a pretrained model or from scratch.",
     "evaluate": "Answer the dev (or test) questions by greedy decoding and score them; or a baseline.",
 }
-_SHARED = ("data_dir", "course_vocabulary", "block_size", "recite_tokens")
+_SHARED = ("data_dir", "block_size")
+# How the trained model answers: chosen by its training, read from its run record by evaluate.
+_ANSWERING = ("recite_tokens", "answer_from_recitation")
 SUBCOMMAND_FIELDS = {
     "pretrain": (
         *_SHARED,
         "variant",
+        "course_vocabulary",
         "tokenizer_vocab_size",
         "pretraining_objective",
         "opening_tokens",
         "pretrain_with_qa",
         "augment",
-        "augment_copies",
-        "counterfactual_qa",
+        *_ANSWERING,
     ),
-    "finetune": (*_SHARED, "variant", "counterfactual_qa"),
+    "finetune": (*_SHARED, "variant", *_ANSWERING),
     "evaluate": (
         *_SHARED,
         "eval_split",
@@ -154,7 +175,6 @@ SUBCOMMAND_FIELDS = {
         "london_baseline",
         "most_common_baseline",
         "max_new_tokens",
-        "answer_from_recitation",
     ),
 }
 # `evaluate` builds no model: no preset, overrides or attention type.

@@ -6,18 +6,14 @@ Objectives: `clm` (next-token prediction on packed blocks, as run_clm.py), `span
 
 from __future__ import annotations
 
-import copy
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import torch
-import torch.nn.functional as F
-from torch import nn
 from transformers import DataCollatorForLanguageModeling, TrainingArguments
 
-from hf_models import SmallEncoderForCausalLM, SmallEncoderForMaskedLM, SmallEncoderForPreTraining
+from hf_models import SmallEncoderForCausalLM, SmallEncoderForMaskedLM
 from hf_models.data import (
     SpanCorruptionCollator,
     TrimPaddingCollator,
@@ -56,10 +52,8 @@ class DataTrainingArguments:
     objective: str = field(
         default="clm",
         metadata={
-            "help": "Pretraining objective: causal LM, span corruption, masked LM, or ELECTRA's replaced-token "
-            "detection (rtd: a small masked-LM generator fills the masked positions and the model learns, at every "
-            "position, whether the token was replaced).",
-            "choices": ["clm", "span_corruption", "mlm", "rtd"],
+            "help": "Pretraining objective: causal LM, span corruption or masked LM.",
+            "choices": ["clm", "span_corruption", "mlm"],
         },
     )
     train_files: list[str] = field(
@@ -77,14 +71,7 @@ class DataTrainingArguments:
         default=None,
         metadata={"help": "Tokens per training sequence. Defaults to min(128, the model's max_position_embeddings)."},
     )
-    mlm_probability: float = field(
-        default=0.15, metadata={"help": "Share of tokens masked for --objective mlm and rtd."}
-    )
-    generator_layers: int = field(default=1, metadata={"help": "--objective rtd: blocks in the generator."})
-    rtd_weight: float = field(
-        default=50.0,
-        metadata={"help": "--objective rtd: weight of the detection loss against the generator's (ELECTRA's 50)."},
-    )
+    mlm_probability: float = field(default=0.15, metadata={"help": "Share of tokens masked for --objective mlm."})
     max_train_samples: int | None = field(default=None, metadata={"help": "Truncate the training set (debugging)."})
     max_eval_samples: int | None = field(default=None, metadata={"help": "Truncate the validation set."})
     preprocessing_num_workers: int | None = field(default=None, metadata={"help": "Processes for tokenization."})
@@ -117,13 +104,8 @@ def _datasets(data_args: DataTrainingArguments, training_args: TrainingArguments
             collator = TrimPaddingCollator(SpanCorruptionCollator(tokenizer, block_size, seed=training_args.seed))
         else:
             lm_datasets = tokenize_and_group(raw, tokenizer, block_size, num_proc=num_proc)
-            # ELECTRA's generator sees [MASK] at every masked position (no random or kept tokens).
-            replace = {"mask_replace_prob": 1.0, "random_replace_prob": 0.0} if data_args.objective == "rtd" else {}
             collator = DataCollatorForLanguageModeling(
-                tokenizer,
-                mlm=data_args.objective in ("mlm", "rtd"),
-                mlm_probability=data_args.mlm_probability,
-                **replace,
+                tokenizer, mlm=data_args.objective == "mlm", mlm_probability=data_args.mlm_probability
             )
     train_dataset, eval_dataset = lm_datasets["train"], lm_datasets.get("validation")
     eval_files = data_args.validation_files or data_args.train_files
@@ -146,39 +128,6 @@ def _datasets(data_args: DataTrainingArguments, training_args: TrainingArguments
     return train_dataset, eval_dataset, collator
 
 
-class ReplacedTokenDetection(nn.Module):
-    """ELECTRA pretraining: a small masked-LM generator fills the masked positions with its own samples, and the
-    discriminator learns, at every position, whether the token is the original. Only the discriminator is kept.
-    The two keep their own embeddings (ELECTRA shares them, for a gain it measured at 0.1 GLUE point), so that
-    Trainer's checkpoints hold no shared tensor."""
-
-    def __init__(self, discriminator: SmallEncoderForPreTraining, generator_layers: int, weight: float) -> None:
-        super().__init__()
-        generator_config = copy.deepcopy(discriminator.config)
-        generator_config.num_hidden_layers = generator_layers
-        self.discriminator = discriminator
-        self.generator = SmallEncoderForMaskedLM(generator_config)
-        self.config = discriminator.config
-        self.weight = weight
-
-    def forward(
-        self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None, labels: torch.Tensor | None = None
-    ) -> dict[str, torch.Tensor]:
-        """`labels` as `DataCollatorForLanguageModeling` makes them: the original id where masked, -100 elsewhere."""
-        masked = labels != -100
-        hidden = self.generator.model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
-        generator_logits = self.generator.lm_head(hidden[masked])  # the vocabulary only where it is needed
-        generator_loss = F.cross_entropy(generator_logits, labels[masked]) if masked.any() else hidden.sum() * 0
-        with torch.no_grad():
-            sampled = torch.multinomial(F.softmax(generator_logits.float(), dim=-1), 1).squeeze(-1)
-        corrupted = input_ids.masked_scatter(masked, sampled)
-        replaced = (corrupted != torch.where(masked, labels, input_ids)).float()
-        if attention_mask is not None:
-            replaced = replaced.masked_fill(attention_mask == 0, -100)
-        detection = self.discriminator(input_ids=corrupted, attention_mask=attention_mask, labels=replaced)
-        return {"loss": generator_loss + self.weight * detection.loss, "logits": detection.logits}
-
-
 def pretrain(model_args: ModelArguments, data_args: DataTrainingArguments, training_args: TrainingArguments) -> dict:
     """Train, evaluate (loss and perplexity), check for a plateau, and save the run."""
     timer = RunTimer()
@@ -191,7 +140,7 @@ def pretrain(model_args: ModelArguments, data_args: DataTrainingArguments, train
     logger.info(f"Objective {data_args.objective}, world size {training_args.world_size}")
     if data_args.lab_vocabulary and data_args.objective != "clm":
         raise UsageError(f"--lab_vocabulary has no mask token: --objective {data_args.objective} needs one; use clm")
-    bidirectional = data_args.objective in ("mlm", "rtd")
+    bidirectional = data_args.objective == "mlm"
     tokenizer = resolve_tokenizer(
         model_args.tokenizer_path,
         "altegrad-lab-raw" if data_args.lab_vocabulary else "bpe",
@@ -199,35 +148,29 @@ def pretrain(model_args: ModelArguments, data_args: DataTrainingArguments, train
         missing="--tokenizer_name_or_path is required (train one with tokenizer/train_tokenizer.py)",
         accept_course=not bidirectional,  # a causal LM continued from a lab model keeps its vocabulary
     )
-    model_class = {"mlm": SmallEncoderForMaskedLM, "rtd": SmallEncoderForPreTraining}.get(
-        data_args.objective, SmallEncoderForCausalLM
+    model_class = SmallEncoderForMaskedLM if bidirectional else SmallEncoderForCausalLM
+    # The objective decides the attention, of a new model and of a continued one alike.
+    attention = {"is_causal": not bidirectional}
+    model = load_or_build_model(
+        model_class, model_args, tokenizer, DEFAULT_PRESET, from_pretrained=attention, **attention
     )
-    model = load_or_build_model(model_class, model_args, tokenizer, DEFAULT_PRESET, is_causal=not bidirectional)
     n_params = model.num_parameters()
     logger.info(f"Training a {model_class.__name__} with {n_params / 1e6:.2f}M parameters")
     default_block = min(128, model.config.max_position_embeddings)
     block_size = check_block_size(default_block if data_args.block_size is None else data_args.block_size, model)
     train_dataset, eval_dataset, collator = _datasets(data_args, training_args, tokenizer, block_size)
-    rtd = data_args.objective == "rtd"
-    trained = ReplacedTokenDetection(model, data_args.generator_layers, data_args.rtd_weight) if rtd else model
-    trainer, metrics = train_model(trained, training_args, tokenizer, train_dataset, collator, eval_dataset)
+    trainer, metrics = train_model(model, training_args, tokenizer, train_dataset, collator, eval_dataset)
     if eval_dataset is not None:
         eval_metrics = trainer.evaluate()
         eval_metrics["eval_samples"] = len(eval_dataset)
-        if not rtd:
-            losses = [eval_metrics["eval_loss"]]
-            eval_metrics["perplexity"] = load_metric("perplexity").compute(losses=losses)["perplexity"]
-        trainer.log_metrics("eval", eval_metrics)
+        losses = [eval_metrics["eval_loss"]]
+        eval_metrics["perplexity"] = load_metric("perplexity").compute(losses=losses)["perplexity"]
         metrics.update(eval_metrics)
-    if rtd:  # what is saved and finetuned is the discriminator alone
-        trainer.model = trainer.model_wrapped = model
     # No silent plateau: a run that ends near the unigram entropy of its data says so (log and report).
     final_loss = metrics.get("eval_loss", metrics["final_train_loss"])
-    if not rtd:  # a detection loss is not comparable with the unigram entropy
-        metrics.update(check_plateau(final_loss, unigram_entropy(train_dataset, len(tokenizer))))
+    metrics.update(check_plateau(final_loss, unigram_entropy(train_dataset, len(tokenizer))))
     metrics["objective"] = data_args.objective
     metrics["num_parameters"] = n_params
-    trainer.log_metrics("train", {k: v for k, v in metrics.items() if k.startswith("train")})
     return finish_run(
         trainer,
         (model_args, data_args, training_args),

@@ -16,7 +16,7 @@ from transformers import DataCollatorWithPadding, TrainingArguments
 from transformers.trainer_utils import IntervalStrategy
 
 from hf_models import SmallEncoderForSequenceClassification
-from hf_models.safety import check_not_input
+from hf_models.safety import check_output_file
 from hf_models.textio import UsageError
 from hf_models.training import (
     GradualUnfreezingCallback,
@@ -82,6 +82,8 @@ def _check_before_training(model_args: ModelArguments, data_args: SentimentArgum
         raise UsageError(f"--max_seq_length {data_args.max_seq_length}: give a positive number of tokens")
     if data_args.head_init not in ("random", "linear_probe"):
         raise UsageError(f"--head_init {data_args.head_init}: give 'random' or 'linear_probe'")
+    if data_args.freeze_backbone and data_args.gradual_unfreezing:
+        raise UsageError("--freeze_backbone keeps the backbone that --gradual_unfreezing thaws: give one")
     if data_args.save_linear_probe and data_args.head_init != "linear_probe":
         raise UsageError("--save_linear_probe keeps the probe that --head_init linear_probe fits: give both")
     if data_args.length_buckets and (strategy := training_args.train_sampling_strategy) != "random":
@@ -97,9 +99,7 @@ def _check_before_training(model_args: ModelArguments, data_args: SentimentArgum
     data_dir = data_args.data_dir
     names = os.listdir(data_dir) if os.path.isdir(data_dir) else []
     data_files = [("--data_dir", os.path.join(data_dir, name)) for name in names]
-    check_not_input(predictions, data_files, "--test_predictions_file")
-    if os.path.isdir(predictions):
-        raise UsageError(f"--test_predictions_file {predictions} is a folder; give a file name")
+    check_output_file(predictions, data_files, "--test_predictions_file")
 
 
 def finetune(model_args: ModelArguments, data_args: SentimentArguments, training_args: TrainingArguments) -> dict:
@@ -110,7 +110,9 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
         # The recipe's point is the per-epoch validation curve.
         training_args.eval_strategy = IntervalStrategy.EPOCH
     tokenizer = review_tokenizer(model_args, data_args)
-    raw = load_reviews(data_args)
+    # The budget's draw follows Trainer's convention for data sampling: --data_seed, else --seed.
+    draw_seed = training_args.seed if training_args.data_seed is None else training_args.data_seed
+    raw = load_reviews(data_args, draw_seed)
     label_names = raw["train"].features["label"].names
     model = _classifier(model_args, data_args, tokenizer, dict(enumerate(label_names)))
     trainable = model.num_parameters(only_trainable=True)
@@ -119,6 +121,7 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
     if max_length < data_args.max_seq_length:
         logger.warning(f"--max_seq_length {data_args.max_seq_length} is cut to the model's {max_length} positions")
     encoded = encode_reviews(raw, tokenizer, max_length, training_args)
+    budget_draw = {"label_budget_seed": draw_seed} if data_args.label_budget is not None else {}
     callbacks, backbone_lr = _transfer_callbacks(model, data_args, training_args)
     collator = DataCollatorWithPadding(tokenizer)
     probe_metrics, probe_validation = linear_probe_head(model, encoded, collator, data_args, training_args)
@@ -141,7 +144,6 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
     metrics["trainable_parameters"] = trainable
     metrics.update(probe_metrics)
     eval_metrics = trainer.evaluate(encoded["validation"])
-    trainer.log_metrics("eval", eval_metrics)
     metrics.update(eval_metrics)
     metrics.update(validation_per_epoch(trainer.state.log_history))
     write_test_predictions(trainer, encoded["test"], data_args, metrics)
@@ -156,7 +158,7 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
         dataset=DATASET,
         language=LANGUAGE,
         split_sizes={split: len(encoded[split]) for split in encoded},
-        hyperparameters={"max_length": max_length},
+        hyperparameters={"max_length": max_length, **budget_draw},
     )
 
 

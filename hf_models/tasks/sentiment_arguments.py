@@ -63,7 +63,12 @@ class SentimentArguments:
     length_buckets: bool = field(
         default=False, metadata={"help": "Batches of reviews of similar length, in random order (less padding)."}
     )
-    max_train_samples: int | None = field(default=None, metadata={"help": "Truncate the training set (debugging)."})
+    # A draw seeded by --data_seed (else --seed), nested (for one seed a budget holds every smaller one's reviews), in
+    # the file's order; benchmarks/tfidf_baseline.py --label_budget draws the same reviews.
+    label_budget: int | None = field(
+        default=None,
+        metadata={"help": "Train on N training reviews, half of each label (default: all of them)."},
+    )
     max_eval_samples: int | None = field(default=None, metadata={"help": "Truncate the validation set (debugging)."})
     # The lab's ids: <s> <pad> </s> <unk>, then DATA_DIR/dict.txt. The tokenizer is built from DATA_DIR unless
     # --tokenizer_name_or_path or the model folder has one (so for --lab_raw_text).

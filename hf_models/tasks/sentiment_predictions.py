@@ -9,6 +9,7 @@ import numpy as np
 from transformers import EvalPrediction, Trainer, TrainingArguments
 
 from hf_models.metrics import load_metric
+from hf_models.run_record import one_per_epoch
 from hf_models.textio import atomic_write_text
 
 from .sentiment_arguments import SentimentArguments
@@ -29,13 +30,14 @@ def compute_metrics():
 
 
 def validation_per_epoch(log_history: list[dict]) -> dict:
-    """Validation accuracy and F1 after each epoch."""
+    """Validation accuracy and F1 after each epoch: the last evaluation at an epoch (`one_per_epoch`: the final
+    evaluation repeats the epoch where training stopped)."""
     return {
-        "eval_accuracy_per_epoch": [
+        "eval_accuracy_per_epoch": one_per_epoch(
             {"epoch": entry["epoch"], "accuracy": entry["eval_accuracy"], "f1": entry.get("eval_f1")}
             for entry in log_history
             if "eval_accuracy" in entry
-        ]
+        )
     }
 
 

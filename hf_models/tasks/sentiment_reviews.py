@@ -6,7 +6,7 @@ from __future__ import annotations
 from datasets import DatasetDict
 from transformers import PreTrainedTokenizerBase, TrainingArguments
 
-from hf_models.data import load_cls_books
+from hf_models.data import balanced_subset, load_cls_books
 from hf_models.textio import UsageError
 from hf_models.tokenization import resolve_tokenizer
 from hf_models.training import ModelArguments
@@ -33,13 +33,15 @@ def review_tokenizer(model_args: ModelArguments, data_args: SentimentArguments) 
     )
 
 
-def load_reviews(data_args: SentimentArguments) -> DatasetDict:
-    """The train, validation and test reviews (SentencePiece pieces with `--lab_vocabulary`, else the text), the
-    first `--max_train_samples` and `--max_eval_samples` of train and validation."""
+def load_reviews(data_args: SentimentArguments, seed: int) -> DatasetDict:
+    """The train, validation and test reviews (SentencePiece pieces with `--lab_vocabulary`, else the text): with
+    `--label_budget`, the training reviews of its balanced draw with `seed`; with `--max_eval_samples`, the first
+    validation reviews."""
     raw = load_cls_books(data_args.data_dir, detokenize=not data_args.lab_vocabulary)
-    for split, limit in (("train", data_args.max_train_samples), ("validation", data_args.max_eval_samples)):
-        if limit is not None:
-            raw[split] = raw[split].select(range(min(limit, len(raw[split]))))
+    if data_args.label_budget is not None:
+        raw["train"] = raw["train"].select(balanced_subset(raw["train"]["label"], data_args.label_budget, seed))
+    if data_args.max_eval_samples is not None:
+        raw["validation"] = raw["validation"].select(range(min(data_args.max_eval_samples, len(raw["validation"]))))
     return raw
 
 

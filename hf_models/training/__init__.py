@@ -7,7 +7,7 @@
 - `plateau`: a pretraining loss against the unigram entropy of its data;
 - `transfer`: finetuning that keeps the backbone (ULMFiT's discriminative rates and gradual unfreezing);
 - `linear_probe`: a classification head started as a logistic regression on the frozen features (LP-FT);
-- `finish`: the end of a run (model, plots, run record, `report.json`).
+- `finish`: the end of a run (model, run_clm.py's result files, plots, run record, `report.json`).
 
 The run's tokenizer comes from `hf_models.tokenization.resolve_tokenizer`, its metrics from
 `hf_models.metrics.load_metric`.
@@ -33,7 +33,7 @@ from .finish import RunTimer, finish_run, model_source, write_report
 from .linear_probe import init_head_by_linear_probe
 from .plateau import PLATEAU_KEYS, check_plateau, unigram_entropy
 from .plots import PlotCallback, plot_curves
-from .setup import build_config, check_block_size, load_or_build_model
+from .setup import build_config, check_block_size, load_or_build_model, load_pretrained
 from .trainer import ReproducibleTrainer, ShuffledLengthBuckets, last_logged, train_model
 from .transfer import (
     GradualUnfreezingCallback,
@@ -66,6 +66,7 @@ __all__ = [
     "finish_run",
     "last_logged",
     "load_or_build_model",
+    "load_pretrained",
     "model_source",
     "parse_args",
     "plot_curves",

@@ -18,7 +18,7 @@ import datasets
 import transformers
 from transformers import HfArgumentParser, TrainingArguments, set_seed
 
-from ..safety import check_output_dir
+from ..safety import check_flag_ranges, check_output_dir, check_paths_given
 from ..textio import UsageError
 
 __all__ = [
@@ -279,27 +279,50 @@ def build_parser(groups: Sequence[FlagGroup], **parser_kwargs) -> HfArgumentPars
 
 def parse_args(groups: Sequence[FlagGroup], args: Sequence[str] | None = None, **parser_kwargs) -> tuple:
     """Parse flags into the groups' dataclasses, or read them all from a single JSON file (as run_clm.py does). A
-    flag or key of no group is an error."""
+    flag or key of no group is an error; so are the checks of the dataclasses themselves (`__post_init__`,
+    `TrainingArguments`' own, e.g. `--bf16` with `--fp16`), a numeric flag out of its range (`check_flag_ranges`)
+    and a path flag given as an empty string: each a `UsageError`, before any work."""
     parser = build_parser(groups, **parser_kwargs)
     args = list(sys.argv[1:] if args is None else args)
-    if len(args) == 1 and args[0].endswith(".json"):
-        path = os.path.abspath(args[0])
-        if not os.path.isfile(path):
-            raise UsageError(f"{args[0]}: arguments file not found")
-        try:
-            flags = parser.parse_json_file(json_file=path)
-        except json.JSONDecodeError as error:
-            where = f"{args[0]}:{error.lineno}"
-            raise UsageError(f"{where}: not valid JSON ({error.msg}); fix the arguments file") from None
-        except (TypeError, ValueError) as error:  # unknown keys, or a value of the wrong type
-            raise UsageError(f"{args[0]}: {error}") from None
-    else:
-        *flags, unknown = parser.parse_args_into_dataclasses(
-            args=args, look_for_args_file=False, return_remaining_strings=True
+    json_file = args[0] if len(args) == 1 and args[0].endswith(".json") else None
+    try:
+        if json_file:
+            flags = parser.parse_dict(_read_arguments_file(json_file))
+        else:
+            *flags, unknown = parser.parse_args_into_dataclasses(
+                args=args, look_for_args_file=False, return_remaining_strings=True
+            )
+            if unknown:  # a typo, or a flag of another subcommand
+                raise UsageError(
+                    f"{parser.prog}: unknown arguments {' '.join(unknown)}; {parser.prog} -h lists its flags"
+                )
+        parsed = tuple(group.build(flags_) for group, flags_ in zip(groups, flags, strict=True))
+    except UsageError:
+        raise
+    except (TypeError, ValueError) as error:  # unknown JSON keys, a wrong type, a dataclass's own check
+        raise UsageError(f"{json_file or 'the flags'}: {' '.join(str(error).split())}") from None
+    check_flag_ranges(*parsed)
+    check_paths_given(*parsed)
+    return parsed
+
+
+def _read_arguments_file(path: str) -> dict:
+    """The arguments of a JSON file: one object, `{"flag": value, ...}`."""
+    if not os.path.isfile(path):
+        raise UsageError(f"{path}: arguments file not found")
+    try:
+        with open(path, encoding="utf-8") as f:
+            arguments = json.load(f)
+    except json.JSONDecodeError as error:
+        raise UsageError(f"{path}:{error.lineno}: not valid JSON ({error.msg}); fix the arguments file") from None
+    except UnicodeDecodeError as error:
+        raise UsageError(f"{path}: not UTF-8 text ({error.reason}); fix the arguments file") from None
+    if not isinstance(arguments, dict):
+        raise UsageError(
+            f"{path} holds a JSON {type(arguments).__name__}; an arguments file holds one object, "
+            '{"flag": value, ...}'
         )
-        if unknown:  # a typo, or a flag of another subcommand
-            raise UsageError(f"{parser.prog}: unknown arguments {' '.join(unknown)}; {parser.prog} -h lists its flags")
-    return tuple(group.build(parsed) for group, parsed in zip(groups, flags, strict=True))
+    return arguments
 
 
 def check_training_arguments(training_args: TrainingArguments, fitted_otherwise: bool = False) -> None:

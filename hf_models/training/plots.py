@@ -7,6 +7,8 @@ from pathlib import Path
 
 from transformers import TrainerCallback
 
+from ..textio import atomic_write
+
 __all__ = ["PlotCallback", "plot_curves"]
 
 
@@ -32,7 +34,8 @@ def _draw(log_history: list[dict], curves: dict[str, str], x_key: str, path: Pat
         ax.legend()
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    with atomic_write(path) as staging:  # a plot being redrawn is never seen half-written
+        fig.savefig(staging, dpi=100, format="png")
     return path
 
 
