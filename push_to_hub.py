@@ -41,12 +41,11 @@ from hf_models.hub import (
 )
 from hf_models.hub.space import export_space, publish_space
 from hf_models.safety import command_line
+from hf_models.training import HelpFormatter
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument(
         "run_dir", type=Path, help="folder a recipe saved the model in (config.json, model.safetensors)"
     )
@@ -61,9 +60,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--space", metavar="USER/APP", help="also publish a Gradio Space (hf_models.app) that loads --repo_id"
     )
     parser.add_argument("--language", help="ISO code for the card (default: the run record's language)")
-    parser.add_argument(
-        "--license", default=DEFAULT_LICENSE, help=f"license for the card (default: {DEFAULT_LICENSE})"
-    )
+    parser.add_argument("--license", default=DEFAULT_LICENSE, help="license for the card")
     parser.add_argument(
         "--birthplace",
         action=argparse.BooleanOptionalAction,

@@ -1399,8 +1399,13 @@ def run(profile: str, pipelines: list[str], resume: bool = False, rerun: tuple[s
     return 1 if failed or status else 0
 
 
+class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    """-h prints the examples as written and every flag's default (as hf_models.training.HelpFormatter, which this
+    script does not import)."""
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument(
         "action", choices=("show", "run"), help="show: print the steps and their commands; run: run them"
     )

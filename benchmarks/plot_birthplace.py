@@ -20,6 +20,7 @@ from plan import PROFILES, birthplace_rows  # noqa: E402
 from hf_models.run_record import read_record  # noqa: E402
 from hf_models.safety import check_output_file, command_line  # noqa: E402
 from hf_models.textio import atomic_write  # noqa: E402
+from hf_models.training import HelpFormatter  # noqa: E402
 
 COLOURS = {  # by the plan's row
     "london": "#999999",
@@ -42,7 +43,7 @@ COLOURS = {  # by the plan's row
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--bench_dir", default="outputs/bench", help="the OUT folder of `benchmarks/plan.py run`")
     parser.add_argument(
         "--profile", choices=sorted(PROFILES), default="cpu", help="the plan's profile whose rows to plot"

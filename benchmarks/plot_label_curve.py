@@ -20,6 +20,8 @@ from pathlib import Path
 from plan import PROFILES
 from write_results import label_curve_of, read_timings
 
+from hf_models.training import HelpFormatter
+
 LABELS = {
     "pretrained_lp_ft": "pretrained LP-FT",
     "scratch_lp_ft": "scratch LP-FT",
@@ -65,7 +67,7 @@ def plot_curve(curve: dict, reference: dict[str, float] | None, output: str | Pa
 
 
 def main(args: list[str] | None = None) -> Path:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--bench_dir", default="outputs/bench", help="the OUT folder of plan.py run")
     parser.add_argument("--profile", choices=sorted(PROFILES), default="cpu", help="the plan's profile")
     parser.add_argument("--from_results", action="store_true", help="read the points from RESULTS, not BENCH_DIR")

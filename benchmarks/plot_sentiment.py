@@ -21,6 +21,7 @@ from plan import sentiment_rows
 from hf_models.run_record import RECORD_FILE, read_record
 from hf_models.safety import check_output_file, command_line
 from hf_models.textio import atomic_write
+from hf_models.training import HelpFormatter
 
 
 def accuracy_per_epoch(run_dir: str | Path) -> tuple[list[float], list[float]]:
@@ -65,7 +66,7 @@ def plot_runs(
 
 
 def main(args: list[str] | None = None) -> Path:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--runs", nargs="+", metavar="LABEL=DIR[,DIR...]", help="runs to draw, as label=folder(s)")
     parser.add_argument("--bench_dir", default="outputs/bench", help="without --runs: the OUT folder of plan.py run")
     parser.add_argument("--profile", default="cpu", help="without --runs: the plan's profile")

@@ -27,7 +27,7 @@ from hf_models.safety import check_output_file, command_line
 from hf_models.tasks.qa_formats import RecitingQAFormat
 from hf_models.textio import atomic_write_text
 from hf_models.tokenization import load_tokenizer
-from hf_models.training import load_pretrained
+from hf_models.training import HelpFormatter, load_pretrained
 
 COURSE_PREFIX_CHARS = 112  # the longest truncation CS224N's span corruption ever shows of a paragraph
 
@@ -63,7 +63,7 @@ def complete(model, tokenizer, texts: list[str], max_new_tokens: int = 8, batch_
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--data_dir", required=True, help="the birthplace folder (wiki.txt, birth_dev.tsv)")
     parser.add_argument("--model_name_or_path", required=True, help="a pretrained model folder")
     parser.add_argument(

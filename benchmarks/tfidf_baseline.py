@@ -21,6 +21,7 @@ import numpy as np
 from hf_models.data import balanced_subset, load_cls_books
 from hf_models.safety import check_output_dir, command_line
 from hf_models.textio import atomic_write_text
+from hf_models.training import HelpFormatter
 
 
 def tfidf_classifier():
@@ -35,7 +36,7 @@ def tfidf_classifier():
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--data_dir", required=True, help="the cls-books folder")
     parser.add_argument("--output_dir", required=True, help="where to write report.json and the test predictions")
     parser.add_argument(

@@ -34,6 +34,7 @@ from transformers import GPT2Config, GPT2LMHeadModel
 from hf_models import SmallEncoderConfig, SmallEncoderForCausalLM
 from hf_models.safety import command_line
 from hf_models.textio import atomic_write_text
+from hf_models.training import HelpFormatter
 
 # Dense (not sparse) bf16 peak, in TFLOP/s, of the accelerators we may be lent, matched in order against
 # torch.cuda.get_device_name() (NVIDIA's data sheets; "H100 80GB HBM3" is the SXM part).
@@ -335,7 +336,7 @@ def results_entry(args: argparse.Namespace, report: dict, argv) -> dict:
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="where to measure")
     parser.add_argument("--dtype", default="fp32", choices=["fp32", "bf16"], help="fp32, or bf16 autocast")
     parser.add_argument(

@@ -42,6 +42,7 @@ from report import write_report
 from hf_models.run_record import RunRecord, read_record
 from hf_models.safety import command_line
 from hf_models.textio import atomic_write, atomic_write_text
+from hf_models.training import HelpFormatter
 
 
 def headline(profile: str) -> dict[str, tuple[str, str | None]]:
@@ -302,7 +303,7 @@ def copy_curve_predictions(curve: dict, predictions_dir: Path, row_suffix: str =
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--bench_dir", default="outputs/bench", help="the OUT folder of `benchmarks/plan.py run`")
     parser.add_argument("--results", default="benchmarks/results.json", help="file to update")
     parser.add_argument(

@@ -93,8 +93,13 @@ def fresh_clone(workspace: Path, revision: str) -> Path:
     return clone
 
 
+class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    """-h prints the examples as written and every flag's default (as hf_models.training.HelpFormatter, which this
+    script does not import)."""
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--revision", default="HEAD", help="the commit of this checkout to clone and check")
     parser.add_argument("--keep", action="store_true", help="keep the clone and its runs (the path is printed)")
     parser.add_argument("--print", action="store_true", help="print the script that would run, and stop")

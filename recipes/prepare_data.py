@@ -23,6 +23,7 @@ from pathlib import Path
 from hf_models.data.loaders import detokenize_spm
 from hf_models.safety import check_flag_ranges, check_output_file, command_line
 from hf_models.textio import atomic_write, atomic_write_text, iter_text_lines, read_lines
+from hf_models.training import HelpFormatter
 
 
 def birthplace_tune(data_root: Path, out: Path, fraction: float, seed: int) -> None:
@@ -69,7 +70,7 @@ def sentiment_corpus(data_root: Path, out: Path, news_lines: int, novel_lines: i
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("what", choices=["birthplace-tune", "sentiment-corpus"], help="which data to prepare")
     parser.add_argument(
         "--data_root", default="../shared/data", help="the folder with birthplace/, cls-books/, french-corpus/"

@@ -702,6 +702,7 @@ def test_course_tokenizer_flags_reach_what_they_control(tmp_path, synthetic_birt
 # Flags whose row lives in another test file, next to the fixtures it needs: (the test, what it checks). The test
 # must exist and its file must name the flag.
 ELSEWHERE = {
+    "--help_trainer": ("tests/test_help.py::test_help_trainer_lists_every_trainer_flag", "the flags it lists"),
     "--lab_vocabulary": (
         "tests/test_lab_sentencepiece.py::test_pretrain_on_raw_text_then_finetune_on_raw_reviews",
         "pretrain: the lab's ids over raw text, in the saved config's vocabulary; sentiment: "

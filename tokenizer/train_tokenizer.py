@@ -31,10 +31,11 @@ from hf_models.tokenization import (
     iter_text_lines,
     train_bpe_tokenizer,
 )
+from hf_models.training import HelpFormatter
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--files", nargs="+", required=True, help="text files (plain or .gz) or folders of them")
     parser.add_argument("--vocab_size", type=int, required=True, help="vocabulary size, special tokens included")
     parser.add_argument("--output_dir", required=True, help="where to save the tokenizer")

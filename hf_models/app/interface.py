@@ -204,6 +204,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         description="Try trained small-encoder runs in a browser, each in the tab of the task it was trained for: "
         "birthplace answers side by side, a plain LM's continuations, review sentiment, and attention heatmaps. "
         f"With no model given, reads {APP_CONFIG_FILE} (as in a Space).",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     parser.add_argument(
         "models",

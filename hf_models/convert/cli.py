@@ -8,13 +8,14 @@ from collections.abc import Sequence
 
 from ..safety import check_output_dir, used_files
 from ..textio import UsageError
+from ..training import HelpFormatter
 from .export import COURSES, convert_checkpoint
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     usage = sys.modules[__package__].__doc__  # the package's docstring (imported first): no import circle
     parser = argparse.ArgumentParser(
-        prog="python -m hf_models.convert", description=usage, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="python -m hf_models.convert", description=usage, formatter_class=HelpFormatter
     )
     parser.add_argument("course", choices=COURSES, help="which course code saved the checkpoint")
     parser.add_argument("checkpoint", help="the .pt file (a state dict, or a dict with model_state_dict)")

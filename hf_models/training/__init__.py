@@ -15,6 +15,7 @@ The run's tokenizer comes from `hf_models.tokenization.resolve_tokenizer`, its m
 
 from .arguments import (
     TRAINER_GROUP,
+    TRAINER_TITLE,
     FlagGroup,
     HelpFormatter,
     ModelArguments,
@@ -26,6 +27,7 @@ from .arguments import (
     parse_args,
     run_task,
     setup_run,
+    trainer_group,
 )
 from .finish import RunTimer, finish_run, model_source, write_report
 from .linear_probe import init_head_by_linear_probe
@@ -40,6 +42,8 @@ from .transfer import (
 
 __all__ = [
     "TRAINER_GROUP",
+    "TRAINER_TITLE",
+    "trainer_group",
     "FlagGroup",
     "HelpFormatter",
     "build_parser",

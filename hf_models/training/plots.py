@@ -19,12 +19,12 @@ def _series(log_history: list[dict], key: str, x_key: str = "step") -> tuple[lis
 
 def _draw(log_history: list[dict], curves: dict[str, str], x_key: str, path: Path, mark_all: bool, **axes) -> Path:
     """One figure of the `curves` (log key -> label) against `x_key`; points marked when few, or always."""
-    import matplotlib
+    # A figure of its own, not pyplot's: no display needed, and the process's backend is left alone (a notebook's
+    # figures still show after a run).
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")  # no display on servers; must be chosen before pyplot is imported
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig = Figure(figsize=(6, 4))
+    ax = fig.add_subplot()
     for key, label in curves.items():
         xs, ys = _series(log_history, key, x_key)
         if xs:
@@ -36,7 +36,6 @@ def _draw(log_history: list[dict], curves: dict[str, str], x_key: str, path: Pat
     fig.tight_layout()
     with atomic_write(path) as staging:  # a plot being redrawn is never seen half-written
         fig.savefig(staging, dpi=100, format="png")
-    plt.close(fig)
     return path
 
 
