@@ -20,6 +20,7 @@ import write_results
 
 from hf_models.data import balanced_subset
 from hf_models.run_record import Evaluation, RunRecord
+from hf_models.safety import command_line
 from hf_models.tasks.sentiment_arguments import SentimentArguments
 from hf_models.tasks.sentiment_reviews import load_reviews
 from hf_models.textio import UsageError
@@ -90,7 +91,7 @@ def test_the_finetuning_and_tfidf_read_the_same_reviews(toy_cls_books, tmp_path,
 
 def test_tfidf_refuses_a_budget_it_cannot_draw(toy_cls_books, tmp_path, capsys):
     argv = ["--data_dir", str(toy_cls_books), "--output_dir", str(tmp_path / "t"), "--label_budget", "9"]
-    assert tfidf_baseline.main(argv) == 2
+    assert command_line(tfidf_baseline.main, argv) == 2
     assert capsys.readouterr().err.strip().splitlines() == [
         "error: --label_budget 9: give a multiple of 2, the same number of each label"
     ]
