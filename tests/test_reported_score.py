@@ -103,15 +103,13 @@ def test_one_evaluation_per_epoch_the_last_one():
     has: the per-epoch curves keep one entry an epoch, the last (the model the run kept), in the record and in the
     sentiment report alike."""
     from hf_models.run_record import one_per_epoch
-    from hf_models.tasks.sentiment import _per_epoch
+    from hf_models.tasks.sentiment_predictions import validation_per_epoch
 
     history = [
         {"epoch": 0.3, "eval_accuracy": 0.5, "eval_f1": 0.4, "step": 3},
         {"epoch": 0.3, "loss": 0.7, "step": 3},
         {"epoch": 0.3, "eval_accuracy": 0.75, "eval_f1": 0.7, "step": 3},  # the final evaluation
     ]
-    assert _per_epoch(history, selection=False)["eval_accuracy_per_epoch"] == [
-        {"epoch": 0.3, "accuracy": 0.75, "f1": 0.7}
-    ]
+    assert validation_per_epoch(history)["eval_accuracy_per_epoch"] == [{"epoch": 0.3, "accuracy": 0.75, "f1": 0.7}]
     entries = [{"epoch": 1.0, "accuracy": 0.6}, {"epoch": 2.0, "accuracy": 0.7}, {"epoch": 2.0, "accuracy": 0.65}]
     assert one_per_epoch(entries) == [{"epoch": 1.0, "accuracy": 0.6}, {"epoch": 2.0, "accuracy": 0.65}]
