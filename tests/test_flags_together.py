@@ -24,7 +24,7 @@ from hf_models.data import (
     load_birthplace_corpus,
     span_corrupt,
 )
-from hf_models.tasks import birthplace, sentiment
+from hf_models.tasks import birthplace, sentiment, sentiment_probe
 from hf_models.tasks import pretraining as pretrain
 from hf_models.textio import UsageError
 
@@ -79,8 +79,8 @@ def birthplace_texts(synthetic_birthplace_dir):
 
 
 def copies_of(paragraphs: list[str], form: str) -> list[str]:
-    """`--augment FORM` with one copy: the form of every wiki.txt paragraph that has one, in their order."""
-    return [copy for paragraph in paragraphs for copy in augment_paragraph(paragraph, form, copies=1, seed=0)]
+    """`--augment FORM`: the form of every wiki.txt paragraph that has one, in their order."""
+    return [copy for paragraph in paragraphs if (copy := augment_paragraph(paragraph, form)) is not None]
 
 
 def birthplace_pretrain(monkeypatch, tmp_path, data_dir, tokenizer_dir, *flags: str) -> dict:
@@ -287,7 +287,7 @@ def test_linear_probe_head_then_gradual_unfreezing(monkeypatch, tmp_path, lab_bo
     first epoch trains the head alone, the second the top block too; the block below it and the embeddings never
     train."""
     seen: dict = {}
-    real_probe, real_train = sentiment.init_head_by_linear_probe, sentiment.train_model
+    real_probe, real_train = sentiment_probe.init_head_by_linear_probe, sentiment.train_model
 
     def probe(model, *args, **kwargs):
         metrics = real_probe(model, *args, **kwargs)
@@ -300,7 +300,7 @@ def test_linear_probe_head_then_gradual_unfreezing(monkeypatch, tmp_path, lab_bo
         seen["model"] = model
         return real_train(model, *args, **kwargs)
 
-    monkeypatch.setattr(sentiment, "init_head_by_linear_probe", probe)
+    monkeypatch.setattr(sentiment_probe, "init_head_by_linear_probe", probe)
     monkeypatch.setattr(sentiment, "train_model", train)
     flags = ["--lab_vocabulary", "--head_init", "linear_probe", "--linear_probe_folds", "2"]
     flags += ["--gradual_unfreezing", "1", "--learning_rate", "0.01", "--eval_strategy", "epoch"]

@@ -25,8 +25,8 @@ from hf_models.tokenization.courses import (
     VocabularyError,
     build_cs224n_char_tokenizer,
     load_course_tokenizer,
-    read_fairseq_dictionary,
 )
+from hf_models.tokenization.lab_dictionary import read_fairseq_dictionary
 from hf_models.tokenization.lab_sentencepiece import build_altegrad_lab_raw_tokenizer
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
