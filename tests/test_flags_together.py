@@ -79,7 +79,7 @@ def birthplace_texts(synthetic_birthplace_dir):
 
 
 def copies_of(paragraphs: list[str], form: str) -> list[str]:
-    """`--augment FORM`: the form of every wiki.txt paragraph that has one, in their order."""
+    """`--augment FORM` with one copy: the form of every wiki.txt paragraph that has one, in their order."""
     return [copy for paragraph in paragraphs if (copy := augment_paragraph(paragraph, form)) is not None]
 
 
