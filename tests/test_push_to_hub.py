@@ -478,6 +478,16 @@ def test_card_lists_the_hyperparameters_of_the_runs_objective(tmp_path: Path) ->
     assert "| opening_tokens | 40 |" in openings.text and "| mlm_probability |" not in openings.text
 
 
+def test_card_reports_the_last_logged_training_loss(tmp_path: Path) -> None:
+    """The card's final training loss is the last logged (`final_train_loss`), never Trainer's mean over the run
+    (`train_loss`, which a falling loss keeps above it); a run of a few steps logs once, where the two are equal."""
+    from hf_models.run_record import RunRecord
+
+    losses = {"train_loss": 2.5, "final_train_loss": 1.25}
+    text = _card(tmp_path, RunRecord(task="pretraining", objective="clm", train_metrics=losses)).text
+    assert "Final training loss:** 1.25." in text and "Final training loss:** 2.5" not in text
+
+
 def test_card_names_the_preset_and_its_overrides(tmp_path: Path) -> None:
     from hf_models.run_record import RunRecord
 

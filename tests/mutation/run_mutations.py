@@ -2,15 +2,18 @@
 """Mutation check: plant plausible bugs in the library, one at a time, and expect the tests to catch each one.
 
 Every mutant is an exact string replacement in one source file (under `hf_models/`, or `benchmarks/write_results.py`,
-`tokenizer/train_tokenizer.py`). For each mutant the tree is copied to a temporary folder (the working tree is never touched), the replacement is applied there, and the mutant's test files run with
-`PYTHONPATH` pointing at the copy. A mutant is *killed* when pytest reports failing tests (exit code 1).
+`benchmarks/throughput.py`, `tokenizer/train_tokenizer.py`). For each mutant the tree is copied to a temporary folder
+(the working tree is never touched), the replacement is applied there, and the mutant's test files run with
+`PYTHONPATH` pointing at the copy. A mutant is *killed* when pytest reports failing tests (exit code 1). The copies
+have the real data beside them, as the checkout has (`<tmp>/shared -> <repo>/../shared`), so that the tests on the
+real files run there too.
 
 A target string that is missing, or found more than once, stops the run before anything is executed: the list
 cannot rot silently when the code changes. An unmutated copy runs first and must pass.
 
-    python tests/mutation/run_mutations.py            # all mutants (a few minutes on 2 cores)
+    python tests/mutation/run_mutations.py            # all mutants (about half an hour on 2 cores)
     python tests/mutation/run_mutations.py --list     # names and the bug each one models
-    python tests/mutation/run_mutations.py --only synthesizer-ignores-b2 --keep-going
+    python tests/mutation/run_mutations.py --only synthesizer-ignores-b2 span-always-masks-the-start
 """
 
 from __future__ import annotations
@@ -27,7 +30,22 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-COPIED = ("hf_models", "tests", "recipes", "benchmarks", "tokenizer", "push_to_hub.py", "pyproject.toml")
+# What the tests read; a name the checkout lacks (configs/ before it exists) is left out.
+COPIED = (
+    "hf_models",
+    "tests",
+    "recipes",
+    "benchmarks",
+    "tokenizer",
+    "configs",
+    "dev",
+    "docs",
+    "examples",
+    "push_to_hub.py",
+    "pyproject.toml",
+)
+# The real data sets, at `../shared` of the checkout as in CI: linked beside the copies, which sit in one folder.
+SHARED = REPO_ROOT.parent / "shared"
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache")
 
 MODELING = "hf_models/small_encoder/modeling_small_encoder.py"
@@ -42,21 +60,29 @@ PERPLEXITY = "hf_models/metrics/perplexity/perplexity.py"
 ACCURACY = "hf_models/metrics/accuracy/accuracy.py"
 TRAINER = "hf_models/training/trainer.py"
 PRETRAINING = "hf_models/tasks/pretraining.py"
+FINISH = "hf_models/training/finish.py"
 SENTIMENT = "hf_models/tasks/sentiment.py"
+SENTIMENT_REVIEWS = "hf_models/tasks/sentiment_reviews.py"
+SENTIMENT_PREDICTIONS = "hf_models/tasks/sentiment_predictions.py"
 BIRTHPLACE = "hf_models/tasks/birthplace.py"
-QA_FORMATS = "hf_models/tasks/qa_formats.py"
+BIRTHPLACE_EVALUATION = "hf_models/tasks/birthplace_evaluation.py"
+QA_DECODING = "hf_models/tasks/qa_decoding.py"
 RUN_RECORD = "hf_models/run_record.py"
 CARD = "hf_models/hub/card.py"
+APP_TABS = "hf_models/app/tabs.py"
 WRITE_RESULTS = "benchmarks/write_results.py"
+THROUGHPUT = "benchmarks/throughput.py"
 TRAIN_TOKENIZER = "tokenizer/train_tokenizer.py"
 COURSES = "hf_models/tokenization/courses.py"
+BPE = "hf_models/tokenization/bpe.py"
+LAB_SENTENCEPIECE = "hf_models/tokenization/lab_sentencepiece.py"
 ARGUMENTS = "hf_models/training/arguments.py"
 
 MODEL_TESTS = ("tests/test_synthesizer_reference.py", "tests/test_modeling.py")
 SPAN_TESTS = ("tests/test_span_corruption.py", "tests/test_determinism.py")
 LOADER_TESTS = ("tests/test_data_loaders.py",)
 METRIC_TESTS = ("tests/test_metrics.py",)
-# Issue 25's four kinds (a test node id keeps a mutant's run short).
+# The gaps between a correct part and a correct whole: a test node id keeps a mutant's run short.
 FLAGS = "tests/test_flag_plumbing.py"
 PRETRAIN_FLAG_TESTS = (f"{FLAGS}::test_pretrain_flags_reach_what_they_control",)
 SENTIMENT_FLAG_TESTS = (f"{FLAGS}::test_sentiment_flags_reach_what_they_control",)
@@ -72,9 +98,20 @@ UNKNOWN_CHARACTER_TESTS = ("tests/test_course_settings.py::test_a_course_tokeniz
 RESUME_TESTS = (
     "tests/test_safety.py::test_bad_input_is_one_line_exit_2_and_changes_nothing[resume-from-a-missing-checkpoint]",
 )
-WRITE_RESULTS_TESTS = (
-    "tests/test_write_results.py::test_a_baseline_in_a_models_folder_is_never_reported_as_the_model",
-)
+WRITE_RESULTS_TEST = "tests/test_write_results.py"
+WRITE_RESULTS_TESTS = (f"{WRITE_RESULTS_TEST}::test_a_baseline_in_a_models_folder_is_never_reported_as_the_model",)
+TUNE_SPLIT_CHOICE_TESTS = (f"{WRITE_RESULTS_TEST}::test_birthplace_headline_is_chosen_on_the_tune_split_never_on_dev",)
+HEADLINE_TESTS = (f"{WRITE_RESULTS_TEST}::test_rows_and_headline_predictions_come_from_this_bench_folder",)
+PER_EPOCH_TESTS = ("tests/test_reported_score.py::test_one_evaluation_per_epoch_the_last_one",)
+FINAL_LOSS_TESTS = ("tests/test_recipes.py::test_pretrain_objectives[clm-extra0]",)
+CARD_LOSS_TESTS = ("tests/test_push_to_hub.py::test_card_reports_the_last_logged_training_loss",)
+# Raw user text through the tokenizers and the readers.
+RAW = "tests/test_raw_text_tokenizers.py"
+CLEANING = "tests/test_raw_text_cleaning.py"
+# GPU-only choices, on a faked device.
+DEVICE = "tests/test_device_choices.py"
+# Flags that touch the same rows, set together.
+TOGETHER = "tests/test_flags_together.py"
 
 
 @dataclass(frozen=True)
@@ -275,20 +312,12 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "masked-lm-stays-causal",
         MODELING,
-        '"""Bidirectional masked LM: the causal mask is always off for this head."""\n\n'
-        '    _tied_weights_keys = {"lm_head.weight": "model.embed_tokens.weight"}\n\n'
-        "    def __init__(self, config: SmallEncoderConfig):\n"
-        "        if config.is_causal:\n"
-        "            config = copy.deepcopy(config)\n"
-        "            config.is_causal = False\n",
-        '"""Bidirectional masked LM: the causal mask is always off for this head."""\n\n'
-        '    _tied_weights_keys = {"lm_head.weight": "model.embed_tokens.weight"}\n\n'
-        "    def __init__(self, config: SmallEncoderConfig):\n"
-        "        if config.is_causal:\n"
-        "            config = copy.deepcopy(config)\n"
-        "            config.is_causal = True\n",
+        "        if config.is_causal:\n            raise ValueError(\n"
+        '                "SmallEncoderForMaskedLM needs a bidirectional config',
+        "        if False:\n            raise ValueError(\n"
+        '                "SmallEncoderForMaskedLM needs a bidirectional config',
         MODEL_TESTS,
-        "the masked LM keeps the causal mask",
+        "a causal config builds a masked LM that keeps the causal mask, without a word",
     ),
     Mutant(
         "no-gradient-checkpointing",
@@ -386,14 +415,6 @@ MUTANTS: tuple[Mutant, ...] = (
         "random.Random(seed)",
         SPAN_TESTS,
         "the eval corruption depends on the row's index no more",
-    ),
-    Mutant(
-        "augment-permute-keeps-the-order",
-        AUGMENTATION,
-        "seen, out = {tuple(range(len(sentences)))}, []",
-        "seen, out = set(), []",
-        ("tests/test_augmentation.py",),
-        "a permuted copy may be the paragraph itself",
     ),
     Mutant(
         "augment-name-first-keeps-pronouns",
@@ -509,7 +530,7 @@ MUTANTS: tuple[Mutant, ...] = (
         METRIC_TESTS,
         "accuracy returns the count",
     ),
-    # --- issue 25: a flag that stops reaching what it controls ----------------------------------------------
+    # --- a flag that stops reaching what it controls ----------------------------------------------
     Mutant(
         "flag-mlm-probability-ignored",
         PRETRAINING,
@@ -598,10 +619,10 @@ MUTANTS: tuple[Mutant, ...] = (
         BIRTHPLACE_FLAG_TESTS,
         "--tokenizer_vocab_size stays 2000",
     ),
-    # --- issue 25: a batched path that differs from one item at a time ---------------------------------------
+    # --- a batched path that differs from one item at a time ---------------------------------------
     Mutant(
         "batched-answers-keep-right-padding",
-        QA_FORMATS,
+        QA_DECODING,
         'padding_side, tokenizer.padding_side = tokenizer.padding_side, "left"',
         "padding_side = tokenizer.padding_side",
         ANSWER_TESTS,
@@ -609,7 +630,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "batched-answers-padding-side-not-restored",
-        QA_FORMATS,
+        QA_DECODING,
         "tokenizer.padding_side = padding_side",
         "pass",
         ANSWER_TESTS,
@@ -631,7 +652,7 @@ MUTANTS: tuple[Mutant, ...] = (
         SPAN_EVAL_TESTS,
         "span-corruption evaluation batches lose the longest row's last token",
     ),
-    # --- issue 25: label semantics ---------------------------------------------------------------------------
+    # --- label semantics ---------------------------------------------------------------------------
     Mutant(
         "labels-id2label-reversed",
         SENTIMENT,
@@ -658,7 +679,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "labels-test-predictions-flipped",
-        SENTIMENT,
+        SENTIMENT_PREDICTIONS,
         '"".join(f"{int(label)}\\n" for label in test_predictions)',
         '"".join(f"{1 - int(label)}\\n" for label in test_predictions)',
         LABEL_TESTS,
@@ -672,7 +693,7 @@ MUTANTS: tuple[Mutant, ...] = (
         LABEL_TESTS,
         "the card's label list swaps ids and names",
     ),
-    # --- issue 25: which score is reported ------------------------------------------------------------------
+    # --- which score is reported ------------------------------------------------------------------
     Mutant(
         "score-record-prefers-baseline",
         RUN_RECORD,
@@ -691,7 +712,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "score-evaluate-records-baseline-as-model",
-        BIRTHPLACE,
+        BIRTHPLACE_EVALUATION,
         'baseline = source if source.endswith("_baseline") else None',
         "baseline = None",
         SCORE_TESTS,
@@ -714,26 +735,10 @@ MUTANTS: tuple[Mutant, ...] = (
         "the card's results table does not say a baseline row is not the model",
     ),
     Mutant(
-        "flag-rtd-weight-ignored",
-        PRETRAINING,
-        "data_args.generator_layers, data_args.rtd_weight)",
-        "data_args.generator_layers, 1.0)",
-        PRETRAIN_FLAG_TESTS,
-        "--rtd_weight: the detection loss keeps weight 1",
-    ),
-    Mutant(
-        "flag-average-last-epochs-ignored",
-        SENTIMENT,
-        "    if data_args.average_last_epochs:\n        callbacks.append",
-        "    if False:\n        callbacks.append",
-        SENTIMENT_FLAG_TESTS,
-        "--average_last_epochs keeps the last weights",
-    ),
-    Mutant(
         "flag-max-new-tokens-ignored",
-        BIRTHPLACE,
-        "BPEQAFormat(bp_args.max_new_tokens)",
-        "BPEQAFormat()",
+        BIRTHPLACE_EVALUATION,
+        "answering_format(tokenizer, model_args.model_name_or_path, max_new_tokens=bp_args.max_new_tokens)",
+        "answering_format(tokenizer, model_args.model_name_or_path)",
         BIRTHPLACE_FLAG_TESTS,
         "evaluate --max_new_tokens stays 16",
     ),
@@ -768,6 +773,299 @@ MUTANTS: tuple[Mutant, ...] = (
         'scores = record_of(row, folder, metric="exact_match").evaluations[-1]',
         WRITE_RESULTS_TESTS,
         "the benchmark row reports the folder's last evaluation, a baseline's",
+    ),
+    Mutant(
+        "score-write-results-tune-split-last-evaluation",
+        WRITE_RESULTS,
+        'tune = record_of(row, folder / "eval_tune", metric="exact_match").scored("validation")',
+        'tune = record_of(row, folder / "eval_tune", metric="exact_match").evaluations[-1]',
+        WRITE_RESULTS_TESTS,
+        "the tuning-split score that picks the headline is the folder's last evaluation, a baseline's",
+    ),
+    Mutant(
+        "score-write-results-chosen-on-dev",
+        WRITE_RESULTS,
+        'chosen = max(candidates, key=lambda c: rows[c]["tune_split_acc"])',
+        'chosen = max(candidates, key=lambda c: rows[c]["value"])',
+        TUNE_SPLIT_CHOICE_TESTS,
+        "the birthplace headline is chosen on the dev split it reports",
+    ),
+    Mutant(
+        "score-write-results-worst-sentiment-headline",
+        WRITE_RESULTS,
+        'row = max(rows, key=lambda key: rows[key]["value"])',
+        'row = min(rows, key=lambda key: rows[key]["value"])',
+        HEADLINE_TESTS,
+        "the sentiment headline predictions are another row's than the best",
+    ),
+    Mutant(
+        "score-per-epoch-keeps-the-first-evaluation",
+        RUN_RECORD,
+        '        by_epoch[entry["epoch"]] = entry',
+        '        by_epoch.setdefault(entry["epoch"], entry)',
+        PER_EPOCH_TESTS,
+        "the per-epoch curve keeps an epoch's first evaluation, not the final one of the model the run kept",
+    ),
+    Mutant(
+        "score-final-train-loss-is-the-mean",
+        TRAINER,
+        'metrics["final_train_loss"] = last_logged(trainer, "loss", default=result.training_loss)',
+        'metrics["final_train_loss"] = result.training_loss',
+        FINAL_LOSS_TESTS,
+        "the final training loss is Trainer's mean over the run",
+    ),
+    Mutant(
+        "score-report-keeps-the-mean-train-loss",
+        FINISH,
+        "report_metrics = {key: value for key, value in metrics.items() if key != MEAN_TRAIN_LOSS}",
+        "report_metrics = dict(metrics)",
+        FINAL_LOSS_TESTS,
+        "report.json holds two training losses, Trainer's mean beside the last logged",
+    ),
+    Mutant(
+        "score-card-final-loss-is-the-mean",
+        CARD,
+        'final_loss = record.train_metrics.get("final_train_loss")',
+        'final_loss = record.train_metrics.get("train_loss")',
+        CARD_LOSS_TESTS,
+        "the card's final training loss is Trainer's mean over the run",
+    ),
+    # --- raw user text through the tokenizers and the readers ----------------------------------------------
+    Mutant(
+        "raw-lab-sentencepiece-strips-all-white-space",
+        LAB_SENTENCEPIECE,
+        'steps += [normalizers.Replace(Regex("^ +| +$"), ""), normalizers.Replace(Regex(" {2,}"), " ")]',
+        'steps += [normalizers.Strip(), normalizers.Replace(Regex(" {2,}"), " ")]',
+        (f"{RAW}::test_lab_raw_text_ids_are_sentencepiece_pieces_through_dict",),
+        "the lab's tokenizer strips U+0085 at a text's ends, which SentencePiece keeps as <unk>",
+    ),
+    Mutant(
+        "raw-lab-sentencepiece-no-nfkc-map",
+        LAB_SENTENCEPIECE,
+        "steps = [normalizers.Precompiled(spec.precompiled_charsmap)] if spec.precompiled_charsmap else []",
+        "steps = []",
+        (f"{RAW}::test_lab_raw_text_ids_are_sentencepiece_pieces_through_dict",),
+        "the lab's tokenizer skips SentencePiece's nmt_nfkc map",
+    ),
+    Mutant(
+        "raw-bpe-nfc-normalizer",
+        BPE,
+        "    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)",
+        "    from tokenizers import normalizers\n\n"
+        "    tok.normalizer = normalizers.NFC()\n"
+        "    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)",
+        (f"{RAW}::test_our_bpe_keeps_raw_text_byte_for_byte",),
+        "our BPE silently composes combining accents",
+    ),
+    Mutant(
+        "raw-course-chars-white-space-runs",
+        COURSES,
+        'pre_tokenizers.Split(Regex(r"[\\s\\S]"), behavior="isolated")',
+        'pre_tokenizers.Split(Regex(r"\\S|\\s+"), behavior="isolated")',
+        (f"{RAW}::test_course_characters_are_the_course_stoi",),
+        "CS224N's character tokenizer makes a run of white space one token",
+    ),
+    Mutant(
+        "raw-course-chars-crlf-in-vocabulary",
+        COURSES,
+        'text = wiki_path.read_text(encoding="utf-8")',
+        'text = wiki_path.read_bytes().decode("utf-8")',
+        (f"{RAW}::test_course_characters_read_crlf_as_the_course_does",),
+        "wiki.txt read without universal newlines: a CR in the course's vocabulary",
+    ),
+    Mutant(
+        "raw-read-lines-strips-line-ends",
+        TEXTIO,
+        'return text.removesuffix("\\n").removesuffix("\\r")',
+        "return text.rstrip()",
+        (f"{CLEANING}::test_read_lines_removes_the_line_break_and_nothing_else",),
+        "reading a line also removes its trailing tabs and no-break spaces",
+    ),
+    Mutant(
+        "raw-text-lines-skip-only-empty",
+        TEXTIO,
+        "if skip_empty and not line.strip():",
+        "if skip_empty and not line:",
+        (f"{CLEANING}::test_iter_text_lines_skips_white_space_alone",),
+        "lines of white space alone reach the tokenizer trainer",
+    ),
+    Mutant(
+        "raw-birthplace-answer-strips-spaces-only",
+        LOADERS,
+        "question, answer = fields[0].strip(), fields[1].strip()",
+        'question, answer = fields[0].strip(), fields[1].strip(" ")',
+        (f"{CLEANING}::test_birthplace_rows_are_cut_at_the_tab_and_stripped",),
+        "a birthplace answer keeps a no-break space at its end",
+    ),
+    Mutant(
+        "raw-wiki-paragraphs-stripped",
+        LOADERS,
+        "            docs.append(line)",
+        "            docs.append(line.strip())",
+        (f"{CLEANING}::test_wiki_paragraphs_are_kept_as_they_are",),
+        "wiki.txt paragraphs are stripped (the course keeps them as they are)",
+    ),
+    Mutant(
+        "raw-text-corpus-keeps-blank-lines",
+        LOADERS,
+        'return [bool(text.strip()) for text in batch["text"]]',
+        'return [bool(text) for text in batch["text"]]',
+        (f"{CLEANING}::test_text_corpus_lines_as_datasets_reads_them",),
+        "lines of no-break spaces stay in a text corpus",
+    ),
+    Mutant(
+        "raw-app-strips-spaces-only",
+        APP_TABS,
+        'text = (text or "").strip()',
+        'text = (text or "").strip(" ")',
+        (f"{CLEANING}::test_app_strips_typed_text_and_nothing_else",),
+        "a pasted question keeps its tab, newline or no-break space",
+    ),
+    # --- GPU-only code, on a faked device -------------------------------------------------------------------
+    Mutant(
+        "gpu-peak-h100-before-its-variants",
+        THROUGHPUT,
+        '    ("H100 PCIe", 756.0),\n    ("H100 NVL", 835.0),\n    ("H100", 989.0),',
+        '    ("H100", 989.0),\n    ("H100 PCIe", 756.0),\n    ("H100 NVL", 835.0),',
+        (f"{DEVICE}::test_each_real_card_gets_its_own_data_sheet_peak",),
+        "an H100 PCIe or NVL gets the SXM's bf16 peak (the first match wins)",
+    ),
+    Mutant(
+        "gpu-peak-h200-nvl-sxm-number",
+        THROUGHPUT,
+        '("H200 NVL", 835.0),',
+        '("H200 NVL", 989.0),',
+        (f"{DEVICE}::test_each_real_card_gets_its_own_data_sheet_peak",),
+        "the H200 NVL is given the SXM's bf16 peak",
+    ),
+    Mutant(
+        "gpu-peak-for-an-fp32-run",
+        THROUGHPUT,
+        'if device.type != "cuda" or args.dtype != "bf16":',
+        'if device.type != "cuda":',
+        (f"{DEVICE}::test_peak_only_for_a_bf16_run_on_a_gpu_unless_given",),
+        "an fp32 run's MFU is measured against the bf16 peak",
+    ),
+    Mutant(
+        "gpu-evaluate-ignores-use-cpu",
+        BIRTHPLACE_EVALUATION,
+        'return "cpu" if use_cpu or not torch.cuda.is_available() else "cuda"',
+        'return "cpu" if not torch.cuda.is_available() else "cuda"',
+        (f"{DEVICE}::test_birthplace_evaluates_on_the_gpu_unless_told_otherwise",),
+        "evaluate --use_cpu still runs the model on the GPU",
+    ),
+    Mutant(
+        "gpu-evaluation-leaves-cuda-rng",
+        TRAINER,
+        "devices = [torch.cuda.current_device()] if torch.cuda.is_available() else []",
+        "devices = []",
+        (f"{DEVICE}::test_evaluation_forks_the_cuda_generator_of_the_current_device",),
+        "evaluating during training draws from the training's CUDA generator",
+    ),
+    Mutant(
+        "gpu-eager-attention-on-every-device",
+        MODELING,
+        'use_eager = output_attentions or (dropout > 0 and query.device.type == "cpu")',
+        "use_eager = output_attentions or dropout > 0",
+        (f"{DEVICE}::test_attention_kernel_choice_by_device",),
+        "GPU training with attention dropout never uses SDPA",
+    ),
+    Mutant(
+        "gpu-record-names-no-card",
+        RUN_RECORD,
+        "name = torch.cuda.get_device_name(device)",
+        "name = device.type",
+        (f"{DEVICE}::test_the_card_name_reaches_every_report",),
+        "a GPU run's record says 'cuda', not which card",
+    ),
+    # --- flags that touch the same rows, set together ------------------------------------------------------
+    Mutant(
+        "flags-mixed-qa-rows-loss-on-answer-only",
+        BIRTHPLACE,
+        'qa = qa.map(lambda example: {"labels": example["input_ids"]}).cast(openings.features)',
+        "qa = qa.cast(openings.features)",
+        (f"{TOGETHER}::test_openings_with_qa_augment_and_recitations_from_the_original_paragraphs",),
+        "openings + QA: the pretraining's QA rows keep the finetuning's -100 on the question",
+    ),
+    Mutant(
+        "flags-openings-longer-than-the-block",
+        BIRTHPLACE,
+        '"max_tokens": min(bp_args.opening_tokens, block_size - 1)}',
+        '"max_tokens": bp_args.opening_tokens}',
+        (f"{TOGETHER}::test_openings_are_cut_to_the_block",),
+        "--opening_tokens past --block_size: openings longer than a block",
+    ),
+    Mutant(
+        "flags-qa-sentences-in-openings-too",
+        BIRTHPLACE,
+        'if qa_train is not None and bp_args.pretraining_objective == "span_corruption":',
+        "if qa_train is not None:",
+        (f"{TOGETHER}::test_openings_with_qa_in_the_plain_format",),
+        "openings + QA also trains on the QA pairs as sentences",
+    ),
+    Mutant(
+        "flags-lab-pieces-detokenized",
+        SENTIMENT_REVIEWS,
+        "raw = load_cls_books(data_args.data_dir, detokenize=not data_args.lab_vocabulary)",
+        "raw = load_cls_books(data_args.data_dir)",
+        (f"{TOGETHER}::test_lab_vocabularies_with_max_seq_length",),
+        "--lab_vocabulary gets detokenized text, not the lab's pieces",
+    ),
+    Mutant(
+        "flags-max-length-past-positions",
+        SENTIMENT,
+        "max_length = min(data_args.max_seq_length, model.config.max_position_embeddings)",
+        "max_length = data_args.max_seq_length",
+        (f"{TOGETHER}::test_max_seq_length_is_cut_to_the_models_positions",),
+        "--max_seq_length past the model's positions",
+    ),
+    Mutant(
+        "flags-freeze-backbone-pretrained-only",
+        SENTIMENT,
+        "    if data_args.freeze_backbone:\n        model.freeze_backbone()",
+        "    if data_args.freeze_backbone and model_args.model_name_or_path:\n        model.freeze_backbone()",
+        (f"{TOGETHER}::test_from_scratch_with_a_frozen_backbone_trains_the_head_alone",),
+        "--freeze_backbone from scratch trains everything",
+    ),
+    Mutant(
+        "flags-freeze-backbone-with-gradual-unfreezing",
+        SENTIMENT,
+        "if data_args.freeze_backbone and data_args.gradual_unfreezing:",
+        "if data_args.freeze_backbone and data_args.gradual_unfreezing < 0:",
+        (f"{TOGETHER}::test_a_frozen_backbone_is_never_thawed_by_gradual_unfreezing",),
+        "--gradual_unfreezing thaws a --freeze_backbone backbone",
+    ),
+    Mutant(
+        "flags-lp-ft-optimizer-head-only",
+        SENTIMENT,
+        "backbone_lr = backbone_lr or training_args.learning_rate  # every group in the optimizer from the start",
+        "backbone_lr = backbone_lr",
+        (f"{TOGETHER}::test_linear_probe_head_then_gradual_unfreezing",),
+        "LP-FT with gradual unfreezing builds the optimizer on the head alone: the thawed blocks never train",
+    ),
+    Mutant(
+        "flags-lab-blocks-with-bos",
+        PROCESSING,
+        "out = tokenizer(batch[text_column], add_special_tokens=False, return_attention_mask=False, verbose=False)",
+        "out = tokenizer(batch[text_column], return_attention_mask=False, verbose=False)",
+        (f"{TOGETHER}::test_lab_vocabulary_blocks_have_no_bos",),
+        "packed blocks of a lab vocabulary start each document with <s>",
+    ),
+    Mutant(
+        "flags-default-block-128",
+        PRETRAINING,
+        "default_block = min(128, model.config.max_position_embeddings)",
+        "default_block = 128",
+        (f"{TOGETHER}::test_the_default_block_is_the_models_positions",),
+        "no --block_size with fewer than 128 positions: refused",
+    ),
+    Mutant(
+        "flags-span-corruption-documents-with-eos",
+        PROCESSING,
+        'fn_kwargs={"tokenizer": tokenizer, "text_column": text_column, "eos_token_id": None},',
+        'fn_kwargs={"tokenizer": tokenizer, "text_column": text_column, "eos_token_id": tokenizer.eos_token_id},',
+        (f"{TOGETHER}::test_span_corruption_keeps_documents_whole",),
+        "span-corruption documents end with </s>",
     ),
 )
 
@@ -820,7 +1118,8 @@ def run_pytest(root: Path, tests: tuple[str, ...], timeout: float) -> tuple[int 
 
 
 def first_failure(output: str) -> str:
-    match = re.search(r"^(?:FAILED|ERROR) (\S+)", output, flags=re.MULTILINE)
+    # The whole node id: a parameter id may hold spaces; pytest puts ` - ` before the message.
+    match = re.search(r"^(?:FAILED|ERROR) (.+?)(?: - .*)?$", output, flags=re.MULTILINE)
     return match.group(1) if match else ""
 
 
@@ -854,6 +1153,10 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="mutation-") as tmp:
         tmp = Path(tmp)
+        if SHARED.is_dir():  # every copy's `../shared`: the tests on the real data run, as in the checkout
+            (tmp / "shared").symlink_to(SHARED.resolve(), target_is_directory=True)
+        else:
+            print(f"no {SHARED}: the tests on the real data skip in the copies", flush=True)
         if not args.skip_baseline:
             baseline = copy_tree(tmp / "baseline")
             check_copy_imports_itself(baseline)
