@@ -4,6 +4,7 @@ r"""Prepare the benchmark data folders (under an ignored output folder; the real
     python recipes/prepare_data.py birthplace-tune --data_root ../shared/data --out outputs/bench/data
     python recipes/prepare_data.py sentiment-corpus --data_root ../shared/data --out outputs/bench/data \
         --news_lines 4000 --novel_lines 20000
+    python recipes/prepare_data.py sentiment-corpus configs/altegrad/cpu/corpus.json --out outputs/bench/data
 
 birthplace-tune: a copy of the birthplace folder in which `birth_places_train.tsv` keeps 90% of the
 training questions (seeded shuffle) and `birth_dev.tsv` holds the other 10%: the tuning split. The real dev
@@ -18,9 +19,12 @@ pretrain.txt; the training reviews alone in reviews.txt, for the target-domain L
 import argparse
 import gzip
 import random
+import sys
 from pathlib import Path
 
 from hf_models.data.loaders import detokenize_spm
+from hf_models.safety import command_line
+from hf_models.training import expand_arguments_file
 
 
 def birthplace_tune(data_root: Path, out: Path, fraction: float, seed: int) -> None:
@@ -67,7 +71,7 @@ def sentiment_corpus(data_root: Path, out: Path, news_lines: int, novel_lines: i
     print(f"{dst / 'pretrain.txt'}: {chars:,} characters; lines per source: {counts}")
 
 
-def main() -> None:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("what", choices=["birthplace-tune", "sentiment-corpus"], help="which data to prepare")
     parser.add_argument(
@@ -80,7 +84,13 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0, help="birthplace-tune: seed of the held-out draw")
     parser.add_argument("--news_lines", type=int, default=4000, help="sentiment-corpus: first news articles kept")
     parser.add_argument("--novel_lines", type=int, default=20000, help="sentiment-corpus: first novel paragraphs kept")
-    args = parser.parse_args()
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = build_parser()
+    # `sentiment-corpus CONFIG.json --data_root ...`: a config file's values (configs/altegrad/*/corpus.json)
+    args = parser.parse_args(expand_arguments_file(parser, sys.argv[1:] if argv is None else argv, position=1))
     if args.what == "birthplace-tune":
         birthplace_tune(Path(args.data_root), Path(args.out), args.tune_fraction, args.seed)
     else:
@@ -88,4 +98,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(command_line(main))
