@@ -853,6 +853,11 @@ ELSEWHERE = {
         "tests/test_recipes.py::test_finetune_sentiment_scratch_pretrained_frozen",
         "a new model from the preset, learning the toy signal",
     ),
+    "--max_predict_samples": (
+        "tests/test_arguments_file.py::test_max_predict_samples_caps_the_test_predictions",
+        "finetune_sentiment: 4 test predictions; birthplace evaluate: "
+        "test_a_finetuning_from_scratch_makes_its_tokenizer_and_a_smoke_test_predicts_few (7 answers)",
+    ),
     "--course_vocabulary": (
         "tests/test_course_settings.py::test_birthplace_course_vocabulary_end_to_end",
         "the character vocabulary in the saved config, block 128, 60 predictions",

@@ -28,7 +28,10 @@ class BirthplaceArguments:
     )
     tokenizer_vocab_size: int = field(
         default=2000,
-        metadata={"help": "pretrain without --tokenizer_name_or_path: size of the BPE trained on wiki.txt."},
+        metadata={
+            "help": "Without --tokenizer_name_or_path (pretrain; finetune from scratch): size of the BPE trained "
+            "on wiki.txt."
+        },
     )
     pretraining_objective: str = field(
         default="span_corruption",
@@ -71,6 +74,10 @@ class BirthplaceArguments:
         default=False, metadata={"help": "evaluate: answer the most common training birthplace to every question."}
     )
     max_new_tokens: int = field(default=16, metadata={"help": "evaluate: longest generated answer, in tokens."})
+    max_predict_samples: int | None = field(
+        default=None,
+        metadata={"help": "evaluate: answer only the first N questions of --eval_split (debugging, a smoke test)."},
+    )
     recite_tokens: int = field(
         default=0,
         metadata={
@@ -144,7 +151,7 @@ SUBCOMMAND_FIELDS = {
         "augment_copies",
         "counterfactual_qa",
     ),
-    "finetune": (*_SHARED, "variant", "counterfactual_qa"),
+    "finetune": (*_SHARED, "variant", "tokenizer_vocab_size", "counterfactual_qa"),
     "evaluate": (
         *_SHARED,
         "eval_split",
@@ -152,6 +159,7 @@ SUBCOMMAND_FIELDS = {
         "london_baseline",
         "most_common_baseline",
         "max_new_tokens",
+        "max_predict_samples",
         "answer_from_recitation",
     ),
 }

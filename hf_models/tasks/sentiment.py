@@ -90,7 +90,12 @@ def _encoded_reviews(
     max_length: int,
     reverse: bool = False,
 ):
-    for split, limit in (("train", data_args.max_train_samples), ("validation", data_args.max_eval_samples)):
+    limits = (
+        ("train", data_args.max_train_samples),
+        ("validation", data_args.max_eval_samples),
+        ("test", data_args.max_predict_samples),
+    )
+    for split, limit in limits:
         if limit is not None:
             raw[split] = raw[split].select(range(min(limit, len(raw[split]))))
     if data_args.keep_review_end >= max_length:

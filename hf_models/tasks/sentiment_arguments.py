@@ -149,6 +149,9 @@ class SentimentArguments:
     )
     max_train_samples: int | None = field(default=None, metadata={"help": "Truncate the training set (debugging)."})
     max_eval_samples: int | None = field(default=None, metadata={"help": "Truncate the validation set (debugging)."})
+    max_predict_samples: int | None = field(
+        default=None, metadata={"help": "Predict only the first N test reviews (debugging, a smoke test)."}
+    )
     lab_vocabulary: bool = field(
         default=False,
         metadata={
