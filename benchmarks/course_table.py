@@ -2,7 +2,7 @@
 """A course's reported numbers beside ours: the table `make cs224n` and `make altegrad` print at their end.
 
     python benchmarks/course_table.py cs224n --bench_dir outputs/bench --profile course-cut
-    python benchmarks/course_table.py altegrad --bench_dir outputs/bench --profile cpu --output outputs/bench/altegrad.md
+    python benchmarks/course_table.py altegrad --bench_dir outputs/bench --profile cpu --output table.md
 
 The rows are the benchmark plan's (`plan.birthplace_rows`, `plan.sentiment_rows`), read from the run records under
 `--bench_dir`; a row not run yet says so. The course's numbers are those docs/courses.md quotes: CS224N's bars on

@@ -50,9 +50,10 @@ def test_a_benchmark_profiles_table_names_its_headline_models(tmp_path) -> None:
     _bench(tmp_path)
     table = course_table.cs224n_table("cpu", tmp_path).splitlines()
     assert "| vanilla, pretrained, then finetuned | ≥ 10 % (the bar) | 62.8 % | vanilla_recite_finetuned |" in table
-    assert "| synthesizer, pretrained, then finetuned | ≥ 5 % (the bar) | 11.0 % | synthesizer_recite_finetuned |" in (
-        table
+    synthesizer = (
+        "| synthesizer, pretrained, then finetuned | ≥ 5 % (the bar) | 11.0 % | synthesizer_recite_finetuned |"
     )
+    assert synthesizer in table
     assert "| ours alone | | 63.0 % | vanilla_recite_pretrain_only |" in table
     lab = "\n".join(course_table.altegrad_table("cpu", tmp_path).splitlines())
     assert "| pretrained_lp_ft (ours alone) | | 73.00 % | | 73.50 % ± 2.00 | 3 |" in lab

@@ -437,6 +437,6 @@ ARGUMENT_GROUPS = (FlagGroup("Sentiment arguments", SentimentArguments), model_g
 
 
 def main(args: Sequence[str] | None = None, doc: str | None = None) -> dict:
-    """`recipes/finetune_sentiment.py`: parse the flags (or one JSON file) and finetune; `doc`, the recipe's
-    docstring, is its --help."""
+    """`recipes/finetune_sentiment.py`: parse the flags (after an arguments file, if one is given) and finetune;
+    `doc`, the recipe's docstring, is its --help."""
     return run_task(finetune, ARGUMENT_GROUPS, args, **help_sections(doc))
