@@ -10,6 +10,7 @@ export HF_EVALUATE_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 DATA_DIR ?=
+# make app-test: SCREENSHOTS=docs/images to regenerate the app's screenshots there
 # make bench: PROFILE=cpu|gpu, PIPELINES="birthplace sentiment sentiment_lab" (default: all; benchmarks/run_all.sh)
 # make cs224n / make altegrad: PROFILE=cpu|gpu|gpu_large (the benchmark's), course (the course's own settings; a GPU
 # machine), course-cut (the same settings, fewer epochs and steps: the 2-core CPU hour; docs/courses.md)
@@ -39,15 +40,13 @@ mutation: $(STAMP)
 	nice -n 5 $(PY) tests/mutation/run_mutations.py
 
 # The app's tests, the browser one included: the app extra, Selenium and (as root, on Debian) Chromium and its
-# driver; the screenshots of the three tabs go to docs/images/.
+# driver (.ci/install_chromium.sh). The screenshots of the tabs go to a temporary folder; SCREENSHOTS=docs/images
+# regenerates the documentation's.
+SCREENSHOTS ?=
 app-test: $(STAMP)
 	$(PY) -m pip install -q -e '.[app,dev]'
-	@if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then \
-		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-			apt-get update -qq && apt-get install -y -qq chromium chromium-driver; \
-		else echo "app-test: no chromium/chromedriver and not root: the browser test will skip"; fi; \
-	fi
-	APP_SCREENSHOT_DIR=docs/images $(PY) -m pytest -rs tests/test_app.py
+	bash .ci/install_chromium.sh || echo "app-test: the browser test will skip"
+	$(if $(SCREENSHOTS),APP_SCREENSHOT_DIR=$(SCREENSHOTS) )$(PY) -m pytest -rs tests/test_app.py
 
 demo: $(STAMP)
 	$(PY) recipes/demo.py --overwrite_output_dir $(if $(DATA_DIR),--data_dir $(DATA_DIR),)

@@ -7,9 +7,10 @@
 
 The run directory is exported into a staging folder: the weights, `config.json` (whose `auto_map` maps every head),
 the configuration and modeling code the run saved (so that `trust_remote_code=True` loads it without `hf_models`),
-the tokenizer files, the PNG plots and a `README.md` model card built from the run's `run_record.json`. `--dry_run`
-writes that folder to OUT; otherwise the same folder is staged in a temporary directory and uploaded with
-`HfApi.upload_folder`, restricted to an allowlist of file names. The logic is in `hf_models.hub`.
+the tokenizer files, the PNG plots, the run's `run_record.json` in its public form (no local paths; it says how a
+birthplace model answers) and a `README.md` model card built from it. `--dry_run` writes that folder to OUT;
+otherwise the same folder is staged in a temporary directory and uploaded with `HfApi.upload_folder`, restricted to
+an allowlist of file names. The logic is in `hf_models.hub`.
 
 `--space USER/APP` also publishes a Gradio Space that loads the model from `--repo_id`: the project's own app
 (`recipes/app.py` and the `hf_models` package, byte for byte), a pinned `requirements.txt` and a README with the Space
@@ -39,12 +40,12 @@ from hf_models.hub import (
     upload,
 )
 from hf_models.hub.space import export_space, publish_space
+from hf_models.safety import command_line
+from hf_models.training import HelpFormatter
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument(
         "run_dir", type=Path, help="folder a recipe saved the model in (config.json, model.safetensors)"
     )
@@ -59,9 +60,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--space", metavar="USER/APP", help="also publish a Gradio Space (hf_models.app) that loads --repo_id"
     )
     parser.add_argument("--language", help="ISO code for the card (default: the run record's language)")
-    parser.add_argument(
-        "--license", default=DEFAULT_LICENSE, help=f"license for the card (default: {DEFAULT_LICENSE})"
-    )
+    parser.add_argument("--license", default=DEFAULT_LICENSE, help="license for the card")
     parser.add_argument(
         "--birthplace",
         action=argparse.BooleanOptionalAction,
@@ -123,4 +122,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(command_line(main, sys.argv[1:]))

@@ -16,7 +16,7 @@ and `course-cut` the courses' own settings (docs/courses.md), with pipelines of 
 `--course cs224n|altegrad` runs one course's pipelines, whose last step (`benchmarks/course_table.py`) writes the
 course's reported numbers beside ours; `run` prints it at the end.
 
-`run` executes the pipelines (birthplace; sentiment, issue 18's rows; sentiment_lab, the lab's rows, which reads
+`run` executes the pipelines (birthplace; sentiment, the LP-FT rows; sentiment_lab, the lab's rows, which reads
 sentiment's tokenizer and backbone: one after the other on the CPU, each on both cores; on a GPU machine birthplace
 beside the two sentiment ones, and sentiment_lab from the end of sentiment's review stage on), then `write_results.py`,
 then `throughput.py` (a whole run of a benchmark profile only). Within a pipeline, the steps of a group that the
@@ -49,6 +49,8 @@ import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from pathlib import Path
+
+import label_curve
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -180,7 +182,7 @@ BIRTHPLACE_MODELS = (
     *((variant, f"{variant}{suffix}") for suffix in ("", "_augmented", "_recite") for variant in BIRTHPLACE_VARIANTS),
     ("vanilla", "vanilla_span_corruption"),
 )
-# The lab's three rows, then LP-FT (issue 18): the head first fitted as a logistic regression on the frozen features
+# The lab's three rows, then LP-FT: the head first fitted as a logistic regression on the frozen features
 # of every layer (mean and max), alone (`frozen_linear_probe`) or then finetuned with the whole model. The LP-FT rows
 # and the probe are the `sentiment` pipeline, the lab's rows the `sentiment_lab` pipeline after it. The course
 # profiles run the lab's three rows alone.
@@ -296,8 +298,8 @@ def _birthplace_training_data(profile: Profile, paths: Paths) -> tuple[str, ...]
 
 
 def _kind(model: str) -> str:
-    """The config files a model's finetuning and scores share with the models of its kind: `finetune<kind>.json`
-    and `evaluate<kind>.json` (a reciting model recites in every stage)."""
+    """The config file a model's finetuning shares with the models of its kind, `finetune<kind>.json` (a reciting
+    model recites in its trainings; `evaluate.json` scores every model, in the format its run record names)."""
     return "_recite" if model.endswith("_recite") else "_span_corruption" if model.endswith("_span_corruption") else ""
 
 
@@ -364,10 +366,7 @@ def _birthplace_after_pretraining(profile: Profile, paths: Paths, model: str) ->
     and scores, and the finetuned model's scores (a course profile: the finetuning and its scores alone)."""
     py, configs, (bp, real, tune) = paths.python, profile.birthplace.configs, _birthplace_folders(paths)
     pretrained, finetuned, kind = f"{bp}/{model}_pretrain", f"{bp}/{model}_finetune", _kind(model)
-    evaluate, tune = (
-        f"{configs}/evaluate{'_recite' if kind == '_recite' else ''}.json",
-        None if profile.course else tune,
-    )
+    evaluate, tune = f"{configs}/evaluate.json", None if profile.course else tune
     finetune = Step(
         f"bp_{model}_finetune",
         (py, "recipes/birthplace.py", "finetune", f"{configs}/finetune{kind}.json", "--model_name_or_path", pretrained)
@@ -388,13 +387,16 @@ def _birthplace_after_pretraining(profile: Profile, paths: Paths, model: str) ->
 
 
 def _birthplace_nopretrain_steps(profile: Profile, paths: Paths) -> tuple[Step, list[Step]]:
-    """No pretraining: the same model shape and tokenizer, finetuned from random weights; and its scores."""
+    """No pretraining: the same model shape and tokenizer, finetuned from random weights; and its scores. A course
+    profile's tokenizer is the course's characters, which its first pretraining built from wiki.txt and saved."""
     bp, configs = _birthplace_folders(paths)[0], profile.birthplace.configs
     output_dir = f"{bp}/nopretrain_finetune"
+    first = f"{bp}/{profile.birthplace.models[0]}_pretrain"
+    tokenizer = ("--tokenizer_name_or_path", first) if profile.course else _birthplace_tokenizer(profile, paths)
     finetune = Step(
         "bp_nopretrain_finetune",
         (paths.python, "recipes/birthplace.py", "finetune", f"{configs}/finetune_nopretrain.json")
-        + (*_birthplace_tokenizer(profile, paths), *_birthplace_training_data(profile, paths))
+        + (*tokenizer, *_birthplace_training_data(profile, paths))
         + ("--output_dir", output_dir, *RERUN),
     )
     tune = None if profile.course else _birthplace_folders(paths)[2]
@@ -447,8 +449,12 @@ def birthplace_steps(profile: Profile, paths: Paths) -> list[Step]:
         scoring_pretrained += pretrained_scores
         scoring_finetuned += finetuned_scores
     nopretrain, nopretrain_scores = _birthplace_nopretrain_steps(profile, paths)
-    training.append(nopretrain)
-    scoring_pretrained += nopretrain_scores
+    if profile.course:  # its tokenizer is the first pretraining's: a stage later
+        finetuning.append(nopretrain)
+        scoring_finetuned += nopretrain_scores
+    else:
+        training.append(nopretrain)
+        scoring_pretrained += nopretrain_scores
     steps = _birthplace_setup_steps(profile, paths)
     for group, stage in (
         ("bp_training", training),
@@ -488,7 +494,15 @@ def _sentiment_data_steps(profile: Profile, paths: Paths) -> list[Step]:
         # Reference line: TF-IDF + logistic regression (fails when scikit-learn is not installed).
         Step(
             "se_tfidf",
-            (py, "benchmarks/tfidf_baseline.py", "--data_dir", cls, "--output_dir", f"{se}/tfidf"),
+            (
+                py,
+                "benchmarks/tfidf_baseline.py",
+                "--data_dir",
+                cls,
+                "--output_dir",
+                f"{se}/tfidf",
+                "--overwrite_output_dir",
+            ),
             may_fail=True,
         ),
         Step(
@@ -540,7 +554,7 @@ def _starts(paths: Paths, backbone: str) -> dict[str, tuple[str, ...]]:
 
 
 def sentiment_steps(profile: Profile, paths: Paths) -> list[Step]:
-    """Issue 18's rows, ALTeGraD-lab style: a BPE tokenizer and a causal LM pretrained on French news and novels (+
+    """The LP-FT rows, ALTeGraD-lab style: a BPE tokenizer and a causal LM pretrained on French news and novels (+
     the unlabeled training reviews), a second LM stage on the training reviews alone (ULMFiT's target-domain stage;
     never a validation or test review), then LP-FT with the profile's seeds: the head fitted as a linear probe of
     the frozen features (every layer's mean and max), then the whole model finetuned, from scratch and pretrained.
@@ -612,6 +626,18 @@ COURSE_PIPELINES = {"birthplace": birthplace_steps, "sentiment": course_sentimen
 PIPELINE_NEEDS = {"sentiment_lab": "sentiment"}
 PIPELINE_STARTS_AFTER = {"sentiment_lab": "se_domain"}
 COURSES = {"cs224n": ("birthplace",), "altegrad": ("sentiment", "sentiment_lab")}
+
+
+# The label-budget curve (`benchmarks/label_curve.py`): the LP-FT rows and TF-IDF again on balanced draws of the
+# training reviews, from the `sentiment` pipeline's tokenizer and review-stage LM, its LP-FT runs the full budget.
+def sentiment_curve_steps(profile: Profile, paths: Paths) -> list[Step]:
+    figure = (paths.python, "benchmarks/plot_label_curve.py", "--bench_dir", paths.out, "--profile", profile.name)
+    curve = label_curve.curve_steps(sentiment_steps(profile, paths), profile.sentiment.seeds)
+    return [*curve, Step("se_curve_plot", figure, timed=False)]
+
+
+PIPELINES["sentiment_curve"] = sentiment_curve_steps
+PIPELINE_NEEDS["sentiment_curve"] = "sentiment"
 
 
 def plan(profile: str, paths: Paths | None = None) -> dict[str, list[Step]]:
@@ -944,13 +970,19 @@ def run(profile: str, pipelines: list[str], resume: bool = False, rerun: tuple[s
     results = [paths.python, "benchmarks/write_results.py", "--bench_dir", str(out), "--profile", profile]
     status = subprocess.run(results, cwd=REPO_ROOT, env=env).returncode
     throughput = [paths.python, "benchmarks/throughput.py", *PROFILES[profile].throughput_args]
+    throughput += ["--results_json", "benchmarks/results.json"]  # the published figures: this run's
     status = subprocess.run(throughput, cwd=REPO_ROOT, env=env).returncode or status
     print(f"all benchmarks: {time.monotonic() - start:.0f} s")
     return 1 if failed or status else 0
 
 
+class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    """-h prints the examples as written and every flag's default (as hf_models.training.HelpFormatter, which this
+    script does not import)."""
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument(
         "action", choices=("show", "run"), help="show: print the steps and their commands; run: run them"
     )
@@ -982,11 +1014,17 @@ def main(argv: list[str] | None = None) -> int:
     pipelines = args.pipeline or [name for name in available if name in COURSES.get(args.course, available)]
     if args.action == "run":
         return run(args.profile, pipelines, args.resume, tuple(args.rerun))
-    for name, steps in plan(args.profile).items():
-        if name in pipelines:
-            print(f"# {name}", *(f"{step.name}\t{' '.join(step.command)}" for step in steps), sep="\n")
+    try:
+        for name, steps in plan(args.profile).items():
+            if name in pipelines:
+                print(f"# {name}", *(f"{step.name}\t{' '.join(step.command)}" for step in steps), sep="\n")
+        sys.stdout.flush()
+    except BrokenPipeError:  # `plan.py show | head`: the reader has what it wanted (the Python docs' way out)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from hf_models.safety import command_line  # here only: the plan itself needs neither torch nor transformers
+
+    sys.exit(command_line(main, sys.argv[1:]))

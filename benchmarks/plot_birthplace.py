@@ -7,6 +7,8 @@ vanilla, 5% synthesizer) as reference lines.
 """
 
 import argparse
+import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import matplotlib
@@ -16,6 +18,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 from plan import PROFILES, birthplace_rows  # noqa: E402
 
 from hf_models.run_record import read_record  # noqa: E402
+from hf_models.safety import check_output_file, command_line  # noqa: E402
+from hf_models.textio import atomic_write  # noqa: E402
+from hf_models.training import HelpFormatter  # noqa: E402
 
 COLOURS = {  # by the plan's row
     "london": "#999999",
@@ -37,17 +42,20 @@ COLOURS = {  # by the plan's row
 }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--bench_dir", default="outputs/bench", help="the OUT folder of `benchmarks/plan.py run`")
     parser.add_argument(
         "--profile", choices=sorted(PROFILES), default="cpu", help="the plan's profile whose rows to plot"
     )
     parser.add_argument("--output", default="benchmarks/figures/birthplace_dev_accuracy.png", help="PNG file to write")
     parser.add_argument("--title", default="Birthplace dev accuracy (500 questions)", help="the figure's title")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    rows = birthplace_rows(args.profile)
+    inputs = [("--bench_dir", Path(args.bench_dir) / row.runs[0]) for row in rows]
+    check_output_file(args.output, inputs, "--output", inside=True)  # never over a run's own plots
     labels, values, colours = [], [], []
-    for row in birthplace_rows(args.profile):
+    for row in rows:
         record = read_record(Path(args.bench_dir) / row.runs[0])
         scores = record.scored("validation") if record else None
         if scores is not None:
@@ -66,10 +74,10 @@ def main() -> None:
     ax.set_ylim(0, max([12.0, *values]) * 1.25)
     ax.set_title(args.title, fontsize=10)
     fig.tight_layout()
-    Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(args.output)
+    with atomic_write(args.output) as staging:
+        fig.savefig(staging, format="png")
     print(f"wrote {args.output}")
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(command_line(main, sys.argv[1:]))

@@ -12,12 +12,16 @@ the rows of the benchmark plan (`benchmarks/plan.py`) under `--bench_dir`.
 """
 
 import argparse
+import sys
 from pathlib import Path
 
 import numpy as np
 from plan import sentiment_rows
 
 from hf_models.run_record import RECORD_FILE, read_record
+from hf_models.safety import check_output_file, command_line
+from hf_models.textio import atomic_write
+from hf_models.training import HelpFormatter
 
 
 def accuracy_per_epoch(run_dir: str | Path) -> tuple[list[float], list[float]]:
@@ -55,14 +59,14 @@ def plot_runs(
     ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1), fontsize="small")  # beside the curves, never over them
     fig.tight_layout()
     output = Path(output)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(output, dpi=100)
+    with atomic_write(output) as staging:
+        fig.savefig(staging, dpi=100, format="png")
     plt.close(fig)
     return output
 
 
 def main(args: list[str] | None = None) -> Path:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--runs", nargs="+", metavar="LABEL=DIR[,DIR...]", help="runs to draw, as label=folder(s)")
     parser.add_argument("--bench_dir", default="outputs/bench", help="without --runs: the OUT folder of plan.py run")
     parser.add_argument("--profile", default="cpu", help="without --runs: the plan's profile")
@@ -84,10 +88,12 @@ def main(args: list[str] | None = None) -> Path:
             if not sep:
                 parser.error(f"expected LABEL=DIR, got {item!r}")
             runs[label] = run_dir.split(",")
+    inputs = [("--runs", run_dir) for dirs in runs.values() for run_dir in ([dirs] if isinstance(dirs, str) else dirs)]
+    check_output_file(parsed.output, inputs, "--output", inside=True)  # never over a run's own plots
     path = plot_runs(runs, parsed.output, parsed.title)
     print(f"Wrote {path}")
     return path
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(command_line(main, sys.argv[1:]))

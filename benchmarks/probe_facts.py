@@ -15,14 +15,19 @@ Prints the counts and writes them to RUN_DIR/fact_probe.json.
 
 import argparse
 import json
+import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import torch
 
 from hf_models import SmallEncoderForCausalLM
 from hf_models.data import load_birthplace, load_birthplace_corpus, person_name
+from hf_models.safety import check_output_file, command_line
 from hf_models.tasks.qa_formats import RecitingQAFormat
+from hf_models.textio import atomic_write_text
 from hf_models.tokenization import load_tokenizer
+from hf_models.training import HelpFormatter, load_pretrained
 
 COURSE_PREFIX_CHARS = 112  # the longest truncation CS224N's span corruption ever shows of a paragraph
 
@@ -57,15 +62,17 @@ def complete(model, tokenizer, texts: list[str], max_new_tokens: int = 8, batch_
     return outputs
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--data_dir", required=True, help="the birthplace folder (wiki.txt, birth_dev.tsv)")
     parser.add_argument("--model_name_or_path", required=True, help="a pretrained model folder")
     parser.add_argument(
         "--recite_tokens", type=int, default=40, help="length of a recitation from the name, in tokens"
     )
-    args = parser.parse_args()
-    model = SmallEncoderForCausalLM.from_pretrained(args.model_name_or_path, dtype=torch.float32).eval()
+    args = parser.parse_args(argv)
+    output = Path(args.model_name_or_path, "fact_probe.json")  # beside the model it probes, as its report
+    check_output_file(output, [("--data_dir", args.data_dir)], "the report")
+    model = load_pretrained(SmallEncoderForCausalLM, args.model_name_or_path, causal=True, dtype=torch.float32).eval()
     tokenizer = load_tokenizer(args.model_name_or_path)
     prompts = fact_prompts(args.data_dir)
     continuations = complete(model, tokenizer, [p for p, _, _, _ in prompts])
@@ -89,8 +96,8 @@ def main() -> None:
         f"({sum(early)} of {len(early)} within the first {COURSE_PREFIX_CHARS} characters); recalled "
         f"{sum(recalled)} from the name alone ({args.recite_tokens}-token recitations)"
     )
-    Path(args.model_name_or_path, "fact_probe.json").write_text(json.dumps(result, indent=2) + "\n")
+    atomic_write_text(output, json.dumps(result, indent=2) + "\n")
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(command_line(main, sys.argv[1:]))

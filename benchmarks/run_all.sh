@@ -5,7 +5,8 @@
 # PROFILE=gpu: the larger profile in bf16 (dev/README.md: running it on a GPU machine without network).
 # PROFILE=course / course-cut: the courses' own settings, in full (a GPU machine) or cut to the CPU hour.
 # Each step's hyperparameters are its config file, configs/<course>/<profile>/<step>.json.
-# PIPELINES: some of the plan's pipelines alone (birthplace, sentiment, sentiment_lab; space-separated), e.g.
+# PIPELINES: some of the plan's pipelines alone (birthplace, sentiment, sentiment_lab, sentiment_curve;
+# space-separated), e.g.
 #   make bench PIPELINES=birthplace        make bench PIPELINES="sentiment sentiment_lab"
 # results.json and the throughput rows come from a run of every pipeline only.
 # Data from DATA_ROOT (default ../shared/data); outputs (models, logs, predictions) under OUT (default

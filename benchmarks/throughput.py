@@ -13,7 +13,8 @@ SDPA, built from the preset's width, depth, heads, feed-forward, block, vocabula
 adds a `torch.compile`d copy of each. Model FLOP utilisation (MFU) is PaLM's estimate (appendix B): 6·N + 12·L·H·Q·T
 FLOPs per trained token, N the parameters that take part in matrix products (all but the embedding lookups; a
 tied token table counts once, as the LM head), L layers, H heads of width Q, T tokens of context; against the
-accelerator's dense bf16 peak (the table below, or `--peak_tflops`).
+accelerator's dense bf16 peak (the table below, or `--peak_tflops`). The figures are printed; `--results_json
+benchmarks/results.json` (what `benchmarks/plan.py run` passes) also writes them there, under one key per device.
 """
 
 import argparse
@@ -31,6 +32,9 @@ from torch import nn
 from transformers import GPT2Config, GPT2LMHeadModel
 
 from hf_models import SmallEncoderConfig, SmallEncoderForCausalLM
+from hf_models.safety import command_line
+from hf_models.textio import atomic_write_text
+from hf_models.training import HelpFormatter
 
 # Dense (not sparse) bf16 peak, in TFLOP/s, of the accelerators we may be lent, matched in order against
 # torch.cuda.get_device_name() (NVIDIA's data sheets; "H100 80GB HBM3" is the SXM part).
@@ -294,7 +298,7 @@ def hardware(device: torch.device) -> str:
 def update_results_json(path: Path, key: str, throughput: dict) -> None:
     results = json.loads(path.read_text()) if path.is_file() else {}
     results[key] = throughput
-    path.write_text(json.dumps(results, indent=2) + "\n")
+    atomic_write_text(path, json.dumps(results, indent=2) + "\n")
 
 
 def results_key(args: argparse.Namespace) -> str:
@@ -332,7 +336,7 @@ def results_entry(args: argparse.Namespace, report: dict, argv) -> dict:
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="where to measure")
     parser.add_argument("--dtype", default="fp32", choices=["fp32", "bf16"], help="fp32, or bf16 autocast")
     parser.add_argument(
@@ -370,9 +374,15 @@ def parse_args(argv=None) -> argparse.Namespace:
         "--skip", nargs="*", default=[], choices=["training", "generation", "memory"], help="parts not to run"
     )
     parser.add_argument(
-        "--results_json", type=Path, default=Path(__file__).resolve().parent / "results.json", help="file to update"
+        "--results_json",
+        type=Path,
+        default=None,
+        help="the results file to update with this run's figures (the plan gives benchmarks/results.json); "
+        "without it the figures are printed only, so that a trial setting never replaces the published ones",
     )
-    parser.add_argument("--no_results_json", action="store_true", help="print only; do not update results.json")
+    parser.add_argument(
+        "--no_results_json", action="store_true", help="print only (the default without --results_json)"
+    )
     args = parser.parse_args(argv)
     if args.device == "cuda" and not torch.cuda.is_available():
         parser.error("--device cuda: no CUDA device is available")
@@ -454,7 +464,8 @@ def main(argv=None) -> dict:
             print(f"  {key:<28} {value}")
 
     has_both = "training" in report and "generation" in report
-    if not args.no_results_json and has_both and "train_ratio_vs_gpt2" in report["training"]:
+    write = args.results_json is not None and not args.no_results_json
+    if write and has_both and "train_ratio_vs_gpt2" in report["training"]:
         # One key per device (and preset), so that a GPU run never overwrites the CPU profile's figures.
         update_results_json(args.results_json, results_key(args), results_entry(args, report, argv))
         print(f"\nwrote {results_key(args)} to {args.results_json}")
@@ -462,4 +473,4 @@ def main(argv=None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(command_line(main, sys.argv[1:]))

@@ -8,12 +8,18 @@ The rows are those of the benchmark plan (`benchmarks/plan.py`: `birthplace_rows
 `tune_split_choice`), read from the recipes' run records under BENCH_DIR and the step timings (timings.tsv, written
 by `plan.py run`). A row whose run is missing, or one of whose steps failed (no line in timings.tsv), stops the
 script with an error naming it: a section is always written whole, from this bench folder, never with a row kept
-from an earlier run. Only the `birthplace_dev_acc` and `sentiment_valid_acc` sections are written (`*_gpu` for the
-GPU profile, `*_gpu_large` for its lever profile: the profiles never overwrite each other); every other key (for
-example `throughput`, written by benchmarks/throughput.py) is kept as it is. Values are fractions in 0-1; each entry
+from an earlier run. Only the `birthplace_dev_acc`, `sentiment_valid_acc` and `sentiment_label_curve` (the
+label-budget curve, `benchmarks/label_curve.py`) sections are written (`*_gpu` for the GPU profile, `*_gpu_large`
+for its lever profile: the profiles never overwrite each other); every other key (for example `throughput`, written
+by benchmarks/throughput.py) is kept as it is. Values are fractions in 0-1; each entry
 carries a standard deviation, hardware, date, command and wall time. The birthplace headline rows (`vanilla`,
 `synthesizer`) are the tuning split's choice between each pretrained model and its finetuned copy. The headline
-runs' test predictions are copied to benchmarks/predictions/ (benchmarks/predictions/gpu/ for the GPU profile).
+runs' test predictions are copied to benchmarks/predictions/ (benchmarks/predictions/gpu/ for the GPU profile), with
+every sentiment row's and seed's in sentiment/ and every curve point's in sentiment_curve/.
+
+    python benchmarks/write_results.py --report
+
+renders BENCHMARKS.md and docs/levers.md from results.json and benchmarks/levers.json instead (benchmarks/report.py).
 """
 
 import argparse
@@ -25,11 +31,18 @@ import platform
 import re
 import shutil
 import statistics
+import sys
+from collections.abc import Sequence
 from pathlib import Path
 
+from label_curve import LABEL_BUDGETS, MIN_STEPS, curve_points
 from plan import PROFILES, Row, birthplace_rows, sentiment_rows, tune_split_choice
+from report import write_report
 
 from hf_models.run_record import RunRecord, read_record
+from hf_models.safety import command_line
+from hf_models.textio import atomic_write, atomic_write_text
+from hf_models.training import HelpFormatter
 
 
 def headline(profile: str) -> dict[str, tuple[str, str | None]]:
@@ -196,7 +209,8 @@ def copy_headline_predictions(results: dict, predictions_dir: Path, profile: str
             if name in earlier and (predictions_dir / name).exists():
                 lines.append(earlier[name])
             continue
-        shutil.copyfile(source, predictions_dir / name)
+        with atomic_write(predictions_dir / name) as staging:
+            shutil.copyfile(source, staging)
         n = len(Path(source).read_text(encoding="utf-8").splitlines())
         lines.append(
             f"- `{name}` ({n} lines): `{section}.{row}` row, {rows[row]['date']}, from `{source}`; "
@@ -207,7 +221,7 @@ def copy_headline_predictions(results: dict, predictions_dir: Path, profile: str
     )
     if seeds:
         lines.append(f"- `sentiment/<row>/seed<N>.txt`: every sentiment row and finetuning seed ({', '.join(seeds)}).")
-    readme.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    atomic_write_text(readme, "\n".join(lines) + "\n")
 
 
 def copy_seed_predictions(rows: dict, predictions_dir: Path, row_suffix: str = "") -> list[Path]:
@@ -218,14 +232,78 @@ def copy_seed_predictions(rows: dict, predictions_dir: Path, row_suffix: str = "
     for key, row in rows.items():
         for seed, source in row.get("predictions_test_per_seed", {}).items():
             target = predictions_dir / "sentiment" / f"{key}{row_suffix}" / f"seed{seed}.txt"
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source, target)
+            with atomic_write(target) as staging:
+                shutil.copyfile(source, staging)
             written.append(target)
     return written
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def curve_point(bench: Path, row: str, budget: int, run: str) -> tuple[float, Path]:
+    """One point of the label-budget curve: its validation accuracy and its test predictions file (a TF-IDF point's
+    report.json, a finetuning's or probe's run record)."""
+    folder, where = bench / run, f"label curve {row} at {budget} labels"
+    if row == "tfidf":
+        report = read_json(folder / "report.json")
+        if report is None or report.get("label_budget") != budget:
+            raise MissingRun(f"{where}: no report.json of a {budget}-label TF-IDF run in {folder}")
+        return report["eval_accuracy"], folder / "test_predictions.txt"
+    record = read_record(folder)
+    scores = None if record is None else record.evaluation("validation")
+    if scores is None:
+        raise MissingRun(f"{where}: no validation scores in a run record in {folder}")
+    return scores.metrics["accuracy"], folder / "test_predictions.txt"
+
+
+def label_curve_of(bench: Path, profile: str, timings: dict, hardware: str, date: str) -> dict:
+    """The label-budget curve (`benchmarks/label_curve.py`): each row's validation accuracy at each budget, one
+    value per draw (the draw's seed is its finetuning seed) and their mean and sample standard deviation. Its wall
+    time is the curve's own steps (the full budget's runs and the LM are the `sentiment` pipeline's)."""
+    seeds = PROFILES[profile].sentiment.seeds
+    rows, predictions, steps = {}, {}, set()
+    for row, budgets in curve_points(seeds).items():
+        rows[row] = {}
+        for budget, draws in budgets.items():
+            per_draw = {}
+            for seed, (run, step) in draws.items():
+                if step not in timings:
+                    raise MissingRun(f"label curve {row} at {budget} labels: step {step} missing or failed")
+                per_draw[f"seed{seed}"], predictions[(row, budget, seed)] = curve_point(bench, row, budget, run)
+                steps.add(step)
+            values = list(per_draw.values())
+            std = statistics.stdev(values) if len(values) > 1 else 0.0
+            rows[row][str(budget)] = {
+                "per_draw": {key: round(value, 4) for key, value in per_draw.items()},
+                "mean": round(statistics.mean(values), 4),
+                "std": round(std, 4),
+            }
+    own = sorted(step for step in steps if step.startswith("se_curve_"))
+    return {
+        "budgets": list(LABEL_BUDGETS),
+        "draws": "nested draws, one per finetuning seed: " + ", ".join(map(str, seeds)),
+        "min_steps": MIN_STEPS,
+        "rows": rows,
+        "hardware": hardware,
+        "date": date,
+        "wall_time_s": wall_time(own, timings),
+        "predictions_test": {f"{row}/n{n}_seed{seed}": str(path) for (row, n, seed), path in predictions.items()},
+    }
+
+
+def copy_curve_predictions(curve: dict, predictions_dir: Path, row_suffix: str = "") -> list[Path]:
+    """The curve's test predictions, one file per row, budget and draw: `sentiment_curve/<row><row_suffix>/
+    n<N>_seed<S>.txt` (scored outside the project, as the sentiment rows' are)."""
+    written = []
+    for point, source in curve["predictions_test"].items():
+        row, name = point.split("/")
+        target = predictions_dir / "sentiment_curve" / f"{row}{row_suffix}" / f"{name}.txt"
+        with atomic_write(target) as staging:
+            shutil.copyfile(source, staging)
+        written.append(target)
+    return written
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--bench_dir", default="outputs/bench", help="the OUT folder of `benchmarks/plan.py run`")
     parser.add_argument("--results", default="benchmarks/results.json", help="file to update")
     parser.add_argument(
@@ -237,13 +315,25 @@ def main() -> None:
     parser.add_argument(
         "--tasks",
         nargs="+",
-        choices=["birthplace", "sentiment"],
-        default=["birthplace", "sentiment"],
+        choices=["birthplace", "sentiment", "sentiment_curve"],
+        default=["birthplace", "sentiment", "sentiment_curve"],
         help="the sections to write (a pipeline run alone writes its own)",
     )
     parser.add_argument("--hardware", default=None, help="default: $BENCH_HARDWARE or detected")
     parser.add_argument("--date", default=None, help="default: today (UTC)")
-    args = parser.parse_args()
+    report = parser.add_argument_group("--report: render the report from --results instead of reading runs")
+    report.add_argument("--report", action="store_true", help="write BENCHMARKS.md and docs/levers.md")
+    report.add_argument("--levers", default="benchmarks/levers.json", help="the levers tried")
+    report.add_argument("--benchmarks_md", default="BENCHMARKS.md", help="the report to write")
+    report.add_argument("--levers_md", default="docs/levers.md", help="the removed levers' page to write")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = parse_args(argv)
+    if args.report:
+        write_report(Path(args.results), Path(args.levers), Path(args.benchmarks_md), Path(args.levers_md))
+        return
     bench = Path(args.bench_dir)
     hardware = args.hardware or default_hardware()
     date = args.date or datetime.datetime.now(datetime.timezone.utc).date().isoformat()
@@ -261,14 +351,21 @@ def main() -> None:
     if "sentiment" in args.tasks:
         fresh[f"sentiment_valid_acc{suffix}"] = sentiment_rows_of(bench, args.profile, timings, hardware, date)
         copy_seed_predictions(fresh[f"sentiment_valid_acc{suffix}"], predictions_dir, profile.row_suffix)
+    if "sentiment_curve" in args.tasks:
+        fresh[f"sentiment_label_curve{suffix}"] = label_curve_of(bench, args.profile, timings, hardware, date)
+        copy_curve_predictions(fresh[f"sentiment_label_curve{suffix}"], predictions_dir, profile.row_suffix)
     results.update(fresh)
     if not profile.row_suffix:  # a lever's profile: its rows beside its base profile's, the headline files stay
         copy_headline_predictions({**results, **fresh}, predictions_dir, args.profile)
-    results_path.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    atomic_write_text(results_path, json.dumps(results, indent=2, ensure_ascii=False) + "\n")
     sections = tuple(fresh)
-    summary = {k: {row: (v["value"], v["std"]) for row, v in results[k].items() if "std" in v} for k in sections}
+    summary = {
+        k: {row: (v["value"], v["std"]) for row, v in results[k].items() if isinstance(v, dict) and "std" in v}
+        for k in sections
+    }
     print(json.dumps(summary, indent=1))
+    print(f"{results_path} written; render the report with: python benchmarks/write_results.py --report")
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(command_line(main, sys.argv[1:]))

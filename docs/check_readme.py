@@ -28,7 +28,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 OVERRIDES = [
     (r"recipes/birthplace\.py (pretrain|finetune)\b", "--max_steps 2"),
     (r"recipes/pretrain\.py\b", "--max_steps 2 --max_train_samples 64 --max_eval_samples 16"),
-    (r"recipes/finetune_sentiment\.py\b", "--max_steps 2 --max_train_samples 32 --max_eval_samples 32"),
+    (r"recipes/finetune_sentiment\.py\b", "--max_steps 2 --label_budget 32 --max_eval_samples 32"),
     (r"recipes/prepare_data\.py sentiment-corpus\b", "--news_lines 200 --novel_lines 2000"),
     (r"tokenizer/train_tokenizer\.py\b", "--max_chars 2000000 --no_progress"),
 ]
@@ -93,8 +93,13 @@ def fresh_clone(workspace: Path, revision: str) -> Path:
     return clone
 
 
+class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    """-h prints the examples as written and every flag's default (as hf_models.training.HelpFormatter, which this
+    script does not import)."""
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--revision", default="HEAD", help="the commit of this checkout to clone and check")
     parser.add_argument("--keep", action="store_true", help="keep the clone and its runs (the path is printed)")
     parser.add_argument("--print", action="store_true", help="print the script that would run, and stop")

@@ -4,22 +4,15 @@ Importing the package registers the `small-encoder` model family with the Auto c
 
 The layout follows the pipeline: `small_encoder/` (the model, standalone remote code), `tokenization/`, `data/`,
 `training/` (set-up, Trainer, plots, the end of a run), `tasks/` (the recipes' logic), then `hub/` (sharing a run)
-and `convert.py` (course checkpoints). `run_record.py` is the record every stage writes or reads.
+and `convert/` (course checkpoints). `run_record.py` is the record every stage writes or reads.
 """
 
 import transformers
 from transformers import AutoConfig
 
-from .small_encoder import (
-    HEADS,
-    SmallEncoderConfig,
-    SmallEncoderForCausalLM,
-    SmallEncoderForMaskedLM,
-    SmallEncoderForPreTraining,
-    SmallEncoderForSequenceClassification,
-    SmallEncoderModel,
-    SmallEncoderPreTrainedModel,
-)
+from . import small_encoder
+from .small_encoder import *  # noqa: F403  (the config and the model classes: `small_encoder.__all__`)
+from .small_encoder import HEADS, SmallEncoderConfig
 
 AutoConfig.register(SmallEncoderConfig.model_type, SmallEncoderConfig, exist_ok=True)
 # Every `save_pretrained` then ships the configuration and modeling files with an `auto_map` for every head: a saved
@@ -31,12 +24,4 @@ for _auto_class, _model_class in HEADS.items():
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "SmallEncoderConfig",
-    "SmallEncoderPreTrainedModel",
-    "SmallEncoderModel",
-    "SmallEncoderForCausalLM",
-    "SmallEncoderForSequenceClassification",
-    "SmallEncoderForMaskedLM",
-    "SmallEncoderForPreTraining",
-]
+__all__ = list(small_encoder.__all__)

@@ -5,19 +5,23 @@ Each recipe saves `run_record.json` next to the model (`RunRecord.from_trainer`,
 model card from it, `benchmarks/write_results.py` and `benchmarks/plot_birthplace.py` read the headline numbers from
 it, and `benchmarks/plot_sentiment.py` draws its per-epoch curves. Nothing is guessed from folder names.
 
-The record holds no local path: a starting checkpoint is named by its folder name (or its Hub id), so that a
-record can be published as it is.
+The record is written without local paths (a starting checkpoint is named by its folder name, or its Hub id), and
+`RunRecord.public()` is what leaves the machine: `push_to_hub.py` uploads it beside the model as `run_record.json`,
+with anything that still names a local file or folder taken out, so that a Hub copy of a birthplace model answers
+as the run did (`hf_models.tasks.qa_formats.answer_format_of` reads it there).
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import hashlib
 import json
 import math
 import os
+import re
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +29,7 @@ from typing import Any
 
 from filelock import FileLock
 
-from .textio import atomic_write_text
+from .textio import UsageError, atomic_write_text
 
 __all__ = [
     "RECORD_FILE",
@@ -34,6 +38,7 @@ __all__ = [
     "hardware",
     "model_reference",
     "model_size",
+    "one_per_epoch",
     "read_record",
     "to_json",
     "training_hyperparameters",
@@ -71,6 +76,10 @@ TRAINING_HYPERPARAMETERS = (
 )
 # Trainer's training metrics (train_loss, train_runtime, ...) and ours (final_train_loss).
 TRAIN_METRIC_PREFIXES = ("train_", "final_train_", "total_flos")
+# An argument whose name holds one of these names a local file or folder: never kept in a record.
+PATH_WORDS = ("dir", "file", "path")
+# A Windows drive ("C:\\", "D:/") or network share ("\\\\host") at the start of a string.
+WINDOWS_ABSOLUTE = re.compile(r"^(?:[A-Za-z]:[\\/]|\\\\)")
 
 
 @dataclass
@@ -145,8 +154,8 @@ class RunRecord:
         return next((e for e in candidates if metric in e.metrics), None)
 
     def accuracy_per_epoch(self, split: str = "validation") -> tuple[list[float], list[float]]:
-        """(epochs, accuracies) of the validation passes during training, one per epoch (the final evaluation
-        repeats the last epoch's)."""
+        """(epochs, accuracies) of the validation passes during training, one per epoch (the last at an epoch:
+        `one_per_epoch`)."""
         evaluation = self.evaluation(split)
         points = {p["epoch"]: p["accuracy"] for p in (evaluation.per_epoch if evaluation else []) if "accuracy" in p}
         epochs = sorted(points)
@@ -185,14 +194,31 @@ class RunRecord:
         if evaluation.metrics:
             if "perplexity" in metrics:
                 evaluation.metrics["perplexity"] = metrics["perplexity"]
-            evaluation.per_epoch = [
+            evaluation.per_epoch = one_per_epoch(
                 {"epoch": entry["epoch"], **Evaluation.from_trainer_metrics(entry).metrics} for entry in history
-            ]
+            )
+            # Trainer counts the examples of an evaluation only where the task says (`eval_samples`).
+            evaluation.num_examples = evaluation.num_examples or record.split_sizes.get(evaluation.split)
             record.add_evaluation(evaluation)
         values = {**training_hyperparameters(trainer.args, task_args), **(hyperparameters or {})}
         record.hyperparameters = {key: value for key, value in values.items() if key not in not_applicable}
         record.hardware = hardware(trainer.args)
         record.wall_time_s = wall_time_s
+        return record
+
+    def public(self) -> RunRecord:
+        """This record as it may be published with the model: the same fields, without anything local. A model is
+        named by its folder name or Hub id (`model_reference`), a data file by its name; a hyperparameter, training
+        metric or hardware field that names a file or folder (`data_dir`, ...) or holds a local path is left out.
+        How a birthplace model answers (`recite_tokens`, `answer_words`, `capitalized_answers`) stays."""
+        record = copy.deepcopy(self)
+        record.finetuned_from = model_reference(self.finetuned_from)
+        record.evaluated_model = model_reference(self.evaluated_model)
+        if self.dataset:
+            record.dataset = ", ".join(model_reference(name.strip()) or "" for name in self.dataset.split(","))
+        record.hyperparameters = _without_local_paths(self.hyperparameters)
+        record.train_metrics = _without_local_paths(self.train_metrics)
+        record.hardware = _without_local_paths(self.hardware)
         return record
 
     def save(self, folder: str | os.PathLike) -> Path:
@@ -228,7 +254,18 @@ def read_record(folder: str | os.PathLike) -> RunRecord | None:
     try:
         return RunRecord.from_dict(json.loads(path.read_text(encoding="utf-8")))
     except (ValueError, TypeError) as err:
-        raise ValueError(f"{path}: not a run record ({err})") from None
+        raise UsageError(f"{path}: not a run record ({err})") from None
+
+
+def one_per_epoch(entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Evaluations (each with its `epoch`) one per epoch, in the order of their epochs' first evaluation: where
+    several share an epoch, the last wins. A run's final `Trainer.evaluate()` logs at the epoch where training
+    stopped, which the evaluation at the end of that epoch (or at `--max_steps`) already has; the final one scores the
+    model the run kept (the best one with `--load_best_model_at_end`)."""
+    by_epoch: dict[float, dict[str, Any]] = {}
+    for entry in entries:
+        by_epoch[entry["epoch"]] = entry
+    return list(by_epoch.values())
 
 
 def model_size(model: Any) -> dict[str, int]:
@@ -248,7 +285,7 @@ def training_hyperparameters(training_args: Any, task_args: Any) -> dict[str, An
         key, value = task_field.name, getattr(task_args, task_field.name)
         if task_field.metadata.get("help", "").startswith("evaluate:"):
             continue  # options of the evaluation step, not of the training
-        if not any(word in key for word in ("dir", "file", "path")) and isinstance(value, bool | int | float | str):
+        if not _names_a_path(key) and isinstance(value, bool | int | float | str):
             values[key] = value
     return {key: to_json(value) for key, value in values.items() if value is not None}
 
@@ -275,9 +312,31 @@ def model_reference(name_or_path: str | os.PathLike | None) -> str | None:
     if not name_or_path:
         return None
     value = str(name_or_path)
-    if Path(value).exists() or value.startswith(("/", ".", "~")) or value.count("/") != 1:
-        return Path(value.rstrip("/\\")).name
+    if Path(value).exists() or value.startswith(("/", ".", "~")) or value.count("/") != 1 or "\\" in value:
+        return re.split(r"[\\/]", value.rstrip("/\\"))[-1]  # a Windows path's name too, on any machine
     return value
+
+
+def _names_a_path(key: str) -> bool:
+    """Whether an argument's name says it is a local file or folder (`data_dir`, `predictions_file`, ...)."""
+    return any(word in key for word in PATH_WORDS)
+
+
+def _is_local_path(value: Any) -> bool:
+    """Whether a value is, or holds, a path of this machine: an absolute path (POSIX or Windows), one from the home
+    folder (`~`), or any text with the home folder in it."""
+    if isinstance(value, dict):
+        return any(_is_local_path(v) for v in value.values())
+    if isinstance(value, list | tuple | set):
+        return any(_is_local_path(v) for v in value)
+    if not isinstance(value, str):
+        return False
+    home = str(Path.home())
+    return value.startswith(("/", "~")) or bool(WINDOWS_ABSOLUTE.match(value)) or (len(home) > 1 and home in value)
+
+
+def _without_local_paths(values: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in values.items() if not _names_a_path(key) and not _is_local_path(value)}
 
 
 def _is_number(value: Any) -> bool:

@@ -2,16 +2,23 @@
 by line, so that bad input gets an error naming `file:line` (never a bare `UnicodeDecodeError` from deep inside
 a reader). The tokenizer trainer, the corpus readers and the data loaders all read through here.
 
+A path that is not a regular file (a dangling link, a named pipe, a device such as /dev/null) and a corrupt or
+truncated gzip file are named as such, never read as an empty corpus, waited on, or reported as a bare `EOFError`.
+
 It also holds the two things every command line shares about files: `UsageError`, the project's one class for an
-input the user can fix (printed as one `error: ...` line with exit status 2), and `atomic_write_text`, so that a
-write that fails half-way never leaves a truncated file where the previous good one was.
+input the user can fix (printed as one `error: ...` line with exit status 2), and `atomic_write` (with
+`atomic_write_text`), so that a write that fails half-way never leaves a truncated file where the previous good one
+was.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import os
+import stat
 import tempfile
+import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -19,8 +26,10 @@ __all__ = [
     "DataError",
     "TextDecodeError",
     "UsageError",
+    "atomic_write",
     "atomic_write_text",
     "check_not_empty",
+    "check_text_file",
     "find_invalid_utf8",
     "iter_text_files",
     "iter_text_lines",
@@ -76,11 +85,50 @@ def iter_text_files(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> l
             if not found:
                 raise ValueError(f"{p}: folder holds no text file")
             files.extend(found)
-        elif p.is_file():
-            files.append(p)
         else:
-            raise FileNotFoundError(f"{p}: no such file or folder")
+            check_text_file(p)
+            files.append(p)
     return files
+
+
+# What a path that exists but is not a regular file is, in words.
+_SPECIAL_FILES = (
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def check_text_file(path: str | os.PathLike) -> None:
+    """Refuse, before opening it, a path that is not a regular file: `FileNotFoundError` for a missing one (a
+    dangling symbolic link says where it points), `DataError` for a folder, a named pipe (reading it would wait
+    forever) or a device such as /dev/null (it reads as an empty file)."""
+    path = Path(path)
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        if path.is_symlink():
+            raise FileNotFoundError(
+                f"{path}: a symbolic link to {os.readlink(path)}, which does not exist; fix the link or give the file"
+            ) from None
+        raise FileNotFoundError(f"{path}: no such file or folder") from None
+    if stat.S_ISDIR(mode):
+        raise DataError(f"{path} is a folder; give a text file")
+    kind = next((name for test, name in _SPECIAL_FILES if test(mode)), None)
+    if kind is not None:
+        raise DataError(f"{path} is {kind}, not a text file; give a regular file")
+
+
+@contextlib.contextmanager
+def _gzip_errors(path: str | os.PathLike) -> Iterator[None]:
+    """A corrupt or truncated gzip file as a `DataError` naming it (gzip says `EOFError` or `BadGzipFile`, no file)."""
+    try:
+        yield
+    except (EOFError, gzip.BadGzipFile, zlib.error) as err:
+        raise DataError(
+            f"{path}: corrupt or truncated gzip file ({err or type(err).__name__}); download or compress it again"
+        ) from None
 
 
 def open_binary(path: str | os.PathLike):
@@ -97,7 +145,7 @@ def iter_text_lines(paths: str | os.PathLike | Iterable[str | os.PathLike], skip
     Invalid UTF-8 raises `TextDecodeError` naming `file:line`.
     """
     for path in iter_text_files(paths):
-        with open_binary(path) as f:
+        with _gzip_errors(path), open_binary(path) as f:
             for lineno, raw in enumerate(f, start=1):
                 line = decode_line(raw, path, lineno)
                 if skip_empty and not line.strip():
@@ -116,8 +164,9 @@ def find_invalid_utf8(path: str | os.PathLike) -> tuple[int, int] | None:
 
 
 def check_not_empty(path: str | os.PathLike) -> None:
-    """Raise `DataError` when a plain or gzip file holds nothing but white space."""
-    with open_binary(path) as f:
+    """Raise `DataError` when a plain or gzip file holds nothing but white space (or is no regular file)."""
+    check_text_file(path)
+    with _gzip_errors(path), open_binary(path) as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             if chunk.strip():
                 return
@@ -131,26 +180,44 @@ def read_lines(path: str | os.PathLike) -> list[str]:
     is not valid UTF-8 (the message names `file:line`).
     """
     path = Path(path)
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         raise FileNotFoundError(f"{path}: file not found")
     check_not_empty(path)
     return list(iter_text_lines(path, skip_empty=False))
 
 
-def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
-    """Write `text` (UTF-8) to `path` through a temporary file in the same folder and `os.replace`: readers see the
-    old file or the new one, never half of one. Creates the parent folders."""
+@contextlib.contextmanager
+def atomic_write(path: str | os.PathLike) -> Iterator[Path]:
+    """Write `path` in one step: yields a temporary path in the same folder to write (`open`, `savefig`,
+    `torch.save`...), then, when the block ends without an error, flushes it to the disk and moves it over `path`
+    with `os.replace`. Readers see the old file or the new one, never half of one; a failed write leaves the old
+    file and no temporary one. A symbolic link at `path` is replaced, never written through. Creates the parent
+    folders."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-            f.flush()
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp" + path.suffix, dir=path.parent)
+    except OSError as error:
+        raise OSError(error.errno, error.strerror, str(path)) from None
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        with open(tmp, "rb") as f:
             os.fsync(f.fileno())
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
+    except OSError as error:  # a full disk, say: named by the file the user asked for, not the temporary one
+        Path(tmp).unlink(missing_ok=True)
+        if error.errno is None or error.filename != tmp:
+            raise
+        raise OSError(error.errno, error.strerror, str(path)) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return path
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
+    """Write `text` (UTF-8) to `path` through `atomic_write`: the old file stays until the new one is complete."""
+    with atomic_write(path) as tmp, open(tmp, "w", encoding="utf-8", newline="") as f:
+        f.write(text)
+    return Path(path)

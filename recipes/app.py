@@ -5,6 +5,7 @@ This file is also the `app.py` of the Space that `push_to_hub.py --space` writes
 import sys
 
 from hf_models.app import main
+from hf_models.safety import command_line
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(command_line(main, sys.argv[1:]))

@@ -23,8 +23,9 @@ Three subcommands, as in the course's `run.py` (each has its own -h; the README 
     python recipes/birthplace.py finetune configs/cs224n/course/finetune_nopretrain.json \
         --data_dir ../shared/data/birthplace --output_dir runs/bp-course/nopretrain
 
-`--course_vocabulary` (on every subcommand) runs the course's own setting: its character vocabulary, built from
-wiki.txt, with character span corruption, block 128 and 32-character answers. QA examples are
+`pretrain --course_vocabulary` runs the course's own setting: its character vocabulary, built from wiki.txt, with
+character span corruption, block 128 and 32-character answers (`finetune` and `evaluate` take it from the model's
+tokenizer). QA examples are
 `question ⁇ answer ⁇ </s>` with the loss on the answer only; `evaluate` generates after `question ⁇` until the
 next `⁇` (or `</s>`) and writes one prediction per line. The logic is library code: `hf_models.tasks.birthplace`.
 """

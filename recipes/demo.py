@@ -44,7 +44,7 @@ from hf_models.safety import command_line, used_files  # noqa: E402
 from hf_models.tasks.birthplace import BirthplaceArguments, evaluate_answers, finetune, pretrain  # noqa: E402
 from hf_models.textio import UsageError  # noqa: E402
 from hf_models.tokenization import iter_text_lines, train_bpe_tokenizer  # noqa: E402
-from hf_models.training import ModelArguments, setup_run  # noqa: E402
+from hf_models.training import HelpFormatter, ModelArguments, setup_run  # noqa: E402
 
 # Budgets, for about 5 minutes (synthetic), 2.5 minutes (quick) and 10 minutes (real data) on one CPU core.
 # Held-out accuracy on the synthetic task is bound by how many times pretraining repeats each person's one
@@ -74,8 +74,8 @@ SETTINGS = {
 
 
 def _correct(score: dict) -> str:
-    # The line birthplace.py prints (CS224N's format).
-    return f"Correct: {score['correct']} out of {score['total']}: {100.0 * score['correct'] / score['total']}%"
+    # The line birthplace.py prints (CS224N's format), the percentage to one decimal.
+    return f"Correct: {score['correct']} out of {score['total']}: {100.0 * score['correct'] / score['total']:.1f}%"
 
 
 def _minutes(seconds: float) -> str:
@@ -231,7 +231,7 @@ def run_demo(
 
 
 def main(args: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--data_dir", default=None, help="real birthplace data; default: the synthetic task")
     parser.add_argument("--output_dir", default="runs/demo", help="where the demo writes its data, models and logs")
     parser.add_argument("--quick", action="store_true", help="the shortened run of the test suite (synthetic only)")
@@ -241,8 +241,8 @@ def main(args: list[str] | None = None) -> int:
         "--threads",
         type=int,
         default=1,
-        help="torch threads (default 1: these small models gain little from a second thread, and lose several "
-        "times their speed when OpenMP threads compete with other processes for the cores)",
+        help="torch threads (these small models gain little from a second thread, and lose several times their "
+        "speed when OpenMP threads compete with other processes for the cores)",
     )
     parsed = parser.parse_args(args)
     import torch

@@ -17,10 +17,8 @@ r"""Finetune a SmallEncoder for French book-review sentiment (CLS-FR books) with
     python benchmarks/plot_sentiment.py --runs scratch=runs/sentiment/scratch \
         pretrained=runs/sentiment/pretrained frozen=runs/sentiment/frozen --output runs/sentiment/accuracy.png
 
-Validation accuracy and F1 are reported every epoch (and drawn in accuracy.png); the held-back test reviews get one
-predicted label per line in OUTPUT_DIR/test_predictions.txt. `--causal_mask false` turns the causal mask off (a
-bidirectional encoder); by default a pretrained model keeps its own. The README has the benchmark's settings. The
-logic is library code: `hf_models.tasks.sentiment`.
+Validation accuracy and F1 every epoch (accuracy.png), one predicted label per test review (test_predictions.txt);
+the README has the benchmark's settings. The logic is library code: `hf_models.tasks.sentiment`.
 """
 
 import sys

@@ -17,26 +17,26 @@ pretrain.txt; the training reviews alone in reviews.txt, for the target-domain L
 """
 
 import argparse
-import gzip
 import random
 import sys
 from pathlib import Path
 
 from hf_models.data.loaders import detokenize_spm
-from hf_models.safety import command_line
-from hf_models.training import expand_arguments_file
+from hf_models.safety import check_flag_ranges, check_output_file, command_line
+from hf_models.textio import atomic_write, atomic_write_text, iter_text_lines, read_lines
+from hf_models.training import HelpFormatter, expand_arguments_file
 
 
 def birthplace_tune(data_root: Path, out: Path, fraction: float, seed: int) -> None:
     src, dst = data_root / "birthplace", out / "birthplace-tune"
-    dst.mkdir(parents=True, exist_ok=True)
-    lines = [
-        line for line in (src / "birth_places_train.tsv").read_text(encoding="utf-8").splitlines() if line.strip()
-    ]
+    inputs = [("--data_root", src)]
+    for name in ("birth_places_train.tsv", "birth_dev.tsv"):
+        check_output_file(dst / name, inputs, "the prepared file")
+    lines = [line for line in read_lines(src / "birth_places_train.tsv") if line.strip()]
     random.Random(seed).shuffle(lines)
     n_held = round(len(lines) * fraction)
-    (dst / "birth_places_train.tsv").write_text("\n".join(lines[n_held:]) + "\n", encoding="utf-8")
-    (dst / "birth_dev.tsv").write_text("\n".join(lines[:n_held]) + "\n", encoding="utf-8")
+    atomic_write_text(dst / "birth_places_train.tsv", "\n".join(lines[n_held:]) + "\n")
+    atomic_write_text(dst / "birth_dev.tsv", "\n".join(lines[:n_held]) + "\n")
     for name in ("wiki.txt", "birth_test_inputs.tsv"):
         link = dst / name
         if link.is_symlink() or link.exists():
@@ -47,32 +47,31 @@ def birthplace_tune(data_root: Path, out: Path, fraction: float, seed: int) -> N
 
 def sentiment_corpus(data_root: Path, out: Path, news_lines: int, novel_lines: int) -> None:
     dst = out / "sentiment-corpus"
-    dst.mkdir(parents=True, exist_ok=True)
+    inputs = [("--data_root", data_root / "french-corpus"), ("--data_root", data_root / "cls-books")]
+    for name in ("pretrain.txt", "reviews.txt"):
+        check_output_file(dst / name, inputs, "the prepared file")
     counts, chars = {}, 0
-    with open(dst / "pretrain.txt", "w", encoding="utf-8") as f:
+    with atomic_write(dst / "pretrain.txt") as staging, open(staging, "w", encoding="utf-8") as f:
         for name, limit in (("orangesum_news.txt.gz", news_lines), ("eltec_novels.txt.gz", novel_lines)):
             n = 0
-            with gzip.open(data_root / "french-corpus" / name, "rt", encoding="utf-8") as g:
-                for line in g:
-                    if n >= limit:
-                        break
-                    line = line.strip()
-                    if line:
-                        f.write(line + "\n")
-                        n += 1
-                        chars += len(line)
+            for line in iter_text_lines(data_root / "french-corpus" / name):  # the non-blank lines
+                if n >= limit:
+                    break
+                f.write(line.strip() + "\n")
+                n += 1
+                chars += len(line.strip())
             counts[name] = n
-        lines = (data_root / "cls-books" / "train.review.spm").read_text(encoding="utf-8").splitlines()
+        lines = read_lines(data_root / "cls-books" / "train.review.spm")
         reviews = [text for text in map(detokenize_spm, lines) if text]
         f.writelines(text + "\n" for text in reviews)
         chars += sum(map(len, reviews))
         counts["cls-books/train.review.spm (unlabeled)"] = len(reviews)
-    (dst / "reviews.txt").write_text("".join(text + "\n" for text in reviews), encoding="utf-8")
+    atomic_write_text(dst / "reviews.txt", "".join(text + "\n" for text in reviews))
     print(f"{dst / 'pretrain.txt'}: {chars:,} characters; lines per source: {counts}")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("what", choices=["birthplace-tune", "sentiment-corpus"], help="which data to prepare")
     parser.add_argument(
         "--data_root", default="../shared/data", help="the folder with birthplace/, cls-books/, french-corpus/"
@@ -91,6 +90,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = build_parser()
     # `sentiment-corpus CONFIG.json --data_root ...`: a config file's values (configs/altegrad/*/corpus.json)
     args = parser.parse_args(expand_arguments_file(parser, sys.argv[1:] if argv is None else argv, position=1))
+    check_flag_ranges(args)
     if args.what == "birthplace-tune":
         birthplace_tune(Path(args.data_root), Path(args.out), args.tune_fraction, args.seed)
     else:
@@ -98,4 +98,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(command_line(main))
+    sys.exit(command_line(main, sys.argv[1:]))

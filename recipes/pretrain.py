@@ -5,7 +5,6 @@ Objectives:
   clm              next-token prediction on packed blocks (run_clm.py)
   span_corruption  CS224N span corruption, `prefix ⁇ suffix ⁇ span ⁇`, trained as a causal LM
   mlm              BERT-style masked LM on packed blocks, with a bidirectional model
-  rtd              ELECTRA's replaced token detection (a small generator, the model as discriminator)
 
     python tokenizer/train_tokenizer.py --files ../shared/data/french-corpus --vocab_size 8000 --output_dir runs/tok-fr
     python recipes/pretrain.py --objective clm --train_files ../shared/data/french-corpus/eltec_novels.txt.gz \

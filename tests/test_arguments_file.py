@@ -49,7 +49,8 @@ def test_a_flag_beats_the_file_and_the_file_beats_the_default(tmp_path) -> None:
         {"min_lr_rate": 0.1},
     )
     assert (task.variant, task.course_vocabulary, training.output_dir) == ("synthesizer", True, "o")
-    assert training.weight_decay == 0.0 and task.block_size is None  # neither given: the defaults
+    _, _, defaults = parse_args(groups, ["--output_dir", "o"])
+    assert training.weight_decay == defaults.weight_decay and task.block_size is None  # neither given: the defaults
     # A flag of the file turned off on the command line; the file alone is run_clm.py's arguments file.
     task, _, _ = parse_args(groups, [config, "--course_vocabulary", "false"])
     assert task.course_vocabulary is False
@@ -81,8 +82,8 @@ def test_an_argparse_tool_reads_a_config_file(tmp_path) -> None:
     [
         ({"learning_rate": 1e-3, "num_train_epoch": 3}, r"config\.json: unknown key 'num_train_epoch': "),
         ({"london_baseline": True}, r"config\.json: unknown key 'london_baseline': .* has no --london_baseline flag"),
-        ("[1, 2]", r"config\.json: an arguments file holds one JSON object of flag names and values, not a list"),
-        ('"text"', r"config\.json: an arguments file holds one JSON object .* not a str"),
+        ("[1, 2]", r"config\.json holds a JSON list; an arguments file holds one object"),
+        ('"text"', r"config\.json holds a JSON str; an arguments file holds one object"),
         ('{"learning_rate": 1e-3,\n  oops', r"config\.json:2: not valid JSON"),
         ({"variant": "transformer"}, r"config\.json: argument --variant: invalid choice: 'transformer'"),
         ({"num_train_epochs": "many"}, r"config\.json: argument --num_train_epochs.*invalid float value: 'many'"),

@@ -1,11 +1,10 @@
-"""Knowledge augmentation of the birthplace pretraining (`--augment`): each form on hand-written paragraphs, its
-determinism, that it reads nothing but the paragraph, and that the copies (and their cost) reach the training set
+"""Knowledge augmentation of the birthplace pretraining (`--augment`): each form on hand-written paragraphs, that it
+reads nothing but the paragraph, and that the copies (and their cost) reach the training set
 while the default run is unchanged."""
 
 from __future__ import annotations
 
 import inspect
-import itertools
 import json
 import re
 from pathlib import Path
@@ -13,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from hf_models.data import augment_forms, augment_paragraph, augmentation_cost, augmented_copies, encode_openings
-from hf_models.data.augmentation import clauses, name_first, opening_sentence, split_paragraph
+from hf_models.data.augmentation import name_first, opening_sentence, split_paragraph
 
 TINY = "hidden_size=32,num_hidden_layers=1,num_attention_heads=2,intermediate_size=64,max_position_embeddings=64"
 COMMON = [
@@ -53,102 +52,63 @@ def test_the_title_is_the_name_and_periods_of_initials_end_no_sentence():
     assert split_paragraph("born in Paris .") == (None, ["born in Paris ."])
 
 
-def test_permute_gives_every_other_order_of_the_sentences_after_the_title():
-    title, sentences = split_paragraph(ADA)
-    others = {
-        f"{title}. " + " ".join(order) for order in itertools.permutations(sentences) if list(order) != sentences
-    }
-    assert len(others) == 23
-    everything = augment_paragraph(ADA, "permute", copies=100, seed=0)
-    assert len(everything) == 23 and set(everything) == others  # all different, never the paragraph itself
-    two = augment_paragraph(ADA, "permute", copies=2, seed=0)
-    assert len(two) == 2 and set(two) <= others
-    one_sentence = "Khatchig Mouradian. Khatchig Mouradian is a journalist born in Lebanon ."
-    assert augment_paragraph(one_sentence, "permute", copies=3) == []  # nothing to permute: no copy
-
-
 def test_name_first_puts_the_full_name_at_the_start_of_each_sentence():
-    assert augment_paragraph(ADA, "name_first") == [
+    assert augment_paragraph(ADA, "name_first") == (
         "Ada Lovelace. Ada Lovelace was born in London in 1815. Ada Lovelace wrote the first program. "
         "Ada Lovelace's father was Lord Byron. Ada Lovelace died in 1852 ."
-    ]
+    )
     # No pronoun or surname to replace: the name is put before the sentence.
     assert name_first("John Stephen. Born in Glasgow, Stephen became a welder .") == (
         "John Stephen. John Stephen: Born in Glasgow, Stephen became a welder ."
     )
     # Already in the form (the name without the title's periods counts): no copy.
     assert (
-        augment_paragraph("Douglas P. Fry. Douglas P Fry (born 1953 in Boston) is a professor .", "name_first") == []
+        augment_paragraph("Douglas P. Fry. Douglas P Fry (born 1953 in Boston) is a professor .", "name_first") is None
     )
     assert name_first("born in Paris .") is None  # no title, no name
 
 
 def test_opening_is_the_first_sentence_alone_starting_with_the_name():
-    assert augment_paragraph(ADA, "opening") == ["Ada Lovelace was born in London in 1815."]
+    assert augment_paragraph(ADA, "opening") == "Ada Lovelace was born in London in 1815."
     assert opening_sentence("Khatchig Mouradian. Khatchig Mouradian is a journalist born in Lebanon .") == (
         "Khatchig Mouradian is a journalist born in Lebanon ."
     )
     assert opening_sentence("born in Paris .") is None  # the paragraph itself
 
 
-def test_clauses_restates_each_fact_after_the_full_name():
-    assert augment_paragraph(
-        "Khatchig Mouradian. Khatchig Mouradian is a journalist, writer and translator born in Lebanon .", "clauses"
-    ) == [
-        "Khatchig Mouradian is a journalist . Khatchig Mouradian: writer . "
-        "Khatchig Mouradian: translator born in Lebanon ."
-    ]
-    # Brackets, dashes and relative clauses end a clause too; the first one gets the name as in name_first.
-    assert clauses("Eduard Ender. Eduard Ender (3 March 1822 Rome -- 28 December 1883 London) was a painter .") == (
-        "Eduard Ender . Eduard Ender: 3 March 1822 Rome . Eduard Ender: 28 December 1883 London . "
-        "Eduard Ender: was a painter ."
-    )
-    assert clauses("Georgina Willis. Willis is a director who was born in Australia and lives in London .") == (
-        "Georgina Willis is a director . Georgina Willis: who was born in Australia . Georgina Willis: lives in London ."
-    )
-    assert clauses("George Osborn. Osborn was born at Rochester in 1808 .") is None  # one clause: name_first's job
-    assert clauses("born in Paris, France .") is None  # no title, no name
-
-
-def test_augmentation_is_deterministic_with_the_seed():
-    for form in ("permute", "name_first", "opening", "clauses"):
-        assert augment_paragraph(ADA, form, copies=3, seed=7) == augment_paragraph(ADA, form, copies=3, seed=7)
-    # The seed does choose the orders: not every seed draws the same first one.
-    firsts = {augment_paragraph(ADA, "permute", copies=1, seed=seed)[0] for seed in range(10)}
-    assert len(firsts) > 1
-    # A paragraph's copies do not depend on the other paragraphs.
-    alone = augmented_copies([ADA], ["permute"], 2, seed=3)["permute"]
-    among = augmented_copies(["Bob Ray. Ray was born in Oslo. He sang .", ADA], ["permute"], 2, seed=3)["permute"]
-    assert among[-2:] == alone
+def test_a_paragraphs_copies_do_not_depend_on_the_other_paragraphs():
+    alone = augmented_copies([ADA], ["name_first", "opening"])
+    among = augmented_copies(["Bob Ray. Ray was born in Oslo. He sang .", ADA], ["name_first", "opening"])
+    assert {form: texts[-1:] for form, texts in among.items()} == alone
 
 
 def test_the_copies_use_the_paragraph_alone(synthetic_birthplace_dir: Path):
-    """The function sees the paragraph, the form, a count and a seed, nothing else; every word of a copy is one of
-    the paragraph's (the name put first adds only ':' and "'s"; punctuation aside)."""
-    assert list(inspect.signature(augment_paragraph).parameters) == ["paragraph", "form", "copies", "seed"]
+    """The function sees the paragraph and the form, nothing else; every word of a copy is one of the paragraph's
+    (the name put first adds only ':' and "'s"; punctuation aside)."""
+    assert list(inspect.signature(augment_paragraph).parameters) == ["paragraph", "form"]
     paragraphs = (synthetic_birthplace_dir / "wiki.txt").read_text(encoding="utf-8").splitlines()
-    copies = augmented_copies(paragraphs, ["permute", "name_first", "opening", "clauses"], 2, seed=0)
+    copies = augmented_copies(paragraphs, ["name_first", "opening"])
     assert all(copies.values())
     for paragraph in paragraphs:
-        words = set(re.sub(r"[.,;()]", " ", paragraph).split())  # clauses drops the punctuation that cuts them
+        words = set(re.sub(r"[.,;()]", " ", paragraph).split())
         for form in copies:
-            for copy in augment_paragraph(paragraph, form, 2, 0):
-                assert set(re.sub(r"'s\b|[:.,;()]", " ", copy).split()) <= words, (form, copy)
+            copy = augment_paragraph(paragraph, form)
+            assert copy is None or set(re.sub(r"'s\b|[:.,;()]", " ", copy).split()) <= words, (form, copy)
 
 
 def test_the_forms_are_checked():
     assert augment_forms("") == ()
     assert augment_forms("opening, name_first") == ("opening", "name_first")
-    for wrong in ("shuffle", "opening,opening"):
+    for wrong in ("shuffle", "permute", "clauses", "opening,opening"):
         with pytest.raises(ValueError, match="--augment"):
             augment_forms(wrong)
-    with pytest.raises(ValueError, match="copies"):
-        augment_paragraph(ADA, "opening", copies=0)
+    with pytest.raises(ValueError, match="unknown augmentation form"):
+        augment_paragraph(ADA, "permute")
 
 
 def test_the_cost_counts_the_examples_and_the_tokens_trained_on(tiny_tokenizer):
     paragraphs = [ADA, "Bob Ray. Ray was born in Oslo. He sang ."]
-    copies = augmented_copies(paragraphs, ["name_first", "opening"], 1, seed=0)
+    copies = augmented_copies(paragraphs, ["name_first", "opening"])
     full = augmentation_cost(paragraphs, copies, tiny_tokenizer, max_tokens=None)
     lengths = {
         form: [len(tiny_tokenizer(t, add_special_tokens=False)["input_ids"]) for t in texts]
@@ -202,7 +162,7 @@ def test_the_option_reaches_the_training_set_and_the_record(tmp_path, synthetic_
     assert not any(key.startswith("train_augment") for key in plain)  # the default run: no augmentation at all
 
     report = _pretrain(data, tmp_path / "augmented", *args, "--augment", "name_first,opening")
-    copies = augmented_copies(paragraphs, ["name_first", "opening"], 1, seed=0)
+    copies = augmented_copies(paragraphs, ["name_first", "opening"])
     assert report["train_samples"] == len(paragraphs) + questions + sum(map(len, copies.values()))
     assert report["train_augment_opening_examples"] == len(copies["opening"]) == len(paragraphs)
     assert report["train_augment_name_first_tokens"] > 0
@@ -217,7 +177,7 @@ def test_without_the_option_the_corpus_is_returned_as_it_is(tiny_tokenizer):
     from hf_models.tasks.birthplace import BirthplaceArguments, _augment
 
     corpus = datasets.Dataset.from_dict({"text": [ADA]})
-    same, cost = _augment(corpus, [ADA], tiny_tokenizer, BirthplaceArguments(data_dir="unused"), 64, seed=0)
+    same, cost = _augment(corpus, [ADA], tiny_tokenizer, BirthplaceArguments(data_dir="unused"), 64)
     assert same is corpus and cost == {}
     with pytest.raises(ValueError, match="--augment"):
         BirthplaceArguments(augment="shuffle")
@@ -239,13 +199,16 @@ def test_the_plan_has_augmented_and_span_corruption_rows_beside_the_plain_ones()
         for model in models:
             command = steps[f"bp_{model}_pretrain"]
             assert ("--augment" in command) == model.endswith(("_augmented", "_recite"))
-            # Recite, then answer: the same QA format in the mixed pretraining, the finetuning and every evaluation.
-            own = {f"bp_{model}_{s}" for s in ("pretrain", "probe", "finetune")} | {
+            # Recite, then answer: the same QA format in the mixed pretraining and the finetuning; every evaluation
+            # reads it from the model's run record.
+            trainings = {f"bp_{model}_{s}" for s in ("pretrain", "probe", "finetune")}
+            evaluations = {
                 f"bp_{model}{stage}_eval_{split}" for stage in ("", "_pretrain") for split in ("tune", "dev", "test")
             }
-            recites = {name for name in own if "--recite_tokens" in steps[name]}
+            recites = {name for name in trainings | evaluations if "--recite_tokens" in steps[name]}
+            spans = {name for name in trainings | evaluations if "--answer_from_recitation" in steps[name]}
             probe = f"bp_{model}_probe"  # recites its default 40 tokens
-            assert recites == (own - {probe} if model.endswith("_recite") else set())
+            assert recites == spans == (trainings - {probe} if model.endswith("_recite") else set())
             if model.endswith(("_augmented", "_recite")):
                 assert command[command.index("--augment") + 1] == "name_first,opening"
             assert command[command.index("--tokenizer_name_or_path") + 1] == "out/birthplace/tokenizer"

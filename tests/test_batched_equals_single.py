@@ -12,7 +12,7 @@ from course_reference import tiny_config
 
 from hf_models import SmallEncoderForCausalLM, SmallEncoderForSequenceClassification
 from hf_models.data import SpanCorruptionCollator, TrimPaddingCollator, corrupt_for_evaluation
-from hf_models.tasks.qa_formats import predict_answers, predict_char_answers
+from hf_models.tasks.qa_decoding import predict_answers, predict_char_answers
 from hf_models.training import build_config
 
 QUESTIONS = [
@@ -62,7 +62,7 @@ def test_course_char_answers_batched_equal_one_at_a_time(synthetic_birthplace_di
 
 
 @pytest.mark.parametrize("padding_side", ["right", "left"])
-@pytest.mark.parametrize("pooling", ["last", "mean", "first", "concat", "all_layers"])
+@pytest.mark.parametrize("pooling", ["last", "mean", "first", "all_layers"])
 def test_classification_batched_equals_one_at_a_time(tiny_tokenizer, pooling, padding_side):
     torch.manual_seed(0)
     config = build_config("altegrad-lab", TINY, tiny_tokenizer, classifier_pooling=pooling, num_labels=3)

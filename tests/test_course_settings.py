@@ -11,7 +11,7 @@ import torch
 
 from hf_models import SmallEncoderConfig, SmallEncoderForCausalLM
 from hf_models.data import encode_char_qa
-from hf_models.tasks.qa_formats import answer_between_masks, predict_char_answers
+from hf_models.tasks.qa_decoding import answer_between_masks, predict_char_answers
 from hf_models.tokenization.courses import build_cs224n_char_tokenizer
 
 TINY = "hidden_size=32,num_hidden_layers=2,num_attention_heads=2,intermediate_size=64"
@@ -125,7 +125,8 @@ def test_birthplace_course_vocabulary_end_to_end(tmp_path, synthetic_birthplace_
     with open(tmp_path / "data" / "wiki.txt", "a", encoding="utf-8") as wiki:
         wiki.write("Where was the author of this line born?\n")
     data, pre, ft = str(tmp_path / "data"), tmp_path / "pretrain", tmp_path / "finetune"
-    common = [*COMMON, "--course_vocabulary", "--per_device_train_batch_size", "16", "--learning_rate", "3e-3"]
+    # The course's setting is chosen by the pretraining; finetune and evaluate take it from the model's tokenizer.
+    common = [*COMMON, "--per_device_train_batch_size", "16", "--learning_rate", "3e-3"]
     birthplace.main(
         [
             "pretrain",
@@ -137,6 +138,7 @@ def test_birthplace_course_vocabulary_end_to_end(tmp_path, synthetic_birthplace_
             TINY,
             "--max_steps",
             "4",
+            "--course_vocabulary",
             *common,
         ]
     )
@@ -170,9 +172,9 @@ def test_birthplace_course_vocabulary_end_to_end(tmp_path, synthetic_birthplace_
             str(ft),
             "--output_dir",
             str(ft),
-            "--course_vocabulary",
         ]
     )
+    assert json.loads((ft / "config.json").read_text())["vocab_size"] == config["vocab_size"]
     assert f"Correct: {metrics['correct']} out of 60: " in capsys.readouterr().out
     assert len((ft / "predictions_validation.txt").read_text(encoding="utf-8").splitlines()) == 60
 
@@ -182,7 +184,7 @@ def test_birthplace_course_vocabulary_end_to_end(tmp_path, synthetic_birthplace_
     dev = tmp_path / "data" / "birth_dev.tsv"
     lines = dev.read_text(encoding="utf-8").splitlines()
     dev.write_text("\n".join([lines[0], "Where was Ωmar born?\tParis", *lines[2:]]) + "\n", encoding="utf-8")
-    argv = ["evaluate", "--data_dir", data, "--model_name_or_path", str(ft), "--course_vocabulary"]
+    argv = ["evaluate", "--data_dir", data, "--model_name_or_path", str(ft)]
     assert command_line(birthplace.main, argv) == 2
     errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error: ")]
     assert errors == [

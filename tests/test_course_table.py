@@ -67,7 +67,9 @@ def test_the_course_profiles_run_the_courses_own_chains() -> None:
     assert {name for name in birthplace if "_eval_" in name} == {
         f"bp_{model}_eval_{split}" for model in ("vanilla", "synthesizer", "nopretrain") for split in ("dev", "test")
     }  # no tuning split: the course chooses nothing
-    assert "--tokenizer_name_or_path" not in birthplace["bp_nopretrain_finetune"]  # it builds its vocabulary
+    # --course_vocabulary is pretrain's: the model without pretraining takes the characters the first pretraining built
+    nopretrain = birthplace["bp_nopretrain_finetune"]
+    assert nopretrain[nopretrain.index("--tokenizer_name_or_path") + 1] == "out/birthplace/vanilla_pretrain"
     assert birthplace["bp_synthesizer_pretrain"][3] == "configs/cs224n/course/pretrain_synthesizer.json"
     assert list(birthplace)[-1] == "bp_course_table"
     sentiment = [step.name for step in steps["sentiment"]]

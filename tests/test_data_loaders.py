@@ -233,17 +233,6 @@ def test_tokenize_and_group_packs_exact_blocks(tiny_tokenizer) -> None:
     assert flat == stream[: len(flat)] and len(stream) - len(flat) < 16
 
 
-def test_tokenize_and_group_reversed_reads_each_document_last_to_first(tiny_tokenizer) -> None:
-    """A backward LM's blocks: each document's tokens last to first, its </s> still after them."""
-    docs = [f"Document {i}: " + "quelques mots " * (i % 7 + 1) for i in range(50)]
-    ds = Dataset.from_dict({"text": docs})
-    blocks = tokenize_and_group(ds, tiny_tokenizer, block_size=16, reverse=True)
-    stream = [t for doc in docs for t in tiny_tokenizer(doc)["input_ids"][::-1] + [tiny_tokenizer.eos_token_id]]
-    flat = [t for ids in blocks["input_ids"] for t in ids]
-    assert flat == stream[: len(flat)] and len(stream) - len(flat) < 16
-    assert flat != [t for ids in tokenize_and_group(ds, tiny_tokenizer, block_size=16)["input_ids"] for t in ids]
-
-
 def test_tokenize_and_group_num_proc_and_cache(tiny_tokenizer, tmp_path: Path) -> None:
     corpus_dir = _write_corpus(tmp_path / "corpus")
     with pytest.warns(DataWarning):

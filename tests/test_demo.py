@@ -23,3 +23,8 @@ def test_quick_demo_pretraining_beats_both_baselines(tmp_path, capsys):
     for name in ("pretrain", "finetune", "finetune_scratch"):
         assert (tmp_path / "demo" / name / "model.safetensors").is_file()
         assert (tmp_path / "demo" / name / "report.json").is_file()
+
+
+def test_the_demo_prints_percentages_to_one_decimal():
+    assert demo._correct({"correct": 13, "total": 30}) == "Correct: 13 out of 30: 43.3%"
+    assert demo._correct({"correct": 1, "total": 2}) == "Correct: 1 out of 2: 50.0%"

@@ -24,6 +24,26 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def test_quiet_defaults_leave_out_what_only_makes_noise():
+    """No pinned memory without an accelerator; no DDP search for unused parameters unless the model can skip some
+    (an adaptive softmax) or the flag is given."""
+    import torch
+    from transformers import TrainingArguments
+
+    from hf_models.training.trainer import quiet_defaults
+
+    def defaults(model: torch.nn.Module, **flags) -> tuple:
+        args = TrainingArguments(output_dir="unused", report_to="none", **flags)
+        quiet_defaults(args, model)
+        return args.dataloader_pin_memory, args.ddp_find_unused_parameters
+
+    accelerator = torch.accelerator.is_available()
+    assert defaults(torch.nn.Linear(4, 2)) == (accelerator, False)
+    adaptive = torch.nn.AdaptiveLogSoftmaxWithLoss(8, 20, cutoffs=[10])
+    assert defaults(torch.nn.Sequential(torch.nn.Linear(4, 8), adaptive)) == (accelerator, True)
+    assert defaults(torch.nn.Linear(4, 2), ddp_find_unused_parameters=True)[1] is True
+
+
 @pytest.mark.slow
 def test_pretrain_two_processes_on_cpu(tmp_path, synthetic_birthplace_dir, tiny_tokenizer_dir):
     out = tmp_path / "ddp"
@@ -70,16 +90,20 @@ def test_pretrain_two_processes_on_cpu(tmp_path, synthetic_birthplace_dir, tiny_
         "no",
         "--disable_tqdm",
         "true",
-        "--ddp_find_unused_parameters",
-        "false",
     ]
     # One thread per rank: the two ranks share the machine's cores.
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
     result = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    # Quiet: DDP searches for no unused parameter (all are used), and the plateau of 8 steps is said once, by the main
+    # process, not by each rank.
+    output = result.stdout + result.stderr
+    assert "find_unused_parameters" not in output and "pin_memory" not in output
+    assert output.count("PLATEAU:") == 1, output[-3000:]
 
     report = json.loads((out / "report.json").read_text())
     assert report["world_size"] == 2
+    assert report["plateau"] is True
     assert report["mixed_precision"] == "no"
     assert report["arguments"]["TrainingArguments"]["per_device_train_batch_size"] == 8
 

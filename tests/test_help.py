@@ -1,22 +1,29 @@
-"""Every command line's `--help` reads well: it exits with status 0, its first group of flags is the command's own
-(a recipe's before Trainer's), every flag has a help text, and the examples print as written."""
+"""Every command line's `--help` reads well: it exits with status 0, fits a screen (120 lines of 80 columns), its
+first group of flags is the command's own (a recipe's before the few Trainer flags it sets: `--help_trainer` lists
+them all, and every one still parses), every flag has a help text, the defaults are shown (a recipe's own where
+Trainer's are not the benchmark's), and the examples print as written."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import io
 import re
 import runpy
 import sys
 from pathlib import Path
 
+import plan  # benchmarks/plan.py (tests/conftest.py puts benchmarks/ on the path)
 import pytest
+from transformers import TrainingArguments
 
-from hf_models.tasks.birthplace_arguments import EVALUATE_TRAINER_TITLE
+from hf_models.tasks import birthplace, pretraining, sentiment
+from hf_models.tasks.birthplace_arguments import EVALUATE_TRAINER_TITLE, subcommand_groups
+from hf_models.training import TRAINER_TITLE, build_parser, parse_args
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-TRAINER = "Trainer arguments (transformers.TrainingArguments: the usual Trainer flags)"
+SCREEN_LINES = 120
 
 # command (a script, or -m MODULE), its arguments before -h, and the title of its first group of flags.
 COMMANDS = [
@@ -36,14 +43,11 @@ COMMANDS = [
     ("recipes/prepare_data.py", [], "positional arguments"),
     ("benchmarks/probe_facts.py", [], "options"),
     ("benchmarks/tfidf_baseline.py", [], "options"),
-    ("benchmarks/agreement_with_tfidf.py", [], "options"),
-    ("benchmarks/compare_sentiment_runs.py", [], "options"),
-    ("benchmarks/probe_sentiment_features.py", [], "options"),
     ("benchmarks/plot_birthplace.py", [], "options"),
     ("benchmarks/plot_sentiment.py", [], "options"),
+    ("benchmarks/plot_label_curve.py", [], "options"),
     ("benchmarks/write_results.py", [], "options"),
     ("benchmarks/throughput.py", [], "options"),
-    ("benchmarks/ensemble_sentiment.py", [], "options"),
     ("docs/check_readme.py", [], "options"),
 ]
 RECIPE_FIELDS = {  # the birthplace subcommands take only their own flags
@@ -53,9 +57,11 @@ RECIPE_FIELDS = {  # the birthplace subcommands take only their own flags
 }
 
 
-def _run_help(command: str, arguments: list[str], monkeypatch) -> tuple[int, str, list[argparse.ArgumentParser]]:
-    """Run `command arguments -h` in this process (imports are shared, so it is quick): its exit status, its output
-    and the parsers that printed help."""
+def _run_help(
+    command: str, arguments: list[str], monkeypatch, help_flag: str = "-h"
+) -> tuple[int, str, list[argparse.ArgumentParser]]:
+    """Run `command arguments -h` (or another `help_flag`) in this process (imports are shared, so it is quick): its
+    exit status, its output and the parsers that printed help."""
     printed: list[argparse.ArgumentParser] = []
     print_help = argparse.ArgumentParser.print_help
 
@@ -66,17 +72,18 @@ def _run_help(command: str, arguments: list[str], monkeypatch) -> tuple[int, str
     monkeypatch.setattr(argparse.ArgumentParser, "print_help", recording_print_help)
     monkeypatch.syspath_prepend(str(REPO_ROOT / "benchmarks"))  # the benchmark scripts import each other
     monkeypatch.chdir(REPO_ROOT)
+    monkeypatch.setenv("COLUMNS", "80")  # argparse wraps to the terminal's width: a screen of 80 columns
     output, status = io.StringIO(), 0
     with contextlib.redirect_stdout(output):
         try:
             if command.startswith("-m "):
                 module = command.removeprefix("-m ")
-                monkeypatch.setattr(sys, "argv", [module, *arguments, "-h"])
+                monkeypatch.setattr(sys, "argv", [module, *arguments, help_flag])
                 with pytest.MonkeyPatch.context() as patch:
                     patch.delitem(sys.modules, module, raising=False)  # runpy runs a fresh copy as __main__
                     runpy.run_module(module, run_name="__main__")
             else:
-                monkeypatch.setattr(sys, "argv", [command, *arguments, "-h"])
+                monkeypatch.setattr(sys, "argv", [command, *arguments, help_flag])
                 runpy.run_path(str(REPO_ROOT / command), run_name="__main__")
         except SystemExit as exit_:
             status = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
@@ -92,11 +99,29 @@ def _groups(parser: argparse.ArgumentParser) -> list[argparse._ArgumentGroup]:
     ]
 
 
-def _written_examples(command: str) -> list[str]:
+def _with_a_default(parser: argparse.ArgumentParser) -> list[argparse.Action]:
+    """The flags shown with a default worth showing (not a switch's, off, nor None or nothing), whose help text does
+    not say it in words of its own."""
+    return [
+        action
+        for action in parser._actions
+        if action.option_strings
+        and action.help not in (None, argparse.SUPPRESS)
+        and "default" not in action.help.lower()
+        and action.default not in (None, False, "", [], argparse.SUPPRESS)
+    ]
+
+
+def _written_examples(command: str, arguments: list[str] = ()) -> list[str]:
     """The example lines of the command's docstring as they are written in its file (indented `python ...` lines
-    and their continuation lines)."""
+    and their continuation lines); for a birthplace subcommand, its own commands only."""
+    if arguments:
+        commands = ("\n" + "\n".join(_written_examples(command))).split("\n    python ")
+        own = [c for c in commands if c.startswith(f"recipes/birthplace.py {arguments[0]} ")]
+        return ("\n".join(f"    python {c}" for c in own)).splitlines()
     if command.startswith("-m "):
-        path = REPO_ROOT / (command.removeprefix("-m ").replace(".", "/") + ".py")
+        module = REPO_ROOT / command.removeprefix("-m ").replace(".", "/")
+        path = module / "__init__.py" if module.is_dir() else module.with_suffix(".py")  # a package's docstring
     else:
         path = REPO_ROOT / command
     text = path.read_text(encoding="utf-8")
@@ -113,18 +138,27 @@ def test_help_exits_0_with_its_own_flags_first(command, arguments, first_group, 
     parser = printed[-1]
     groups = _groups(parser)
     assert groups[0].title == first_group, [group.title for group in groups]
+    assert len(output.splitlines()) <= SCREEN_LINES, f"{command} -h: {len(output.splitlines())} lines"
+    trainer_fields = {spec.name for spec in dataclasses.fields(TrainingArguments)}
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             assert all(choice.help for choice in action._choices_actions)
+        elif action.help == argparse.SUPPRESS:  # a Trainer flag left to --help_trainer
+            assert action.dest in trainer_fields and "--help_trainer" in output, f"{command}: {action.option_strings}"
         elif not isinstance(action, argparse._HelpAction) and action.option_strings:
-            assert action.help and action.help != argparse.SUPPRESS, f"{command}: {action.option_strings} has no help"
+            assert action.help, f"{command}: {action.option_strings} has no help"
+            assert action.option_strings[0] in output, f"{command} -h does not list {action.option_strings[0]}"
+    flat = " ".join(output.split())  # the help texts as one line: a default may be wrapped
+    for action in _with_a_default(parser):
+        assert f"(default: {action.default})" in flat, f"{command} -h does not show the default of {action.dest}"
+    assert issubclass(parser.formatter_class, argparse.ArgumentDefaultsHelpFormatter), command
     if parser.epilog or "\n" in (parser.description or ""):
         assert issubclass(parser.formatter_class, argparse.RawDescriptionHelpFormatter), command
-    for line in _written_examples(command):
+    for line in _written_examples(command, arguments):
         assert line in output.splitlines(), f"{command} -h does not print this example line as written:\n{line}"
     if command.startswith("recipes/") and groups[0].title.startswith(("Pretraining", "Sentiment", "Birthplace")):
         titles = [group.title for group in groups]
-        trainer = EVALUATE_TRAINER_TITLE if arguments == ["evaluate"] else TRAINER  # evaluate: the few it reads
+        trainer = EVALUATE_TRAINER_TITLE if arguments == ["evaluate"] else TRAINER_TITLE  # evaluate: the few it reads
         assert titles[-1] == trainer and titles.index("Model arguments") < titles.index(trainer)
 
 
@@ -147,3 +181,78 @@ def test_each_birthplace_subcommand_takes_only_its_own_flags(subcommand, monkeyp
     help_of = {action.dest: action.help for action in printed[-1]._actions}
     if "model_config" in help_of:
         assert "Default: cs224n-mingpt." in help_of["model_config"]
+
+
+RECIPES = {  # the recipes with Trainer flags: their groups, and their command lines
+    "pretrain": (pretraining.ARGUMENT_GROUPS, "recipes/pretrain.py", []),
+    "finetune_sentiment": (sentiment.ARGUMENT_GROUPS, "recipes/finetune_sentiment.py", []),
+    "birthplace pretrain": (
+        subcommand_groups("pretrain", birthplace.DEFAULT_PRESET),
+        "recipes/birthplace.py",
+        ["pretrain"],
+    ),
+    "birthplace finetune": (
+        subcommand_groups("finetune", birthplace.DEFAULT_PRESET),
+        "recipes/birthplace.py",
+        ["finetune"],
+    ),
+}
+
+
+@pytest.mark.parametrize("recipe", sorted(RECIPES))
+def test_help_trainer_lists_every_trainer_flag(recipe, monkeypatch) -> None:
+    _, command, arguments = RECIPES[recipe]
+    _, short, _ = _run_help(command, arguments, monkeypatch)
+    status, output, _ = _run_help(command, arguments, monkeypatch, help_flag="--help_trainer")
+    assert status == 0
+    assert "--optim " not in short and "--adam_beta1" not in short
+    for flag in ("--optim", "--adam_beta1", "--save_total_limit", "--learning_rate", "--model_name_or_path"):
+        assert re.search(rf"^\s+{flag}\b", output, re.M), f"{recipe} --help_trainer does not list {flag}"
+
+
+@pytest.mark.parametrize("recipe", sorted(RECIPES))
+def test_a_trainer_flag_left_out_of_help_still_parses(recipe, tmp_path) -> None:
+    groups, _, _ = RECIPES[recipe]
+    given = ["--train_files", "f"] if recipe == "pretrain" else ["--data_dir", "d"]
+    flags = [*given, "--output_dir", "o", "--use_cpu", "--optim", "adafactor", "--adam_beta1", "0.8"]
+    *_, training_args = parse_args(groups, flags)
+    assert (training_args.optim, training_args.adam_beta1) == ("adafactor", 0.8)
+    arguments = tmp_path / "arguments.json"  # the same from a JSON file
+    arguments.write_text('{"output_dir": "o", "use_cpu": true, "optim": "adafactor", "adam_beta1": 0.8}')
+    *_, training_args = parse_args(groups, [str(arguments)])
+    assert (training_args.optim, training_args.adam_beta1) == ("adafactor", 0.8)
+
+
+def _cpu_profile_commands(command: str, arguments: list[str]) -> list[list[str]]:
+    """The flags of the cpu profile's steps that run `command` (and subcommand), their config files' written out."""
+    from test_plan_flags import expanded
+
+    steps = [step for pipeline in plan.plan("cpu").values() for step in pipeline]
+    return [
+        list(expanded(step.command)[2 + len(arguments) :])
+        for step in steps
+        if step.command[1] == command and list(step.command[2 : 2 + len(arguments)]) == arguments
+    ]
+
+
+@pytest.mark.parametrize("recipe", sorted(RECIPES))
+def test_the_defaults_said_to_be_the_benchmarks_are_the_cpu_profiles_and_are_used(recipe) -> None:
+    """A default whose help says "benchmark's cpu profile" is the value a step of that profile gives the recipe; and
+    what -h shows is what a run without the flag gets."""
+    groups, command, arguments = RECIPES[recipe]
+    parser = build_parser(groups)
+    commands = _cpu_profile_commands(command, arguments)
+    assert commands
+    profile_defaults = [a for a in parser._actions if a.help and "benchmark's cpu profile" in a.help]
+    assert profile_defaults, f"{recipe}: no default is the benchmark's"
+    for action in profile_defaults:
+        flag = f"--{action.dest}"
+        values = [c[c.index(flag) + 1] for c in commands if flag in c[:-1]]
+        parsed = {parser.parse_args([flag, value]).__dict__[action.dest] for value in values}
+        assert action.default in parsed, f"{recipe}: {flag} {action.default!r}, the cpu profile gives {values}"
+    *_, training_args = parse_args(groups, ["--output_dir", "o", "--use_cpu"])
+    for action in [a for a in parser._actions if a.dest in TrainingArguments.__dataclass_fields__]:
+        if action.help != argparse.SUPPRESS and action.default is not None and action.dest != "use_cpu":
+            used = getattr(training_args, action.dest)
+            used = getattr(used, "value", used)  # an enum: its value
+            assert used == action.default or (action.dest == "lr_scheduler_kwargs"), (recipe, action.dest, used)

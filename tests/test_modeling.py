@@ -22,9 +22,7 @@ from hf_models import (
     SmallEncoderForSequenceClassification,
     SmallEncoderModel,
 )
-from hf_models.small_encoder.modeling_small_encoder import CACHE_FIELD, SmallEncoderAdaptiveLMHead
-from hf_models.textio import UsageError
-from hf_models.training import build_config
+from hf_models.small_encoder.modeling_small_encoder import CACHE_FIELD
 
 ATTENTION_TYPES = ["vanilla", "synthesizer"]
 
@@ -170,10 +168,13 @@ def test_causality(attention_type):
     assert not torch.allclose(before[:, :9], after[:, :9])
 
 
-def test_masked_lm_is_bidirectional_even_from_a_causal_config():
+def test_masked_lm_is_bidirectional_and_refuses_a_causal_config():
+    config = tiny_config()
+    with pytest.raises(ValueError, match="SmallEncoderForMaskedLM needs a bidirectional config"):
+        SmallEncoderForMaskedLM(config)
+    assert config.is_causal is True  # the caller's config is left as it was
     torch.manual_seed(0)
-    model = SmallEncoderForMaskedLM(tiny_config()).eval()
-    assert model.config.is_causal is False
+    model = SmallEncoderForMaskedLM(tiny_config(is_causal=False)).eval()
     input_ids = torch.randint(3, 61, (1, 10))
     changed = input_ids.clone()
     changed[:, -1] = (changed[:, -1] + 1) % 61
@@ -320,7 +321,12 @@ def test_generation_past_block_size_is_a_clear_error():
 @pytest.mark.parametrize("attention_type", ATTENTION_TYPES)
 def test_save_and_reload_through_auto_classes(tmp_path, model_class, auto_class, attention_type):
     torch.manual_seed(0)
-    config = tiny_config(attention_type, position_embedding_type="sinusoidal", num_labels=3)
+    config = tiny_config(
+        attention_type,
+        position_embedding_type="sinusoidal",
+        num_labels=3,
+        is_causal=model_class is not SmallEncoderForMaskedLM,
+    )
     model = model_class(config).eval()
     model.save_pretrained(tmp_path)
     assert (tmp_path / "model.safetensors").is_file()
@@ -434,7 +440,12 @@ def test_eager_and_sdpa_agree(case, monkeypatch):
 def head_and_batch(head: str, attention_type: str):
     torch.manual_seed(0)
     config = tiny_config(
-        attention_type, num_labels=2, embedding_dropout=0.0, attention_dropout=0.0, hidden_dropout=0.0
+        attention_type,
+        num_labels=2,
+        embedding_dropout=0.0,
+        attention_dropout=0.0,
+        hidden_dropout=0.0,
+        is_causal=head != "masked",  # a masked LM reads both sides
     )
     input_ids = torch.randint(3, 61, (4, 12))
     if head == "causal":
@@ -525,71 +536,3 @@ def test_gradient_checkpointing_is_engaged_and_gives_the_same_gradients(attentio
     assert block_calls[0] == 4  # the backward pass ran every block's forward again: activations were not kept
     for grad, p in zip(expected, model.parameters(), strict=True):
         torch.testing.assert_close(p.grad, grad)
-
-
-# 9. The adaptive softmax head (`adaptive_softmax_head`).
-def test_adaptive_softmax_loss_is_the_nll_of_its_log_probabilities_without_full_logits():
-    torch.manual_seed(0)
-    model = SmallEncoderForCausalLM(tiny_config(adaptive_softmax_head=8)).eval()
-    assert model.config.adaptive_softmax_cutoffs == [8, 32]  # the head, then clusters 4 times larger
-    input_ids = torch.randint(3, 61, (2, 8))
-    labels = input_ids.clone()
-    labels[:, :4] = -100
-    with torch.no_grad():
-        log_probs = model(input_ids).logits
-        output = model(input_ids, labels=labels)
-        summed = model(input_ids, labels=labels, num_items_in_batch=torch.tensor(4)).loss
-    torch.testing.assert_close(log_probs.exp().sum(-1), torch.ones(2, 8))  # a distribution over all 61 tokens
-    expected = nn.functional.nll_loss(log_probs[:, 3:-1].reshape(-1, 61), input_ids[:, 4:].reshape(-1))
-    torch.testing.assert_close(output.loss, expected)
-    assert output.logits is None  # a training step never computes the whole vocabulary
-    torch.testing.assert_close(summed, expected * 8 / 4)  # 8 scored tokens, divided as Trainer asks
-
-
-def test_adaptive_softmax_is_smaller_learns_saves_and_generates(tmp_path):
-    torch.manual_seed(0)
-    config = tiny_config(embedding_dropout=0.0, attention_dropout=0.0, hidden_dropout=0.0, adaptive_softmax_head=48)
-    model = SmallEncoderForCausalLM(config)
-    plain = SmallEncoderForCausalLM(tiny_config())
-    head = {n: p.numel() for n, p in model.named_parameters() if n.startswith("lm_head.")}
-    # Head: 48 tokens + 1 cluster logit at width 32; the cluster: 13 tokens at width 8 (no bias: minGPT).
-    assert sum(head.values()) == 32 * 49 + (32 * 8 + 8 * 13)
-    assert count_trainable(model) == count_trainable(plain) - 32 * 61 + sum(head.values())
-    input_ids = torch.randint(3, 61, (4, 12))
-    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
-    losses = []
-    for _ in range(80):
-        loss = model(input_ids=input_ids, labels=input_ids).loss
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.item())
-    assert losses[-1] <= 0.1 * losses[0], (losses[0], losses[-1])
-    model.eval().save_pretrained(tmp_path)
-    reloaded = AutoModelForCausalLM.from_pretrained(tmp_path).eval()
-    assert isinstance(reloaded.lm_head.softmax, nn.AdaptiveLogSoftmaxWithLoss)
-    prompt = input_ids[:1, :4]
-    expected = model.generate(prompt, max_new_tokens=6, do_sample=False, pad_token_id=0)
-    assert torch.equal(reloaded.generate(prompt, max_new_tokens=6, do_sample=False, pad_token_id=0), expected)
-    with torch.no_grad():  # greedy decoding reads the log-probabilities: each token their argmax
-        log_probs = model(expected[:, :-1]).logits
-    assert torch.equal(expected[0, 4:], log_probs[0, 3:].argmax(-1))
-    classifier = SmallEncoderForSequenceClassification.from_pretrained(tmp_path, num_labels=2)
-    for name, tensor in model.model.state_dict().items():
-        assert torch.equal(classifier.model.state_dict()[name], tensor), name
-
-
-def test_adaptive_softmax_refuses_a_tied_head_and_a_head_past_the_vocabulary():
-    with pytest.raises(StrictDataclassClassValidationError, match="no output matrix to tie"):
-        tiny_config(adaptive_softmax_head=8, tie_word_embeddings=True)
-    with pytest.raises(StrictDataclassClassValidationError, match=r"adaptive_softmax_head \(61\) must be 0 \(off\)"):
-        tiny_config(adaptive_softmax_head=61)
-
-
-def test_adaptive_softmax_is_set_by_the_recipes_config_overrides():
-    """`--config_overrides adaptive_softmax_head=N` (how the benchmark plan sets it) reaches the config."""
-    config = build_config("altegrad-lab", "adaptive_softmax_head=2000,hidden_size=64,num_attention_heads=2")
-    assert config.adaptive_softmax_head == 2000 and config.adaptive_softmax_cutoffs == [2000, 8000, 32000]
-    assert isinstance(SmallEncoderForCausalLM(config).lm_head, SmallEncoderAdaptiveLMHead)
-    with pytest.raises(UsageError, match="adaptive_softmax_head"):
-        build_config("altegrad-lab", "adaptive_softmax_head=60000")

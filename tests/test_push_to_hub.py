@@ -1,7 +1,8 @@
 """push_to_hub.py on the folders real, tiny recipe runs write: a birthplace model (pretrained, finetuned, scored,
 with the London baseline), a sentiment classifier and a masked LM are exported with --dry_run, then loaded through
 trust_remote_code in a fresh process where `hf_models` cannot be imported; the card (built from each run's record),
-the allowlist, the upload calls and the offline errors are checked too."""
+the public run record (no local path; a reciting birthplace model's export answers in the app and in `evaluate`
+exactly as its run folder does), the allowlist, the upload calls and the offline errors are checked too."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import pytest
 import torch
 from huggingface_hub import ModelCard
 
+import hf_models
 from hf_models import hub
 from hf_models.hub.publish import EXPORT_MARKER
 from hf_models.run_record import read_record
@@ -76,6 +78,7 @@ def runs(
     """Real recipe runs (a few steps each), their reference logits and their dry-run exports."""
     from hf_models import SmallEncoderForCausalLM, SmallEncoderForSequenceClassification
     from hf_models.tasks import birthplace, pretraining, sentiment
+    from hf_models.tokenization import load_tokenizer
 
     torch.set_num_threads(1)
     root = tmp_path_factory.mktemp("push")
@@ -116,6 +119,7 @@ def runs(
             "lm": lm(**probe).logits,
             "generated": lm.generate(**probe, max_new_tokens=4, min_new_tokens=4, do_sample=False, pad_token_id=0),
             "cls": SmallEncoderForSequenceClassification.from_pretrained(cls_dir).eval()(**probe).logits,
+            "tokenized": load_tokenizer(pre)("Where was Ada born? ⁇")["input_ids"],
         }
     torch.save(reference, root / "reference.pt")
     exports = {}
@@ -135,6 +139,29 @@ def runs(
     }
 
 
+@pytest.fixture(scope="module")
+def reciting(runs: dict, synthetic_birthplace_dir: Path) -> dict[str, Path]:
+    """A birthplace model that recites, then answers with a span of its recitation (`--recite_tokens 4
+    --answer_from_recitation`), finetuned from the pretraining of `runs`, scored by `evaluate` and exported."""
+    from hf_models.tasks import birthplace
+
+    root, data = runs["root"], str(synthetic_birthplace_dir)
+    run_dir, export = root / "birthplace-recite", root / "export-recite"
+    birthplace.main(
+        ["finetune", "--data_dir", data, "--model_name_or_path", str(runs["pre_dir"]), "--output_dir", str(run_dir)]
+        + ["--recite_tokens", "4", "--answer_from_recitation", "--max_steps", "4", "--learning_rate", "5e-3", *QUIET]
+    )
+    birthplace.main(
+        [*RECITING_EVALUATE, "--data_dir", data, "--model_name_or_path", str(run_dir), "--output_dir", str(run_dir)]
+    )
+    assert push_to_hub.main([str(run_dir), "--dry_run", "--local_dir", str(export)]) == 0
+    return {"run_dir": run_dir, "export": export}
+
+
+# `evaluate` of the reciting model: its run folder's (in the fixture) and its export's (in the test), alike.
+RECITING_EVALUATE = ["evaluate", "--max_new_tokens", "4", "--per_device_eval_batch_size", "8", "--use_cpu"]
+
+
 def _files(folder: Path) -> set[str]:
     return {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
 
@@ -147,7 +174,8 @@ def test_the_head_list_names_every_head_of_the_modeling_file() -> None:
         and issubclass(obj, SmallEncoderPreTrainedModel)
         and obj is not SmallEncoderPreTrainedModel
     }
-    assert set(HEADS.values()) == heads and len(heads) == 5
+    assert set(HEADS.values()) == heads and len(heads) == 4
+    assert {head.__name__ for head in heads} <= set(hf_models.__all__)  # exported from the one list
     assert set(AUTO_MAP) == {"AutoConfig", *HEADS}
     assert all(hub.head_of(head.__name__)[0] == auto_class for auto_class, head in HEADS.items())
 
@@ -194,10 +222,13 @@ def test_records_hold_what_the_recipes_knew(runs: dict[str, Path]) -> None:
         {"train": 32, "validation": 16, "test": 8},
     )
     assert cls.model_size["trainable_parameters"] == cls.model_size["num_parameters"] > 0
-    assert (
-        cls.evaluation("validation").per_epoch[0]["epoch"] == 1.0
-        and "accuracy" in cls.evaluation("validation").per_epoch[0]
-    )
+    # One entry an epoch (the final evaluation, at epoch 2 again, is not listed twice), and the number of examples
+    # scored, which Trainer does not count: the validation split's size.
+    assert [entry["epoch"] for entry in cls.evaluation("validation").per_epoch] == [1.0, 2.0]
+    assert "accuracy" in cls.evaluation("validation").per_epoch[0]
+    assert cls.evaluation("validation").num_examples == 16
+    report = json.loads((runs["cls_dir"] / "report.json").read_text(encoding="utf-8"))
+    assert [entry["epoch"] for entry in report["eval_accuracy_per_epoch"]] == [1.0, 2.0]
     assert (mlm.task, mlm.objective, mlm.dataset, mlm.language) == ("pretraining", "mlm", "wiki.txt", None)
     validation = mlm.evaluation("validation").metrics
     assert validation["perplexity"] == pytest.approx(math.exp(validation["loss"]), rel=1e-6)
@@ -205,6 +236,7 @@ def test_records_hold_what_the_recipes_knew(runs: dict[str, Path]) -> None:
     for record in (pre, lm, cls, mlm):
         assert record.hardware == {"world_size": 1, "mixed_precision": "no", "device": "cpu"}
         assert record.wall_time_s > 0 and record.hyperparameters["seed"] == 42
+        assert all(evaluation.num_examples for evaluation in record.evaluations)  # no null where a count is known
         assert RunRecord.from_dict(dataclasses.asdict(record)) == record
         assert str(runs["root"]) not in json.dumps(dataclasses.asdict(record))  # no local paths
 
@@ -215,6 +247,7 @@ def test_dry_run_writes_allowlisted_folder(runs: dict[str, Path]) -> None:
         files = _files(out)
         expected = {
             "README.md",
+            "run_record.json",
             "config.json",
             "model.safetensors",
             "configuration_small_encoder.py",
@@ -237,6 +270,9 @@ def test_dry_run_writes_allowlisted_folder(runs: dict[str, Path]) -> None:
         for rel in ("model.safetensors", "tokenizer.json", "modeling_small_encoder.py"):
             assert (out / rel).read_bytes() == (run_dir / rel).read_bytes()
         assert SECRET not in "".join((out / f).read_text(errors="ignore") for f in files)
+        # The record, in its public form: the card's source, and how the model answers.
+        assert read_record(out) == read_record(run_dir).public()
+        assert str(runs["root"]) not in (out / "run_record.json").read_text(encoding="utf-8")
 
 
 def test_allowlist_leaves_out_planted_files(runs: dict[str, Path]) -> None:
@@ -244,8 +280,90 @@ def test_allowlist_leaves_out_planted_files(runs: dict[str, Path]) -> None:
     assert not collected & set(PLANTED)
     assert not any(f.startswith(("checkpoint-", "runs/")) or f.endswith((".pt", ".env", ".bin")) for f in collected)
     assert {"model.safetensors", "config.json", "tokenizer.json", "loss.png", "plots/accuracy.png"} <= collected
-    # The record and the reports feed the card but are not uploaded (reports hold local paths and arguments).
-    assert not collected & {"run_record.json", "trainer_state.json", "report.json", "report_evaluate_validation.json"}
+    # Nothing is copied as it is but the model's files: the reports and the trainer state hold local paths and
+    # arguments, and stay out; the record is exported in its public form (`RunRecord.public()`), never copied.
+    reports = {"trainer_state.json", "report.json", "report_evaluate_validation.json"}
+    assert not collected & {"run_record.json", *reports}
+    exported = _files(runs["lm_out"])
+    assert "run_record.json" in exported and not exported & reports
+
+
+def test_a_public_record_holds_no_local_path_and_keeps_how_the_model_answers(tmp_path: Path) -> None:
+    import dataclasses
+
+    from hf_models.run_record import Evaluation, RunRecord
+
+    home = Path.home()
+    answering = {"recite_tokens": 5, "answer_words": 3, "capitalized_answers": True}
+    record = RunRecord(
+        task="birthplace-qa",
+        objective="qa",
+        dataset=f"{tmp_path}/wiki.txt, birthplace, owner/books",
+        finetuned_from=str(tmp_path / "runs" / "pretrain"),
+        evaluated_model="~/runs/finetune",
+        train_metrics={"final_train_loss": 1.5, "log_file": "train.log"},
+        evaluations=[Evaluation("validation", {"exact_match": 0.5}, 60)],
+        hyperparameters={
+            **answering,
+            "learning_rate": 1e-3,
+            "augment": "name_first",
+            "data_dir": "data",  # names a folder: never published, relative or not
+            "tokenizer_name_or_path": "tok",
+            "cache": str(home / ".cache"),
+            "windows_corpus": "C:\\Users\\me\\wiki.txt",
+            "corpora": [str(tmp_path / "a.txt")],
+            "init": "/models/base",
+        },
+        hardware={"world_size": 1, "mixed_precision": "no", "device": "cpu"},
+    )
+    public = record.public()
+    text = json.dumps(dataclasses.asdict(public))
+    for local in (str(tmp_path), str(home), "~", "C:\\", '"/'):
+        assert local not in text, local
+    assert public.hyperparameters == {**answering, "learning_rate": 1e-3, "augment": "name_first"}
+    assert (public.finetuned_from, public.evaluated_model) == ("pretrain", "finetune")
+    assert public.dataset == "wiki.txt, birthplace, owner/books"  # a Hub id stays one
+    assert public.train_metrics == {"final_train_loss": 1.5} and public.evaluations == record.evaluations
+    assert public.hardware == record.hardware and public.public() == public
+    assert record.finetuned_from == str(tmp_path / "runs" / "pretrain")  # the run's own record is left as it was
+    hub_model = RunRecord(
+        task="birthplace-qa", objective="qa", finetuned_from="owner/base", evaluated_model="C:\\x\\m"
+    )
+    assert (hub_model.public().finetuned_from, hub_model.public().evaluated_model) == ("owner/base", "m")
+
+
+def test_a_hub_copy_of_a_reciting_model_answers_as_its_run(
+    reciting: dict[str, Path], synthetic_birthplace_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The export holds the public record, so that the app and `evaluate` answer from it exactly as from the run
+    folder: recite 4 tokens, then choose the answer among the recitation's spans."""
+    from hf_models import app
+    from hf_models.data import load_birthplace
+    from hf_models.tasks import birthplace, qa_formats
+
+    run_dir, export = reciting["run_dir"], reciting["export"]
+    answers = qa_formats.answer_format_of(run_dir)
+    assert answers["recite_tokens"] == 4 and answers["answer_words"] > 0
+    assert qa_formats.answer_format_of(export) == answers
+    # From the Hub: `answer_format_of` downloads the repository's record (here, the export stands in for it).
+    monkeypatch.setattr(qa_formats, "hf_hub_download", lambda repo_id, filename, **kwargs: str(export / filename))
+    assert qa_formats.answer_format_of("tester/tiny-recite") == answers
+    monkeypatch.undo()
+
+    # The app, on the export and on the run folder.
+    original, shared = app.load_model(str(run_dir), "model"), app.load_model(str(export), "model")
+    assert shared.view == original.view == "birthplace"
+    questions = list(load_birthplace(str(synthetic_birthplace_dir))["validation"]["question"][:4])
+    for question in [*questions, "Where was Nobody Known born?"]:
+        assert app.answer_birthplace([shared], question) == app.answer_birthplace([original], question)
+
+    # `evaluate` on the export writes the predictions it wrote on the run folder.
+    scored = tmp_path / "scored"
+    data = ["--data_dir", str(synthetic_birthplace_dir)]
+    birthplace.main([*RECITING_EVALUATE, *data, "--model_name_or_path", str(export), "--output_dir", str(scored)])
+    predictions = (scored / "predictions_validation.txt").read_text(encoding="utf-8")
+    assert predictions == (run_dir / "predictions_validation.txt").read_text(encoding="utf-8")
+    assert len(predictions.splitlines()) == 60 and any(line.strip() for line in predictions.splitlines())
 
 
 def test_dry_run_refuses_a_non_empty_local_dir(runs: dict[str, Path], capsys: pytest.CaptureFixture) -> None:
@@ -284,7 +402,12 @@ def test_birthplace_model_card(runs: dict[str, Path]) -> None:
     assert "| pretraining_objective |" not in text and "| london_baseline |" not in text
     assert "Hardware:** 1 training process, CPU, mixed precision `no`." in text
     assert f"Training time:** {record.wall_time_s:.0f} s." in text
-    assert "Initialised from:** `pretrain-wiki`." in text and "Preset:** `cs224n-mingpt`." in text
+    assert "Initialised from:** `pretrain-wiki`." in text
+    shape = (
+        "num_hidden_layers=2, hidden_size=32, num_attention_heads=2, intermediate_size=64, max_position_embeddings=64"
+    )
+    assert f"Preset:** `cs224n-mingpt` with overrides {shape}." in text
+    assert f"built from the preset `cs224n-mingpt` with overrides {shape} of the `small-encoder` family" in text
     assert f"Final training loss:** {record.train_metrics['final_train_loss']:.4g}." in text
     assert f"{record.model_size['num_parameters']:,} parameters" in text
     assert "![loss](loss.png)" in text
@@ -303,15 +426,68 @@ def test_sentiment_model_card(runs: dict[str, Path]) -> None:
     assert 'pipeline("text-classification"' in card.text
     assert "AutoModelForSequenceClassification" in card.text and "`negative`" in card.text
     assert "Training data:** `cls-books` (train 32, validation 16, test 8 examples)." in card.text
-    assert "Initialised from:** random weights" in card.text and "Preset:** `altegrad-lab`." in card.text
+    assert "Initialised from:** random weights" in card.text
+    overrides = "num_hidden_layers=2, hidden_size=32, intermediate_size=64, max_position_embeddings=64"  # 2 heads kept
+    assert f"Preset:** `altegrad-lab` with overrides {overrides}." in card.text
     assert "made it up" not in card.text
     assert str(runs["root"]) not in str(card)
-    assert "last to first" not in card.text
-    config = json.loads((runs["cls_dir"] / "config.json").read_text(encoding="utf-8"))
-    backward = hub.build_model_card(
-        runs["cls_dir"], {**config, "reads_reversed_text": True}, record, hub.CardOptions()
+
+
+def _card(tmp_path: Path, record, **config) -> ModelCard:
+    """The card of a causal LM of the `cs224n-mingpt` preset (its shape unless `config` overrides it)."""
+    from hf_models import SmallEncoderConfig
+
+    preset = SmallEncoderConfig.from_preset("cs224n-mingpt").to_dict()
+    shape = {key: preset[key] for key in hub.card.SIZE_LABELS}
+    exported = {**shape, "architectures": ["SmallEncoderForCausalLM"], **config}
+    return hub.build_model_card(tmp_path, exported, record, hub.CardOptions(repo_id="me/lm"))
+
+
+def test_card_metadata_lists_hub_datasets_only(tmp_path: Path) -> None:
+    """`datasets:` names Hub ids (`owner/name`, or a bare name with no extension that is no local path); a local file
+    is named in the text only."""
+    from hf_models.hub.card import hub_datasets
+    from hf_models.run_record import RunRecord
+
+    local = tmp_path / "corpus"
+    local.mkdir()
+    assert hub_datasets("small.txt") == [] and hub_datasets("wiki.txt, more.txt.gz") == []
+    assert hub_datasets("owner/name") == ["owner/name"] and hub_datasets("cls-books") == ["cls-books"]
+    assert hub_datasets(f"{local}, wikitext") == ["wikitext"]  # an existing folder is local, whatever its name
+    assert hub_datasets("a/b/c") == [] and hub_datasets(None) == []
+
+    card = _card(tmp_path, RunRecord(task="pretraining", objective="clm", dataset="small.txt"))
+    assert card.data.datasets is None and "datasets:" not in str(card).split("---")[1]
+    assert "Training data:** `small.txt`." in card.text
+    card = _card(tmp_path, RunRecord(task="pretraining", objective="clm", dataset="owner/corpus"))
+    assert card.data.datasets == ["owner/corpus"]
+
+
+def test_card_lists_the_hyperparameters_of_the_runs_objective(tmp_path: Path) -> None:
+    from hf_models.run_record import RunRecord
+
+    recorded = {"learning_rate": 0.001, "block_size": 32, "mlm_probability": 0.15, "opening_tokens": 40}
+    clm = _card(tmp_path, RunRecord(task="pretraining", objective="clm", hyperparameters=recorded)).text
+    assert "| learning_rate | 0.001 |" in clm and "| block_size | 32 |" in clm
+    assert "| mlm_probability |" not in clm and "| opening_tokens |" not in clm
+    mlm = _card(tmp_path, RunRecord(task="pretraining", objective="mlm", hyperparameters=recorded)).text
+    assert "| mlm_probability | 0.15 |" in mlm and "| opening_tokens |" not in mlm
+    openings = _card(
+        tmp_path, RunRecord(task="birthplace-pretraining", objective="openings", hyperparameters=recorded)
     )
-    assert "**It reads text last to first** (a backward model" in backward.text
+    assert "| opening_tokens | 40 |" in openings.text and "| mlm_probability |" not in openings.text
+
+
+def test_card_names_the_preset_and_its_overrides(tmp_path: Path) -> None:
+    from hf_models.run_record import RunRecord
+
+    record = RunRecord(task="pretraining", objective="clm", preset="cs224n-mingpt")
+    assert "Preset:** `cs224n-mingpt`." in _card(tmp_path, record).text  # the preset's own shape
+    overridden = _card(tmp_path, record, hidden_size=64, num_hidden_layers=2, vocab_size=600).text
+    assert "Preset:** `cs224n-mingpt` with overrides num_hidden_layers=2, hidden_size=64." in overridden
+    assert "built from the preset `cs224n-mingpt` with overrides num_hidden_layers=2, hidden_size=64 of" in overridden
+    custom = _card(tmp_path, RunRecord(task="pretraining", objective="clm")).text
+    assert "Preset:** none (custom configuration)." in custom and "built from a custom configuration" in custom
 
 
 def test_card_options_override_the_record(runs: dict[str, Path], tmp_path: Path) -> None:
@@ -371,6 +547,13 @@ assert all(r["label"] in {"negative", "positive"} for r in results), results
 from transformers import AutoModelForMaskedLM
 assert type(AutoModelForCausalLM.from_pretrained(pretrain_dir, trust_remote_code=True)).__name__ == "SmallEncoderForCausalLM"
 assert type(AutoModelForMaskedLM.from_pretrained(mlm_dir, trust_remote_code=True)).__name__ == "SmallEncoderForMaskedLM"
+# The tokenizer is a standard transformers class (no tokenizer code runs) and encodes as the run did; AutoTokenizer
+# takes trust_remote_code too, since it reads config.json, whose auto_map names the shipped model code.
+from transformers import AutoTokenizer
+for folder in (pretrain_dir, lm_out):
+    tokenizer = AutoTokenizer.from_pretrained(folder, trust_remote_code=True)
+    assert type(tokenizer).__module__.startswith("transformers."), type(tokenizer)
+    assert tokenizer("Where was Ada born? ⁇")["input_ids"] == ref["tokenized"]
 print("FRESH-OK", repr(generated), [r["label"] for r in results])
 """
 
@@ -389,12 +572,40 @@ def test_export_loads_with_remote_code_in_fresh_process(runs: dict[str, Path]) -
         + [str(runs["root"] / "reference.pt"), str(runs["pre_dir"]), str(runs["mlm_dir"])],
         cwd=runs["root"],  # not the repository, so nothing is importable from the working directory
         env=env,
+        stdin=subprocess.DEVNULL,  # a [y/N] prompt for remote code would read end-of-file here, and is checked below
         capture_output=True,
         text=True,
         timeout=240,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "FRESH-OK" in proc.stdout
+    assert "[y/N]" not in proc.stdout + proc.stderr
+
+
+def test_loading_one_head_from_anothers_folder_prints_no_load_report(runs: dict[str, Path]) -> None:
+    """The backbone or a new classifier from a language model's folder, the backbone from a classifier's: the other
+    head's weights left out and the new head started fresh are the transfer workflow, not a load report. A real gap
+    (a causal LM from a classifier's folder, with no trained output layer) is still reported."""
+    import io
+    import logging
+
+    import transformers
+    from transformers import AutoModel, AutoModelForCausalLM, AutoModelForSequenceClassification
+
+    transformers.utils.logging.set_verbosity_warning()
+    logged = io.StringIO()
+    handler = logging.StreamHandler(logged)
+    transformers.utils.logging.get_logger("transformers").addHandler(handler)
+    try:
+        AutoModel.from_pretrained(runs["pre_dir"])
+        AutoModelForSequenceClassification.from_pretrained(runs["pre_dir"])
+        AutoModelForSequenceClassification.from_pretrained(runs["mlm_dir"])
+        AutoModel.from_pretrained(runs["cls_dir"])
+        assert "LOAD REPORT" not in logged.getvalue(), logged.getvalue()
+        AutoModelForCausalLM.from_pretrained(runs["cls_dir"])
+        assert "LOAD REPORT" in logged.getvalue() and "lm_head.weight" in logged.getvalue()
+    finally:
+        transformers.utils.logging.get_logger("transformers").removeHandler(handler)
 
 
 class RecordingHfApi:

@@ -22,6 +22,7 @@ def test_london_baseline_is_five_percent(shared_data_dir, capsys):
 def test_birthplace_evaluate_counts_all_dev_questions(shared_data_dir, tmp_path, capsys):
     """An (untrained) model answers all 500 dev questions, the four tab-less rows included, and the 437 test ones."""
     from hf_models import SmallEncoderForCausalLM
+    from hf_models.run_record import RunRecord
     from hf_models.tokenization import iter_text_lines, train_bpe_tokenizer
     from hf_models.training import build_config
 
@@ -30,6 +31,8 @@ def test_birthplace_evaluate_counts_all_dev_questions(shared_data_dir, tmp_path,
     tokenizer = train_bpe_tokenizer(iter_text_lines(data / "wiki.txt"), vocab_size=600, show_progress=False)
     SmallEncoderForCausalLM(build_config("cs224n-mingpt", TINY, tokenizer)).save_pretrained(model_dir)
     tokenizer.save_pretrained(model_dir)
+    # How it answers (directly, no recitation), as a training would have recorded it.
+    RunRecord(task="birthplace-qa", objective="qa", hyperparameters={"recite_tokens": 0}).save(model_dir)
 
     with pytest.warns(Warning, match="4 row"):  # the loader reports the recovered rows
         metrics = birthplace.main(
@@ -73,7 +76,7 @@ def test_sentiment_writes_2000_test_predictions(shared_data_dir, tmp_path):
             TINY,
             "--max_seq_length",
             "64",
-            "--max_train_samples",
+            "--label_budget",
             "64",
             "--max_eval_samples",
             "64",

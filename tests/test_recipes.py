@@ -61,9 +61,34 @@ def assert_run_outputs(output_dir: Path, plots: tuple[str, ...] = ("loss.png",),
     assert report["mixed_precision"] == "no"
     assert report["wall_time_s"] > 0
     assert "TrainingArguments" in report["arguments"]
+    assert_results_files(output_dir, report)
     if loss_falls:
         assert_loss_falls(output_dir)
+        # The report's one training loss is the last logged, which the run's falling loss sets apart from
+        # Trainer's mean over the run (in train_results.json, under Trainer's name).
+        train = read_report(output_dir, "train_results.json")
+        assert report["final_train_loss"] == logged_losses(output_dir)[-1]
+        assert train["train_loss"] > report["final_train_loss"]
     return report
+
+
+def assert_results_files(output_dir: Path, report: dict) -> None:
+    """run_clm.py's result files: `train_results.json`, `eval_results.json` (when the run evaluated, at the end or
+    during training only) and `all_results.json`, both together; `trainer_state.json`; and `report.json` with one
+    training loss, `final_train_loss`."""
+    state = read_report(output_dir, "trainer_state.json")
+    train, everything = (read_report(output_dir, f"{split}_results.json") for split in ("train", "all"))
+    assert {"train_runtime", "train_samples", "epoch", "final_train_loss"} <= set(train)
+    assert not any(key.startswith("eval_") for key in train)
+    evaluated = any("eval_loss" in entry for entry in state["log_history"])
+    assert (output_dir / "eval_results.json").is_file() == evaluated
+    evaluation = read_report(output_dir, "eval_results.json") if evaluated else {}
+    if evaluated:
+        assert {"eval_loss", "eval_runtime", "epoch"} <= set(evaluation)
+        assert all(key.startswith("eval_") or key in ("epoch", "perplexity") for key in evaluation)
+    assert everything == {**train, **evaluation}
+    assert [key for key in report if key.endswith("train_loss")] == ["final_train_loss"]
+    assert report["final_train_loss"] == train["final_train_loss"]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -248,7 +273,8 @@ def test_finetune_sentiment_scratch_pretrained_frozen(
         # A linear head on a barely pretrained 32-dim LM learns too little to test its loss.
         report = assert_run_outputs(out, plots=("loss.png", "accuracy.png"), loss_falls=out != frozen)
         per_epoch = report["eval_accuracy_per_epoch"]
-        assert [round(e["epoch"]) for e in per_epoch][:4] == [1, 2, 3, 4]
+        # One entry an epoch: the final evaluation, at epoch 4 again, is not listed twice.
+        assert [e["epoch"] for e in per_epoch] == [1.0, 2.0, 3.0, 4.0]
         assert all(0.0 <= e["accuracy"] <= 1.0 and 0.0 <= e["f1"] <= 1.0 for e in per_epoch)
         predictions = (out / "test_predictions.txt").read_text().splitlines()
         assert len(predictions) == 40 and set(predictions) <= {"0", "1"}
@@ -384,7 +410,7 @@ def test_lp_ft_keeps_its_probe_as_the_frozen_probe_run(tmp_path, tiny_cls_books,
     assert kept.hyperparameters["linear_probe_C"] == read_report(alone)["linear_probe_C"]
     predictions = (lp_ft / "linear_probe" / "test_predictions.txt").read_text()
     assert predictions == (alone / "test_predictions.txt").read_text() and predictions.count("\n") > 0
-    assert read_report(lp_ft)["epoch"] == 1.0 and read_report(lp_ft)["train_loss"] > 0  # then finetuned
+    assert read_report(lp_ft)["epoch"] == 1.0 and read_report(lp_ft)["final_train_loss"] > 0  # then finetuned
 
     with pytest.raises(ValueError, match="--save_linear_probe keeps the probe"):
         _finetune(tmp_path, "no_probe_kept", tiny_cls_books, source, ["--save_linear_probe"])
@@ -398,158 +424,11 @@ def test_lp_ft_keeps_its_probe_as_the_frozen_probe_run(tmp_path, tiny_cls_books,
             ["--length_buckets", "--train_sampling_strategy", "group_by_length"],
         )
     assert not (tmp_path / "two_orders").exists()
-    with pytest.raises(ValueError, match="--freeze_embeddings: --gradual_unfreezing thaws them"):
-        _finetune(
-            tmp_path,
-            "thawed",
-            tiny_cls_books,
-            ["--model_name_or_path", str(pretrained_lm_dir)],
-            ["--freeze_embeddings", "--gradual_unfreezing", "1"],
-        )
-    for flag in ("--dropout", "--wise_ft_alpha"):
-        with pytest.raises(ValueError, match=f"{flag} 1.5: give a number from 0 to 1"):
-            _finetune(tmp_path, "out_of_range", tiny_cls_books, source, [flag, "1.5"])
-        assert not (tmp_path / "out_of_range").exists()
-    with pytest.raises(ValueError, match="--keep_review_end 8: give 0 to 7 tokens"):
-        _finetune(tmp_path, "whole_end", tiny_cls_books, source, ["--max_seq_length", "8", "--keep_review_end", "8"])
-    assert not (tmp_path / "whole_end").exists()
-
-
-def test_the_auxiliary_lm_loss_starts_from_the_pretrained_head_and_is_logged(
-    tmp_path, tiny_cls_books, pretrained_lm_dir, monkeypatch
-):
-    """--auxiliary_lm_weight from a pretrained LM: its head starts as the LM's, the loss is logged at every logging
-    step, and the saved classifier holds no trace of the head; wrong combinations are refused before training."""
-    from safetensors.torch import load_file
-
-    from hf_models.tasks import sentiment
-
-    starts, logged = [], []
-
-    class Recorded(sentiment.AuxiliaryLMLoss):
-        def __init__(self, model, *args, **kwargs):
-            super().__init__(model, *args, **kwargs)
-            starts.append(getattr(model, self.head_name).weight.detach().clone())
-
-        def mean_since_last_log(self):
-            logged.append(super().mean_since_last_log())
-            return logged[-1]
-
-    monkeypatch.setattr(sentiment, "AuxiliaryLMLoss", Recorded)
-    source = ["--model_name_or_path", str(pretrained_lm_dir)]
-    out = _finetune(tmp_path, "aux", tiny_cls_books, source, ["--auxiliary_lm_weight", "0.5", "--max_steps", "4"])
-    saved_lm = load_file(pretrained_lm_dir / "model.safetensors")
-    assert len(starts) == 1 and torch.equal(starts[0], saved_lm["lm_head.weight"])
-    assert len(logged) == 2 and all(loss > 0 for loss in logged)  # steps 2 and 4 (--logging_steps 2)
-    assert not any(name.startswith("auxiliary") for name in load_file(out / "model.safetensors"))
-
-    for extra, message in (
-        (["--freeze_backbone"], "which --freeze_backbone keeps"),
-        (["--causal_mask", "false"], "a bidirectional backbone sees"),
-        (["--auxiliary_lm_positions", "0"], "a share of positions in"),
-    ):
-        with pytest.raises(ValueError, match=message):
-            _finetune(tmp_path, "refused", tiny_cls_books, source, ["--auxiliary_lm_weight", "1", *extra])
-
-
-def test_a_backward_lm_its_classifier_and_their_ensemble_read_reviews_last_to_first(
-    tmp_path, tiny_cls_books, sentiment_tokenizer_dir, pretrained_lm_dir, monkeypatch
-):
-    """reads_reversed_text: pretrain.py trains a backward LM (each document's tokens reversed), a stage continued
-    from it stays backward, the sentiment recipe reverses the reviews for it, and benchmarks/ensemble_sentiment.py
-    scores each run as it was finetuned and averages their probabilities."""
-    import ensemble_sentiment  # benchmarks/ensemble_sentiment.py
-    from datasets import Dataset
-    from transformers import AutoTokenizer
-
-    from hf_models.tasks import sentiment
-
-    texts = Dataset.from_dict({"text": ["un bon livre", "lent et mauvais"]})
-    tokenizer = AutoTokenizer.from_pretrained(sentiment_tokenizer_dir)
-    kept = sentiment.encode_reviews(texts, tokenizer, 32)["input_ids"]
-    backward = sentiment.encode_reviews(texts, tokenizer, 32, reverse=True)["input_ids"]
-    assert backward == [ids[::-1] for ids in kept] != kept
-    reversed_by = {}
-
-    def spy(name, function):
-        def recorded(*args, reverse=False, **kwargs):
-            reversed_by.setdefault(name, []).append(reverse)
-            return function(*args, reverse=reverse, **kwargs)
-
-        return recorded
-
-    monkeypatch.setattr(pretrain, "tokenize_and_group", spy("pretrain", pretrain.tokenize_and_group))
-    monkeypatch.setattr(sentiment, "encode_reviews", spy("finetune", sentiment.encode_reviews))
-    lm_args = ["--objective", "clm", "--block_size", "32", "--max_steps", "4", "--per_device_train_batch_size", "8"]
-    backward_lm, review_stage = tmp_path / "backward_lm", tmp_path / "review_stage"
-    pretrain.main(
-        [*lm_args, "--train_files", str(tiny_cls_books / "train.review.spm"), "--output_dir", str(backward_lm)]
-        + ["--tokenizer_name_or_path", str(sentiment_tokenizer_dir)]
-        + ["--config_overrides", TINY + ",reads_reversed_text=true", *COMMON]
-    )
-    pretrain.main(
-        [
-            *lm_args,
-            "--train_files",
-            str(tiny_cls_books / "valid.review.spm"),
-            "--output_dir",
-            str(review_stage),
-            "--model_name_or_path",
-            str(backward_lm),
-            *COMMON,
-        ]
-    )
-    assert reversed_by.pop("pretrain") == [True, True]
-    assert json.loads((review_stage / "config.json").read_text())["reads_reversed_text"] is True
-    with pytest.raises(ValueError, match="a backward LM is trained with --objective clm, not mlm"):
-        pretrain.main(
-            [
-                "--objective",
-                "mlm",
-                "--train_files",
-                str(tiny_cls_books / "train.review.spm"),
-                "--output_dir",
-                str(tmp_path / "backward_mlm"),
-                "--model_name_or_path",
-                str(backward_lm),
-                *COMMON,
-            ]
-        )
-    assert not (tmp_path / "backward_mlm").exists()
-
-    forward = _finetune(tmp_path, "forward", tiny_cls_books, ["--model_name_or_path", str(pretrained_lm_dir)])
-    backward = _finetune(tmp_path, "backward", tiny_cls_books, ["--model_name_or_path", str(review_stage)])
-    assert reversed_by.pop("finetune") == [False, True]
-    assert json.loads((backward / "config.json").read_text())["reads_reversed_text"] is True
-
-    def ensemble(name, runs):
-        out = tmp_path / name
-        report = ensemble_sentiment.main(
-            ["--runs", *map(str, runs), "--data_dir", str(tiny_cls_books), "--output_dir", str(out)]
-        )
-        return report, (out / "test_predictions.txt").read_text()
-
-    # A run averaged with itself is that run: its validation accuracy and its test predictions.
-    alone, predictions = ensemble("backward_twice", [backward, backward])
-    assert alone["validation_accuracy"] == pytest.approx(read_report(backward)["eval_accuracy"])
-    assert predictions == (backward / "test_predictions.txt").read_text() and predictions.count("\n") == 40
-    both, _ = ensemble("bidirectional", [forward, backward])
-    assert both["validation_accuracy_per_run"] == {
-        str(forward): pytest.approx(read_report(forward)["eval_accuracy"]),
-        str(backward): pytest.approx(read_report(backward)["eval_accuracy"]),
-    }
-    with pytest.raises(ValueError, match="holds an earlier ensemble: give --overwrite_output_dir"):
-        ensemble("bidirectional", [forward, backward])
-    with pytest.raises(ValueError, match="give two or more finetuned classifiers"):
-        ensemble("one", [forward])
-    with pytest.raises(ValueError, match=f"--runs {review_stage}: no readable .*report.json with the run's sentiment"):
-        ensemble("an_lm", [forward, review_stage])
-    assert not (tmp_path / "one").exists() and not (tmp_path / "an_lm").exists()
 
 
 def test_finetune_sentiment_transfer_flags_reach_the_model(tmp_path, tiny_cls_books, pretrained_lm_dir):
-    """--classifier_pooling concat, --classifier_dropout, --gradual_unfreezing and --selection_split_percentage land
-    in the saved config, the frozen layers and the chosen epoch."""
+    """--classifier_pooling all_layers, --classifier_dropout and --gradual_unfreezing land in the saved config and the
+    frozen layers."""
     from safetensors.torch import load_file
 
     out = _finetune(
@@ -559,7 +438,7 @@ def test_finetune_sentiment_transfer_flags_reach_the_model(tmp_path, tiny_cls_bo
         ["--model_name_or_path", str(pretrained_lm_dir)],
         [
             "--classifier_pooling",
-            "concat",
+            "all_layers",
             "--classifier_dropout",
             "0.2",
             "--gradual_unfreezing",
@@ -569,54 +448,12 @@ def test_finetune_sentiment_transfer_flags_reach_the_model(tmp_path, tiny_cls_bo
         ],
     )
     config = json.loads((out / "config.json").read_text())
-    assert (config["classifier_pooling"], config["classifier_dropout"]) == ("concat", 0.2)
+    assert (config["classifier_pooling"], config["classifier_dropout"]) == ("all_layers", 0.2)
     lm, clf = load_file(pretrained_lm_dir / "model.safetensors"), load_file(out / "model.safetensors")
-    assert clf["classifier.weight"].shape == (2, 3 * 32)
+    assert clf["classifier.weight"].shape == (2, 2 * (2 + 1) * 32)  # mean and max of 3 hidden states
     # 3 epochs, one more group each after the first: the top block trained, the embeddings never thawed.
     assert torch.equal(lm["model.embed_tokens.weight"], clf["model.embed_tokens.weight"])
     assert not torch.equal(lm["model.layers.1.mlp.fc1.weight"], clf["model.layers.1.mlp.fc1.weight"])
-
-    out = _finetune(
-        tmp_path,
-        "selection",
-        tiny_cls_books,
-        ["--model_name_or_path", str(pretrained_lm_dir)],
-        ["--selection_split_percentage", "25", "--num_train_epochs", "3"],
-    )
-    report = read_report(out)
-    selection = report["selection_accuracy_per_epoch"]
-    assert len(selection) == 3 and len(report["eval_accuracy_per_epoch"]) == 3
-    assert report["train_samples"] == 72  # 96 training reviews, 24 held out
-    best_epoch = selection.index(max(selection)) + 1
-    assert report["selected_epoch"] == best_epoch
-    assert report["eval_accuracy"] == report["eval_accuracy_per_epoch"][best_epoch - 1]["accuracy"]
-    with pytest.raises(ValueError, match="average_last_epochs"):
-        _finetune(
-            tmp_path,
-            "both",
-            tiny_cls_books,
-            ["--model_name_or_path", str(pretrained_lm_dir)],
-            ["--selection_split_percentage", "25", "--average_last_epochs", "2"],
-        )
-
-
-def test_pretrain_replaced_token_detection_then_finetune(tmp_path, tiny_cls_books, sentiment_tokenizer_dir):
-    """--objective rtd saves ELECTRA's discriminator (bidirectional), which finetunes as a classifier."""
-    out = tmp_path / "rtd"
-    pretrain.main(
-        ["--objective", "rtd", "--train_files", str(tiny_cls_books / "train.review.spm")]
-        + ["--tokenizer_name_or_path", str(sentiment_tokenizer_dir), "--config_overrides", TINY + ",norm_first=true"]
-        + ["--block_size", "32", "--output_dir", str(out), "--max_steps", "8", "--per_device_train_batch_size", "8"]
-        + ["--generator_layers", "1", "--mlm_probability", "0.3"]
-        + COMMON
-    )
-    config = json.loads((out / "config.json").read_text())
-    assert config["architectures"] == ["SmallEncoderForPreTraining"] and config["is_causal"] is False
-    assert read_report(out)["objective"] == "rtd"
-    clf = _finetune(
-        tmp_path, "from_rtd", tiny_cls_books, ["--model_name_or_path", str(out)], ["--num_train_epochs", "1"]
-    )
-    assert json.loads((clf / "config.json").read_text())["is_causal"] is False
 
 
 # --------------------------------------------------------------------------------------------------

@@ -3,14 +3,16 @@ recitations equal to one-at-a-time ones, and the three birthplace steps with the
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 import torch
 from test_recipes import COMMON, TINY, assert_run_outputs, read_report
 
 from hf_models import SmallEncoderConfig, SmallEncoderForCausalLM, app
+from hf_models.app import tabs as app_tabs
 from hf_models.data import IGNORE_INDEX, encode_reciting_qa, load_birthplace, person_name
-from hf_models.tasks import birthplace, qa_formats
+from hf_models.tasks import birthplace, qa_decoding, qa_formats
 from hf_models.tasks.qa_formats import RecitingQAFormat
 from hf_models.tasks.recitation_spans import answer_log_likelihoods, recitation_spans
 from hf_models.textio import UsageError
@@ -60,47 +62,6 @@ def test_rows_put_the_recitation_before_the_question_and_the_loss_on_the_answer(
     assert prompt_only["input_ids"] == [prompt]
     with pytest.raises(ValueError, match="2 recitations for 1 questions"):
         encode_reciting_qa(examples, tok, 64, [recitation, recitation])
-
-
-def test_counterfactual_rows_swap_the_birthplace_in_the_opening_and_the_answer():
-    questions = [f"Where was Person {i} born?" for i in range(200)]
-    answers = ["London", "Paris", "New York"] * 66 + ["Oslo", "Rome"]
-    openings = [f"Person {i}. Person {i} was born in {answer} ." for i, answer in enumerate(answers)]
-    openings[0] = "Person 0. Person 0 was a painter ."  # the answer is not in the opening: never swapped
-    swapped = qa_formats.swap_birthplaces(questions, answers, openings, rate=0.5)
-    assert 0 not in swapped and 70 < len(swapped) < 130  # about half, chosen by a hash of the question
-    for i, (opening, answer) in swapped.items():
-        assert answer != answers[i] and answer in set(answers)  # another training answer
-        assert opening == openings[i].replace(answers[i], answer)
-    assert qa_formats.swap_birthplaces(questions, answers, openings, rate=0.5) == swapped  # the same in every run
-    assert qa_formats.swap_birthplaces(questions, answers, openings, rate=0.0) == {}
-    assert len(qa_formats.swap_birthplaces(questions, answers, openings, rate=1.0)) == 199
-    # Whole words only: "York" is not swapped inside "New York".
-    only_york = qa_formats.swap_birthplaces(["q"], ["York"], ["Person. Born in New Yorkshire ."], rate=1.0)
-    assert only_york == {}
-
-
-def test_counterfactual_twins_read_the_swapped_place(tiny_tokenizer):
-    qa = RecitingQAFormat(recite_tokens=30, paragraphs=PARAGRAPHS, counterfactual=1.0)
-    examples = {
-        "question": ["Where was Ada Lovelace born?", "Where was Ada Smith born?"],
-        "answer": ["London", "Paris"],
-    }
-    rows = qa.encode(examples, tiny_tokenizer, block_size=64)
-    plain = RecitingQAFormat(recite_tokens=30, paragraphs=PARAGRAPHS).encode(examples, tiny_tokenizer, block_size=64)
-    assert rows["input_ids"][:2] == plain["input_ids"] and len(rows["input_ids"]) == 4  # the real rows, then twins
-    swaps = (("London", "Paris"), ("Paris", "London"))  # two people: each twin gets the other's place
-    for row, labels, (real, other) in zip(rows["input_ids"][2:], rows["labels"][2:], swaps, strict=True):
-        text = tiny_tokenizer.decode(row)
-        answer = tiny_tokenizer.decode([t for t in labels if t != IGNORE_INDEX])
-        assert other in answer and real not in answer  # the swapped place is the answer...
-        assert f"born in {other}" in text or f"Born in {other}" in text  # ...and the opening says so
-    assert qa.counterfactual_rows(examples, tiny_tokenizer) == 2
-    twins = qa.encode_twins(examples, tiny_tokenizer, block_size=64)  # pretraining's: no loss on the swapped opening
-    assert twins["input_ids"] == rows["input_ids"][2:] and twins["labels"] == rows["labels"][2:]
-    assert all(labels[: labels.index(next(t for t in labels if t != IGNORE_INDEX))] for labels in twins["labels"])
-    with pytest.raises(ValueError, match="fraction"):
-        RecitingQAFormat(recite_tokens=3, counterfactual=1.5)
 
 
 def test_batched_recitations_and_answers_equal_one_at_a_time(tiny_tokenizer):
@@ -223,6 +184,15 @@ def test_recite_tokens_with_the_course_vocabulary_or_span_corruption_is_refused(
         birthplace.BirthplaceArguments(data_dir=data, recite_tokens=-1)
     with pytest.raises(ValueError, match="--answer_from_recitation chooses the answer in the recitation"):
         birthplace.BirthplaceArguments(data_dir=data, answer_from_recitation=True)
+    # A finetuning of a course model: its tokenizer holds the course's characters.
+    from hf_models.tokenization import build_course_tokenizer
+
+    characters = build_course_tokenizer("cs224n-char", data)
+    with pytest.raises(UsageError, match="a model of the course's characters answers directly"):
+        birthplace.qa_format(birthplace.BirthplaceArguments(data_dir=data, recite_tokens=8), characters)
+    assert type(birthplace.qa_format(birthplace.BirthplaceArguments(data_dir=data), characters)).__name__ == (
+        "CourseQAFormat"
+    )
     with pytest.raises(UsageError, match="needs --pretraining_objective openings"):
         birthplace.main(
             ["pretrain", "--data_dir", data, "--output_dir", str(tmp_path / "sc"), "--tokenizer_vocab_size", "600"]
@@ -231,7 +201,8 @@ def test_recite_tokens_with_the_course_vocabulary_or_span_corruption_is_refused(
 
 
 def test_birthplace_steps_with_recitation(tmp_path, synthetic_birthplace_dir, capsys, monkeypatch):
-    """Mixed pretraining on openings and reciting QA rows, a reciting finetuning, then answers after recitations."""
+    """Mixed pretraining on openings and reciting QA rows, a reciting finetuning that answers from its recitation,
+    then `evaluate` and the app answering as each run record says."""
     data = str(synthetic_birthplace_dir)
     pre, ft = tmp_path / "pretrain", tmp_path / "finetune"
     recite = ["--recite_tokens", "24"]
@@ -245,64 +216,73 @@ def test_birthplace_steps_with_recitation(tmp_path, synthetic_birthplace_dir, ca
     assert read_report(pre)["train_samples"] == 330 + 240  # openings + reciting QA rows
     birthplace.main(
         ["finetune", "--data_dir", data, "--model_name_or_path", str(pre), "--output_dir", str(ft), *recite]
-        + ["--max_steps", "8", "--per_device_train_batch_size", "32", "--learning_rate", "3e-3", *COMMON]
+        + ["--answer_from_recitation", "--max_steps", "8", "--per_device_train_batch_size", "32"]
+        + ["--learning_rate", "3e-3", *COMMON]
     )
     assert_run_outputs(ft, loss_falls=False)
-    capsys.readouterr()
-    metrics = birthplace.main(["evaluate", "--data_dir", data, "--model_name_or_path", str(ft), *recite])
-    assert metrics["total"] == 60 and f"Correct: {metrics['correct']} out of 60" in capsys.readouterr().out
-    # The other format would score answers to prompts the model never saw: refused, naming the flag to give.
-    with pytest.raises(UsageError, match="trained to answer after a 24-token recitation .* --recite_tokens 24"):
-        birthplace.main(["evaluate", "--data_dir", data, "--model_name_or_path", str(ft)])
-    with pytest.raises(UsageError, match="trained to answer after a 24-token recitation .* --recite_tokens 24"):
-        birthplace.main(["evaluate", "--data_dir", data, "--model_name_or_path", str(pre), "--recite_tokens", "8"])
 
-    # The finetuning saves how it answers in its config: the recitation's length and the training answers' shape.
+    # How each model answers is in its run record alone, never in its config.
     train_answers = load_birthplace(data)["train"]["answer"]
-    shape = {
-        "recite_tokens": 24,
+    spans_shape = {
         "answer_words": max(len(answer.split()) for answer in train_answers),
         "capitalized_answers": all(answer[:1].isupper() for answer in train_answers),
     }
-    assert json.loads((ft / "config.json").read_text())["answer_format"] == shape
-    # So the app answers as `evaluate --answer_from_recitation` does, with no run record (a Hub model has none).
-    hub_like = tmp_path / "hub_like"
-    shutil.copytree(ft, hub_like)
-    (hub_like / "run_record.json").unlink()
-    dev_question = load_birthplace(data)["validation"]["question"][0]
-    predictions = tmp_path / "spans.txt"
-    birthplace.main(
-        [
-            "evaluate",
-            "--data_dir",
-            data,
-            "--model_name_or_path",
-            str(ft),
-            *recite,
-            "--answer_from_recitation",
-            "--predictions_file",
-            str(predictions),
-        ]
-    )
-    assert app._answer(app.load_model(str(hub_like)), dev_question) == predictions.read_text().splitlines()[0]
-    spans = RecitingQAFormat(24, answer_words=shape["answer_words"], capitalized_answers=shape["capitalized_answers"])
-    assert (
-        app._answer(app.load_model(str(hub_like)), dev_question)
-        == spans.predict(*_loaded(ft), [dev_question], None, 1)[0]
-    )
+    assert qa_formats.answer_format_of(ft) == {"recite_tokens": 24, **spans_shape}
+    assert qa_formats.answer_format_of(pre) == {"recite_tokens": 24, "answer_words": 0, "capitalized_answers": False}
+    assert all("answer_format" not in json.loads((run / "config.json").read_text()) for run in (pre, ft))
 
-    # A run saved before configs carried it: the run record says it recites, and the app generates the answer
-    # after the recitation (two generations).
-    config = json.loads((ft / "config.json").read_text())
-    del config["answer_format"]
-    (ft / "config.json").write_text(json.dumps(config))
+    # evaluate takes no flag for it: the finetuned model answers with spans of its recitation, ...
+    capsys.readouterr()
+    predictions = tmp_path / "spans.txt"
+    evaluate = ["evaluate", "--data_dir", data, "--predictions_file", str(predictions), "--overwrite_output_dir"]
+    metrics = birthplace.main([*evaluate, "--model_name_or_path", str(ft)])
+    assert metrics["total"] == 60 and f"Correct: {metrics['correct']} out of 60" in capsys.readouterr().out
+    spans = RecitingQAFormat(24, **spans_shape)
+    questions = load_birthplace(data)["validation"]["question"]
+    assert predictions.read_text().splitlines() == spans.predict(*_loaded(ft), questions, None, 64)
+    # ... and the app gives the same answers.
+    assert app_tabs._answer(app.load_model(str(ft)), questions[0]) == predictions.read_text().splitlines()[0]
+
+    # The pretrained model generates its answer after the recitation: two generations, in evaluate and in the app.
+    generated = RecitingQAFormat(24).predict(*_loaded(pre), questions, None, 64)
     calls = []
-    real = qa_formats.greedy_completions
-    monkeypatch.setattr(qa_formats, "greedy_completions", lambda *a, **k: calls.append(k) or real(*a, **k))
-    answer = app._answer(app.load_model(str(ft)), dev_question)
-    assert (
-        len(calls) == 2 and answer == RecitingQAFormat(24).predict(*_loaded(ft), [dev_question], None, batch_size=1)[0]
-    )
+    real = qa_decoding.greedy_completions
+    monkeypatch.setattr(qa_decoding, "greedy_completions", lambda *a, **k: calls.append(k) or real(*a, **k))
+    birthplace.main([*evaluate, "--model_name_or_path", str(pre)])
+    assert len(calls) == 2 and predictions.read_text().splitlines() == generated
+    answer = app_tabs._answer(app.load_model(str(pre)), questions[0])
+    assert len(calls) == 4 and answer == generated[0]
+
+    # A model folder whose record does not say how it answers is refused in one line.
+    bare = Path(shutil.copytree(ft, tmp_path / "bare"))
+    (bare / "run_record.json").unlink()
+    with pytest.raises(UsageError, match=r"has no run record \(run_record.json\) to say how it answers"):
+        birthplace.main(["evaluate", "--data_dir", data, "--model_name_or_path", str(bare)])
+    record = json.loads((ft / "run_record.json").read_text())
+    del record["hyperparameters"]["recite_tokens"]
+    (bare / "run_record.json").write_text(json.dumps(record))
+    with pytest.raises(UsageError, match="does not say how it answers"):
+        birthplace.main(["evaluate", "--data_dir", data, "--model_name_or_path", str(bare)])
+    with pytest.raises(UsageError, match="does not say how it answers"):  # the app shows it in one line
+        app_tabs._answer(app.load_model(str(bare)), questions[0])
+
+
+def test_a_hub_model_answers_as_the_run_record_it_ships_says(tmp_path, monkeypatch):
+    """A Hub id's record is downloaded beside its files; a Hub model without one (or offline) is refused."""
+    from hf_models.run_record import RunRecord
+
+    snapshot = tmp_path / "snapshot"
+    snapshot.mkdir()
+    RunRecord(task="birthplace-qa", objective="qa", hyperparameters={"recite_tokens": 40}).save(snapshot)
+    monkeypatch.setattr(qa_formats, "hf_hub_download", lambda repo, name: str(snapshot / name))
+    assert qa_formats.answer_format_of("user/birthplace")["recite_tokens"] == 40
+
+    def missing(repo, name):
+        raise OSError("offline")
+
+    monkeypatch.setattr(qa_formats, "hf_hub_download", missing)
+    with pytest.raises(UsageError, match="user/birthplace has no run record"):
+        qa_formats.answer_format_of("user/birthplace")
 
 
 def _loaded(folder):

@@ -12,7 +12,7 @@ import torch
 
 from hf_models import SmallEncoderForCausalLM
 from hf_models.hub.card import CardOptions, _fmt, build_model_card
-from hf_models.run_record import read_record
+from hf_models.run_record import RunRecord, read_record
 from hf_models.tasks import birthplace
 from hf_models.training import build_config
 
@@ -47,6 +47,8 @@ def scored_folder(tmp_path_factory, synthetic_birthplace_dir, tiny_tokenizer):
     model = SmallEncoderForCausalLM(build_config("cs224n-mingpt", TINY, tiny_tokenizer, is_causal=True))
     model.save_pretrained(out)
     tiny_tokenizer.save_pretrained(out)
+    # How it answers (directly), as its training would have recorded it.
+    RunRecord(task="birthplace-qa", objective="qa", hyperparameters={"recite_tokens": 0}).save(out)
     data = synthetic_birthplace_dir
     scores = {}
     for split, order in (("validation", ("london", "model", "common")), ("train", ("model", "london", "common"))):
@@ -94,3 +96,20 @@ def test_model_card_reports_the_model_and_labels_each_baseline(scored_folder):
             assert "(baseline, not this model)" in line and line.endswith(f"| {_fmt(scores[split, key])} |")
     model_lines = [line for line in results.splitlines() if line.startswith("| exact_match |")]
     assert len(model_lines) == 2 and not any("baseline" in line for line in model_lines)
+
+
+def test_one_evaluation_per_epoch_the_last_one():
+    """A run's final evaluation logs at the epoch where training stopped, which an evaluation during training already
+    has: the per-epoch curves keep one entry an epoch, the last (the model the run kept), in the record and in the
+    sentiment report alike."""
+    from hf_models.run_record import one_per_epoch
+    from hf_models.tasks.sentiment_predictions import validation_per_epoch
+
+    history = [
+        {"epoch": 0.3, "eval_accuracy": 0.5, "eval_f1": 0.4, "step": 3},
+        {"epoch": 0.3, "loss": 0.7, "step": 3},
+        {"epoch": 0.3, "eval_accuracy": 0.75, "eval_f1": 0.7, "step": 3},  # the final evaluation
+    ]
+    assert validation_per_epoch(history)["eval_accuracy_per_epoch"] == [{"epoch": 0.3, "accuracy": 0.75, "f1": 0.7}]
+    entries = [{"epoch": 1.0, "accuracy": 0.6}, {"epoch": 2.0, "accuracy": 0.7}, {"epoch": 2.0, "accuracy": 0.65}]
+    assert one_per_epoch(entries) == [{"epoch": 1.0, "accuracy": 0.6}, {"epoch": 2.0, "accuracy": 0.65}]

@@ -1,9 +1,13 @@
 """benchmarks/write_results.py reads the runs of the benchmark plan (benchmarks/plan.py) from one bench folder: every
 row from this folder, headline test predictions from it too, and an error naming any run that is missing or failed
-(never a row kept from an earlier run)."""
+(never a row kept from an earlier run). With --report it renders BENCHMARKS.md and docs/levers.md from results.json
+and benchmarks/levers.json (benchmarks/report.py): every table's figures from the JSON, the committed files equal to
+what the generator renders."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import re
 import runpy
@@ -14,6 +18,8 @@ from pathlib import Path
 
 import plan
 import pytest
+import report
+from test_label_curve import write_fake_curve_runs
 
 from hf_models.run_record import Evaluation, RunRecord
 
@@ -80,6 +86,7 @@ def _bench(bench: Path, profile: str = "cpu") -> dict[str, int]:
     for row in plan.sentiment_rows(profile):
         for i, run in enumerate(row.runs):  # the seeds after the first lose 0.02 at the end
             _sentiment_run(bench / run, [*SENTIMENT[row.key][:-1], SENTIMENT[row.key][-1] - 0.02 * i], str(i % 2))
+    write_fake_curve_runs(bench, profile)  # the label-budget curve's own runs (its full budget: the rows above)
     steps = {step.name for steps in plan.plan(profile).values() for step in steps if step.timed}
     seconds = {name: 1 + i for i, name in enumerate(sorted(steps))}
     (bench / "timings.tsv").write_text("".join(f"{name}\t{s}\tpython {name}\n" for name, s in seconds.items()))
@@ -110,7 +117,11 @@ def _write_results(monkeypatch, bench: Path, results: Path, predictions: Path, *
         *extra,
     ]
     monkeypatch.setattr(sys, "argv", argv)
-    runpy.run_path(str(REPO_ROOT / "benchmarks" / "write_results.py"), run_name="__main__")
+    stderr = io.StringIO()
+    with contextlib.redirect_stderr(stderr), pytest.raises(SystemExit) as exit_:  # the script's exit status
+        runpy.run_path(str(REPO_ROOT / "benchmarks" / "write_results.py"), run_name="__main__")
+    if exit_.value.code:  # its one `error: ...` line, as the SystemExit it was raised as
+        raise SystemExit(stderr.getvalue())
 
 
 def test_rows_and_headline_predictions_come_from_this_bench_folder(tmp_path, monkeypatch):
@@ -143,6 +154,9 @@ def test_rows_and_headline_predictions_come_from_this_bench_folder(tmp_path, mon
         == "python se_tokenizer && python se_scratch_seed42 && python se_scratch_seed43 && python se_scratch_seed44"
     )
     assert written["throughput"] == {"kept": 1}  # other sections are kept as they are
+    # The label-budget curve, its full budget the rows' own runs and predictions.
+    assert written["sentiment_label_curve"]["rows"]["pretrained_lp_ft"]["1600"]["mean"] == pytest.approx(0.735)
+    assert (predictions / "sentiment_curve" / "tfidf" / "n24_seed44.txt").read_text() == "tfidf 24 44\n"
     # The headline is the best row of this folder: pretrained, its first seed's predictions.
     assert (predictions / "sentiment_test_predictions.txt").read_text() == "0\n0\n"
     readme = (predictions / "README.md").read_text()
@@ -306,3 +320,161 @@ def test_a_baseline_in_a_models_folder_is_never_reported_as_the_model(tmp_path, 
         assert rows[row.key].get("tune_split_acc") == tune, row.key
     for model, (finetuned, pretrained) in plan.tune_split_choice("cpu").items():  # the better on the tune split
         assert rows[model]["chosen_row"] == max((finetuned, pretrained), key=lambda key: BIRTHPLACE[key][1])
+
+
+def _small_results() -> dict:
+    """One row or two of each section the report renders, with figures found nowhere else."""
+    run = {"hardware": "test machine", "date": "2026-01-02", "std": 0.01, "wall_time_s": 1234}
+    bp_command = "python recipes/birthplace.py pretrain --num_train_epochs 7 && python recipes/birthplace.py evaluate"
+    birthplace = {
+        "vanilla_recite_pretrain_only": {**run, "value": 0.612, "correct": 306, "total": 500, "tune_split_acc": 0.585},
+        "vanilla_recite_finetuned": {**run, "value": 0.598, "correct": 299, "total": 500, "tune_split_acc": 0.57},
+    }
+    birthplace = {key: {**row, "command": bp_command} for key, row in birthplace.items()}
+    birthplace["vanilla_recite"] = {
+        **birthplace["vanilla_recite_pretrain_only"],
+        "chosen_row": "vanilla_recite_pretrain_only",
+    }
+    sentiment = {
+        "scratch": {**run, "value": 0.7117, "per_epoch": [0.6011, 0.7117], "per_seed": {"a": 0.7, "b": 0.7233}},
+        "pretrained_lp_ft": {**run, "value": 0.7733, "per_epoch": [0.7022, 0.7733], "per_seed": {"a": 0.77}},
+    }
+    return {
+        "birthplace_dev_acc_gpu": birthplace,
+        "sentiment_valid_acc_gpu_large": sentiment,
+        "sentiment_test_acc": {
+            "profiles": {"gpu_large": {"scratch": 0.713, "scratch_lp_ft": 0.801, "pretrained_lp_ft": 0.799}},
+            "pretrained_minus_scratch_points": {"gpu_large": 2.7},
+            "pretrained_minus_scratch_note": "unrounded",
+            "tfidf_logistic_regression": {"train_and_validation": 0.844, "train": 0.839},
+        },
+        "throughput": {
+            **run,
+            "dtype": "fp32",
+            "train_tokens_per_s": 4321,
+            "train_ratio_vs_gpt2": 1.234,
+            "kv_cache_speedup": 9.87,
+            "command": "python benchmarks/throughput.py",
+        },
+        "tokenizer_compression": {
+            **run,
+            "measure": "characters per token",
+            "rows": [
+                {
+                    "files": "wiki.txt",
+                    "characters": 1000,
+                    "vocab_size": 800,
+                    "actual_vocab_size": 799,
+                    "chars_per_token": 3.21,
+                }
+            ],
+        },
+    }
+
+
+LEVERS = [
+    {
+        "task": "sentiment",
+        "lever": "L2-SP (`--decay_toward_start`)",
+        "what": "decay toward the start",
+        "effect": "−5.25 points",
+        "measured_on": "validation",
+        "decision": "removed",
+    },
+    {
+        "task": "sentiment",
+        "lever": "LP-FT (`--head_init linear_probe`)",
+        "effect": "+2.3 points",
+        "measured_on": "test",
+        "decision": "kept",
+    },
+]
+
+
+def _rows(text: str, label: str) -> list[str]:
+    """The table lines of a row, by their first cell, in the order of the report."""
+    return [line for line in text.splitlines() if line.startswith(f"| {label} |")]
+
+
+def _row(text: str, label: str) -> str:
+    (line,) = _rows(text, label)
+    return line
+
+
+def test_every_table_of_the_report_comes_from_results_json():
+    results = _small_results()
+    text = report.render_benchmarks(results, LEVERS)
+
+    assert "## Birthplace (CS224N a5) on a GPU" in text and "## Birthplace (CS224N a5) on 2 CPU cores" not in text
+    assert (
+        _row(text, "**vanilla, reciting** (headline)")
+        == "| **vanilla, reciting** (headline) | 7 | 61.2 % ± 1.0 % (306/500) | 58.5 % | 1,234 s |"
+    )
+    assert "vanilla, reciting **61.2 %**" in text  # the headline line: the tune split's choice
+    assert _rows(text, "scratch") == [
+        "| scratch | 60.11 % | 71.17 % ± 1.00 | 70.00 / 72.33 | 1,234 s |",  # validation
+        "| scratch | 71.3 % |",  # test
+    ]
+    assert "pretrained LP-FT **77.33 %**" in text
+    assert report.COMMANDS["sentiment_valid_acc_gpu_large"] in text and "Date: 2026-01-02" in text
+    assert _row(text, "scratch LP-FT") == "| scratch LP-FT | 80.1 % |"  # the test table: a column per profile present
+    assert _row(text, "frozen linear probe") == "| frozen linear probe | — |"
+    assert "pretrained − scratch +2.7" in text and "**84.4 %** test" in text
+    assert (
+        _row(text, "`throughput`")
+        == "| `throughput` | cs224n-mingpt | test machine, fp32 | — | 4,321 | 1.23× | — | 9.87× | 2026-01-02 |"
+    )
+    assert _row(text, "`wiki.txt`") == "| `wiki.txt` | 1,000 | 800 | 799 | 3.21 |"
+    assert (
+        _row(text, "L2-SP (`--decay_toward_start`)")
+        == "| L2-SP (`--decay_toward_start`) | sentiment | −5.25 points | validation | removed |"
+    )
+
+    # Change a value in the JSON: the report changes with it.
+    results["sentiment_test_acc"]["profiles"]["gpu_large"]["scratch_lp_ft"] = 0.555
+    results["birthplace_dev_acc_gpu"]["vanilla_recite_pretrain_only"]["tune_split_acc"] = 0.432
+    changed = report.render_benchmarks(results, LEVERS)
+    assert _row(changed, "scratch LP-FT") == "| scratch LP-FT | 55.5 % |"
+    assert "| 43.2 % |" in _row(changed, "**vanilla, reciting** (headline)")
+
+
+def test_the_levers_page_lists_the_removed_levers_for_users():
+    text = report.render_levers_doc(LEVERS)
+
+    assert _row(text, "L2-SP (`--decay_toward_start`)") == (
+        "| L2-SP (`--decay_toward_start`) | decay toward the start | −5.25 points | validation |"
+    )
+    assert "linear_probe" not in text  # a kept lever is not listed
+    assert "git checkout lab-levers" in text
+    assert not re.search(r"\d{4}-\d{2}-\d{2}|\bissue\b", text)  # a user document: no dates, no issue numbers
+
+
+def test_report_mode_writes_both_files_from_the_given_json(tmp_path, monkeypatch):
+    results, levers = tmp_path / "results.json", tmp_path / "levers.json"
+    results.write_text(json.dumps(_small_results()), encoding="utf-8")
+    levers.write_text(json.dumps({"levers": LEVERS}), encoding="utf-8")
+    benchmarks_md, levers_md = tmp_path / "BENCHMARKS.md", tmp_path / "levers.md"
+    argv = ["write_results.py", "--report", "--results", str(results), "--levers", str(levers)]
+    argv += ["--benchmarks_md", str(benchmarks_md), "--levers_md", str(levers_md)]
+    monkeypatch.setattr(sys, "argv", argv)
+
+    with pytest.raises(SystemExit) as exit_status:  # the script's entry point exits with its status
+        runpy.run_path(str(REPO_ROOT / "benchmarks" / "write_results.py"), run_name="__main__")
+    assert exit_status.value.code in (0, None)
+    assert benchmarks_md.read_text(encoding="utf-8") == report.render_benchmarks(_small_results(), LEVERS)
+    assert levers_md.read_text(encoding="utf-8") == report.render_levers_doc(LEVERS)
+    assert json.loads(results.read_text(encoding="utf-8")) == _small_results()  # the results are only read
+
+
+def test_committed_report_is_what_the_generator_renders_and_at_most_25_kb():
+    """BENCHMARKS.md and docs/levers.md cannot drift from benchmarks/results.json and benchmarks/levers.json:
+    after a change to either, run `python benchmarks/write_results.py --report`."""
+    results = json.loads((REPO_ROOT / "benchmarks" / "results.json").read_text(encoding="utf-8"))
+    levers = report.read_levers(REPO_ROOT / "benchmarks" / "levers.json")
+    committed = (REPO_ROOT / "BENCHMARKS.md").read_text(encoding="utf-8")
+
+    assert committed == report.render_benchmarks(results, levers)
+    assert (REPO_ROOT / "docs" / "levers.md").read_text(encoding="utf-8") == report.render_levers_doc(levers)
+    assert len(committed.encode("utf-8")) <= 25_000
+    assert "agreement with tf-idf" not in committed.lower()  # the test accuracies replace those estimates
+    assert not re.search(r"\bissue\b", committed, re.IGNORECASE)

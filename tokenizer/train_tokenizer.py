@@ -22,7 +22,7 @@ from collections.abc import Iterator
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "true")
 
 
-from hf_models.safety import check_output_dir, command_line
+from hf_models.safety import check_flag_ranges, check_output_dir, command_line, saving_into
 from hf_models.textio import UsageError
 from hf_models.tokenization import (
     DEFAULT_MODEL_MAX_LENGTH,
@@ -33,11 +33,11 @@ from hf_models.tokenization import (
     iter_text_lines,
     train_bpe_tokenizer,
 )
-from hf_models.training import expand_arguments_file
+from hf_models.training import HelpFormatter, expand_arguments_file
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--files", nargs="+", required=True, help="text files (plain or .gz) or folders of them")
     parser.add_argument("--vocab_size", type=int, required=True, help="vocabulary size, special tokens included")
     parser.add_argument("--output_dir", required=True, help="where to save the tokenizer")
@@ -80,37 +80,37 @@ def _take_chars(lines: Iterator[str], max_chars: int | None) -> Iterator[str]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    try:
-        files = iter_text_files(args.files)
-        inputs = [("--files", f) for f in [*args.files, *files]]
-        check_output_dir(args.output_dir, overwrite=args.overwrite_output_dir, inputs=inputs)
-        empty = [str(f) for f in files if f.stat().st_size == 0]
-        if empty:
-            raise UsageError(f"empty file(s): {', '.join(empty)}; give files with text")
+    check_flag_ranges(args)
+    files = iter_text_files(args.files)
+    inputs = [("--files", f) for f in [*args.files, *files]]
+    check_output_dir(args.output_dir, overwrite=args.overwrite_output_dir, inputs=inputs)
+    empty = [str(f) for f in files if f.stat().st_size == 0]
+    if empty:
+        raise UsageError(f"empty file(s): {', '.join(empty)}; give files with text")
 
-        def corpus() -> Iterator[str]:
-            return _take_chars(iter_text_lines(files), args.max_chars)
+    def corpus() -> Iterator[str]:
+        return _take_chars(iter_text_lines(files), args.max_chars)
 
-        print(f"Training a byte-level BPE tokenizer (vocab {args.vocab_size}) on {len(files)} file(s)", flush=True)
-        start = time.perf_counter()
-        tok = train_bpe_tokenizer(
-            corpus(),
-            vocab_size=args.vocab_size,
-            output_dir=args.output_dir,
-            model_max_length=args.model_max_length,
-            min_frequency=args.min_frequency,
-            show_progress=not args.no_progress,
-        )
-        train_s = time.perf_counter() - start
-        # A second pass over the text: the compression is measured on exactly what the tokenizer saw.
-        n_chars = sum(len(line) for line in corpus())
-        start = time.perf_counter()
-        cpt = chars_per_token(tok, corpus())
-        encode_s = time.perf_counter() - start
-    except UsageError:  # TextDecodeError too
-        raise
-    except (OSError, ValueError) as err:  # a missing or unreadable file, a vocabulary too small, no text to measure
-        raise UsageError(str(err)) from None
+    print(f"Training a byte-level BPE tokenizer (vocab {args.vocab_size}) on {len(files)} file(s)", flush=True)
+    start = time.perf_counter()
+    tok = train_bpe_tokenizer(
+        corpus(),
+        vocab_size=args.vocab_size,
+        model_max_length=args.model_max_length,
+        min_frequency=args.min_frequency,
+        show_progress=not args.no_progress,
+    )
+    train_s = time.perf_counter() - start
+    # A second pass over the text: the compression is measured on exactly what the tokenizer saw.
+    n_chars = sum(len(line) for line in corpus())
+    if n_chars == 0:
+        raise UsageError(f"no text in {', '.join(map(str, files))}; give files with text")
+    start = time.perf_counter()
+    cpt = chars_per_token(tok, corpus())
+    encode_s = time.perf_counter() - start
+    # Saved last, each file in one step: a command that fails leaves no half-made tokenizer.
+    with saving_into(args.output_dir) as staging:
+        tok.save_pretrained(str(staging))
     ids = config_token_ids(tok)
     print(f"Saved to {args.output_dir} (vocab {len(tok)}), trained in {train_s:.1f} s")
     if len(tok) < args.vocab_size:

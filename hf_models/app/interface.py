@@ -10,20 +10,25 @@ import argparse
 import functools
 import logging
 import os
-import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .loading import APP_CONFIG_FILE, AppError, LoadedModel, first_line, load_models, read_app_config
+from .loading import APP_CONFIG_FILE, VIEW_NAMES, AppError, LoadedModel, first_line, load_models, read_app_config
 from .tabs import (
+    EXAMPLE_PROMPT,
     EXAMPLE_QUESTION,
     EXAMPLE_REVIEW,
     LONDON_LABEL,
+    QUESTION_FORM,
     answer_birthplace,
     attention_map,
     classify_review,
+    empty_answer_reason,
+    empty_continuation_reason,
+    generate_text,
     render_heatmap,
 )
+from .text import printable
 
 logger = logging.getLogger(__name__)
 
@@ -49,41 +54,82 @@ def shown_as_one_line(fn: Callable) -> Callable:
 
 def _models_markdown(models: Sequence[LoadedModel]) -> str:
     rows = [
-        f"- **{m.label}**: `{m.source}` ({'birthplace QA / causal LM' if m.kind == 'causal-lm' else 'classifier'}, "
-        f"{m.attention_type} attention, {sum(p.numel() for p in m.model.parameters()):,} parameters)"
+        f"- **{printable(m.label)}**: `{printable(m.source)}` ({VIEW_NAMES[m.view]}, "
+        + (f"task `{printable(m.task)}`" if m.task else "no run record")
+        + f"; {m.attention_type} attention, {sum(p.numel() for p in m.model.parameters()):,} parameters)"
         for m in models
     ]
     return "\n".join(["# Try a small-encoder model", "", *rows])
 
 
+def _reasons(lines: Sequence[str]) -> str:
+    """The one-line reasons of the empty outputs, as Markdown (empty when every output has text)."""
+    return "\n".join(f"- {printable(line)}" for line in lines)
+
+
 def _birthplace_tab(gr, models: Sequence[LoadedModel]) -> None:
-    lms = [m for m in models if m.kind == "causal-lm"]
+    qa_models = [m for m in models if m.view == "birthplace"]
     gr.Markdown(
         "The answers `recipes/birthplace.py evaluate` scores: greedy, or for a model that recites the "
-        "person's opening first, the span of its recitation it scores highest. Always answering London is "
-        "the course's baseline." + ("" if lms else " **No causal LM is loaded.**")
+        "person's opening first, the span of its recitation it scores highest. The models were finetuned on "
+        f"questions of the form *{QUESTION_FORM}*. Always answering London is the course's baseline."
     )
     question = gr.Textbox(label="Question", placeholder=EXAMPLE_QUESTION, elem_id="birthplace-question")
     ask = gr.Button("Answer", variant="primary", elem_id="birthplace-button")
     with gr.Row():
         answers = [
-            gr.Textbox(label=m.label, interactive=False, elem_id=f"birthplace-answer-{i}") for i, m in enumerate(lms)
+            gr.Textbox(label=m.label, interactive=False, elem_id=f"birthplace-answer-{i}")
+            for i, m in enumerate(qa_models)
         ]
         answers.append(gr.Textbox(label=LONDON_LABEL, interactive=False, elem_id="birthplace-london"))
+    notes = gr.Markdown(elem_id="birthplace-notes")
 
     def run(text: str) -> list[str]:
-        return list(answer_birthplace(models, text).values())  # at least two outputs: the models and London
+        by_label = answer_birthplace(models, text)
+        empty = [empty_answer_reason(m, text) for m in qa_models if not by_label[m.label]]
+        return [*by_label.values(), _reasons(empty)]  # the models' answers, London's, then why any is empty
 
-    ask.click(shown_as_one_line(run), inputs=question, outputs=answers, api_name="birthplace")
-    question.submit(shown_as_one_line(run), inputs=question, outputs=answers, api_name=False)
+    outputs = [*answers, notes]
+    ask.click(shown_as_one_line(run), inputs=question, outputs=outputs, api_name="birthplace")
+    question.submit(shown_as_one_line(run), inputs=question, outputs=outputs, api_name=False)
+
+
+def _generate_tab(gr, models: Sequence[LoadedModel]) -> None:
+    lms = [m for m in models if m.view == "generate"]
+    gr.Markdown(
+        "The continuation each plain language model (pretrained, never finetuned to answer) writes after the "
+        "prompt: greedy (the likeliest token each time) or sampled (among the 50 likeliest)."
+    )
+    prompt = gr.Textbox(label="Prompt", placeholder=EXAMPLE_PROMPT, elem_id="generate-prompt")
+    with gr.Row():
+        decoding = gr.Radio(["greedy", "sampled"], value="greedy", label="Decoding", elem_id="generate-decoding")
+        longest = max((m.model.config.max_position_embeddings for m in lms), default=64) - 1
+        new_tokens = gr.Slider(
+            1, longest, value=min(40, longest), step=1, label="Max new tokens", elem_id="generate-max-new-tokens"
+        )
+    write = gr.Button("Generate", variant="primary", elem_id="generate-button")
+    with gr.Row():
+        texts = [
+            gr.Textbox(label=m.label, lines=4, interactive=False, elem_id=f"generate-text-{i}")
+            for i, m in enumerate(lms)
+        ]
+    notes = gr.Markdown(elem_id="generate-notes")
+
+    def run(text: str, how: str, max_new_tokens: float) -> list[str]:
+        if not lms:
+            raise AppError("no plain language model is loaded: start the app with a run of recipes/pretrain.py")
+        outputs = [generate_text(m, text, int(max_new_tokens), sample=how == "sampled") for m in lms]
+        empty = [empty_continuation_reason(m) for m, output in zip(lms, outputs, strict=True) if not output]
+        return [*outputs, _reasons(empty)]
+
+    inputs = [prompt, decoding, new_tokens]
+    write.click(shown_as_one_line(run), inputs=inputs, outputs=[*texts, notes], api_name="generate")
+    prompt.submit(shown_as_one_line(run), inputs=inputs, outputs=[*texts, notes], api_name=False)
 
 
 def _sentiment_tab(gr, models: Sequence[LoadedModel]) -> None:
-    classifiers = [m for m in models if m.kind == "classifier"]
-    gr.Markdown(
-        "The label each classifier gives and its probability."
-        + ("" if classifiers else " **No classifier is loaded.**")
-    )
+    classifiers = [m for m in models if m.view == "sentiment"]
+    gr.Markdown("The label each classifier gives and its probability.")
     review = gr.Textbox(label="Review", placeholder=EXAMPLE_REVIEW, lines=3, elem_id="sentiment-review")
     classify = gr.Button("Classify", variant="primary", elem_id="sentiment-button")
     with gr.Row():
@@ -140,9 +186,12 @@ def build_app(models: Sequence[LoadedModel]):
         raise AppError("no model to show: give at least one run folder or Hub id")
     with gr.Blocks(title="small-encoder: try it", analytics_enabled=False) as demo:
         gr.Markdown(_models_markdown(models))
-        with gr.Tab("Birthplace", elem_id="tab-birthplace"):
+        views = {m.view for m in models}  # a tab shows only when a model goes in it
+        with gr.Tab("Birthplace", elem_id="tab-birthplace", visible="birthplace" in views):
             _birthplace_tab(gr, models)
-        with gr.Tab("Sentiment", elem_id="tab-sentiment"):
+        with gr.Tab("Generate", elem_id="tab-generate", visible="generate" in views):
+            _generate_tab(gr, models)
+        with gr.Tab("Sentiment", elem_id="tab-sentiment", visible="sentiment" in views):
             _sentiment_tab(gr, models)
         with gr.Tab("Attention", elem_id="tab-attention"):
             _attention_tab(gr, models)
@@ -152,8 +201,10 @@ def build_app(models: Sequence[LoadedModel]):
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog=PROG,
-        description="Try trained small-encoder runs in a browser: birthplace answers side by side, review "
-        f"sentiment, and attention heatmaps. With no model given, reads {APP_CONFIG_FILE} (as in a Space).",
+        description="Try trained small-encoder runs in a browser, each in the tab of the task it was trained for: "
+        "birthplace answers side by side, a plain LM's continuations, review sentiment, and attention heatmaps. "
+        f"With no model given, reads {APP_CONFIG_FILE} (as in a Space).",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     parser.add_argument(
         "models",
@@ -167,17 +218,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """`recipes/app.py`: load the models and serve the app until interrupted; 1 with one line on a bad input."""
+    """`recipes/app.py`: load the models and serve the app until interrupted. It runs under
+    `safety.command_line`, which says a user's error (an `AppError`, a bad flag) in one line with exit status 2."""
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     args = parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
-    try:
-        sources = args.models or read_app_config()
-        if not sources:
-            raise AppError(f"give at least one [LABEL=]RUN_OR_HUB_ID (or put them in {APP_CONFIG_FILE})")
-        demo = build_app(load_models(sources))
-    except AppError as error:
-        print(f"{PROG}: {error}", file=sys.stderr)
-        return 1
+    sources = args.models or read_app_config()
+    if not sources:
+        raise AppError(f"give at least one [LABEL=]RUN_OR_HUB_ID (or put them in {APP_CONFIG_FILE})")
+    demo = build_app(load_models(sources))
     demo.launch(server_name=args.host, server_port=args.port, share=False)
     return 0

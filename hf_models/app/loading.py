@@ -1,5 +1,6 @@
 """Finding and loading the app's models: `[LABEL=]RUN_OR_HUB_ID` strings (from the command line or `app.json`) ->
-small-encoder models with their tokenizers, in evaluation mode; `AppError` for what the user can fix."""
+small-encoder models with their tokenizers, in evaluation mode, and the task each was trained for (its run record's,
+else its model card's), which decides its tab; `AppError` for what the user can fix."""
 
 from __future__ import annotations
 
@@ -13,14 +14,26 @@ from typing import Any
 import torch
 from transformers import AutoConfig, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
+from ..run_record import read_record
+from ..textio import UsageError
 from ..tokenization.courses import CourseCharTokenizer, is_cs224n_char_tokenizer
 
 APP_CONFIG_FILE = "app.json"  # {"models": ["[LABEL=]RUN_OR_HUB_ID", ...]}, read when no model is given
 HEADS = {"ForCausalLM": "causal-lm", "ForSequenceClassification": "classifier"}
+# The tab of each task a run record names (`RunRecord.task`): a model goes where what it was trained for is shown.
+TASK_VIEWS = {
+    "birthplace-qa": "birthplace",  # finetuned to answer 'Where was X born?'
+    "birthplace-evaluation": "birthplace",  # a record that holds only the QA scores of the model
+    "birthplace-pretraining": "generate",  # pretrained on the people's paragraphs, never asked a question
+    "pretraining": "generate",
+    "sentiment": "sentiment",
+}
+VIEW_NAMES = {"birthplace": "birthplace QA", "generate": "language model", "sentiment": "review classifier"}
 
 
-class AppError(ValueError):
-    """A problem the user can fix, said in one line (the app shows it with `gr.Error`)."""
+class AppError(UsageError):
+    """A problem the user can fix, said in one line: the app shows it with `gr.Error`, the command line
+    (`safety.command_line`) as `error: ...` with exit status 2."""
 
     def __init__(self, message: str) -> None:
         super().__init__(" ".join(str(message).split()))
@@ -36,10 +49,44 @@ class LoadedModel:
     tokenizer: PreTrainedTokenizerBase
     kind: str  # "causal-lm" or "classifier"
     pipeline: Any = field(default=None, repr=False)
+    task: str | None = None  # the run record's (or the model card's) task; None when neither says
 
     @property
     def attention_type(self) -> str:
         return getattr(self.model.config, "attention_type", "vanilla")
+
+    @property
+    def view(self) -> str:
+        """The tab the model goes in: "birthplace" (QA), "generate" (a plain LM) or "sentiment"."""
+        return model_view(self.kind, self.task)
+
+
+def model_view(kind: str, task: str | None) -> str:
+    """The tab of a model: its task's, when its head can do it; else a classifier's is Sentiment and a causal LM's
+    Generate."""
+    view = TASK_VIEWS.get(task or "")
+    if view is not None and (view == "sentiment") == (kind == "classifier"):
+        return view
+    if kind == "classifier":
+        return "sentiment"
+    return "generate"
+
+
+def trained_task(source: str) -> str | None:
+    """The task a model was trained for: its run record's (a run folder), else the one its model card's tags name
+    (an export of `push_to_hub.py`, or a Hub model: the card is its README.md); None when neither says."""
+    folder = Path(source)
+    record = read_record(folder) if folder.is_dir() else None
+    if record is not None and record.task:
+        return record.task
+    import yaml
+    from huggingface_hub import ModelCard
+
+    try:
+        card = ModelCard.load(folder / "README.md" if folder.is_dir() else source)
+    except (OSError, ValueError, yaml.YAMLError):  # no card, offline, or not a card: the head decides the tab
+        return None
+    return next((tag for tag in card.data.tags or [] if tag in TASK_VIEWS), None)
 
 
 def first_line(error: BaseException) -> str:
@@ -95,8 +142,12 @@ def load_model(source: str, label: str | None = None) -> LoadedModel:
             tokenizer = CourseCharTokenizer.from_pretrained(source)
     except (OSError, ValueError) as error:
         raise AppError(f"cannot load the model or tokenizer of {source}: {first_line(error)}") from None
+    try:
+        task = trained_task(source)
+    except ValueError as error:  # a run record that is not one: `read_record` names the file
+        raise AppError(first_line(error)) from None
     tokenizer.clean_up_tokenization_spaces = False
-    loaded = LoadedModel(label or Path(source).name, source, model, tokenizer, kind)
+    loaded = LoadedModel(label or Path(source).name, source, model, tokenizer, kind, task=task)
     if kind == "classifier":
         loaded.pipeline = pipeline("text-classification", model=model, tokenizer=tokenizer, device="cpu")
     return loaded

@@ -1,16 +1,22 @@
 """What each tab of the app computes, as plain functions (the tests call them; `interface` wires them to Gradio):
-birthplace answers side by side with London's, a review's label probabilities, and one head's attention map."""
+birthplace answers side by side with London's (and why an answer is empty), a plain LM's continuation of a prompt, a
+review's label probabilities, and one head's attention map. Every text a model wrote passes through `printable`."""
 
 from __future__ import annotations
 
+import io
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from ..tasks.qa_formats import answering_format
+from ..data import person_name
+from ..tasks.qa_decoding import CS224N_ANSWER_CHARS
+from ..tasks.qa_formats import CourseQAFormat, answering_format
 from .loading import AppError, LoadedModel, first_line
+from .text import printable
 
 LONDON = "London"
 LONDON_LABEL = "London (baseline)"
@@ -21,7 +27,9 @@ ATTENTION_TITLES = {
     "factorized": "factorized synthesizer: softmax of the synthesized scores A·Bᵀ (no keys)",
 }
 EXAMPLE_QUESTION = "Where was Albert Einstein born?"
+EXAMPLE_PROMPT = "Albert Einstein was"
 EXAMPLE_REVIEW = "Un livre passionnant, je le recommande."
+QUESTION_FORM = "Where was X born?"
 
 
 def _require_text(text: str | None, what: str, example: str) -> str:
@@ -32,24 +40,81 @@ def _require_text(text: str | None, what: str, example: str) -> str:
 
 
 def answer_birthplace(models: Sequence[LoadedModel], question: str) -> dict[str, str]:
-    """Each causal LM's greedy answer to `question` (the evaluation's decoding), then London's, by label."""
+    """Each birthplace QA model's greedy answer to `question` (the evaluation's decoding), then London's, by label."""
     question = _require_text(question, "a question", EXAMPLE_QUESTION)
-    lms = [m for m in models if m.kind == "causal-lm"]
-    if not lms:
-        raise AppError("no causal LM is loaded: start the app with a run of recipes/birthplace.py")
-    answers = {m.label: _answer(m, question) for m in lms}
+    qa_models = [m for m in models if m.view == "birthplace"]
+    if not qa_models:
+        raise AppError("no birthplace QA model is loaded: start the app with a run of recipes/birthplace.py finetune")
+    answers = {m.label: printable(_answer(m, question)) for m in qa_models}
     answers[LONDON_LABEL] = LONDON
     return answers
 
 
 def _answer(loaded: LoadedModel, question: str) -> str:
     """The answer `recipes/birthplace.py evaluate` would give: the QA format of the model's vocabulary predicts it."""
-    # Characters, BPE, or BPE reciting first (the answer then a span of the recitation), as its config says.
-    qa_format = answering_format(loaded.tokenizer, loaded.source, loaded.model.config)
+    # Characters, BPE, or BPE reciting first (the answer then a span of the recitation), as its run record says.
     try:
+        qa_format = answering_format(loaded.tokenizer, loaded.source)
         return qa_format.predict(loaded.model, loaded.tokenizer, [question], block_size=None, batch_size=1)[0]
-    except ValueError as error:  # e.g. characters outside the course vocabulary
+    except ValueError as error:  # no run record to say how it answers, or characters outside the course vocabulary
         raise AppError(f"{loaded.label}: {first_line(error)}") from None
+
+
+def empty_answer_reason(loaded: LoadedModel, question: str) -> str:
+    """Why `loaded` answered nothing to `question`, in one line (shown under the empty answer)."""
+    if person_name(question) is None:
+        return f"{loaded.label} answered nothing: it was finetuned on questions of the form '{QUESTION_FORM}'."
+    if isinstance(answering_format(loaded.tokenizer, loaded.source), CourseQAFormat):
+        return (
+            f"{loaded.label} answered nothing: the {CS224N_ANSWER_CHARS} characters it wrote after the question "
+            "hold no answer between two ⁇."
+        )
+    return f"{loaded.label} answered nothing: it ended its answer at once (its first token was ⁇ or </s>)."
+
+
+def _usable_length(loaded: LoadedModel) -> int:
+    """The positions the model attends over: a synthesizer spans ℓ key positions only."""
+    config = loaded.model.config
+    if loaded.attention_type == "vanilla":
+        return config.max_position_embeddings
+    return min(config.max_position_embeddings, config.synthesizer_length)
+
+
+def generate_text(loaded: LoadedModel, prompt: str, max_new_tokens: int = 40, sample: bool = False) -> str:
+    """A plain LM's continuation of `prompt`: greedy, or sampled (`generate`'s defaults: top-k 50), up to
+    `max_new_tokens` tokens or its end-of-text token; the prompt's start is cut when both exceed the model's length.
+    Empty when the model ends the text at once (`empty_continuation_reason`)."""
+    prompt = _require_text(prompt, "a prompt", EXAMPLE_PROMPT)
+    if loaded.view != "generate":
+        raise AppError(f"{loaded.label} is not a plain language model: its tab is {loaded.view.capitalize()}")
+    try:
+        ids = loaded.tokenizer(prompt, add_special_tokens=False)["input_ids"]
+    except ValueError as error:  # e.g. characters outside a course vocabulary
+        raise AppError(f"{loaded.label}: {first_line(error)}") from None
+    if not ids:
+        raise AppError("the prompt gives no tokens; type some words")
+    length = _usable_length(loaded)
+    max_new_tokens = max(1, min(int(max_new_tokens), length - 1))
+    ids = ids[-(length - max_new_tokens) :]
+    eos = loaded.tokenizer.eos_token_id
+    with torch.no_grad():
+        output = loaded.model.generate(
+            torch.tensor([ids]),
+            attention_mask=torch.ones(1, len(ids), dtype=torch.long),
+            max_new_tokens=max_new_tokens,
+            do_sample=sample,
+            eos_token_id=eos,
+            pad_token_id=loaded.tokenizer.pad_token_id if loaded.tokenizer.pad_token_id is not None else eos,
+        )[0, len(ids) :].tolist()
+    if eos in output:
+        output = output[: output.index(eos)]
+    # Special tokens stay: a span-corruption model writes ⁇ between what it fills in.
+    return printable(loaded.tokenizer.decode(output), keep_newlines=True)
+
+
+def empty_continuation_reason(loaded: LoadedModel) -> str:
+    """Why `loaded` continued a prompt with nothing, in one line."""
+    return f"{loaded.label} wrote nothing: its first token ended the text (</s>)."
 
 
 def classify_review(loaded: LoadedModel, review: str) -> dict[str, float]:
@@ -61,7 +126,7 @@ def classify_review(loaded: LoadedModel, review: str) -> dict[str, float]:
         )
     max_length = loaded.model.config.max_position_embeddings
     scores = loaded.pipeline(review, top_k=None, truncation=True, max_length=max_length)
-    return {entry["label"]: float(entry["score"]) for entry in scores}
+    return {printable(entry["label"]): float(entry["score"]) for entry in scores}
 
 
 @dataclass
@@ -82,23 +147,21 @@ def attention_map(loaded: LoadedModel, text: str, layer: int, head: int) -> Atte
         raise AppError(f"{loaded.label} has layers 0 to {config.num_hidden_layers - 1}; layer {layer} does not exist")
     if not 0 <= head < config.num_attention_heads:
         raise AppError(f"{loaded.label} has heads 0 to {config.num_attention_heads - 1}; head {head} does not exist")
-    max_length = config.max_position_embeddings
-    if loaded.attention_type != "vanilla":  # a synthesizer spans ℓ key positions only
-        max_length = min(max_length, config.synthesizer_length)
-    input_ids = loaded.tokenizer(text, truncation=True, max_length=max_length)["input_ids"]
+    input_ids = loaded.tokenizer(text, truncation=True, max_length=_usable_length(loaded))["input_ids"]
     if not input_ids:
         raise AppError("the text gives no tokens; type some words")
     with torch.no_grad():
         kwargs = {"use_cache": False} if loaded.kind == "causal-lm" else {}
         outputs = loaded.model(input_ids=torch.tensor([input_ids]), output_attentions=True, **kwargs)
     weights = outputs.attentions[layer][0, head].float().numpy()
-    tokens = [loaded.tokenizer.decode([i]).strip() or "␣" for i in input_ids]
-    title = f"{loaded.label}, layer {layer}, head {head}: {ATTENTION_TITLES.get(loaded.attention_type, loaded.attention_type)}"
+    tokens = [printable(loaded.tokenizer.decode([i])).strip() or "␣" for i in input_ids]
+    what = ATTENTION_TITLES.get(loaded.attention_type, loaded.attention_type)
+    title = printable(f"{loaded.label}, layer {layer}, head {head}: {what}")
     return AttentionMap(tokens, weights, title)
 
 
 def render_heatmap(attention: AttentionMap):
-    """The heatmap as a PIL image (queries down, keys across)."""
+    """The heatmap as a PIL image (queries down, keys across), cropped to what is drawn: no blank band around it."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     from PIL import Image
@@ -113,8 +176,10 @@ def render_heatmap(attention: AttentionMap):
     axes.set_yticks(range(n), attention.tokens, fontsize=fontsize)
     axes.set_xlabel("key (attended to)")
     axes.set_ylabel("query (attending)")
-    axes.set_title(attention.title, fontsize=9, wrap=True)
+    # Wrapped by hand: matplotlib's `wrap=True` made the layout reserve a tall blank band above the plot.
+    axes.set_title(textwrap.fill(attention.title, width=max(40, int(14 * side))), fontsize=9)
     figure.colorbar(image, ax=axes, shrink=0.8)
-    canvas = FigureCanvasAgg(figure)  # no pyplot, no global backend
-    canvas.draw()
-    return Image.fromarray(np.asarray(canvas.buffer_rgba())).convert("RGB")
+    FigureCanvasAgg(figure)  # no pyplot, no global backend
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", bbox_inches="tight", pad_inches=0.1)
+    return Image.open(buffer).convert("RGB")

@@ -10,6 +10,7 @@
   after a recitation of the person's paragraph opening; `person_name` reads the name of a question). `IGNORE_INDEX` is the label every loss skips.
 - Knowledge augmentation of birthplace paragraphs (more forms of each biography): `augment_paragraph`,
   `augmented_copies`, `augmentation_cost` (examples and tokens per form), `augment_forms`, `AUGMENT_FORMS`.
+- A label budget: `balanced_subset` (a class-balanced, seeded, nested draw of the training examples).
 - A synthetic birthplace task for demos: `write_synthetic_birthplace` (in `hf_models.data.synthetic`).
 """
 
@@ -37,6 +38,7 @@ from .objectives import (
     span_corrupt,
 )
 from .processing import TrimPaddingCollator, group_texts, tokenize_and_group, tokenize_documents
+from .subsets import balanced_subset
 from .synthetic import write_synthetic_birthplace
 
 __all__ = [
@@ -49,6 +51,7 @@ __all__ = [
     "augment_paragraph",
     "augmentation_cost",
     "augmented_copies",
+    "balanced_subset",
     "SpanCorruptionCollator",
     "TrimPaddingCollator",
     "check_characters",

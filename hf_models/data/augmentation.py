@@ -5,25 +5,18 @@ form of a biography rarely answers a question about it, and that extraction rise
 several forms. The forms here are built from the paragraph's own text only (no other data, no question or
 answer). A `wiki.txt` paragraph is `Title. Sentence ...`: the title is the person's full name.
 
-- `permute`: the title, then the body's sentences in another order (only paragraphs of two or more sentences
-  have one: in `wiki.txt`, about 6 %).
 - `name_first`: the title, then every sentence starting with the full name: a leading pronoun (He, His, ...) or
   part of the name (a surname) is replaced by it, else the name is put before the sentence (`Name: Born in ...`).
 - `opening`: the opening sentence on its own, without the title, starting with the full name as in `name_first`
   (so that it still says whose fact it is).
-- `clauses`: the facts restated one at a time: every clause of the body (cut at commas, brackets, dashes,
-  semicolons and before "and", "who", "which", "where") as a sentence of its own that starts with the full name,
-  so that each fact sits next to the name (`Khatchig Mouradian: translator born in Lebanon .`).
 
-Each form gives up to `copies` copies of a paragraph, all different from the paragraph and from each other: the
-two rewrites have one at most, `permute` as many orders as there are (one for two sentences).
+Each form gives at most one copy of a paragraph, different from the paragraph (none where the paragraph already
+has the form).
 """
 
 from __future__ import annotations
 
 import logging
-import math
-import random
 import re
 from collections.abc import Sequence
 
@@ -35,16 +28,14 @@ __all__ = [
     "augment_paragraph",
     "augmentation_cost",
     "augmented_copies",
-    "clauses",
     "name_first",
     "opening_sentence",
-    "permute_sentences",
     "split_paragraph",
 ]
 
 logger = logging.getLogger(__name__)
 
-AUGMENT_FORMS = ("permute", "name_first", "opening", "clauses")
+AUGMENT_FORMS = ("name_first", "opening")
 
 # Words whose period ends no sentence: initials ("P.", "U.S."), "b.", "St.", "Jr.", "Dr.", ... (a capital and two letters at
 # most, three lower-case letters, a day "29."), also after "(" or "*"; and a sentence starts with a capital, a digit or an opening quote/bracket.
@@ -119,62 +110,17 @@ def opening_sentence(paragraph: str) -> str | None:
     return copy if copy != paragraph.strip() else None
 
 
-# Where a clause ends: punctuation that sets one off, or a word that opens the next ("and", "who", ...).
-_CLAUSE_BREAK = re.compile(r"\s*(?:[,;()]|\s--?\s)\s*|\s+(?:and\s+|(?=(?:who|which|where)\s))")
-
-
-def clauses(paragraph: str) -> str | None:
-    """The `clauses` form: each clause of the body as a sentence of its own, starting with the full name (the first
-    one as in `name_first`); None without a title or with a single clause that already has the form."""
-    title, sentences = split_paragraph(paragraph)
-    if title is None:
-        return None
-    restated = []
-    for sentence in sentences:
-        parts = [re.sub(r"^and\s+", "", p.strip(" .")) for p in _CLAUSE_BREAK.split(sentence)]
-        parts = [p for p in parts if re.search(r"\w", p)]
-        for i, part in enumerate(parts):
-            restated.append(f"{_with_name_first(part, title) if i == 0 else f'{title}: {part}'} .")
-    copy = " ".join(restated)
-    return copy if copy != paragraph.strip() and len(restated) > 1 else None
-
-
-def permute_sentences(paragraph: str, copies: int, rng: random.Random) -> list[str]:
-    """Up to `copies` different orders of the body's sentences (never the paragraph's own), after the title."""
-    title, sentences = split_paragraph(paragraph)
-    orders = math.factorial(len(sentences))
-    seen, out = {tuple(range(len(sentences)))}, []
-    order = list(range(len(sentences)))
-    for _ in range(20 * copies):  # a bounded number of draws: all orders of a short paragraph come quickly
-        if len(out) == copies or len(seen) == orders:
-            break
-        rng.shuffle(order)
-        if tuple(order) not in seen:
-            seen.add(tuple(order))
-            out.append(_join(title, [sentences[i] for i in order]))
-    return out
-
-
-def augment_paragraph(paragraph: str, form: str, copies: int = 1, seed: int = 0) -> list[str]:
-    """The copies of one paragraph in one form (see the module's docstring). Deterministic: the same paragraph,
-    form, number and seed give the same copies, whatever the other paragraphs."""
-    if copies < 1:
-        raise ValueError(f"copies must be positive, got {copies}")
-    if form == "permute":
-        return permute_sentences(paragraph, copies, random.Random(f"{seed}|permute|{paragraph}"))
+def augment_paragraph(paragraph: str, form: str) -> str | None:
+    """The copy of one paragraph in one form (see the module's docstring); None where the form gives none."""
     if form == "name_first":
-        copy = name_first(paragraph)
-    elif form == "opening":
-        copy = opening_sentence(paragraph)
-    elif form == "clauses":
-        copy = clauses(paragraph)
-    else:
-        raise ValueError(f"unknown augmentation form {form!r}; expected one of {', '.join(AUGMENT_FORMS)}")
-    return [copy] if copy is not None else []
+        return name_first(paragraph)
+    if form == "opening":
+        return opening_sentence(paragraph)
+    raise ValueError(f"unknown augmentation form {form!r}; expected one of {', '.join(AUGMENT_FORMS)}")
 
 
 def augment_forms(value: str) -> tuple[str, ...]:
-    """The forms of `augment` ('permute,name_first'), checked, in the order given."""
+    """The forms of `augment` ('name_first,opening'), checked, in the order given."""
     forms = tuple(form.strip() for form in value.split(",") if form.strip())
     unknown = [form for form in forms if form not in AUGMENT_FORMS]
     if unknown or len(set(forms)) != len(forms):
@@ -182,11 +128,10 @@ def augment_forms(value: str) -> tuple[str, ...]:
     return forms
 
 
-def augmented_copies(paragraphs: list[str], forms: Sequence[str], copies: int, seed: int) -> dict[str, list[str]]:
+def augmented_copies(paragraphs: list[str], forms: Sequence[str]) -> dict[str, list[str]]:
     """Each form's copies of the wiki.txt paragraphs (never of QA rows), in the paragraphs' order."""
-    return {
-        form: [copy for text in paragraphs for copy in augment_paragraph(text, form, copies, seed)] for form in forms
-    }
+    copies = {form: [augment_paragraph(text, form) for text in paragraphs] for form in forms}
+    return {form: [copy for copy in texts if copy is not None] for form, texts in copies.items()}
 
 
 def augmentation_cost(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import warnings
+import zlib
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -175,6 +176,10 @@ def load_cls_books(data_dir: str | os.PathLike, detokenize: bool = True) -> Data
                 if value not in ("0", "1"):
                     raise DataError(f"{label_path}:{lineno}: expected label 0 or 1, found {value!r}")
                 labels.append(int(value))
+            if split == "train" and len(set(labels)) < 2:  # a classifier would learn to answer one class
+                raise DataError(
+                    f"{label_path}: every training label is {labels[0]}: a classifier needs reviews of both classes"
+                )
             columns["label"] = labels
             features["label"] = ClassLabel(names=CLS_LABEL_NAMES)
         splits[split] = Dataset.from_dict(columns, features=Features(features))
@@ -213,17 +218,19 @@ def load_text_corpus(
             "text", data_files={"train": [str(f) for f in files]}, split="train", cache_dir=cache_dir
         )
     except Exception as err:
-        # The text builder reports invalid UTF-8 as a bare UnicodeDecodeError deep in a worker, without
-        # the file; locate it ourselves and say which file and line.
+        # The text builder reports invalid UTF-8 or a corrupt .gz as a bare UnicodeDecodeError or EOFError deep
+        # in a worker, without the file; locate it ourselves and say which file (and line).
         cause = err
-        while cause is not None and not isinstance(cause, UnicodeDecodeError):
+        while cause is not None and not isinstance(cause, UnicodeDecodeError | EOFError | OSError | zlib.error):
             cause = cause.__cause__ or cause.__context__
         if cause is None:
             raise
         for f in files:
-            where = find_invalid_utf8(f)
+            where = find_invalid_utf8(f)  # a corrupt .gz raises its own DataError here
             if where is not None:
                 raise DataError(f"{f}:{where[0]}: invalid UTF-8 (column {where[1]})") from None
+        if not isinstance(cause, UnicodeDecodeError):
+            raise
         raise DataError(f"invalid UTF-8 in one of {', '.join(map(str, files))}") from None
     total = len(raw)
     corpus = raw.filter(_is_nonblank_batch, batched=True, num_proc=num_proc, desc="Dropping empty lines")

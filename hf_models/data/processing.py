@@ -28,12 +28,11 @@ def _tokenize_batch(
     tokenizer: PreTrainedTokenizerBase,
     text_column: str,
     eos_token_id: int | None,
-    reverse: bool = False,
 ) -> dict[str, list[list[int]]]:
     # verbose=False: documents longer than model_max_length are expected here (they are cut into blocks
     # afterwards), so the "sequence too long" warning would be noise.
     out = tokenizer(batch[text_column], add_special_tokens=False, return_attention_mask=False, verbose=False)
-    ids = [seq[::-1] for seq in out["input_ids"]] if reverse else out["input_ids"]
+    ids = out["input_ids"]
     if eos_token_id is not None:
         # `</s>` between documents, so that a block spanning two documents shows where one ends.
         ids = [seq + [eos_token_id] for seq in ids]
@@ -80,13 +79,11 @@ def tokenize_and_group(
     num_proc: int | None = None,
     add_eos: bool = True,
     batch_size: int = 1000,
-    reverse: bool = False,
 ) -> Dataset | DatasetDict:
     """Tokenize a text dataset and pack it into LM blocks of exactly `block_size` tokens.
 
     Each document is followed by `</s>` (when `add_eos`); documents are concatenated and cut into blocks
-    as in `run_clm.py`. With `reverse`, each document's tokens are taken last to first (a backward LM's data),
-    its `</s>` still after them. The result has `input_ids` and `attention_mask` (all ones) and no `labels`:
+    as in `run_clm.py`. The result has `input_ids` and `attention_mask` (all ones) and no `labels`:
     `DataCollatorForLanguageModeling` builds them (`mlm=False` for causal LM, `mlm=True` for MLM).
     """
     if block_size < 1:
@@ -102,7 +99,6 @@ def tokenize_and_group(
             "tokenizer": tokenizer,
             "text_column": text_column,
             "eos_token_id": tokenizer.eos_token_id if add_eos else None,
-            "reverse": reverse,
         },
         desc="Tokenizing",
     )

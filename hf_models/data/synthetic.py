@@ -19,6 +19,8 @@ import os
 import random
 from pathlib import Path
 
+from ..textio import atomic_write_text
+
 __all__ = ["PLACES", "write_synthetic_birthplace"]
 
 # The first place is the most common one; the weights fall off so that no two places tie at the top.
@@ -301,12 +303,8 @@ def write_synthetic_birthplace(output_dir: str | os.PathLike, num_people: int = 
     out.mkdir(parents=True, exist_ok=True)
     paragraphs = [_paragraph(first, last, place, rng) for _, first, last, place in records]
     rng.shuffle(paragraphs)  # wiki order independent of the split
-    (out / "wiki.txt").write_text("".join(p + "\n" for p in paragraphs), encoding="utf-8")
+    atomic_write_text(out / "wiki.txt", "".join(p + "\n" for p in paragraphs))
     for filename, rows in (("birth_places_train.tsv", train), ("birth_dev.tsv", dev)):
-        (out / filename).write_text(
-            "".join(f"Where was {full} born?\t{place}\n" for full, _, _, place in rows), encoding="utf-8"
-        )
-    (out / "birth_test_inputs.tsv").write_text(
-        "".join(f"Where was {full} born?\n" for full, _, _, _ in test), encoding="utf-8"
-    )
+        atomic_write_text(out / filename, "".join(f"Where was {full} born?\t{place}\n" for full, _, _, place in rows))
+    atomic_write_text(out / "birth_test_inputs.tsv", "".join(f"Where was {full} born?\n" for full, _, _, _ in test))
     return out

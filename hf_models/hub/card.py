@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,10 +14,19 @@ from typing import Any
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
 from ..run_record import RunRecord
-from ..small_encoder import HEADS
+from ..small_encoder import HEADS, SmallEncoderConfig
 from ..textio import UsageError
 
-__all__ = ["DEFAULT_LICENSE", "CardOptions", "PushError", "build_model_card", "head_of"]
+__all__ = [
+    "DEFAULT_LICENSE",
+    "CardOptions",
+    "PushError",
+    "build_model_card",
+    "head_of",
+    "hub_datasets",
+    "own_hyperparameters",
+    "preset_text",
+]
 
 DEFAULT_LICENSE = "apache-2.0"
 # The Hub's pipeline tag of each head (the heads themselves: `HEADS` of the model folder).
@@ -25,7 +35,6 @@ PIPELINE_TAGS = {
     "AutoModelForSequenceClassification": "text-classification",
     "AutoModelForMaskedLM": "fill-mask",
     "AutoModel": "feature-extraction",
-    "AutoModelForPreTraining": "feature-extraction",  # ELECTRA's discriminator: a backbone to finetune
 }
 TASK_NAMES = {
     "text-generation": "Text Generation",
@@ -37,8 +46,6 @@ OBJECTIVES = {  # the run record's `objective`, in words
     "clm": "causal language modelling (next-token prediction)",
     "span_corruption": "CS224N span corruption (`prefix ⁇ suffix ⁇ span ⁇`), trained as a causal LM",
     "mlm": "masked language modelling",
-    "rtd": "ELECTRA's replaced-token detection (a small masked-LM generator fills the masked positions; the model "
-    "tells original from replaced tokens at every position)",
     "openings": "causal language modelling on the opening tokens of each wiki.txt paragraph",
     "classification": "sequence classification (cross-entropy on the label)",
     "qa": "birthplace question answering as generation (`question ⁇ answer ⁇`, loss on the answer)",
@@ -57,6 +64,16 @@ SIZE_LABELS = {
     "max_position_embeddings": "max positions",
     "vocab_size": "vocabulary",
 }
+# The shape fields a run may override in its preset (`--config_overrides`); the vocabulary comes from the tokenizer.
+SHAPE_FIELDS = tuple(key for key in SIZE_LABELS if key != "vocab_size")
+# Task arguments that act under some objectives only: the record keeps every argument of the task, the card those of
+# the run's own objective (no masking probability for a causal LM).
+OBJECTIVE_ARGUMENTS = {
+    "mlm_probability": ("mlm",),
+    "opening_tokens": ("openings",),
+}
+# A Hub repository id: `name` or `owner/name`, of the characters the Hub allows.
+HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?")
 LANGUAGES = {"en": "English", "fr": "French"}
 BIRTHPLACE_LIMITATION = (
     "**This model answers every question confidently, whether it retrieved the fact or made it up.** Nothing in its "
@@ -98,6 +115,37 @@ def _format_seconds(seconds: float) -> str:
     return f"{seconds / 60:.1f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
 
 
+def hub_datasets(dataset: str | None) -> list[str]:
+    """The record's data sets (names joined by ", ") that are Hub data set ids, for the card's `datasets:` metadata,
+    which the Hub turns into links. An id is `owner/name` or a bare name, has no file extension and is not a path
+    that exists here: `small.txt` or `wiki.txt` (a local file a recipe read) is named under "Training data" only."""
+    names = [name.strip() for name in (dataset or "").split(",") if name.strip()]
+    return [
+        name for name in names if HUB_ID.fullmatch(name) and not os.path.splitext(name)[1] and not os.path.exists(name)
+    ]
+
+
+def preset_text(preset: str | None, config: dict[str, Any]) -> str | None:
+    """The preset as the card names it: `` `X` ``, or `` `X` with overrides a=1, b=2 `` where the exported config's
+    shape differs from the preset's; None for a custom configuration."""
+    if not preset:
+        return None
+    if preset not in SmallEncoderConfig.available_presets():
+        return f"`{preset}`"
+    base = SmallEncoderConfig.from_preset(preset)
+    overrides = [f"{key}={config[key]}" for key in SHAPE_FIELDS if key in config and config[key] != getattr(base, key)]
+    return f"`{preset}`" + (f" with overrides {', '.join(overrides)}" if overrides else "")
+
+
+def own_hyperparameters(record: RunRecord) -> dict[str, Any]:
+    """The record's hyperparameters without the task arguments of other objectives (`OBJECTIVE_ARGUMENTS`)."""
+    return {
+        key: value
+        for key, value in record.hyperparameters.items()
+        if record.objective in OBJECTIVE_ARGUMENTS.get(key, (record.objective,))
+    }
+
+
 def _card_data(record: RunRecord, config: dict[str, Any], options: CardOptions, birthplace: bool) -> ModelCardData:
     """YAML metadata, with a `model-index` of the model's own evaluations (never a baseline's)."""
     _, pipeline_tag = head_of(config["architectures"][0])
@@ -123,7 +171,7 @@ def _card_data(record: RunRecord, config: dict[str, Any], options: CardOptions, 
         pipeline_tag=pipeline_tag,
         language=options.language or record.language,
         license=options.license,
-        datasets=[record.dataset] if record.dataset else None,
+        datasets=hub_datasets(record.dataset) or None,
         tags=tags,
         model_name=(options.repo_id or "").split("/")[-1] or None,
         eval_results=eval_results or None,
@@ -179,7 +227,9 @@ def _setup_section(record: RunRecord, config: dict[str, Any], birthplace: bool) 
         f"- **Initialised from:** `{record.finetuned_from}`."
         if record.finetuned_from
         else "- **Initialised from:** random weights (trained from scratch).",
-        f"- **Preset:** `{record.preset}`." if record.preset else "- **Preset:** none (custom configuration).",
+        f"- **Preset:** {preset_text(record.preset, config)}."
+        if record.preset
+        else "- **Preset:** none (custom configuration).",
         f"- **Attention:** `{attention}`"
         + (" (CS224N dense synthesizer)" if attention == "synthesizer" else " (multi-head scaled dot-product)")
         + (", causal" if config.get("is_causal", True) else ", bidirectional")
@@ -197,9 +247,10 @@ def _setup_section(record: RunRecord, config: dict[str, Any], birthplace: bool) 
     if config.get("id2label") and config["architectures"][0].endswith("ForSequenceClassification"):
         labels = ", ".join(f"{k} → `{v}`" for k, v in sorted(config["id2label"].items(), key=lambda kv: int(kv[0])))
         lines.append(f"- **Labels:** {labels}.")
+    hyperparameters = own_hyperparameters(record)
     params = ["Hyperparameters:", "", "| name | value |", "|---|---|"]
-    params += [f"| {k} | {_fmt(v)} |" for k, v in sorted(record.hyperparameters.items())]
-    return ["## Training set-up", "", *lines, "", *(params + [""] if record.hyperparameters else [])]
+    params += [f"| {k} | {_fmt(v)} |" for k, v in sorted(hyperparameters.items())]
+    return ["## Training set-up", "", *lines, "", *(params + [""] if hyperparameters else [])]
 
 
 def _sep_token(run_dir: Path, config: dict[str, Any]) -> str | None:
@@ -266,13 +317,6 @@ def _limitations(record: RunRecord, config: dict[str, Any], language: str | None
         "- Loading runs the code shipped in this repository (`trust_remote_code=True`): review it, and pin a "
         "`revision` to be sure it does not change under you.",
     ]
-    if config.get("reads_reversed_text"):
-        lines.insert(
-            0,
-            "- **It reads text last to first** (a backward model, `reads_reversed_text`): reverse "
-            "each input's token ids before calling it; the pipelines below read text forward and get "
-            "it wrong.",
-        )
     if birthplace:
         lines.insert(0, f"- {BIRTHPLACE_LIMITATION}")
     elif config["architectures"][0].endswith("ForCausalLM"):
@@ -297,15 +341,16 @@ def build_model_card(
     data = _card_data(record, config, CardOptions(repo_id, options.language, options.license), birthplace)
     preset = record.preset
     described = PRESET_DESCRIPTIONS.get(preset or "", "a model of the `small-encoder` family")
+    source = f"the preset {preset_text(preset, config)}" if preset else "a custom configuration"
     _, pipeline_tag = head_of(config["architectures"][0])
     auto_class, _ = head_of(config["architectures"][0])
     prompt = "Where was Albert Einstein born?" + (_sep_token(run_dir, config) or "") if birthplace else "The"
     lines = [
         f"# {repo_id.split('/')[-1]}",
         "",
-        f"A small Transformer trained for **{pipeline_tag}**, built from the `{preset or 'custom'}` preset of the "
-        f"`small-encoder` family (package `hf_models`): {described}. The configuration and modeling code ship with "
-        "the weights, so it loads with `trust_remote_code=True` and needs nothing but `transformers` and `torch`.",
+        f"A small Transformer trained for **{pipeline_tag}**, built from {source} of the `small-encoder` family "
+        f"(package `hf_models`): {described}. The configuration and modeling code ship with the weights, so it loads "
+        "with `trust_remote_code=True` and needs nothing but `transformers` and `torch`.",
         "",
         *_results_section(record),
         *_setup_section(record, config, birthplace),
@@ -314,7 +359,9 @@ def build_model_card(
         "",
         "The architecture is not part of `transformers`, so pass `trust_remote_code=True` (read "
         f"`modeling_small_encoder.py` first: it is executed on your machine). `{auto_class}` and `pipeline` then "
-        "work as for any Hub model.",
+        "work as for any Hub model. `AutoTokenizer` takes the flag too: the tokenizer is a standard "
+        "`PreTrainedTokenizerFast`, but `AutoTokenizer` reads `config.json`, whose `auto_map` names the shipped code "
+        "(without the flag, transformers stops to ask).",
         "",
         _usage(repo_id, config, language, prompt),
         "",

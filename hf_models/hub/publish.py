@@ -3,7 +3,9 @@ model card (`hf_models.hub.card`). `push_to_hub.py` is the command line over it.
 
 The remote code is the run's own: `save_pretrained` copied `configuration_small_encoder.py` and
 `modeling_small_encoder.py` into the run folder and wrote an `auto_map` for every head, so the code shipped is the
-code that trained the weights. Only allowlisted file names are staged and uploaded.
+code that trained the weights. The run record ships in its public form (`RunRecord.public()`: no local path), which
+the card is built from too, and which says how a birthplace model answers. Only allowlisted file names are staged
+and uploaded; the files the export writes itself (config, card, record) are each written in one step.
 """
 
 from __future__ import annotations
@@ -24,11 +26,20 @@ from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled, StrictD
 from safetensors import SafetensorError, safe_open
 
 from .. import small_encoder
-from ..run_record import read_record
-from ..textio import atomic_write_text
+from ..run_record import RECORD_FILE, read_record
+from ..textio import atomic_write, atomic_write_text
 from .card import CardOptions, PushError, build_model_card, head_of
 
-__all__ = ["ALLOW_PATTERNS", "ExportResult", "collect_files", "code_files", "explain", "export_folder", "upload"]
+__all__ = [
+    "ALLOW_PATTERNS",
+    "ExportResult",
+    "collect_files",
+    "code_files",
+    "copy_file",
+    "explain",
+    "export_folder",
+    "upload",
+]
 
 PROG = "push_to_hub.py"
 CODE_PATTERNS = ("configuration_*.py", "modeling_*.py")
@@ -51,6 +62,7 @@ EXPORT_MARKER = ".push_to_hub_export"
 # that does not match it, so the dry run and the upload can only ever contain these names.
 ALLOW_PATTERNS: list[str] = [
     "README.md",
+    RECORD_FILE,  # written by the export in its public form (`RunRecord.public()`), never copied
     *CONFIG_FILES,
     *WEIGHT_PATTERNS,
     *CODE_PATTERNS,
@@ -272,6 +284,12 @@ def _prepare_local_dir(local_dir: Path, run_dir: Path, overwrite: bool) -> None:
     local_dir.mkdir(parents=True, exist_ok=True)
 
 
+def copy_file(source: Path, target: Path) -> None:
+    """Copy `source` to `target` in one step (`atomic_write`): a failed copy leaves no half-written file."""
+    with atomic_write(target) as staging:
+        shutil.copyfile(source, staging)
+
+
 def export_folder(
     run_dir: str | os.PathLike, local_dir: str | os.PathLike, options: CardOptions | None = None, overwrite=False
 ) -> ExportResult:
@@ -285,16 +303,20 @@ def export_folder(
     files = collect_files(run_dir, skip=local_dir)
     for rel in files:
         if rel.name != "config.json":
-            (local_dir / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(run_dir / rel, local_dir / rel)
+            copy_file(run_dir / rel, local_dir / rel)
     atomic_write_text(local_dir / "config.json", json.dumps(config, indent=2, sort_keys=True) + "\n")
     if not (run_dir / "tokenizer_config.json").is_file():
         print(
             f"{PROG}: warning: no tokenizer files in {run_dir}; pipeline() will not work from the export",
             file=sys.stderr,
         )
+    # One record for the card and for the app and `evaluate` of a Hub copy (how a birthplace model answers).
+    record = read_record(run_dir)
+    record = record.public() if record is not None else None
+    if record is not None:
+        record.save(local_dir)
     plots = [f for f in files if fnmatch(f.name, PLOT_PATTERN)]
-    card = build_model_card(run_dir, config, read_record(run_dir), options or CardOptions(), plots)
+    card = build_model_card(run_dir, config, record, options or CardOptions(), plots)
     atomic_write_text(local_dir / "README.md", str(card))
     staged = sorted(
         (p.relative_to(local_dir) for p in local_dir.rglob("*") if p.is_file()), key=lambda p: p.as_posix()
@@ -302,7 +324,7 @@ def export_folder(
     refused = [rel for rel in staged if not _allowed(rel)]
     if refused:
         raise RuntimeError(f"internal error: staged files outside the allowlist: {', '.join(map(str, refused))}")
-    (local_dir / EXPORT_MARKER).write_text("exported by push_to_hub.py; --overwrite may delete this folder\n")
+    atomic_write_text(local_dir / EXPORT_MARKER, "exported by push_to_hub.py; --overwrite may delete this folder\n")
     return ExportResult(folder=local_dir, files=staged, allow_patterns=list(ALLOW_PATTERNS), card=card)
 
 

@@ -2,20 +2,23 @@
 the model itself.
 
 The Space runs the project's own app, not a copy of it:
-- `app.py` is `recipes/app.py` byte for byte (a three-line launcher of `hf_models.app.main`);
+- `app.py` is `recipes/app.py` byte for byte (a short launcher of `hf_models.app.main` under
+  `safety.command_line`);
 - `hf_models/` is this package's source, byte for byte, so that the launcher imports the code the app was tested
   with (no Git URL or wheel index to trust; the Space is a snapshot, as the model repository's remote code is);
 - `app.json` names the model repository the app loads, as `recipes/app.py USER/MODEL` would;
 - `requirements.txt` pins the third-party packages at the versions installed here (torch from its CPU index);
 - `README.md` carries the Space metadata: `sdk: gradio`, `sdk_version` (the installed Gradio), `app_file: app.py`,
   `python_version`, and `models:` linking the model repository.
+
+Each file is written in one step (`textio.atomic_write`): a failed export leaves no half-written one. The model
+repository carries its public run record, which tells the app how a birthplace model answers.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -26,8 +29,9 @@ from pathlib import Path
 from huggingface_hub import SpaceCard, SpaceCardData
 
 from ..app import APP_CONFIG_FILE
+from ..textio import atomic_write_text
 from .card import PushError
-from .publish import _prepare_local_dir, hub_client
+from .publish import _prepare_local_dir, copy_file, hub_client
 
 __all__ = ["SPACE_ALLOW_PATTERNS", "SpaceExport", "export_space", "publish_space", "space_requirements"]
 
@@ -135,14 +139,15 @@ def export_space(
         raise PushError(f"{LAUNCHER} not found: run push_to_hub.py --space from a checkout of the project")
     requirements = space_requirements()
     _prepare_local_dir(local_dir, Path(run_dir), overwrite)
-    shutil.copyfile(LAUNCHER, local_dir / "app.py")
+    copy_file(LAUNCHER, local_dir / "app.py")
     for rel in package_files():
-        (local_dir / "hf_models" / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(PACKAGE_DIR / rel, local_dir / "hf_models" / rel)
+        copy_file(PACKAGE_DIR / rel, local_dir / "hf_models" / rel)
     label = Path(run_dir).resolve().name
-    (local_dir / APP_CONFIG_FILE).write_text(json.dumps({"models": [f"{label}={model_repo_id}"]}, indent=2) + "\n")
-    (local_dir / "requirements.txt").write_text("\n".join(requirements) + "\n", encoding="utf-8")
-    build_space_card(space_id, model_repo_id, label).save(local_dir / "README.md")
+    atomic_write_text(
+        local_dir / APP_CONFIG_FILE, json.dumps({"models": [f"{label}={model_repo_id}"]}, indent=2) + "\n"
+    )
+    atomic_write_text(local_dir / "requirements.txt", "\n".join(requirements) + "\n")
+    atomic_write_text(local_dir / "README.md", str(build_space_card(space_id, model_repo_id, label)))
     files = sorted((p.relative_to(local_dir) for p in local_dir.rglob("*") if p.is_file()), key=lambda p: p.as_posix())
     refused = [f for f in files if not any(fnmatch(f.as_posix(), pattern) for pattern in SPACE_ALLOW_PATTERNS)]
     if refused:

@@ -12,7 +12,7 @@ PRESETS_DIR = Path(__file__).resolve().parent / "presets"
 
 AttentionType = Literal["vanilla", "synthesizer", "random", "factorized"]
 PositionEmbeddingType = Literal["sinusoidal", "learned"]
-ClassifierPooling = Literal["last", "mean", "first", "concat", "all_layers"]
+ClassifierPooling = Literal["last", "mean", "first", "all_layers"]
 ATTENTION_TYPES = get_args(AttentionType)
 POSITION_EMBEDDING_TYPES = get_args(PositionEmbeddingType)
 CLASSIFIER_POOLINGS = get_args(ClassifierPooling)
@@ -34,7 +34,7 @@ def positive(value: int | float) -> None:
 class SmallEncoderConfig(PreTrainedConfig):
     r"""
     Configuration of a small Transformer language model: a stack of `nn.TransformerEncoderLayer`-style blocks that is
-    causal by default (a decoder-only LM), bidirectional for masked LM.
+    causal by default (a decoder-only LM), bidirectional (`is_causal=False`) for masked LM.
 
     The two course models are presets, and `base` is GPT-2 small's shape (12 pre-norm layers, d=768, 12 heads,
     block 1024, learned positions, tanh GELU, tied embeddings: 124,439,808 parameters, as `GPT2LMHeadModel`):
@@ -60,7 +60,7 @@ class SmallEncoderConfig(PreTrainedConfig):
             course checkpoint) instead of one per head. Dense synthesizer only.
         synthesizer_random_trainable: `"random"`: learn R_i (`True`) or keep the random init fixed (a saved buffer).
         synthesizer_factors: `"factorized"`: `[a, b]` with a·b ≥ ℓ; `None` picks a = ⌈√ℓ⌉, b = ⌈ℓ/a⌉.
-        is_causal: apply the square causal mask. Masked LM turns it off.
+        is_causal: apply the square causal mask. `SmallEncoderForMaskedLM` requires `False`.
         position_embedding_type: `"sinusoidal"` (fixed, no parameters) or `"learned"`.
         norm_first: `False` is post-norm exactly like `nn.TransformerEncoderLayer` (no final norm); `True` is the
             pre-norm GPT block with a final LayerNorm.
@@ -72,28 +72,13 @@ class SmallEncoderConfig(PreTrainedConfig):
             (`gelu_pytorch_tanh`, GPT-2's GELU as one fused kernel): torch's exact-erf GELU is about 10x slower on
             the CPU and opens a thread pool even on tiny decoding tensors.
         lm_head_bias: bias on the (masked) LM head: the lab's `nn.Linear` has one, minGPT's head has none.
-        adaptive_softmax_head: the causal LM's output as an adaptive softmax (Grave et al., 2017; torch's
-            `nn.AdaptiveLogSoftmaxWithLoss`) instead of one `nn.Linear` over the vocabulary: the first N token ids
-            (BPE numbers its pieces in merge order, frequent ones first) in a full-width head, the others in
-            clusters 4 times larger each, at a quarter of the width of the one before. Training never computes
-            the whole vocabulary's logits, which are most of a small model's step. 0: the plain head.
         classifier_pooling: which hidden state the classification head reads: `"last"` non-pad token (the lab's
-            choice), `"mean"` over non-pad tokens, `"first"` non-pad token, or `"concat"`: last, mean and max over
-            non-pad tokens side by side (ULMFiT's concat pooling; the head is then 3x wider), or `"all_layers"`: the
+            choice), `"mean"` over non-pad tokens, `"first"` non-pad token, or `"all_layers"`: the
             mean and max over non-pad tokens of every hidden state (the embeddings and each layer's output), each
             layer-normalised without parameters so that their scales match, side by side (the head is then
             2 * (num_hidden_layers + 1) times wider; a frozen backbone's word knowledge sits in its lower layers).
         classifier_dropout: dropout on the pooled vector, before the classification head.
-        reads_reversed_text: the model reads each text's tokens last to first (a backward LM, ULMFiT's second
-            direction). The recipes reverse their data for it: `recipes/pretrain.py` each document's tokens,
-            `recipes/finetune_sentiment.py` each review's kept tokens. Set it on a new model with
-            `--config_overrides reads_reversed_text=true`; a model continued or finetuned from it keeps it.
         sep_token_id: the separator (CS224N's `⁇`) used by span corruption and birthplace QA.
-        answer_format: how a birthplace QA model of our BPE answers, written by `recipes/birthplace.py finetune` so
-            that it travels with the model (to the Hub, to the app): `{"recite_tokens": 40, "answer_words": 1,
-            "capitalized_answers": true}`, the recitation's length (0: the model answers directly) and the shape of
-            the training answers, which the answers chosen from the recitation take (`--answer_from_recitation`).
-            `None` for every other model.
     """
 
     model_type = "small-encoder"
@@ -120,11 +105,9 @@ class SmallEncoderConfig(PreTrainedConfig):
     layer_norm_eps: float = positive(default=1e-5)
     initializer_range: float = positive(default=0.02)
     lm_head_bias: bool = True
-    adaptive_softmax_head: int = 0
     tie_word_embeddings: bool = False
     classifier_pooling: ClassifierPooling = "last"
     classifier_dropout: int | float = probability(default=0.0)
-    reads_reversed_text: bool = False
     synthesizer_width: int | None = None
     synthesizer_shared_heads: bool = False
     synthesizer_random_trainable: bool = True
@@ -135,7 +118,6 @@ class SmallEncoderConfig(PreTrainedConfig):
     eos_token_id: int | None = None
     sep_token_id: int | None = None
     mask_token_id: int | None = None
-    answer_format: dict | None = None
 
     def validate_architecture(self):
         """Part of `@strict`-powered validation (run after `__init__`, by `validate()` and at save time): the
@@ -150,13 +132,6 @@ class SmallEncoderConfig(PreTrainedConfig):
                 f"synthesizer_width ({width}) must be between 1 and max_position_embeddings "
                 f"({self.max_position_embeddings})."
             )
-        head = self.adaptive_softmax_head
-        if not 0 <= head < self.vocab_size:
-            raise ValueError(
-                f"adaptive_softmax_head ({head}) must be 0 (off) or below vocab_size ({self.vocab_size})."
-            )
-        if head and self.tie_word_embeddings:
-            raise ValueError("adaptive_softmax_head has no output matrix to tie: set tie_word_embeddings=false.")
         if self.synthesizer_factors is not None:
             factors = list(self.synthesizer_factors)
             if len(factors) != 2 or min(factors) < 1 or factors[0] * factors[1] < width:
@@ -168,16 +143,6 @@ class SmallEncoderConfig(PreTrainedConfig):
     @property
     def head_dim(self) -> int:
         return self.hidden_size // self.num_attention_heads
-
-    @property
-    def adaptive_softmax_cutoffs(self) -> list[int]:
-        """The first token id of each tail cluster of the adaptive softmax: N, 4N, 16N, ... below the vocabulary."""
-        cutoffs = []
-        cutoff = self.adaptive_softmax_head or self.vocab_size
-        while cutoff < self.vocab_size:
-            cutoffs.append(cutoff)
-            cutoff *= 4
-        return cutoffs
 
     @property
     def synthesizer_length(self) -> int:

@@ -4,9 +4,7 @@ This file imports only torch, transformers and its own folder, so that it can be
 loaded with `trust_remote_code=True`.
 """
 
-import copy
 import math
-from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -23,7 +21,7 @@ from transformers.modeling_outputs import (
     SequenceClassifierOutput,
 )
 from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS, PreTrainedModel
-from transformers.utils import ModelOutput, can_return_tuple, logging
+from transformers.utils import can_return_tuple, logging
 
 from .configuration_small_encoder import SmallEncoderConfig
 
@@ -352,35 +350,6 @@ class SmallEncoderBlock(GradientCheckpointingLayer):
         return hidden_states, attn_weights
 
 
-class SmallEncoderAdaptiveLMHead(nn.Module):
-    """The causal LM's output as an adaptive softmax (`config.adaptive_softmax_head`): log-probabilities over the
-    vocabulary when asked for (generation), and in training the loss of the target tokens alone, whose cost grows
-    with the size of the frequent head, not of the vocabulary."""
-
-    def __init__(self, config: SmallEncoderConfig):
-        super().__init__()
-        self.softmax = nn.AdaptiveLogSoftmaxWithLoss(
-            config.hidden_size,
-            config.vocab_size,
-            config.adaptive_softmax_cutoffs,
-            div_value=4.0,
-            head_bias=config.lm_head_bias,
-        )
-
-    def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
-        """Log-probabilities [..., vocab]: logits for generation (their softmax is the distribution itself)."""
-        return self.softmax.log_prob(hidden_states.flatten(0, -2)).unflatten(0, hidden_states.shape[:-1])
-
-    def loss(self, hidden_states: torch.Tensor, labels: torch.LongTensor, num_items_in_batch=None) -> torch.Tensor:
-        """The causal LM loss with the HF conventions: labels are shifted here, -100 is ignored, and the sum is
-        divided by `num_items_in_batch` when Trainer gives it (gradient accumulation), else by the token count."""
-        targets = labels[:, 1:].to(hidden_states.device)
-        scored = targets != -100
-        target_log_probs = self.softmax(hidden_states[:, :-1][scored], targets[scored]).output
-        count = num_items_in_batch if num_items_in_batch is not None else scored.sum().clamp(min=1)
-        return -target_log_probs.sum() / count
-
-
 class SmallEncoderPreTrainedModel(PreTrainedModel):
     config: SmallEncoderConfig
     config_class = SmallEncoderConfig
@@ -389,6 +358,10 @@ class SmallEncoderPreTrainedModel(PreTrainedModel):
     _no_split_modules = ["SmallEncoderBlock"]
     _skip_keys_device_placement = ["cache", "past_key_values"]
     _supports_sdpa = True
+    # One folder loads as any head (`AUTO_MAP`): the backbone from a language model, a classifier from a pretrained
+    # one. The weights of the folder's own head (the LM's `lm_head`, the classifier) are then
+    # left out by design, not worth a load report.
+    _keys_to_ignore_on_load_unexpected = [r"^lm_head\.", r"^classifier\."]
 
     @torch.no_grad()
     def _init_weights(self, module: nn.Module) -> None:
@@ -551,14 +524,8 @@ class SmallEncoderForCausalLM(SmallEncoderPreTrainedModel, GenerationMixin):
     def __init__(self, config: SmallEncoderConfig):
         super().__init__(config)
         self.model = SmallEncoderModel(config)
-        if config.adaptive_softmax_head:
-            self.lm_head = SmallEncoderAdaptiveLMHead(config)
-        else:
-            self.lm_head = nn.Linear(config.hidden_size, config.vocab_size, bias=config.lm_head_bias)
+        self.lm_head = nn.Linear(config.hidden_size, config.vocab_size, bias=config.lm_head_bias)
         self.post_init()
-
-    def get_output_embeddings(self) -> nn.Module | None:
-        return None if self.config.adaptive_softmax_head else self.lm_head  # no output matrix to tie or resize
 
     @can_return_tuple
     def forward(
@@ -593,14 +560,10 @@ class SmallEncoderForCausalLM(SmallEncoderPreTrainedModel, GenerationMixin):
         )
         hidden_states = outputs.last_hidden_state
         slice_indices = slice(-logits_to_keep, None) if isinstance(logits_to_keep, int) else logits_to_keep
-        if labels is not None and self.config.adaptive_softmax_head:
-            # The point of the adaptive softmax: a training step never computes the whole vocabulary's logits.
-            loss, logits = self.lm_head.loss(hidden_states, labels, kwargs.get("num_items_in_batch")), None
-        else:
-            logits = self.lm_head(hidden_states[:, slice_indices, :])
-            loss = None
-            if labels is not None:
-                loss = self.loss_function(logits=logits, labels=labels, vocab_size=self.config.vocab_size, **kwargs)
+        logits = self.lm_head(hidden_states[:, slice_indices, :])
+        loss = None
+        if labels is not None:
+            loss = self.loss_function(logits=logits, labels=labels, vocab_size=self.config.vocab_size, **kwargs)
 
         return CausalLMOutputWithPast(
             loss=loss,
@@ -612,12 +575,15 @@ class SmallEncoderForCausalLM(SmallEncoderPreTrainedModel, GenerationMixin):
 
 
 class SmallEncoderForSequenceClassification(SmallEncoderPreTrainedModel):
+    # Loaded from a language model, the classifier starts fresh: the finetuning's starting point, not a load failure.
+    _keys_to_ignore_on_load_missing = [r"^classifier\."]
+
     def __init__(self, config: SmallEncoderConfig):
         super().__init__(config)
         self.num_labels = config.num_labels
         self.model = SmallEncoderModel(config)
-        pooled_size = config.hidden_size * {"concat": 3, "all_layers": 2 * (config.num_hidden_layers + 1)}.get(
-            config.classifier_pooling, 1
+        pooled_size = config.hidden_size * (
+            2 * (config.num_hidden_layers + 1) if config.classifier_pooling == "all_layers" else 1
         )
         self.dropout = nn.Dropout(config.classifier_dropout)
         self.classifier = nn.Linear(pooled_size, config.num_labels)
@@ -638,11 +604,7 @@ class SmallEncoderForSequenceClassification(SmallEncoderPreTrainedModel):
         if pooling == "first":
             return hidden_states[rows, attention_mask.argmax(-1)]
         last = hidden_states[rows, (attention_mask * positions).argmax(-1)]
-        if pooling == "last":
-            return last
-        # "concat": padding never wins the max
-        masked = hidden_states.masked_fill(weights == 0, torch.finfo(hidden_states.dtype).min)
-        return torch.cat([last, mean, masked.max(1).values], dim=-1)
+        return last
 
     def pool_all_layers(
         self, all_hidden_states: tuple[torch.Tensor, ...], attention_mask: torch.Tensor | None
@@ -707,14 +669,17 @@ class SmallEncoderForSequenceClassification(SmallEncoderPreTrainedModel):
 
 
 class SmallEncoderForMaskedLM(SmallEncoderPreTrainedModel):
-    """Bidirectional masked LM: the causal mask is always off for this head."""
+    """Bidirectional masked LM: a masked token is predicted from both sides, so the config must say
+    `is_causal=False` (the config, not the head, decides the attention, as `is_decoder` does for BERT)."""
 
     _tied_weights_keys = {"lm_head.weight": "model.embed_tokens.weight"}
 
     def __init__(self, config: SmallEncoderConfig):
         if config.is_causal:
-            config = copy.deepcopy(config)
-            config.is_causal = False
+            raise ValueError(
+                "SmallEncoderForMaskedLM needs a bidirectional config: build it with is_causal=False "
+                "(`SmallEncoderConfig(..., is_causal=False)`, or `from_pretrained(path, is_causal=False)`)."
+            )
         super().__init__(config)
         self.model = SmallEncoderModel(config)
         self.lm_head = nn.Linear(config.hidden_size, config.vocab_size, bias=config.lm_head_bias)
@@ -753,84 +718,19 @@ class SmallEncoderForMaskedLM(SmallEncoderPreTrainedModel):
         )
 
 
-@dataclass
-class SmallEncoderForPreTrainingOutput(ModelOutput):
-    """Replaced-token detection: one score per token, positive when the discriminator thinks it was replaced."""
-
-    loss: torch.FloatTensor | None = None
-    logits: torch.FloatTensor | None = None
-    hidden_states: tuple[torch.FloatTensor, ...] | None = None
-    attentions: tuple[torch.FloatTensor, ...] | None = None
-
-
-class SmallEncoderForPreTraining(SmallEncoderPreTrainedModel):
-    """ELECTRA's discriminator: a bidirectional backbone that scores every token as original or replaced by a
-    generator. Every position is a training signal, where a masked LM learns from the masked ones only."""
-
-    def __init__(self, config: SmallEncoderConfig):
-        if config.is_causal:
-            config = copy.deepcopy(config)
-            config.is_causal = False
-        super().__init__(config)
-        self.model = SmallEncoderModel(config)
-        self.dense = nn.Linear(config.hidden_size, config.hidden_size)
-        self.act = ACT2FN[config.hidden_act]
-        self.scorer = nn.Linear(config.hidden_size, 1)
-        self.post_init()
-
-    @can_return_tuple
-    def forward(
-        self,
-        input_ids: torch.LongTensor | None = None,
-        attention_mask: torch.Tensor | None = None,
-        position_ids: torch.LongTensor | None = None,
-        inputs_embeds: torch.Tensor | None = None,
-        labels: torch.Tensor | None = None,
-        output_attentions: bool | None = None,
-        output_hidden_states: bool | None = None,
-        **kwargs,
-    ) -> SmallEncoderForPreTrainingOutput:
-        r"""labels: 1 where the token was replaced, 0 where it is the original, -100 to ignore (padding)."""
-        outputs: BaseModelOutputWithPast = self.model(
-            input_ids=input_ids,
-            attention_mask=attention_mask,
-            position_ids=position_ids,
-            inputs_embeds=inputs_embeds,
-            use_cache=False,
-            output_attentions=output_attentions,
-            output_hidden_states=output_hidden_states,
-        )
-        logits = self.scorer(self.act(self.dense(outputs.last_hidden_state))).squeeze(-1)
-
-        loss = None
-        if labels is not None:
-            scored = labels != -100
-            loss = F.binary_cross_entropy_with_logits(logits[scored], labels[scored].to(logits.dtype))
-
-        return SmallEncoderForPreTrainingOutput(
-            loss=loss, logits=logits, hidden_states=outputs.hidden_states, attentions=outputs.attentions
-        )
-
-
-# The heads, by the Auto class that loads each: `hf_models` registers them, and every saved config maps them all in
-# its `auto_map`, so that any `AutoModelFor*` loads a saved folder with `trust_remote_code=True`.
+# The one list of the model classes: each head by the Auto class that loads it. The package exports them
+# (`__all__`), `hf_models` registers them with the Auto classes, every saved config maps them all in its `auto_map`
+# (so that any `AutoModelFor*` loads a saved folder with `trust_remote_code=True`), and the Hub card takes each head's
+# pipeline tag from its Auto class.
 HEADS: dict[str, type[SmallEncoderPreTrainedModel]] = {
     "AutoModel": SmallEncoderModel,
     "AutoModelForCausalLM": SmallEncoderForCausalLM,
     "AutoModelForSequenceClassification": SmallEncoderForSequenceClassification,
     "AutoModelForMaskedLM": SmallEncoderForMaskedLM,
-    "AutoModelForPreTraining": SmallEncoderForPreTraining,
 }
 AUTO_MAP = {
     "AutoConfig": "configuration_small_encoder.SmallEncoderConfig",
     **{auto_class: f"modeling_small_encoder.{head.__name__}" for auto_class, head in HEADS.items()},
 }
 
-__all__ = [
-    "SmallEncoderPreTrainedModel",
-    "SmallEncoderModel",
-    "SmallEncoderForCausalLM",
-    "SmallEncoderForSequenceClassification",
-    "SmallEncoderForMaskedLM",
-    "SmallEncoderForPreTraining",
-]
+__all__ = ["AUTO_MAP", "HEADS", "SmallEncoderPreTrainedModel", *(head.__name__ for head in HEADS.values())]

@@ -2,33 +2,30 @@
 (`recipes/birthplace.py`).
 
 Three steps, as in the course's `run.py`: `pretrain` on wiki.txt (span corruption, or causal LM on paragraph
-openings), `finetune` on the training questions, and `evaluate` (greedy-decode the answers and score them, or the
-London / most-common baselines). QA examples are `question ⁇ answer ⁇ </s>` with the loss on the answer only;
-answers are generated after `question ⁇` until the next `⁇` (or `</s>`).
+openings) and `finetune` on the training questions, here, and `evaluate` (greedy-decode the answers and score them,
+or the London / most-common baselines: `hf_models.tasks.birthplace_evaluation`); `main` runs one of them. QA
+examples are `question ⁇ answer ⁇ </s>` with the loss on the answer only; answers are generated after `question ⁇`
+until the next `⁇` (or `</s>`).
 
-`--course_vocabulary` (on every step) runs the course's own setting: its character vocabulary, built from
-wiki.txt, with character span corruption, block 128 and 32-character answers. The two settings differ in their
-tokenizer and their QA format only (`hf_models.tasks.qa_formats`): `qa_format` chooses once.
+`pretrain --course_vocabulary` runs the course's own setting: its character vocabulary, built from wiki.txt, with
+character span corruption, block 128 and 32-character answers; the model's tokenizer carries it to `finetune` and
+`evaluate`. The settings differ in their tokenizer and their QA format only (`hf_models.tasks.qa_formats`):
+`qa_format` chooses the training's from the tokenizer, `answering_format` a trained model's from its tokenizer and
+its run record.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import sys
-from collections import Counter
 from collections.abc import Sequence
-from functools import partial
-from pathlib import Path
 
 import datasets
-import torch
 from datasets import concatenate_datasets
 from transformers import DataCollatorForSeq2Seq, PreTrainedTokenizerBase, TrainingArguments
 
 from hf_models import SmallEncoderForCausalLM
 from hf_models.data import (
-    BIRTHPLACE_FILES,
     IGNORE_INDEX,
     SpanCorruptionCollator,
     TrimPaddingCollator,
@@ -38,14 +35,11 @@ from hf_models.data import (
     encode_openings,
     load_birthplace,
     load_birthplace_corpus,
-    read_lines,
     tokenize_documents,
 )
-from hf_models.metrics import load_metric
-from hf_models.run_record import Evaluation, RunRecord, model_reference, updating_record
-from hf_models.safety import check_not_input
-from hf_models.textio import UsageError, atomic_write_text
-from hf_models.tokenization import resolve_tokenizer, train_bpe_tokenizer
+from hf_models.textio import UsageError
+from hf_models.tokenization import BPE, resolve_tokenizer, train_bpe_tokenizer
+from hf_models.tokenization.courses import CS224N_CHAR, is_cs224n_char_tokenizer
 from hf_models.training import (
     ModelArguments,
     RunTimer,
@@ -57,20 +51,25 @@ from hf_models.training import (
     run_task,
     train_model,
     unigram_entropy,
-    write_report,
 )
-from hf_models.training.setup import check_vocabulary
 
-from . import qa_formats
-from .birthplace_arguments import BirthplaceArguments, subcommand_groups, subcommand_help, top_level_parser
-from .qa_formats import BPEQAFormat, CourseQAFormat, QAFormat, RecitingQAFormat, check_recite_tokens, real_birthplaces
+from .birthplace_arguments import (
+    DATASET,
+    LANGUAGE,
+    BirthplaceArguments,
+    data_files,
+    require_data_dir,
+    subcommand_groups,
+    subcommand_help,
+    top_level_parser,
+)
+from .birthplace_evaluation import evaluate_answers
+from .qa_formats import BPEQAFormat, CourseQAFormat, QAFormat, RecitingQAFormat, answer_shape
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_PRESET = "cs224n-mingpt"
 SUBCOMMANDS = ("pretrain", "finetune", "evaluate")
-DATASET = "birthplace"
-LANGUAGE = "en"
 
 
 def _model(model_args: ModelArguments, bp_args: BirthplaceArguments, tokenizer) -> SmallEncoderForCausalLM:
@@ -81,19 +80,23 @@ def _model(model_args: ModelArguments, bp_args: BirthplaceArguments, tokenizer) 
 
 # Arguments of the pretraining only: not hyperparameters of a finetuning run.
 PRETRAINING_ONLY = (
+    "course_vocabulary",
     "tokenizer_vocab_size",
     "pretraining_objective",
     "opening_tokens",
     "pretrain_with_qa",
     "augment",
-    "augment_copies",
 )
 
 
 def _finish(trainer, arguments: tuple, metrics: dict, timer: RunTimer, task: str, objective: str, split_sizes: dict):
     """Save the run, with its record: the variant applies to a new model only, the pretraining options to the
-    pretraining only."""
-    model_args = arguments[0]
+    pretraining only. The record alone keeps how the model answers (`--recite_tokens`, `--answer_from_recitation`
+    with the training answers' shape): `evaluate` and the app read it there."""
+    model_args, bp_args = arguments[0], arguments[1]
+    answering = (
+        answer_shape(load_birthplace(bp_args.data_dir)["train"]["answer"]) if bp_args.answer_from_recitation else {}
+    )
     not_applicable = (PRETRAINING_ONLY if task == "birthplace-qa" else ()) + (
         ("variant",) if model_args.model_name_or_path else ()
     )
@@ -108,44 +111,23 @@ def _finish(trainer, arguments: tuple, metrics: dict, timer: RunTimer, task: str
         dataset=DATASET,
         split_sizes=split_sizes,
         language=LANGUAGE,
-        hyperparameters={"block_size": metrics["block_size"]},
+        hyperparameters={"block_size": metrics["block_size"], **answering},
         not_applicable=not_applicable,
     )
 
 
-def qa_format(
-    bp_args: BirthplaceArguments, paragraphs: Sequence[str] = (), train_answers: Sequence[str] = ()
-) -> QAFormat:
-    """The run's QA format (and vocabulary): the course's characters with `--course_vocabulary`, our BPE reciting
-    with `--recite_tokens` (`paragraphs`, wiki.txt, give the training rows their openings; `--answer_from_recitation`:
-    answers are spans of it shaped like the `train_answers`, here one capitalized word), else our BPE."""
-    if bp_args.course_vocabulary:
+def qa_format(bp_args: BirthplaceArguments, tokenizer, paragraphs: Sequence[str] = ()) -> QAFormat:
+    """The training's QA format: the course's when the tokenizer holds its characters (`pretrain
+    --course_vocabulary` builds them; the model's tokenizer carries them on), else our BPE reciting with
+    `--recite_tokens` (`paragraphs`, wiki.txt, give the training rows their openings), else our BPE. A trained model
+    answers in the format its tokenizer and run record name (`answering_format`)."""
+    if is_cs224n_char_tokenizer(tokenizer):
+        if bp_args.recite_tokens:
+            raise UsageError("--recite_tokens is for our BPE; a model of the course's characters answers directly")
         return CourseQAFormat()
     if bp_args.recite_tokens:
-        shape = qa_formats.answer_format(
-            bp_args.recite_tokens, train_answers if bp_args.answer_from_recitation else ()
-        )
-        return RecitingQAFormat(
-            bp_args.recite_tokens,
-            tuple(paragraphs),
-            bp_args.max_new_tokens,
-            counterfactual=bp_args.counterfactual_qa,
-            answer_words=shape["answer_words"],
-            capitalized_answers=shape["capitalized_answers"],
-        )
-    return BPEQAFormat(bp_args.max_new_tokens)
-
-
-def _require_data_dir(bp_args: BirthplaceArguments) -> None:
-    if bp_args.data_dir is None:
-        raise UsageError("--data_dir is required: the folder with wiki.txt and the birth_*.tsv files")
-
-
-def _data_files(bp_args: BirthplaceArguments) -> list[tuple[str, str]]:
-    """The data folder and its files, as inputs that no output may replace."""
-    folder = Path(bp_args.data_dir)
-    files = sorted(folder.iterdir()) if folder.is_dir() else []
-    return [("--data_dir", str(folder)), *(("--data_dir", str(f)) for f in files)]
+        return RecitingQAFormat(bp_args.recite_tokens, tuple(paragraphs))
+    return BPEQAFormat()
 
 
 def qa_texts(dataset: datasets.Dataset) -> list[str]:
@@ -164,21 +146,21 @@ def _run_tokenizer(model_args: ModelArguments, bp_args: BirthplaceArguments, cor
         logger.info(f"Training a {bp_args.tokenizer_vocab_size}-token BPE tokenizer on the pretraining corpus")
         return train_bpe_tokenizer(corpus["text"], bp_args.tokenizer_vocab_size, show_progress=False)
 
-    vocabulary = qa_format(bp_args).vocabulary
-    return resolve_tokenizer(model_args.tokenizer_path, vocabulary, data_dir=bp_args.data_dir, train=train)
+    vocabulary = CS224N_CHAR if bp_args.course_vocabulary else BPE
+    return resolve_tokenizer(
+        model_args.tokenizer_path, vocabulary, data_dir=bp_args.data_dir, train=train, accept_course=True
+    )
 
 
 def pretrain(model_args: ModelArguments, bp_args: BirthplaceArguments, training_args: TrainingArguments) -> dict:
     timer = RunTimer()
-    _require_data_dir(bp_args)
-    check_run_output(model_args, training_args, _data_files(bp_args))
+    require_data_dir(bp_args)
+    check_run_output(model_args, training_args, data_files(bp_args))
     corpus = load_birthplace_corpus(bp_args.data_dir)["train"]
     paragraphs = list(corpus["text"])  # wiki.txt alone: the source of the augmented copies and the recitations
     qa_train = load_birthplace(bp_args.data_dir)["train"] if bp_args.pretrain_with_qa else None
     if qa_train is not None and bp_args.recite_tokens and bp_args.pretraining_objective != "openings":
         raise UsageError("--recite_tokens with --pretrain_with_qa needs --pretraining_objective openings")
-    if bp_args.counterfactual_qa and qa_train is None:
-        raise UsageError("--counterfactual_qa adds twins of the QA rows: pretrain needs --pretrain_with_qa")
     if qa_train is not None and bp_args.pretraining_objective == "span_corruption":
         qa = datasets.Dataset.from_dict({"text": qa_texts(qa_train)})
         corpus = concatenate_datasets([corpus, qa.cast(corpus.features)])
@@ -186,7 +168,7 @@ def pretrain(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
     model = _model(model_args, bp_args, tokenizer)
     block_size = check_block_size(bp_args.block_size, model)
     # Knowledge augmentation: after the tokenizer, which never sees the copies (with or without them, one tokenizer).
-    corpus, augmentation = _augment(corpus, paragraphs, tokenizer, bp_args, block_size, training_args.seed)
+    corpus, augmentation = _augment(corpus, paragraphs, tokenizer, bp_args, block_size)
 
     with training_args.main_process_first(desc="tokenization"):
         if bp_args.pretraining_objective == "openings":
@@ -201,7 +183,6 @@ def pretrain(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
     metrics["pretraining_objective"] = bp_args.pretraining_objective
     metrics.update(augmentation)
     metrics.update(check_plateau(metrics["final_train_loss"], unigram_entropy(train_dataset, len(tokenizer))))
-    trainer.log_metrics("train", metrics)
     arguments = (model_args, bp_args, training_args)
     objective = bp_args.pretraining_objective
     return _finish(
@@ -209,14 +190,14 @@ def pretrain(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
     )
 
 
-def _augment(corpus, paragraphs: list[str], tokenizer, bp_args: BirthplaceArguments, block_size: int, seed: int):
+def _augment(corpus, paragraphs: list[str], tokenizer, bp_args: BirthplaceArguments, block_size: int):
     """The corpus followed by the `--augment` copies of its paragraphs, and their cost (none without the option:
     the corpus is returned as it is)."""
     forms = augment_forms(bp_args.augment)
     if not forms:
         return corpus, {}
     openings = bp_args.pretraining_objective == "openings"
-    copies = augmented_copies(paragraphs, forms, bp_args.augment_copies, seed)
+    copies = augmented_copies(paragraphs, forms)
     cost = augmentation_cost(
         paragraphs, copies, tokenizer, min(bp_args.opening_tokens, block_size - 1) if openings else None
     )
@@ -235,18 +216,15 @@ def _openings_dataset(corpus, qa_train, paragraphs, tokenizer, bp_args: Birthpla
         desc="Paragraph openings",
     )
     if qa_train is not None:
-        qa_rows = qa_format(bp_args, paragraphs)
+        qa_rows = qa_format(bp_args, tokenizer, paragraphs)
         rows = {
             "batched": True,
             "remove_columns": qa_train.column_names,
             "fn_kwargs": {"tokenizer": tokenizer, "block_size": block_size},
         }
-        qa = qa_train.map(real_birthplaces(qa_rows).encode, **rows)
+        qa = qa_train.map(qa_rows.encode, **rows)
         qa = qa.map(lambda example: {"labels": example["input_ids"]}).cast(openings.features)
-        # Counterfactual twins keep the loss on their answers alone: their openings are not facts to learn.
-        twins = qa_rows.encode_twins(qa_train[:], tokenizer, block_size) if bp_args.counterfactual_qa else {}
-        twins = [datasets.Dataset.from_dict(twins).cast(openings.features)] if twins.get("input_ids") else []
-        openings = concatenate_datasets([openings, qa, *twins])
+        openings = concatenate_datasets([openings, qa])
     return openings, DataCollatorForSeq2Seq(tokenizer, label_pad_token_id=IGNORE_INDEX)
 
 
@@ -255,14 +233,14 @@ def _openings_dataset(corpus, qa_train, paragraphs, tokenizer, bp_args: Birthpla
 # --------------------------------------------------------------------------------------------------
 def finetune(model_args: ModelArguments, bp_args: BirthplaceArguments, training_args: TrainingArguments) -> dict:
     timer = RunTimer()
-    _require_data_dir(bp_args)
-    check_run_output(model_args, training_args, _data_files(bp_args))
-    paragraphs = list(load_birthplace_corpus(bp_args.data_dir)["train"]["text"]) if bp_args.recite_tokens else []
-    qa_rows = qa_format(bp_args, paragraphs)
-    if model_args.tokenizer_path:
-        tokenizer = resolve_tokenizer(model_args.tokenizer_path, qa_rows.vocabulary)
-    else:  # no pretraining and no tokenizer: the one `pretrain` would make, from wiki.txt alone
-        tokenizer = _run_tokenizer(model_args, bp_args, load_birthplace_corpus(bp_args.data_dir)["train"])
+    require_data_dir(bp_args)
+    check_run_output(model_args, training_args, data_files(bp_args))
+    # Our BPE, or the course's characters of a course model (its vocabulary comes with its tokenizer); no pretraining
+    # and no tokenizer: the BPE `pretrain` would train, on wiki.txt alone.
+    corpus = load_birthplace_corpus(bp_args.data_dir)["train"]
+    tokenizer = _run_tokenizer(model_args, bp_args, corpus)
+    paragraphs = list(corpus["text"]) if bp_args.recite_tokens else []
+    qa_rows = qa_format(bp_args, tokenizer, paragraphs)
     if not model_args.model_name_or_path:
         logger.info("No --model_name_or_path: finetuning a model trained from scratch (no pretraining)")
     model = _model(model_args, bp_args, tokenizer)
@@ -270,13 +248,11 @@ def finetune(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
 
     qa = load_birthplace(bp_args.data_dir)
     qa.pop("test")  # questions only: nothing to learn from
-    # Counterfactual rows (--counterfactual_qa) are for training: the dev loss reads the real birthplaces.
-    formats = {"train": qa_rows, "validation": real_birthplaces(qa_rows)}
     with training_args.main_process_first(desc="tokenization"):
         encoded = datasets.DatasetDict(
             {
                 split: qa[split].map(
-                    formats[split].encode,
+                    qa_rows.encode,
                     batched=True,
                     remove_columns=["question", "answer"],
                     fn_kwargs={"tokenizer": tokenizer, "block_size": block_size},
@@ -295,144 +271,9 @@ def finetune(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
         encoded["validation"] if training_args.eval_strategy != "no" else None,
     )
     metrics["block_size"] = block_size
-    if bp_args.counterfactual_qa:  # the training rows that read another birthplace (`--counterfactual_qa`)
-        metrics["train_counterfactual_rows"] = qa_rows.counterfactual_rows(qa["train"][:], tokenizer)
-    trainer.log_metrics("train", metrics)
     metrics["pretrained_from"] = model_args.model_name_or_path
-    if qa_rows.vocabulary == "bpe":  # how it answers travels with the model: to the app and the Hub
-        model.config.answer_format = qa_formats.answer_format(bp_args.recite_tokens, list(qa["train"]["answer"]))
     split_sizes = {split: len(encoded[split]) for split in encoded}
     return _finish(trainer, (model_args, bp_args, training_args), metrics, timer, "birthplace-qa", "qa", split_sizes)
-
-
-# --------------------------------------------------------------------------------------------------
-# evaluate
-# --------------------------------------------------------------------------------------------------
-def _predictions(model_args: ModelArguments, bp_args: BirthplaceArguments, training_args, qa) -> tuple[list, str]:
-    """The answers to the questions of `--eval_split` and where they come from (a model, or a baseline)."""
-    questions = list(qa[bp_args.eval_split]["question"])
-    if bp_args.london_baseline:
-        return ["London"] * len(questions), "london_baseline"
-    if bp_args.most_common_baseline:
-        constant, _ = Counter(list(qa["train"]["answer"])).most_common(1)[0]
-        return [constant] * len(questions), "most_common_baseline"
-    missing = "evaluate needs --model_name_or_path, or --london_baseline / --most_common_baseline"
-    if model_args.model_name_or_path is None:
-        raise ValueError(missing)
-    check_recite_tokens(model_args.model_name_or_path, bp_args.recite_tokens)
-    answers = qa_format(bp_args, train_answers=list(qa["train"]["answer"]))
-    tokenizer = resolve_tokenizer(model_args.tokenizer_path, answers.vocabulary, missing=missing)
-    model = SmallEncoderForCausalLM.from_pretrained(model_args.model_name_or_path, dtype=torch.float32)
-    check_vocabulary(tokenizer, model.config.vocab_size, model_args.tokenizer_path, model_args.model_name_or_path)
-    check_block_size(bp_args.block_size, model)
-    model.to("cpu" if training_args.use_cpu or not torch.cuda.is_available() else "cuda")
-    predictions = answers.predict(
-        model,
-        tokenizer,
-        questions,
-        bp_args.block_size,
-        training_args.per_device_eval_batch_size,
-        where=_question_lines(bp_args),
-    )
-    return predictions, model_args.model_name_or_path
-
-
-def _question_lines(bp_args: BirthplaceArguments):
-    """`where(i)`: the `file:line` of question i of `--eval_split` (the loader keeps every non-blank line, in order)."""
-    path = Path(bp_args.data_dir) / BIRTHPLACE_FILES[bp_args.eval_split]
-    lines = [number for number, line in enumerate(read_lines(path), start=1) if line.strip()]
-    return lambda index: f"{path}:{lines[index]}"
-
-
-def _record_evaluation(output_dir: str, bp_args: BirthplaceArguments, source: str, metrics: dict, timer) -> None:
-    """Add the scores to the run record of `output_dir` (the model's own folder, usually), or start one there."""
-    baseline = source if source.endswith("_baseline") else None
-    start = partial(
-        RunRecord,
-        task="birthplace-evaluation",
-        objective="qa",
-        dataset=DATASET,
-        language=LANGUAGE,
-        evaluated_model=None if baseline else model_reference(source),
-        wall_time_s=timer.seconds,
-    )
-    with updating_record(output_dir, start) as record:
-        scores = {"exact_match": metrics["exact_match"]}
-        record.add_evaluation(Evaluation(bp_args.eval_split, scores, metrics["total"], baseline=baseline))
-
-
-def _evaluation_outputs(model_args: ModelArguments, bp_args: BirthplaceArguments, training_args) -> tuple:
-    """The output folder (None: print only), predictions file and report of `evaluate`, checked before any work:
-    they never replace an input file, and earlier predictions or reports are kept unless --overwrite_output_dir. A
-    baseline's files carry its name (`predictions_validation_london_baseline.txt`), so that it never replaces a
-    model's in the model's folder."""
-    output_dir = training_args.output_dir if _output_dir_given(training_args) else None
-    name = _output_name(bp_args)
-    predictions_file = bp_args.predictions_file or (
-        os.path.join(output_dir, f"predictions_{name}.txt") if output_dir else None
-    )
-    report = os.path.join(output_dir, f"report_evaluate_{name}.json") if output_dir else None
-    if bp_args.max_new_tokens <= 0:
-        raise UsageError(f"--max_new_tokens {bp_args.max_new_tokens}: give a positive number of tokens")
-    model_files = []  # the model's own files; its earlier predictions and reports are outputs
-    if model_args.model_name_or_path and os.path.isdir(model_args.model_name_or_path):
-        model_files = [
-            ("--model_name_or_path", str(p))
-            for p in Path(model_args.model_name_or_path).iterdir()
-            if not p.name.startswith(("predictions", "report"))
-        ]
-    for path in [p for p in (predictions_file, report) if p]:
-        what = "--predictions_file" if path == predictions_file else "the report"
-        check_not_input(path, [*_data_files(bp_args), *model_files], what)
-        if os.path.exists(path) and not model_args.overwrite_output_dir:
-            raise UsageError(
-                f"{path} already exists; pick another --output_dir or --predictions_file, or add "
-                "--overwrite_output_dir to replace it"
-            )
-    return output_dir, predictions_file, report
-
-
-def _output_name(bp_args: BirthplaceArguments) -> str:
-    """The split, and the baseline's name for a baseline: the stem of the predictions and report files."""
-    baseline = "london" if bp_args.london_baseline else "most_common" if bp_args.most_common_baseline else None
-    return f"{bp_args.eval_split}_{baseline}_baseline" if baseline else bp_args.eval_split
-
-
-def evaluate_answers(
-    model_args: ModelArguments, bp_args: BirthplaceArguments, training_args: TrainingArguments
-) -> dict:
-    timer = RunTimer()
-    _require_data_dir(bp_args)
-    output_dir, predictions_file, report = _evaluation_outputs(model_args, bp_args, training_args)
-    qa = load_birthplace(bp_args.data_dir)
-    if bp_args.max_predict_samples is not None:  # the first N questions, as the file orders them
-        questions = qa[bp_args.eval_split]
-        qa[bp_args.eval_split] = questions.select(range(min(bp_args.max_predict_samples, len(questions))))
-    split = qa[bp_args.eval_split]
-    predictions, source = _predictions(model_args, bp_args, training_args, qa)
-    metrics: dict = {"eval_split": bp_args.eval_split, "predictions_from": source, "num_questions": len(predictions)}
-    if "answer" in split.column_names:
-        scores = load_metric("exact_match").compute(predictions=predictions, references=list(split["answer"]))
-        correct, total = scores["correct"], scores["total"]
-        print(f"Correct: {correct} out of {total}: {100.0 * correct / total}%")
-        metrics.update(exact_match=scores["exact_match"], correct=correct, total=total)
-    else:
-        print(f"No answers for the {bp_args.eval_split} split: {len(predictions)} predictions written, not scored")
-
-    if predictions_file and training_args.process_index == 0:
-        # One line per question; a newline inside a generated answer would shift every later line.
-        atomic_write_text(predictions_file, "".join(p.replace("\n", " ") + "\n" for p in predictions))
-        metrics["predictions_file"] = predictions_file
-    if output_dir and training_args.process_index == 0:
-        write_report(training_args, (model_args, bp_args, training_args), metrics, timer.seconds, path=report)
-        if "exact_match" in metrics:
-            _record_evaluation(output_dir, bp_args, source, metrics, timer)
-    return metrics
-
-
-def _output_dir_given(training_args: TrainingArguments) -> bool:
-    # TrainingArguments falls back to "trainer_output" when --output_dir is omitted.
-    return bool(training_args.output_dir) and training_args.output_dir != "trainer_output"
 
 
 def main(args: Sequence[str] | None = None, doc: str | None = None) -> dict | int:

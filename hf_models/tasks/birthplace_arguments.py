@@ -1,30 +1,33 @@
 """The command-line arguments of `recipes/birthplace.py`, beside `hf_models.tasks.birthplace`: one dataclass for the
-three steps, of which each subcommand takes only the fields it uses (`subcommand_groups`)."""
+three steps, of which each subcommand takes only the fields it uses (`subcommand_groups`), and the checks of the data
+folder that every step reads."""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from transformers import TrainingArguments
 
 from hf_models.data import augment_forms
-from hf_models.training import TRAINER_GROUP, FlagGroup, HelpFormatter, help_sections, model_group
+from hf_models.textio import UsageError
+from hf_models.training import FlagGroup, HelpFormatter, ModelArguments, help_sections, model_group, trainer_group
 
 
 @dataclass
 class BirthplaceArguments:
     data_dir: str = field(
         default=None,
-        metadata={"help": "Folder with wiki.txt, birth_places_train.tsv, birth_dev.tsv, birth_test_inputs.tsv."},
+        metadata={"help": "Folder of wiki.txt and the birth_*.tsv question files."},
     )
     variant: str = field(
         default="vanilla",
         metadata={"help": "Attention of a model built from scratch.", "choices": ["vanilla", "synthesizer"]},
     )
     block_size: int | None = field(
-        default=None, metadata={"help": "Tokens per sequence. Defaults to the model's max_position_embeddings."}
+        default=None, metadata={"help": "Tokens per sequence; default: the model's positions."}
     )
     tokenizer_vocab_size: int = field(
         default=2000,
@@ -36,8 +39,8 @@ class BirthplaceArguments:
     pretraining_objective: str = field(
         default="span_corruption",
         metadata={
-            "help": "pretrain: 'span_corruption' (the course's), or 'openings': causal LM on the first "
-            "--opening_tokens tokens of each wiki.txt paragraph, where the birth facts are.",
+            "help": "pretrain: 'span_corruption' (the course's), or 'openings': causal LM on each paragraph's first "
+            "--opening_tokens tokens, where the birth facts are.",
             "choices": ["span_corruption", "openings"],
         },
     )
@@ -45,21 +48,18 @@ class BirthplaceArguments:
     pretrain_with_qa: bool = field(
         default=False,
         metadata={
-            "help": "pretrain: mix the training QA pairs into the corpus (mixed training): 'question answer' "
-            "lines with span corruption, `question ⁇ answer ⁇ </s>` examples with 'openings'."
+            "help": "pretrain: mix the training QA pairs into the corpus (as text with span corruption, as QA rows "
+            "with 'openings')."
         },
     )
+    # Knowledge augmentation (`hf_models.data.augmentation`): built from the paragraph's own text only; the tokenizer
+    # is trained on the paragraphs without them.
     augment: str = field(
         default="",
         metadata={
-            "help": "pretrain: comma-separated forms of each wiki.txt paragraph added to the corpus (knowledge "
-            "augmentation, `hf_models.data.augmentation`): 'permute' (sentences in another order), 'name_first' "
-            "(every sentence starts with the full name), 'opening' (the opening sentence alone). Built from the "
-            "paragraph's own text only; the tokenizer is trained on the paragraphs without them."
+            "help": "pretrain: comma-separated forms of each paragraph added to the corpus: 'name_first' (each "
+            "sentence starts with the name), 'opening' (the first sentence alone)."
         },
-    )
-    augment_copies: int = field(
-        default=1, metadata={"help": "pretrain with --augment: most copies of a paragraph per form (distinct ones)."}
     )
     eval_split: str = field(
         default="validation",
@@ -78,58 +78,79 @@ class BirthplaceArguments:
         default=None,
         metadata={"help": "evaluate: answer only the first N questions of --eval_split (debugging, a smoke test)."},
     )
+    # QA rows become `recitation </s> question ⁇ answer ⁇ </s>`: the recitation is the first N tokens of the person's
+    # wiki.txt paragraph in training, and what the model writes from the name `Name.` when it answers (with
+    # --pretrain_with_qa, in the mixed QA rows too).
     recite_tokens: int = field(
         default=0,
         metadata={
-            "help": "Recite, then answer (our BPE; 0: off): QA rows become `recitation </s> question ⁇ answer ⁇ "
-            "</s>`, where the recitation is the first N tokens of the person's wiki.txt paragraph in training and "
-            "what the model writes from the name `Name.` when it answers. Use the pretraining's --opening_tokens, "
-            "and give it to every subcommand (with --pretrain_with_qa, to the mixed QA rows too)."
+            "help": "Recite, then answer (our BPE; 0: off): QA rows start with the first N tokens of the person's "
+            "paragraph, written from the name. Use the pretraining's --opening_tokens; the run record keeps it "
+            "for evaluate and the app."
         },
     )
-    counterfactual_qa: float = field(
-        default=0.0,
-        metadata={
-            "help": "With --recite_tokens (pretrain: with --pretrain_with_qa): the fraction of training QA rows "
-            "that get a twin whose birthplace is another training answer, in the recitation and as the answer, so "
-            "that the model learns to read the answer from its recitation rather than recall it from the name "
-            "(0: off)."
-        },
-    )
+    # The span: a run of words within a clause, no longer than the longest training answer, capitalized if they all
+    # are. A question whose recitation has no such span is answered by generation.
     answer_from_recitation: bool = field(
         default=False,
         metadata={
-            "help": "evaluate, with --recite_tokens: instead of generating the answer, choose the span of the "
-            "model's own recitation that the model scores highest as the answer: a run of words within a clause, "
-            "shaped like the training answers (no longer than the longest; capitalized if they all are). A "
-            "question whose recitation has no such span is answered by generation."
+            "help": "With --recite_tokens: answer with the span of the model's recitation that it scores highest, "
+            "shaped like the training answers, instead of generating (kept by the run record)."
         },
     )
+    # The characters of wiki.txt (□ pad = 0, ⁇ mask = 1, then the sorted characters); answers are read from 32
+    # greedily generated characters, between the first and second ⁇.
     course_vocabulary: bool = field(
         default=False,
         metadata={
-            "help": "CS224N's own setting: its character vocabulary (built from wiki.txt: □ pad = 0, ⁇ mask = 1, "
-            "then the sorted characters), character span corruption, QA rows 'question⁇answer⁇', and answers read "
-            "from 32 greedily generated characters, between the first and second ⁇. Give it to every subcommand."
+            "help": "pretrain: CS224N's own setting: its character vocabulary and span corruption, "
+            "'question⁇answer⁇' rows, 32-character answers. Saved with the model: finetune and evaluate take it "
+            "from its tokenizer."
         },
     )
 
     def __post_init__(self) -> None:  # a wrong --augment fails before the tokenizer and the model are built
         augment_forms(self.augment)
-        if self.augment_copies < 1:
-            raise ValueError(f"--augment_copies must be positive, got {self.augment_copies}")
         if self.recite_tokens < 0:
             raise ValueError(f"--recite_tokens must be 0 (off) or positive, got {self.recite_tokens}")
         if self.recite_tokens and self.course_vocabulary:
             raise ValueError(
                 "--recite_tokens is for our BPE; the course's characters (--course_vocabulary) answer directly"
             )
-        if not 0.0 <= self.counterfactual_qa <= 1.0:
-            raise ValueError(f"--counterfactual_qa must be a fraction in [0, 1], got {self.counterfactual_qa}")
-        if self.counterfactual_qa and not self.recite_tokens:
-            raise ValueError("--counterfactual_qa swaps the birthplace in the recitation: it needs --recite_tokens")
         if self.answer_from_recitation and not self.recite_tokens:
             raise ValueError("--answer_from_recitation chooses the answer in the recitation: it needs --recite_tokens")
+
+
+# What the task's run records name.
+DATASET = "birthplace"
+LANGUAGE = "en"
+
+
+def check_answer_source(model_name_or_path: str | None, bp_args: BirthplaceArguments) -> None:
+    """`evaluate` scores one source of answers: a model, or one baseline, never a silent choice between them."""
+    baselines = [
+        flag
+        for flag, given in (
+            ("--london_baseline", bp_args.london_baseline),
+            ("--most_common_baseline", bp_args.most_common_baseline),
+        )
+        if given
+    ]
+    if len(baselines) > 1 or (baselines and model_name_or_path):
+        given = " and ".join([*(["--model_name_or_path"] if model_name_or_path else []), *baselines])
+        raise UsageError(f"evaluate scores one source of answers, but got {given}: give one of them")
+
+
+def require_data_dir(bp_args: BirthplaceArguments) -> None:
+    if bp_args.data_dir is None:
+        raise UsageError("--data_dir is required: the folder with wiki.txt and the birth_*.tsv files")
+
+
+def data_files(bp_args: BirthplaceArguments) -> list[tuple[str, str]]:
+    """The data folder and its files, as inputs that no output may replace."""
+    folder = Path(bp_args.data_dir)
+    files = sorted(folder.iterdir()) if folder.is_dir() else []
+    return [("--data_dir", str(folder)), *(("--data_dir", str(f)) for f in files)]
 
 
 # What each subcommand does (its --help's first line), and the fields it takes.
@@ -138,20 +159,22 @@ SUBCOMMAND_HELP = {
     "finetune": "Finetune on birth_places_train.tsv, from a pretrained model or from scratch.",
     "evaluate": "Answer the dev (or test) questions by greedy decoding and score them; or a baseline.",
 }
-_SHARED = ("data_dir", "course_vocabulary", "block_size", "recite_tokens")
+_SHARED = ("data_dir", "block_size")
+# How the trained model answers: chosen by its training, read from its run record by evaluate.
+_ANSWERING = ("recite_tokens", "answer_from_recitation")
 SUBCOMMAND_FIELDS = {
     "pretrain": (
         *_SHARED,
         "variant",
+        "course_vocabulary",
         "tokenizer_vocab_size",
         "pretraining_objective",
         "opening_tokens",
         "pretrain_with_qa",
         "augment",
-        "augment_copies",
-        "counterfactual_qa",
+        *_ANSWERING,
     ),
-    "finetune": (*_SHARED, "variant", "tokenizer_vocab_size", "counterfactual_qa"),
+    "finetune": (*_SHARED, "variant", "tokenizer_vocab_size", *_ANSWERING),
     "evaluate": (
         *_SHARED,
         "eval_split",
@@ -160,21 +183,84 @@ SUBCOMMAND_FIELDS = {
         "most_common_baseline",
         "max_new_tokens",
         "max_predict_samples",
-        "answer_from_recitation",
     ),
 }
 # `evaluate` builds no model: no preset, overrides or attention type.
 EVALUATE_MODEL_FIELDS = ("model_name_or_path", "tokenizer_name_or_path", "overwrite_output_dir")
+EVALUATE_MODEL_HELPS = {"model_name_or_path": "The trained model folder that answers (or a baseline flag)."}
 # ... and no Trainer: of TrainingArguments it reads only these.
 EVALUATE_TRAINER_FIELDS = ("output_dir", "per_device_eval_batch_size", "seed", "use_cpu", "log_level")
 EVALUATE_TRAINER_TITLE = "Trainer arguments (the few of transformers.TrainingArguments that evaluate reads)"
+# The Trainer flags each training's -h lists, and its defaults: the benchmark's cpu profile's (nanoGPT's AdamW and
+# cosine schedule for the pretrainings; the course's 10 epochs at 6e-4 for the finetuning), where they differ from
+# Trainer's.
+_TRAINING = ("output_dir", "num_train_epochs", "max_steps", "learning_rate", "lr_scheduler_type")
+_BATCHES = ("per_device_train_batch_size", "logging_steps", "seed", "bf16", "use_cpu", "resume_from_checkpoint")
+TRAINER_FLAGS = {
+    "pretrain": (*_TRAINING, "lr_scheduler_kwargs", "warmup_steps", "weight_decay", "adam_beta2", *_BATCHES),
+    "finetune": (*_TRAINING, "warmup_steps", "weight_decay", "eval_strategy", "per_device_eval_batch_size", *_BATCHES),
+}
+TRAINER_DEFAULTS = {
+    "pretrain": {
+        "num_train_epochs": 4,
+        "learning_rate": 1e-3,
+        "lr_scheduler_type": "cosine_with_min_lr",
+        "lr_scheduler_kwargs": '{"min_lr_rate": 0.1}',
+        "warmup_steps": 100,
+        "weight_decay": 0.1,
+        "adam_beta2": 0.95,
+        "per_device_train_batch_size": 32,
+        "logging_steps": 50,
+    },
+    "finetune": {
+        "num_train_epochs": 10,
+        "learning_rate": 6e-4,
+        "lr_scheduler_type": "cosine",
+        "warmup_steps": 20,
+        "weight_decay": 0.1,
+        "eval_strategy": "epoch",
+        "per_device_train_batch_size": 32,
+        "per_device_eval_batch_size": 100,
+        "logging_steps": 20,
+    },
+    "evaluate": {"per_device_eval_batch_size": 100},
+}
+_PROFILE = "benchmark's cpu profile"
+TRAINER_FLAG_HELPS = {
+    "pretrain": {
+        "num_train_epochs": f"Passes over the corpus ({_PROFILE}, span corruption; reciting: 17 and 12).",
+        "learning_rate": f"Peak learning rate of AdamW ({_PROFILE}).",
+        "lr_scheduler_type": f"Learning-rate schedule after the warmup ({_PROFILE}).",
+        "lr_scheduler_kwargs": f"The schedule's own arguments, as JSON ({_PROFILE}: down to a tenth).",
+        "warmup_steps": f"Steps of linear warmup ({_PROFILE}).",
+        "weight_decay": f"AdamW's weight decay ({_PROFILE}).",
+        "adam_beta2": f"AdamW's beta2 ({_PROFILE}).",
+        "per_device_train_batch_size": f"Paragraphs per batch ({_PROFILE}).",
+        "logging_steps": f"Steps between two logged losses ({_PROFILE}).",
+    },
+    "finetune": {
+        "num_train_epochs": f"Passes over the questions (the course's; {_PROFILE}, after span corruption).",
+        "learning_rate": f"Peak learning rate of AdamW (the course's; {_PROFILE}, after span corruption).",
+        "lr_scheduler_type": f"Learning-rate schedule after the warmup ({_PROFILE}).",
+        "warmup_steps": f"Steps of linear warmup ({_PROFILE}).",
+        "weight_decay": f"AdamW's weight decay ({_PROFILE}).",
+        "eval_strategy": f"When to compute the dev loss: no, steps or epoch ({_PROFILE}).",
+        "per_device_train_batch_size": f"Questions per training batch ({_PROFILE}).",
+        "per_device_eval_batch_size": f"Questions per dev batch ({_PROFILE}).",
+        "logging_steps": f"Steps between two logged losses ({_PROFILE}).",
+    },
+    "evaluate": {
+        "output_dir": "Where the predictions and the report go (none: the score is printed only).",
+        "per_device_eval_batch_size": f"Questions answered at once ({_PROFILE}).",
+        "use_cpu": "Answer on the CPU, even with a GPU.",
+    },
+}
 
 
 def subcommand_groups(subcommand: str, default_preset: str) -> tuple[FlagGroup, ...]:
     """The flag groups of one subcommand: its own birthplace fields, the model's, then Trainer's (for `evaluate`,
     only the ones it reads: a Trainer flag there would change nothing, so it is refused)."""
     title = f"Birthplace arguments ({subcommand})"
-    model_fields = EVALUATE_MODEL_FIELDS if subcommand == "evaluate" else None
     # "evaluate: which questions to answer." reads "Which questions to answer." under evaluate's own -h.
     prefix = f"{subcommand}: "
     helps = {}
@@ -182,22 +268,46 @@ def subcommand_groups(subcommand: str, default_preset: str) -> tuple[FlagGroup, 
         if (text := spec.metadata.get("help", "")).startswith(prefix):
             text = text.removeprefix(prefix)
             helps[spec.name] = text[:1].upper() + text[1:]
+    own = FlagGroup(title, BirthplaceArguments, SUBCOMMAND_FIELDS[subcommand], helps)
+    trainer_helps, trainer_defaults = TRAINER_FLAG_HELPS[subcommand], TRAINER_DEFAULTS[subcommand]
+    if subcommand == "evaluate":
+        model = FlagGroup("Model arguments", ModelArguments, EVALUATE_MODEL_FIELDS, EVALUATE_MODEL_HELPS)
+        fields = EVALUATE_TRAINER_FIELDS
+        return (
+            own,
+            model,
+            FlagGroup(EVALUATE_TRAINER_TITLE, TrainingArguments, fields, trainer_helps, trainer_defaults),
+        )
     return (
-        FlagGroup(title, BirthplaceArguments, SUBCOMMAND_FIELDS[subcommand], helps),
-        model_group(default_preset, model_fields),
-        FlagGroup(EVALUATE_TRAINER_TITLE, TrainingArguments, EVALUATE_TRAINER_FIELDS)
-        if subcommand == "evaluate"
-        else TRAINER_GROUP,
+        own,
+        model_group(default_preset),
+        trainer_group(TRAINER_FLAGS[subcommand], trainer_defaults, **trainer_helps),
     )
 
 
 def subcommand_help(subcommand: str, doc: str | None) -> dict[str, str]:
-    """A subcommand's --help: what it does, then the recipe's examples."""
+    """A subcommand's --help: what it does, then the recipe's examples of it and the recipe's closing notes."""
     return {
         "prog": f"birthplace.py {subcommand}",
         "description": SUBCOMMAND_HELP[subcommand],
-        "epilog": help_sections(doc).get("epilog"),
+        "epilog": _subcommand_examples(subcommand, help_sections(doc).get("epilog") or ""),
     }
+
+
+def _subcommand_examples(subcommand: str, epilog: str) -> str | None:
+    """Of the recipe's epilog, the examples of `subcommand` (each with the comment lines above it) and the last
+    paragraph: the paragraphs of indented lines are the examples, an example starts at its first comment line."""
+    paragraphs = epilog.split("\n\n")
+    examples: list[list[str]] = []
+    for paragraph in [p for p in paragraphs if p.startswith("    ")]:
+        for line in paragraph.splitlines():
+            starts = line.lstrip().startswith("#") and not (examples and examples[-1][-1].lstrip().startswith("#"))
+            if starts or not examples:
+                examples.append([])
+            examples[-1].append(line)
+    own = ["\n".join(lines) for lines in examples if any(f"birthplace.py {subcommand} " in line for line in lines)]
+    closing = [paragraphs[-1]] if len(paragraphs) > 1 and not paragraphs[-1].startswith("    ") else []
+    return "\n\n".join(["\n".join(own), *closing]) or None
 
 
 def top_level_parser(doc: str | None) -> argparse.ArgumentParser:

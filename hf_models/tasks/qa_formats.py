@@ -7,32 +7,33 @@
   the person's paragraph from the name alone (the first N tokens, as the `openings` pretraining saw them), then
   answers `recitation </s> question ⁇`. Training rows put the person's real paragraph opening there; the answer is
   read from the context, where the pretrained model can write the fact, instead of from the question alone.
-  With `--counterfactual_qa` some training rows get a twin with another birthplace, in the opening and the
-  answer, so that reading the answer from the opening is the only way to get both right (`swap_birthplaces`).
-- `CourseQAFormat` (CS224N's character vocabulary, `--course_vocabulary`): the course's `NameDataset` rows
+- `CourseQAFormat` (CS224N's character vocabulary, `pretrain --course_vocabulary`): the course's `NameDataset` rows
   `question⁇answer⁇`; 32 characters greedily generated after `question⁇`, the answer read between the first and
   second `⁇` of the completion, as the course's `run.py` does.
 
-Both decode through `greedy_completions`: left-padded batches of prompts.
+All decode greedily, in left-padded batches (`hf_models.tasks.qa_decoding`). How a trained model of our BPE answers
+(reciting first or not, the answer generated or chosen from the recitation) is chosen when it is trained and kept in
+its run record alone; `answering_format` reads it there for `evaluate` and the app.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import re
-import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-import torch
-from transformers import PreTrainedModel, PreTrainedTokenizerBase
+from huggingface_hub import hf_hub_download
+from huggingface_hub.errors import EntryNotFoundError, HFValidationError
+from transformers import PreTrainedTokenizerBase
 
-from ..data import check_characters, encode_birthplace_qa, encode_char_qa, encode_reciting_qa, person_name
-from ..run_record import read_record
+from ..data import encode_birthplace_qa, encode_char_qa, encode_reciting_qa, person_name
+from ..run_record import RECORD_FILE, RunRecord, read_record
 from ..textio import UsageError
-from ..tokenization.courses import CS224N_CHAR, CS224N_MASK_CHAR
+from ..tokenization.courses import is_cs224n_char_tokenizer
+from .qa_decoding import answers_after, predict_answers, predict_char_answers, recitations_after_titles
 from .recitation_spans import answer_log_likelihoods, recitation_spans
 
 logger = logging.getLogger(__name__)
@@ -42,112 +43,10 @@ __all__ = [
     "CourseQAFormat",
     "QAFormat",
     "RecitingQAFormat",
-    "answer_format",
+    "answer_format_of",
+    "answer_shape",
     "answering_format",
-    "check_recite_tokens",
-    "real_birthplaces",
-    "answer_between_masks",
-    "greedy_completions",
-    "predict_answers",
-    "trained_recite_tokens",
-    "predict_char_answers",
 ]
-
-CS224N_ANSWER_CHARS = 32  # the course's evaluation samples 32 characters
-
-
-@torch.no_grad()
-def greedy_completions(
-    model: PreTrainedModel,
-    tokenizer: PreTrainedTokenizerBase,
-    prompts: Sequence[list[int]],
-    block_size: int,
-    max_new_tokens: int,
-    batch_size: int = 64,
-    **generate_kwargs: Any,
-) -> list[list[int]]:
-    """The tokens greedily generated after each prompt (ids), at most `max_new_tokens` and never past `block_size`.
-
-    Batches are left-padded (the model derives positions from the attention mask), as the text-generation
-    pipeline does, so that every prompt ends right where generation starts. `generate_kwargs` go to `generate`
-    (e.g. `eos_token_id` stop ids, `min_new_tokens`); the tokenizer's padding side is restored afterwards.
-    """
-    model.eval()
-    padding_side, tokenizer.padding_side = tokenizer.padding_side, "left"
-    completions = []
-    try:
-        for start in range(0, len(prompts), batch_size):
-            batch = tokenizer.pad({"input_ids": list(prompts[start : start + batch_size])}, return_tensors="pt")
-            batch = batch.to(model.device)
-            width = batch["input_ids"].shape[1]
-            new_tokens = max(1, min(max_new_tokens, block_size - width))
-            kwargs = dict(generate_kwargs)
-            if "min_new_tokens" in kwargs:
-                kwargs["min_new_tokens"] = min(kwargs["min_new_tokens"], new_tokens)
-            generated = model.generate(
-                **batch, do_sample=False, max_new_tokens=new_tokens, pad_token_id=tokenizer.pad_token_id, **kwargs
-            )
-            completions.extend(generated[:, width:].tolist())
-    finally:
-        tokenizer.padding_side = padding_side
-    return completions
-
-
-def predict_answers(
-    model: PreTrainedModel,
-    tokenizer: PreTrainedTokenizerBase,
-    questions: list[str],
-    block_size: int | None = None,
-    batch_size: int = 64,
-    max_new_tokens: int = 16,
-) -> list[str]:
-    """Greedy-decode the answer to each question: generate after `question ⁇` until `⁇` or `</s>`."""
-    block_size = block_size or model.config.max_position_embeddings
-    prompts = encode_birthplace_qa({"question": questions}, tokenizer, block_size, prompt_only=True)["input_ids"]
-    return _answers_after(model, tokenizer, prompts, block_size, batch_size, max_new_tokens)
-
-
-def _answers_after(model, tokenizer, prompts: list[list[int]], block_size: int, batch_size: int, max_new_tokens: int):
-    """The text greedily generated after each prompt, up to the first `⁇` or `</s>`, stripped."""
-    stop_ids = [tokenizer.sep_token_id, tokenizer.eos_token_id]
-    answers = []
-    for row in greedy_completions(
-        model, tokenizer, prompts, block_size, max_new_tokens, batch_size, eos_token_id=stop_ids
-    ):
-        stop = next((i for i, token in enumerate(row) if token in stop_ids), len(row))
-        answers.append(tokenizer.decode(row[:stop], skip_special_tokens=True).strip())
-    return answers
-
-
-def answer_between_masks(completion: str) -> str:
-    """The course's `completion.split('⁇')[1]`: the text between the first and second `⁇` ('' when absent)."""
-    parts = completion.split(CS224N_MASK_CHAR)
-    return parts[1] if len(parts) > 1 else ""
-
-
-def predict_char_answers(
-    model: PreTrainedModel,
-    tokenizer: PreTrainedTokenizerBase,
-    questions: list[str],
-    block_size: int | None = None,
-    batch_size: int = 64,
-    max_new_chars: int = CS224N_ANSWER_CHARS,
-    where=None,
-) -> list[str]:
-    """Greedy-decode `max_new_chars` characters after `question⁇` (left-padded batches, no early stop), then keep
-    the text between the first and second `⁇` of question + completion. A character outside the vocabulary is an
-    error naming it and where it is (`where(i)` names question i, e.g. its `file:line`)."""
-    config = model.config
-    # A converted course synthesizer spans ℓ = block - 1 positions only.
-    usable = config.max_position_embeddings if config.attention_type == "vanilla" else config.synthesizer_length
-    block_size = min(block_size or usable, usable)
-    check_characters(questions, tokenizer, "questions", where)
-    prompts = [ids[-(block_size - 1) :] for ids in tokenizer([q + CS224N_MASK_CHAR for q in questions])["input_ids"]]
-    # min_new_tokens: never stop early, as the course samples a fixed number of characters.
-    completions = greedy_completions(
-        model, tokenizer, prompts, block_size, max_new_chars, batch_size, min_new_tokens=max_new_chars
-    )
-    return [answer_between_masks(tokenizer.decode(p + c)) for p, c in zip(prompts, completions, strict=True)]
 
 
 @dataclass(frozen=True)
@@ -155,7 +54,6 @@ class BPEQAFormat:
     """Our BPE: `question ⁇ answer ⁇ </s>`, answers of at most `max_new_tokens` tokens."""
 
     max_new_tokens: int = 16
-    vocabulary: str = "bpe"
 
     def encode(self, examples: dict[str, list[str]], tokenizer, block_size: int) -> dict[str, list[list[int]]]:
         return encode_birthplace_qa(examples, tokenizer, block_size)
@@ -169,84 +67,11 @@ class BPEQAFormat:
 class CourseQAFormat:
     """CS224N's characters: `question⁇answer⁇`, answers read from 32 generated characters."""
 
-    vocabulary: str = CS224N_CHAR
-
     def encode(self, examples: dict[str, list[str]], tokenizer, block_size: int) -> dict[str, list[list[int]]]:
         return encode_char_qa(examples, tokenizer, block_size)
 
     def predict(self, model, tokenizer, questions: list[str], block_size: int | None, batch_size: int, where=None):
         return predict_char_answers(model, tokenizer, questions, block_size, batch_size, where=where)
-
-
-def trained_recite_tokens(model_dir: str | os.PathLike) -> int:
-    """The `--recite_tokens` a model was trained with, from its run record (0: it answers directly, or no record)."""
-    record = read_record(model_dir) if os.path.isdir(model_dir) else None
-    return int(record.hyperparameters.get("recite_tokens", 0)) if record is not None else 0
-
-
-def check_recite_tokens(model_dir: str | os.PathLike, recite_tokens: int) -> None:
-    """Refuse to score a model in the other format than it was trained in: it would answer prompts it never saw."""
-    trained = trained_recite_tokens(model_dir)
-    if trained != recite_tokens:
-        how = f"after a {trained}-token recitation" if trained else "directly, without a recitation"
-        raise UsageError(
-            f"{model_dir} was trained to answer {how} (its run record): evaluate it with --recite_tokens {trained}"
-        )
-
-
-def answer_format(recite_tokens: int, train_answers: Sequence[str]) -> dict[str, Any]:
-    """What a finetuning saves as its config's `answer_format`: the recitation's length (0: answers directly) and
-    the shape of its training answers (the most words; whether all start with a capital letter)."""
-    return {
-        "recite_tokens": recite_tokens,
-        "answer_words": max((len(answer.split()) for answer in train_answers), default=0),
-        "capitalized_answers": bool(train_answers) and all(answer[:1].isupper() for answer in train_answers),
-    }
-
-
-def answering_format(tokenizer: PreTrainedTokenizerBase, model_dir: str | os.PathLike, config: Any = None) -> QAFormat:
-    """The format a trained model answers in: the course's characters (no </s>), else our BPE; reciting first, the
-    answer chosen from the recitation, when its config's `answer_format` says so (as `evaluate
-    --answer_from_recitation` scores it). A run saved before configs carried it recites when its run record has
-    `--recite_tokens`, and generates its answers."""
-    if tokenizer.eos_token_id is None:
-        return CourseQAFormat()
-    saved = getattr(config, "answer_format", None)
-    if not saved:
-        recite_tokens = trained_recite_tokens(model_dir)
-        return RecitingQAFormat(recite_tokens) if recite_tokens else BPEQAFormat()
-    if not saved.get("recite_tokens"):
-        return BPEQAFormat()
-    return RecitingQAFormat(
-        int(saved["recite_tokens"]),
-        answer_words=int(saved.get("answer_words", 0)),
-        capitalized_answers=bool(saved.get("capitalized_answers", False)),
-    )
-
-
-def _fraction(text: str) -> float:
-    """A stable pseudo-random number in [0, 1) for `text` (the same in every process, unlike `hash`)."""
-    return zlib.crc32(text.encode("utf-8")) / 2**32
-
-
-def swap_birthplaces(
-    questions: list[str], answers: list[str], openings: list[str], rate: float
-) -> dict[int, tuple[str, str]]:
-    """Counterfactual twins of QA rows: for about `rate` of the rows whose opening names the answer, the opening
-    with another row's answer in its place, and that answer. Trained beside the real row, the twin gives one
-    question two answers that only the context tells apart, so the model learns to read the answer from the
-    opening instead of recalling it from the name (which, for the training people, it can do from memory). Rows
-    are chosen and paired by a hash of the question, the same in every run. Returns {row: (opening, answer)}."""
-    places, swapped = sorted(set(answers)), {}
-    for i, (question, answer, opening) in enumerate(zip(questions, answers, openings, strict=True)):
-        pattern = re.compile(rf"\b{re.escape(answer)}\b")
-        if _fraction(question) >= rate or not pattern.search(opening):
-            continue
-        others = [place for place in places if place != answer]
-        if others:
-            other = others[int(_fraction(f"{question} place") * len(others))]
-            swapped[i] = (pattern.sub(other.replace("\\", r"\\"), opening), other)
-    return swapped
 
 
 @dataclass(frozen=True)
@@ -256,8 +81,7 @@ class RecitingQAFormat:
     `recite_tokens` is the length of a recitation, title included (the pretraining's `--opening_tokens`).
     `paragraphs` (wiki.txt) give the training rows their real openings; a person without a paragraph gets the
     title alone, `Name.`, and a question of another shape than 'Where was NAME born?' no recitation.
-    `counterfactual` (`--counterfactual_qa`): the fraction of training rows that get a twin whose birthplace is
-    another one, in the opening and the answer (`swap_birthplaces`). `answer_words` (`--answer_from_recitation`):
+    `answer_words` (`--answer_from_recitation`):
     0 generates the answer; N > 0 chooses it among the recitation's spans of at most N words (`recitation_spans`;
     `capitalized_answers`: only those that start with a capital letter).
     """
@@ -265,16 +89,12 @@ class RecitingQAFormat:
     recite_tokens: int
     paragraphs: tuple[str, ...] = ()
     max_new_tokens: int = 16
-    vocabulary: str = "bpe"
-    counterfactual: float = 0.0
     answer_words: int = 0
     capitalized_answers: bool = False
 
     def __post_init__(self) -> None:
         if self.recite_tokens < 1:
             raise ValueError(f"recite_tokens must be positive, got {self.recite_tokens}")
-        if not 0.0 <= self.counterfactual <= 1.0:
-            raise ValueError(f"counterfactual must be a fraction in [0, 1], got {self.counterfactual}")
 
     def _paragraphs(self, questions: list[str]) -> list[str]:
         """Each person's paragraph (the one that starts with `Name.`), the title alone without one."""
@@ -300,36 +120,10 @@ class RecitingQAFormat:
         """The first `recite_tokens` tokens of each person's paragraph (the one that starts with `Name.`)."""
         return self._first_tokens(self._paragraphs(questions), tokenizer)
 
-    def _swapped(self, questions: list[str], answers: list[str], recitations: list[list[int]], tokenizer) -> dict:
-        """{row: (recitation ids, answer)} of the counterfactual rows (`counterfactual`, `swap_birthplaces`)."""
-        if not self.counterfactual or not answers:
-            return {}
-        texts = [tokenizer.decode(ids) for ids in recitations]
-        swapped = swap_birthplaces(questions, answers, texts, self.counterfactual)
-        return {i: (self._first_tokens([text], tokenizer)[0], answer) for i, (text, answer) in swapped.items()}
-
-    def counterfactual_rows(self, examples: dict[str, list[str]], tokenizer) -> int:
-        """How many counterfactual twins `encode` adds to these training rows."""
-        questions = list(examples["question"])
-        return len(self._swapped(questions, list(examples["answer"]), self.openings(questions, tokenizer), tokenizer))
-
-    def encode_twins(self, examples: dict[str, list[str]], tokenizer, block_size: int) -> dict[str, list[list[int]]]:
-        """The counterfactual twins of these training rows alone (`counterfactual`), the loss on their answers."""
-        questions, answers = list(examples["question"]), list(examples["answer"])
-        twins = self._swapped(questions, answers, self.openings(questions, tokenizer), tokenizer)
-        if not twins:
-            return {"input_ids": [], "attention_mask": [], "labels": []}
-        rows = {"question": [questions[i] for i in twins], "answer": [answer for _, answer in twins.values()]}
-        return encode_reciting_qa(rows, tokenizer, block_size, [recitation for recitation, _ in twins.values()])
-
     def encode(self, examples: dict[str, list[str]], tokenizer, block_size: int) -> dict[str, list[list[int]]]:
-        """The rows, then the counterfactual twins of some of them (`counterfactual`): more rows than examples."""
+        """Each row after its person's real opening (`openings`)."""
         recitations = self.openings(list(examples["question"]), tokenizer)
-        rows = encode_reciting_qa(examples, tokenizer, block_size, recitations)
-        if not self.counterfactual or "answer" not in examples:
-            return rows
-        twins = self.encode_twins(examples, tokenizer, block_size)
-        return {key: rows[key] + twins[key] for key in rows}
+        return encode_reciting_qa(examples, tokenizer, block_size, recitations)
 
     def recite(self, model, tokenizer, questions: list[str], batch_size: int) -> list[list[int]]:
         """What the model writes from each person's title `Name.` (at position 0, as in pretraining), up to
@@ -341,21 +135,10 @@ class RecitingQAFormat:
         if not named:
             return [[] for _ in questions]
         titles = tokenizer([f"{names[i]}." for i in named], add_special_tokens=False)["input_ids"]
-        titles = [title[: self.recite_tokens] for title in titles]
-        completions = greedy_completions(
-            model,
-            tokenizer,
-            titles,
-            model.config.max_position_embeddings,
-            self.recite_tokens,
-            batch_size,
-            eos_token_id=tokenizer.eos_token_id,
-        )
+        written = recitations_after_titles(model, tokenizer, titles, self.recite_tokens, batch_size)
         recitations: list[list[int]] = [[] for _ in questions]
-        for i, title, completion in zip(named, titles, completions, strict=True):
-            if tokenizer.eos_token_id in completion:
-                completion = completion[: completion.index(tokenizer.eos_token_id)]
-            recitations[i] = (title + completion)[: self.recite_tokens]
+        for i, recitation in zip(named, written, strict=True):
+            recitations[i] = recitation
         return recitations
 
     def predict(self, model, tokenizer, questions: list[str], block_size: int | None, batch_size: int, where=None):
@@ -372,7 +155,7 @@ class RecitingQAFormat:
             [recitations[i] for i in generate],
             prompt_only=True,
         )
-        generated = _answers_after(model, tokenizer, prompts["input_ids"], block_size, batch_size, self.max_new_tokens)
+        generated = answers_after(model, tokenizer, prompts["input_ids"], block_size, batch_size, self.max_new_tokens)
         for i, answer in zip(generate, generated, strict=True):
             answers[i] = answer
         return answers
@@ -404,10 +187,73 @@ class RecitingQAFormat:
         return best
 
 
-def real_birthplaces(rows: QAFormat) -> QAFormat:
-    """The format without counterfactual twins (`--counterfactual_qa`): for the rows a score or a loss reads."""
-    return replace(rows, counterfactual=0.0) if isinstance(rows, RecitingQAFormat) else rows
-
-
 # The format a birthplace run encodes its rows in and answers with.
 QAFormat = BPEQAFormat | CourseQAFormat | RecitingQAFormat
+
+
+# --------------------------------------------------------------------------------------------------
+# How a trained model answers: chosen by its training, kept in its run record
+# --------------------------------------------------------------------------------------------------
+def answer_shape(train_answers: Sequence[str]) -> dict[str, Any]:
+    """The shape an answer chosen from the recitation takes (`--answer_from_recitation`), that of the training
+    answers: the most words, and whether all start with a capital letter."""
+    return {
+        "answer_words": max((len(answer.split()) for answer in train_answers), default=0),
+        "capitalized_answers": bool(train_answers) and all(answer[:1].isupper() for answer in train_answers),
+    }
+
+
+def _run_record(model_name_or_path: str | os.PathLike) -> RunRecord | None:
+    """The run record of a run folder, or of a Hub model that ships one; None where there is none."""
+    if os.path.isdir(model_name_or_path):
+        return read_record(model_name_or_path)
+    try:
+        path = hf_hub_download(str(model_name_or_path), RECORD_FILE)
+    except (OSError, EntryNotFoundError, HFValidationError):  # offline, no such repository or file
+        return None
+    return read_record(Path(path).parent)
+
+
+def answer_format_of(model_name_or_path: str | os.PathLike) -> dict[str, Any]:
+    """How a birthplace model of our BPE answers, as its training (`pretrain` or `finetune`) kept it in its run
+    record: `recite_tokens` (0: directly; N: after an N-token recitation), `answer_words` (0: the answer is
+    generated; W: it is the best-scored span of at most W words of the recitation, `--answer_from_recitation`) and
+    `capitalized_answers` (spans that start with a capital letter only). A model without it is an error."""
+    record = _run_record(model_name_or_path)
+    if record is None:
+        raise UsageError(
+            f"{model_name_or_path} has no run record ({RECORD_FILE}) to say how it answers: give a model trained "
+            "by recipes/birthplace.py pretrain or finetune, which keep --recite_tokens there"
+        )
+    trained = record.hyperparameters
+    if "recite_tokens" not in trained:
+        raise UsageError(
+            f"the run record of {model_name_or_path} does not say how it answers (no recite_tokens): give a model "
+            "trained by recipes/birthplace.py pretrain or finetune"
+        )
+    return {
+        "recite_tokens": int(trained["recite_tokens"]),
+        "answer_words": int(trained.get("answer_words", 0)),
+        "capitalized_answers": bool(trained.get("capitalized_answers", False)),
+    }
+
+
+def answering_format(
+    tokenizer: PreTrainedTokenizerBase,
+    model_name_or_path: str | os.PathLike,
+    max_new_tokens: int = 16,
+) -> QAFormat:
+    """The format a trained model answers in, for `evaluate` and the app: the course's when its tokenizer holds
+    CS224N's characters, else our BPE as its run record says (`answer_format_of`): reciting first or not, the
+    answer generated (at most `max_new_tokens` tokens) or chosen from the recitation."""
+    if is_cs224n_char_tokenizer(tokenizer):
+        return CourseQAFormat()
+    answers = answer_format_of(model_name_or_path)
+    if not answers["recite_tokens"]:
+        return BPEQAFormat(max_new_tokens)
+    return RecitingQAFormat(
+        answers["recite_tokens"],
+        max_new_tokens=max_new_tokens,
+        answer_words=answers["answer_words"],
+        capitalized_answers=answers["capitalized_answers"],
+    )

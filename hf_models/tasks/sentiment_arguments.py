@@ -5,170 +5,125 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hf_models.small_encoder.configuration_small_encoder import CLASSIFIER_POOLINGS
+from hf_models.training import FlagGroup, model_group, trainer_group
+
+DEFAULT_PRESET = "altegrad-lab"  # the model from scratch, unless --model_config names another
 
 
 @dataclass
 class SentimentArguments:
-    data_dir: str = field(
-        default=None, metadata={"help": "Folder with {train,valid,test}.review.spm and {train,valid}.label."}
-    )
-    from_scratch: bool = field(
-        default=False, metadata={"help": "Train a new model from --model_config instead of --model_name_or_path."}
-    )
+    data_dir: str = field(default=None, metadata={"help": "The CLS-FR books folder (*.review.spm, *.label)."})
+    from_scratch: bool = field(default=False, metadata={"help": "A new model from --model_config."})
     freeze_backbone: bool = field(default=False, metadata={"help": "Train the classification head only."})
-    freeze_embeddings: bool = field(
-        default=False,
-        metadata={
-            "help": "Keep the token embeddings as they start (pretrained, or random from scratch) and train the rest: "
-            "the words that no training review holds then stay where the words that do are."
-        },
-    )
     causal_mask: bool | None = field(
         default=None,
-        metadata={
-            "help": "true: causal attention (the lab's LM backbone); false: bidirectional. Default: keep the model's."
-        },
+        metadata={"help": "true: causal attention (the lab's); false: bidirectional. Default: the model's."},
     )
     classifier_pooling: str | None = field(
         default=None,
         metadata={
-            "help": "How the classifier reads the sequence: 'last' non-pad token (the lab's), 'mean' of the "
-            "tokens, 'first', 'concat' (last, mean and max), or 'all_layers' (mean and max of every layer). "
-            "Default: keep the model's.",
+            "help": "What the head reads: the 'last' non-pad token (the lab's), 'mean', 'first', or 'all_layers' "
+            "(mean and max of each layer). Default: the model's.",
             "choices": list(CLASSIFIER_POOLINGS),
         },
     )
     classifier_dropout: float | None = field(
-        default=None, metadata={"help": "Dropout on the pooled vector before the head. Default: keep the model's."}
-    )
-    dropout: float | None = field(
-        default=None,
-        metadata={
-            "help": "Set the backbone's four dropouts (after the embeddings, on the attention weights, on each "
-            "sublayer's output, in the feed-forward) to this: a language model pretrained without dropout, which "
-            "is faster on the CPU, can then be finetuned with it. Default: keep the model's (from scratch: the preset's)."
-        },
+        default=None, metadata={"help": "Dropout before the head. Default: the model's."}
     )
     gradual_unfreezing: int = field(
         default=0,
-        metadata={
-            "help": "ULMFiT's gradual unfreezing: epoch 1 trains the head alone, then each epoch thaws this many more "
-            "layer groups of the backbone, from the top (last block first, embeddings last). 0: all train at once."
-        },
-    )
-    decay_toward_start: float = field(
-        default=0.0,
-        metadata={
-            "help": "L2-SP: after each step the backbone's weights move back toward their start by learning "
-            "rate x this of the distance (weight decay toward the pretrained weights, not zero). 0: off."
-        },
-    )
-    average_last_epochs: int = field(
-        default=0, metadata={"help": "Keep the average of the weights of the last N epochs (0: the last weights)."}
-    )
-    wise_ft_alpha: float = field(
-        default=1.0,
-        metadata={
-            "help": "WiSE-FT: when training ends, keep (1 - alpha) x the starting weights + alpha x the finetuned "
-            "ones (with --head_init linear_probe the start is the backbone under its probe head). 1: the finetuned "
-            "weights. The per-epoch curve is of the finetuned weights; the final scores and the test predictions "
-            "are of the mix."
-        },
-    )
-    auxiliary_lm_weight: float = field(
-        default=0.0,
-        metadata={
-            "help": "SiATL: while finetuning, add this x the causal LM loss of the training reviews to the "
-            "classification loss, so that the backbone keeps predicting the next token (its LM head starts as the "
-            "pretrained model's; from scratch, at random). The weight is multiplied by --auxiliary_lm_decay every "
-            "epoch. 0: off."
-        },
-    )
-    auxiliary_lm_decay: float = field(
-        default=0.5,
-        metadata={"help": "The auxiliary LM loss's weight is weight x this ** epoch (epochs counted in fractions)."},
-    )
-    auxiliary_lm_positions: float = field(
-        default=0.25,
-        metadata={
-            "help": "The share of a batch's positions, drawn anew each step, whose next token the auxiliary LM loss "
-            "predicts (every position would make its vocabulary-wide softmax the step's main cost)."
-        },
-    )
-    selection_split_percentage: int = field(
-        default=0,
-        metadata={
-            "help": "Hold out this share of the training reviews, score it every epoch, and keep the epoch that "
-            "scores best there (never chosen on validation or test). 0: keep the last epoch."
-        },
+        metadata={"help": "ULMFiT: the head alone in epoch 1, then N more layer groups each epoch (0: all at once)."},
     )
     backbone_learning_rate: float | None = field(
         default=None,
         metadata={
-            "help": "Discriminative learning rate (ULMFiT): the backbone trains at this rate and the new "
-            "classification head at --learning_rate. Default: one rate for all."
+            "help": "ULMFiT's discriminative rate: the backbone's (the head's: --learning_rate). Default: one rate."
         },
     )
+    # LP-FT's probe: a logistic regression fitted to convergence on the frozen model's features of the training
+    # reviews, its L2 strength chosen by --linear_probe_folds-fold cross-validation on them (never on validation).
     head_init: str = field(
         default="random",
         metadata={
-            "help": "How the new classification head starts. 'random'; or 'linear_probe' (LP-FT): a logistic "
-            "regression fitted to convergence on the frozen model's features of the training reviews, its L2 "
-            "strength chosen by --linear_probe_folds-fold cross-validation on them (never on validation). With "
-            "--freeze_backbone and --num_train_epochs 0 the probe is the classifier.",
+            "help": "'linear_probe' (LP-FT): the head starts as a logistic regression on the frozen features "
+            "(the classifier itself with --freeze_backbone --num_train_epochs 0).",
             "choices": ["random", "linear_probe"],
         },
     )
+    # The frozen backbone's linear-probe classifier (its record with the validation scores, its test predictions),
+    # without a second run over the same features.
     save_linear_probe: bool = field(
         default=False,
-        metadata={
-            "help": "With --head_init linear_probe: also keep the probe alone, before any finetuning, as a run of its "
-            "own in OUTPUT_DIR/linear_probe (its record with the validation scores, and its test predictions): the "
-            "frozen backbone's linear-probe classifier, without a second run over the same features."
-        },
+        metadata={"help": "With linear_probe: also save the probe, unfinetuned, as a run in OUTPUT_DIR/linear_probe."},
     )
-    linear_probe_folds: int = field(
-        default=5, metadata={"help": "Cross-validation folds of the training reviews that choose the probe's L2."}
-    )
-    max_seq_length: int = field(default=256, metadata={"help": "Reviews are truncated to this many tokens."})
-    keep_review_end: int = field(
-        default=0,
-        metadata={
-            "help": "Of a review longer than --max_seq_length, keep its last N tokens and its first "
-            "max_seq_length - N (the middle is cut: a long review often ends on its verdict). 0: its first "
-            "max_seq_length tokens."
-        },
-    )
+    linear_probe_folds: int = field(default=5, metadata={"help": "Folds of the probe's cross-validation."})
+    max_seq_length: int = field(default=256, metadata={"help": "Tokens read of each review."})
+    # Half the positions of a random batch of 16 are padding. Unlike --train_sampling_strategy group_by_length, whose
+    # batches run longest first, every epoch ends on reviews of any length.
     length_buckets: bool = field(
-        default=False,
-        metadata={
-            "help": "Train on batches of reviews of similar length, the batches in random order (half the positions "
-            "of a random batch of 16 are padding). Unlike --train_sampling_strategy group_by_length, whose batches "
-            "run longest first, every epoch ends on reviews of any length."
-        },
+        default=False, metadata={"help": "Batches of reviews of similar length, in random order (less padding)."}
     )
-    max_train_samples: int | None = field(default=None, metadata={"help": "Truncate the training set (debugging)."})
+    # A draw seeded by --data_seed (else --seed), nested (for one seed a budget holds every smaller one's reviews), in
+    # the file's order; benchmarks/tfidf_baseline.py --label_budget draws the same reviews.
+    label_budget: int | None = field(
+        default=None,
+        metadata={"help": "Train on N training reviews, half of each label (default: all of them)."},
+    )
     max_eval_samples: int | None = field(default=None, metadata={"help": "Truncate the validation set (debugging)."})
     max_predict_samples: int | None = field(
         default=None, metadata={"help": "Predict only the first N test reviews (debugging, a smoke test)."}
     )
+    # The lab's ids: <s> <pad> </s> <unk>, then DATA_DIR/dict.txt. The tokenizer is built from DATA_DIR unless
+    # --tokenizer_name_or_path or the model folder has one (so for --lab_raw_text).
     lab_vocabulary: bool = field(
         default=False,
-        metadata={
-            "help": "The lab's exact setting: reviews stay SentencePiece pieces and map to the lab's 50,001 ids "
-            "(<s> <pad> </s> <unk>, then DATA_DIR/dict.txt), the vocabulary of the altegrad-lab preset. The "
-            "tokenizer is built from DATA_DIR unless --tokenizer_name_or_path or the model folder has one."
-        },
+        metadata={"help": "The lab's setting: the pieces as its 50,001 ids (altegrad-lab's)."},
     )
+    # A model pretrained on raw text with recipes/pretrain.py --lab_vocabulary has this tokenizer saved beside it.
     lab_raw_text: bool = field(
         default=False,
-        metadata={
-            "help": "The lab's 50,001 ids over raw text: reviews are detokenized and encoded with the lab's "
-            "SentencePiece model mapped to dict.txt's ids (the altegrad-lab-raw tokenizer, built from DATA_DIR "
-            "unless --tokenizer_name_or_path or the model folder has one). A model pretrained on raw text with "
-            "recipes/pretrain.py --lab_vocabulary has it saved beside it."
-        },
+        metadata={"help": "The lab's 50,001 ids over the detokenized reviews (the altegrad-lab-raw tokenizer)."},
     )
-    test_predictions_file: str = field(
-        default="test_predictions.txt", metadata={"help": "File name (in --output_dir) of the test predictions."}
-    )
+
+
+# The Trainer flags -h lists, and the recipe's defaults: the benchmark's cpu profile's, where they differ from Trainer's.
+TRAINER_FLAGS = (
+    "output_dir",
+    "num_train_epochs",
+    "max_steps",
+    "learning_rate",
+    "warmup_steps",
+    "weight_decay",
+    "per_device_train_batch_size",
+    "per_device_eval_batch_size",
+    "logging_steps",
+    "seed",
+    "bf16",
+    "use_cpu",
+    "resume_from_checkpoint",
+)
+TRAINER_DEFAULTS = {
+    "num_train_epochs": 4,
+    "learning_rate": 3e-4,
+    "warmup_steps": 20,
+    "weight_decay": 0.01,
+    "per_device_train_batch_size": 16,
+    "per_device_eval_batch_size": 64,
+    "logging_steps": 25,
+}
+TRAINER_FLAG_HELPS = {
+    "num_train_epochs": "Passes over the reviews (the lab's; benchmark's cpu profile).",
+    "learning_rate": "AdamW's peak rate (benchmark's cpu profile, pretrained; from scratch: 5e-4, frozen: 3e-3).",
+    "warmup_steps": "Steps of linear warmup (benchmark's cpu profile).",
+    "weight_decay": "AdamW's weight decay (benchmark's cpu profile).",
+    "per_device_train_batch_size": "Reviews per training batch (benchmark's cpu profile).",
+    "per_device_eval_batch_size": "Reviews per evaluation batch (benchmark's cpu profile).",
+    "logging_steps": "Steps between two logged losses (benchmark's cpu profile).",
+}
+
+# The command line: the task's flags, the model's, then Trainer's (each group under its title in --help).
+ARGUMENT_GROUPS = (
+    FlagGroup("Sentiment arguments", SentimentArguments),
+    model_group(DEFAULT_PRESET),
+    trainer_group(TRAINER_FLAGS, TRAINER_DEFAULTS, **TRAINER_FLAG_HELPS),
+)

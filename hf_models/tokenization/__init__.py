@@ -12,7 +12,7 @@ from collections.abc import Callable
 from transformers import PreTrainedTokenizerBase
 
 # The text-file readers live in `hf_models.textio`; re-exported here for the tokenizer trainer's callers.
-from ..textio import TextDecodeError, find_invalid_utf8, iter_text_files, iter_text_lines, open_binary
+from ..textio import TextDecodeError, UsageError, find_invalid_utf8, iter_text_files, iter_text_lines, open_binary
 from .bpe import (
     CONFIG_TOKENS,
     DEFAULT_MODEL_MAX_LENGTH,
@@ -64,7 +64,7 @@ def resolve_tokenizer(
       checked (`load_tokenizer`), a course vocabulary as saved (`load_course_tokenizer`); with `accept_course`, a
       saved course vocabulary is taken where our BPE was asked for (a causal LM continued from a course model);
     - else a course vocabulary is built from `data_dir` when one is given, and our BPE trained by `train()` when given;
-    - else `ValueError(missing)`.
+    - else `UsageError(missing)`.
     """
     if vocabulary not in VOCABULARIES:
         raise ValueError(f"unknown vocabulary {vocabulary!r}; expected one of {VOCABULARIES}")
@@ -82,4 +82,4 @@ def resolve_tokenizer(
         return build_course_tokenizer(vocabulary, data_dir)
     if not course and train is not None:
         return train()
-    raise ValueError(missing)
+    raise UsageError(missing)

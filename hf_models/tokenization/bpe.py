@@ -25,12 +25,16 @@ from pathlib import Path
 
 from transformers import AutoTokenizer, PreTrainedTokenizerBase, PreTrainedTokenizerFast
 
+from ..safety import check_json_files, reading, saving_into
+from ..textio import UsageError
+
 __all__ = [
     "CONFIG_TOKENS",
     "SPECIAL_TOKENS",
     "chars_per_token",
     "config_token_ids",
     "load_tokenizer",
+    "open_tokenizer",
     "train_bpe_tokenizer",
 ]
 
@@ -47,6 +51,17 @@ SPECIAL_TOKENS: dict[str, str] = {
 CONFIG_TOKENS = tuple(name for name in SPECIAL_TOKENS if name != "unk")
 
 DEFAULT_MODEL_MAX_LENGTH = 1024
+# The JSON files `AutoTokenizer` reads (config.json: to find the tokenizer's class), read first so that a damaged
+# one is named.
+TOKENIZER_FILES = (
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "added_tokens.json",
+    "config.json",
+)
+# tokenizers counts ids and frequencies in 32 and 64 bits: larger numbers are an `OverflowError` deep inside.
+MAX_VOCAB_SIZE = 2**31 - 1
 
 
 # --------------------------------------------------------------------------------------------------
@@ -87,8 +102,14 @@ def train_bpe_tokenizer(
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
     specials = list(SPECIAL_TOKENS.values())
-    if vocab_size < 256 + len(specials):
-        raise ValueError(f"vocab_size={vocab_size} is too small: byte-level BPE needs at least {256 + len(specials)}")
+    if not 256 + len(specials) <= vocab_size <= MAX_VOCAB_SIZE:
+        size = "too small" if vocab_size < 256 + len(specials) else "too large"
+        raise UsageError(
+            f"vocab_size {vocab_size} is {size}: byte-level BPE needs at least {256 + len(specials)} (the 256 bytes "
+            f"and {len(specials)} special tokens), and tokenizers takes at most {MAX_VOCAB_SIZE}"
+        )
+    if not 0 <= min_frequency < 2**63:
+        raise UsageError(f"min_frequency {min_frequency}: give a count of 0 or more")
     tok = Tokenizer(models.BPE(unk_token=SPECIAL_TOKENS["unk"]))
     # No normalizer and no prefix space: the byte-level alphabet covers every string, so the
     # round trip is exact.
@@ -109,30 +130,51 @@ def train_bpe_tokenizer(
         **{f"{name}_token": token for name, token in SPECIAL_TOKENS.items()},
     )
     if output_dir is not None:
-        hf_tok.save_pretrained(str(output_dir))
+        with saving_into(output_dir) as staging:  # a failed save leaves the folder's old tokenizer whole
+            hf_tok.save_pretrained(str(staging))
     return hf_tok
+
+
+def open_tokenizer(path: str | os.PathLike) -> PreTrainedTokenizerBase:
+    """`AutoTokenizer.from_pretrained(path)`, with a damaged folder named: a missing folder is a
+    `FileNotFoundError`; a broken JSON file, a tokenizer.json that tokenizers cannot read, or a folder
+    transformers cannot load a tokenizer from, a `UsageError` naming the file."""
+    from tokenizers import Tokenizer
+
+    path = Path(path)
+    if not path.is_dir():
+        raise FileNotFoundError(f"{path}: tokenizer folder not found")
+    check_json_files(path, TOKENIZER_FILES, "the tokenizer")
+    if (path / "tokenizer.json").is_file():
+        try:
+            Tokenizer.from_file(str(path / "tokenizer.json"))
+        except Exception as err:  # tokenizers raises a bare `Exception` for a file it cannot read
+            raise UsageError(
+                f"the tokenizer {path}: {path / 'tokenizer.json'} is not a tokenizers file ({err}); save it again"
+            ) from None
+    with reading(path, "the tokenizer"):
+        try:
+            return AutoTokenizer.from_pretrained(str(path))
+        except (KeyError, TypeError, ValueError) as err:  # a file of the right syntax with the wrong content
+            raise UsageError(f"the tokenizer {path}: cannot load a tokenizer from this folder ({err})") from None
 
 
 def load_tokenizer(path: str | os.PathLike) -> PreTrainedTokenizerBase:
     """Load a saved tokenizer and check that it has every special token the project needs.
 
-    Raises `FileNotFoundError` when the folder does not exist and `ValueError` naming the folder and
-    the missing tokens when some of pad/bos/eos/unk/mask/sep are not set.
+    Raises `FileNotFoundError` when the folder does not exist and `UsageError` naming the folder (and the
+    file) when it holds no tokenizer we can load, or naming the missing tokens when some of
+    pad/bos/eos/unk/mask/sep are not set.
     """
     path = Path(path)
-    if not path.is_dir():
-        raise FileNotFoundError(f"{path}: tokenizer folder not found")
-    try:
-        tok = AutoTokenizer.from_pretrained(str(path))
-    except (OSError, ValueError) as err:
-        raise ValueError(f"{path}: cannot load a tokenizer from this folder ({err})") from None
+    tok = open_tokenizer(path)
     missing = [
         f"{name}_token"
         for name in SPECIAL_TOKENS
         if getattr(tok, f"{name}_token", None) is None or getattr(tok, f"{name}_token_id", None) is None
     ]
     if missing:
-        raise ValueError(
+        raise UsageError(
             f"{path}: tokenizer lacks the special tokens {', '.join(missing)}; "
             f"train it with tokenizer/train_tokenizer.py (expected {SPECIAL_TOKENS})"
         )

@@ -23,9 +23,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
-from transformers import AutoTokenizer, PreTrainedTokenizerFast
+from transformers import PreTrainedTokenizerFast
 
-from ..safety import check_output_dir, command_line
+from ..safety import check_output_dir, command_line, saving_into
+from ..textio import UsageError
+from .bpe import open_tokenizer
 from .lab_dictionary import (
     LAB_SPECIAL_TOKENS,
     VocabularyError,
@@ -155,7 +157,8 @@ def build_cs224n_char_tokenizer(
         sep_token=CS224N_MASK_CHAR,
     )
     if output_dir is not None:
-        hf_tokenizer.save_pretrained(str(output_dir))
+        with saving_into(output_dir) as staging:
+            hf_tokenizer.save_pretrained(str(staging))
     return hf_tokenizer
 
 
@@ -180,7 +183,7 @@ def is_course_tokenizer(path: str | os.PathLike) -> bool:
     """Whether a saved tokenizer folder holds a course's vocabulary: CS224N's characters, or the lab's ids (the
     fairseq specials first and no mask token)."""
     try:
-        tokenizer = AutoTokenizer.from_pretrained(str(path))
+        tokenizer = open_tokenizer(path)
     except (OSError, ValueError):
         return False
     if is_cs224n_char_tokenizer(tokenizer):
@@ -191,11 +194,9 @@ def is_course_tokenizer(path: str | os.PathLike) -> bool:
 def load_course_tokenizer(path: str | os.PathLike) -> PreTrainedTokenizerFast:
     """Load a saved course tokenizer (which lacks some of the special tokens `load_tokenizer` insists on)."""
     path = Path(path)
-    if not path.is_dir():
-        raise FileNotFoundError(f"{path}: tokenizer folder not found")
-    tokenizer = AutoTokenizer.from_pretrained(str(path))
+    tokenizer = open_tokenizer(path)
     if tokenizer.pad_token_id is None:
-        raise ValueError(f"{path}: not a course tokenizer (no pad token)")
+        raise UsageError(f"{path}: not a course tokenizer (no pad token)")
     if is_cs224n_char_tokenizer(tokenizer):  # the same files, with an error that names an unknown character
         tokenizer = CourseCharTokenizer.from_pretrained(str(path))
     return tokenizer

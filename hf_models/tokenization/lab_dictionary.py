@@ -16,6 +16,7 @@ from pathlib import Path
 from tokenizers import Tokenizer, processors
 from transformers import PreTrainedTokenizerFast
 
+from ..safety import saving_into
 from ..textio import UsageError
 
 __all__ = [
@@ -115,5 +116,6 @@ def wrap_lab_tokenizer(
         unk_token="<unk>",
     )
     if output_dir is not None:
-        hf_tokenizer.save_pretrained(str(output_dir))
+        with saving_into(output_dir) as staging:
+            hf_tokenizer.save_pretrained(str(staging))
     return hf_tokenizer

@@ -86,10 +86,11 @@ def _model(proto, ids: dict[str, int], dict_pieces: list[str], model_path) -> mo
 
 
 def _normalizer(spec) -> normalizers.Normalizer:
-    """SentencePiece's normalisation: its precompiled (NFKC) map, then extra whitespace removed."""
+    """SentencePiece's normalisation: its precompiled (NFKC) map, then extra whitespace removed. Only the spaces
+    the map leaves: `Strip()` would also drop other white space, such as U+0085, which SentencePiece keeps."""
     steps = [normalizers.Precompiled(spec.precompiled_charsmap)] if spec.precompiled_charsmap else []
     if spec.remove_extra_whitespaces:
-        steps += [normalizers.Strip(), normalizers.Replace(Regex(" {2,}"), " ")]
+        steps += [normalizers.Replace(Regex("^ +| +$"), ""), normalizers.Replace(Regex(" {2,}"), " ")]
     return normalizers.Sequence(steps)
 
 

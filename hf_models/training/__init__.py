@@ -5,10 +5,9 @@
 - `trainer`: `ReproducibleTrainer`, `ShuffledLengthBuckets` and `train_model`;
 - `plots`: `loss.png` and `accuracy.png`, redrawn during training;
 - `plateau`: a pretraining loss against the unigram entropy of its data;
-- `transfer`: finetuning that keeps the backbone (discriminative rates, gradual unfreezing, weight averaging, an
-  auxiliary LM loss);
+- `transfer`: finetuning that keeps the backbone (ULMFiT's discriminative rates and gradual unfreezing);
 - `linear_probe`: a classification head started as a logistic regression on the frozen features (LP-FT);
-- `finish`: the end of a run (model, plots, run record, `report.json`).
+- `finish`: the end of a run (model, run_clm.py's result files, plots, run record, `report.json`).
 
 The run's tokenizer comes from `hf_models.tokenization.resolve_tokenizer`, its metrics from
 `hf_models.metrics.load_metric`.
@@ -16,6 +15,7 @@ The run's tokenizer comes from `hf_models.tokenization.resolve_tokenizer`, its m
 
 from .arguments import (
     TRAINER_GROUP,
+    TRAINER_TITLE,
     FlagGroup,
     HelpFormatter,
     ModelArguments,
@@ -29,25 +29,23 @@ from .arguments import (
     read_arguments_file,
     run_task,
     setup_run,
+    trainer_group,
 )
 from .finish import RunTimer, finish_run, model_source, write_report
 from .linear_probe import init_head_by_linear_probe
 from .plateau import PLATEAU_KEYS, check_plateau, unigram_entropy
 from .plots import PlotCallback, plot_curves
-from .setup import build_config, check_block_size, load_or_build_model
+from .setup import build_config, check_block_size, load_or_build_model, load_pretrained
 from .trainer import ReproducibleTrainer, ShuffledLengthBuckets, last_logged, train_model
 from .transfer import (
-    AuxiliaryLMLoss,
-    DecayTowardStartCallback,
     GradualUnfreezingCallback,
-    InterpolateWithStartCallback,
-    WeightAveragingCallback,
     discriminative_optimizer,
-    pretrained_lm_head,
 )
 
 __all__ = [
     "TRAINER_GROUP",
+    "TRAINER_TITLE",
+    "trainer_group",
     "FlagGroup",
     "HelpFormatter",
     "build_parser",
@@ -55,11 +53,6 @@ __all__ = [
     "model_group",
     "PLATEAU_KEYS",
     "GradualUnfreezingCallback",
-    "WeightAveragingCallback",
-    "DecayTowardStartCallback",
-    "InterpolateWithStartCallback",
-    "AuxiliaryLMLoss",
-    "pretrained_lm_head",
     "discriminative_optimizer",
     "init_head_by_linear_probe",
     "ModelArguments",
@@ -76,6 +69,7 @@ __all__ = [
     "finish_run",
     "last_logged",
     "load_or_build_model",
+    "load_pretrained",
     "model_source",
     "parse_args",
     "read_arguments_file",

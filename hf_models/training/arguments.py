@@ -18,7 +18,7 @@ import datasets
 import transformers
 from transformers import HfArgumentParser, TrainingArguments, set_seed
 
-from ..safety import check_output_dir
+from ..safety import check_flag_ranges, check_output_dir, check_paths_given
 from ..textio import UsageError
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
     "HelpFormatter",
     "ModelArguments",
     "TRAINER_GROUP",
+    "TRAINER_TITLE",
     "build_parser",
     "check_run_output",
     "check_training_arguments",
@@ -36,6 +37,7 @@ __all__ = [
     "read_arguments_file",
     "run_task",
     "setup_run",
+    "trainer_group",
 ]
 
 
@@ -45,39 +47,33 @@ class ModelArguments:
 
     model_name_or_path: str | None = field(
         default=None,
-        metadata={"help": "A trained model folder (save_pretrained) to start from. Omit to train from scratch."},
+        metadata={"help": "A trained model folder to start from (none: scratch)."},
     )
     model_config: str | None = field(
         default=None,
         metadata={
-            "help": "From scratch: a preset name ('altegrad-lab', 'cs224n-mingpt', or 'base': GPT-2 small's shape) "
-            "or a config JSON file. Default: the recipe's preset, named in its --help."
+            "help": "From scratch: a preset ('altegrad-lab', 'cs224n-mingpt', 'base': GPT-2 small's shape) or a "
+            "config JSON file. Default: the recipe's preset, named in its --help."
         },
     )
     config_overrides: str | None = field(
         default=None,
-        metadata={
-            "help": "Override config fields when training from scratch, e.g. "
-            "'hidden_size=64,num_hidden_layers=2,num_attention_heads=4' (same syntax as run_clm.py)."
-        },
+        metadata={"help": "From scratch: config changes, e.g. 'hidden_size=64,dropout=0' (as run_clm.py)."},
     )
     attention_type: str | None = field(
         default=None,
         metadata={
-            "help": "From scratch: the attention of the new model (default: the preset's).",
+            "help": "From scratch: the attention (default: the preset's).",
             "choices": ["vanilla", "synthesizer", "random", "factorized"],
         },
     )
     tokenizer_name_or_path: str | None = field(
         default=None,
-        metadata={"help": "A tokenizer folder (tokenizer/train_tokenizer.py). Defaults to --model_name_or_path."},
+        metadata={"help": "A tokenizer folder; default: the model's."},
     )
     overwrite_output_dir: bool = field(
         default=False,
-        metadata={
-            "help": "Write into an --output_dir that already holds a model, a tokenizer, a run record or predictions "
-            "(refused otherwise; --resume_from_checkpoint continues a folder's checkpoint instead)."
-        },
+        metadata={"help": "Write into a used --output_dir (refused otherwise)."},
     )
 
     def __post_init__(self) -> None:
@@ -107,12 +103,16 @@ class ModelArguments:
 @dataclass(frozen=True)
 class FlagGroup:
     """One dataclass of a command line, shown under `title` in --help; `names`: only these of its fields are flags
-    (None: all of them), `helps`: help texts that replace the dataclass's for this command."""
+    (None: all of them), `helps`: help texts that replace the dataclass's for this command, `defaults`: the
+    command's own defaults (shown by --help and used, from flags or a JSON file), `listed`: the flags that -h lists
+    (None: all of them); the others still parse, and `--help_trainer` lists them."""
 
     title: str
     arguments: type
     names: tuple[str, ...] | None = None
     helps: dict[str, str] = field(default_factory=dict)
+    defaults: dict[str, object] = field(default_factory=dict)
+    listed: tuple[str, ...] | None = None
 
     def flags(self) -> type:
         """The dataclass of the flags (a copy of the chosen fields, with the group's title for HfArgumentParser)."""
@@ -125,8 +125,11 @@ class FlagGroup:
             default = {"default": spec.default} if spec.default is not dataclasses.MISSING else {}
             if spec.default_factory is not dataclasses.MISSING:
                 default = {"default_factory": spec.default_factory}
+            if spec.name in self.defaults:
+                default = {"default": self.defaults[spec.name]}
             chosen.append((spec.name, types[spec.name], field(metadata=metadata, **default)))
-        unknown = set(self.names or ()) - {name for name, _, _ in chosen}
+        named = {*(self.names or ()), *self.defaults, *(self.listed or ())}
+        unknown = named - {name for name, _, _ in chosen}
         if unknown:
             raise ValueError(f"{self.arguments.__name__} has no fields {sorted(unknown)}")
         name = f"{self.arguments.__name__}Flags"
@@ -137,22 +140,127 @@ class FlagGroup:
         return self.arguments(**{spec.name: getattr(flags, spec.name) for spec in dataclasses.fields(flags)})
 
 
+MAX_HELP_POSITION = 40  # the column of the help texts; a longer flag has its own line
+
 TRAINER_GROUP = FlagGroup(
     "Trainer arguments (transformers.TrainingArguments: the usual Trainer flags)", TrainingArguments
 )
+TRAINER_TITLE = "Trainer arguments (--help_trainer lists all of TrainingArguments)"
+# Shorter help texts than TrainingArguments' own, for the Trainer flags a recipe lists.
+TRAINER_HELPS = {
+    "output_dir": "The run's folder (model, report, plots, checkpoints).",
+    "num_train_epochs": "Passes over the training set (unless --max_steps).",
+    "max_steps": "Optimizer steps in all, instead of --num_train_epochs (-1: by epochs).",
+    "learning_rate": "Peak learning rate of AdamW.",
+    "lr_scheduler_type": "Learning-rate schedule after the warmup: linear, cosine, cosine_with_min_lr (with "
+    "--lr_scheduler_kwargs), constant, ... (transformers' SchedulerType).",
+    "lr_scheduler_kwargs": "The schedule's own arguments, as JSON.",
+    "warmup_steps": "Steps of linear warmup from 0 to --learning_rate (a float below 1: a share of the steps).",
+    "weight_decay": "AdamW's decoupled weight decay (not on biases and LayerNorm weights).",
+    "adam_beta2": "AdamW's beta2.",
+    "per_device_train_batch_size": "Training examples per batch and device.",
+    "per_device_eval_batch_size": "Evaluation examples per batch and device.",
+    "gradient_accumulation_steps": "Batches whose gradients add up into one optimizer step.",
+    "logging_steps": "Steps between two logged training losses (loss.png's points).",
+    "eval_strategy": "When to evaluate on the validation set: no, steps or epoch.",
+    "save_strategy": "When to save a checkpoint (for --resume_from_checkpoint): no, steps, epoch or best.",
+    "seed": "Seed of the initialization and the data order.",
+    "bf16": "bfloat16 mixed precision (on a GPU).",
+    "use_cpu": "Train on the CPU, even with a GPU.",
+    "report_to": "Where the logs also go: none, tensorboard, wandb, ...",
+    "resume_from_checkpoint": "The checkpoint-N folder of an earlier run to continue.",
+}
+
+
+def trainer_group(listed: Sequence[str], defaults: dict[str, object] | None = None, **helps: str) -> FlagGroup:
+    """`TrainingArguments` as a recipe shows them: the flags it sets `listed` (every other still parses, and
+    `--help_trainer` lists it), its own `defaults` (Trainer's are not the courses'), and their help texts (`helps`
+    replaces `TRAINER_HELPS`' for this recipe)."""
+    texts = {name: helps.get(name, TRAINER_HELPS.get(name)) for name in listed}
+    return FlagGroup(
+        TRAINER_TITLE,
+        TrainingArguments,
+        helps={name: text for name, text in texts.items() if text},
+        defaults=dict(defaults or {}),
+        listed=tuple(listed),
+    )
 
 
 def model_group(default_preset: str, names: tuple[str, ...] | None = None) -> FlagGroup:
     """`ModelArguments` as a recipe shows them: its default preset named."""
-    help_text = (
-        "From scratch: a preset name ('altegrad-lab', 'cs224n-mingpt', or 'base': GPT-2 small's shape) or a config "
-        f"JSON file. Default: {default_preset}."
-    )
+    help_text = f"A preset (altegrad-lab, cs224n-mingpt, base) or a config JSON file. Default: {default_preset}."
     return FlagGroup("Model arguments", ModelArguments, names, {"model_config": help_text})
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
-    """Examples print as written (line breaks kept); every flag shows its default."""
+    """Examples print as written (line breaks kept); every flag shows its default (but a switch's, off, and None or
+    nothing: the flag's help says what happens without it). Short: a flag shows one of its names (`--data_dir`; HfArgumentParser's `--data-dir`
+    parses too) with a short value name (`N`, `X`, `BOOL`, or the last word of the flag: `DIR`), a true/false flag
+    none (`--flag` is `--flag true`), and a long list of choices is left to the help text."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        switch_off = action.default is False and (action.nargs == 0 or action.const is True)  # `--flag` turns it on
+        if switch_off or action.default in (None, "", []) or isinstance(action, argparse._StoreFalseAction):
+            return action.help
+        return super()._get_help_string(action)
+
+    def _get_default_metavar_for_optional(self, action: argparse.Action) -> str:
+        if action.type in (int, float):
+            return {int: "N", float: "X"}[action.type]
+        if getattr(action.type, "__name__", "") == "string_to_bool":
+            return "BOOL"
+        last = action.dest.rsplit("_", 1)[-1].upper()
+        return last if len(last) > 2 else action.dest.upper()
+
+    def _format_action_invocation(self, action: argparse.Action) -> str:
+        if not action.option_strings:
+            return super()._format_action_invocation(action)
+        # HfArgumentParser's `--data-dir` beside `--data_dir` is left out (`--no-flag` of BooleanOptionalAction kept)
+        strings = action.option_strings
+        name = ", ".join(s for s in strings if _underscored(s) == s or _underscored(s) not in strings)
+        if action.nargs == 0 or (action.nargs == "?" and action.const is True):
+            return name
+        if action.choices is not None and len(",".join(map(str, action.choices))) > 40:
+            return f"{name} {action.dest.rsplit('_', 1)[-1].upper()}"
+        return f"{name} {self._format_args(action, self._get_default_metavar_for_optional(action))}"
+
+
+def _underscored(option: str) -> str:
+    return option[:2] + option[2:].replace("-", "_")
+
+
+class _ListTrainerFlags(argparse.Action):
+    """`--help_trainer`: the help with every Trainer flag, those that -h leaves out (`hidden`) included."""
+
+    def __init__(self, option_strings, dest, hidden: dict[argparse.Action, str], help: str) -> None:
+        super().__init__(option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, nargs=0, help=help)
+        self.hidden = hidden
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        for action, text in self.hidden.items():
+            action.help = text
+        parser.print_help()
+        parser.exit()
+
+
+def _hide_unlisted(parser: HfArgumentParser, groups: Sequence[FlagGroup]) -> None:
+    """Leave out of -h the flags of a group that are not `listed`, and add `--help_trainer`, which lists them."""
+    hidden = {}
+    for group in groups:
+        if group.listed is None:
+            continue
+        (shown,) = [g for g in parser._action_groups if g.title == group.title]
+        for action in shown._group_actions:
+            if action.dest not in group.listed:
+                hidden[action], action.help = action.help, argparse.SUPPRESS
+        # As -h: the listed flags first, in the recipe's order (then the others, with --help_trainer).
+        shown._group_actions.sort(key=lambda action: _listed_position(action, group.listed))
+        text = "List every TrainingArguments flag and exit."
+        shown.add_argument("--help_trainer", action=_ListTrainerFlags, hidden=hidden, help=text)
+
+
+def _listed_position(action: argparse.Action, listed: tuple[str, ...]) -> int:
+    return listed.index(action.dest) if action.dest in listed else len(listed)
 
 
 def help_sections(doc: str | None) -> dict[str, str]:
@@ -166,7 +274,9 @@ def help_sections(doc: str | None) -> dict[str, str]:
 def build_parser(groups: Sequence[FlagGroup], **parser_kwargs) -> HfArgumentParser:
     """The `HfArgumentParser` of `groups`, in their order; a short usage line (the flags are listed below it)."""
     parser_kwargs.setdefault("usage", "%(prog)s [CONFIG.json] [--flag value ...]")
-    return HfArgumentParser([group.flags() for group in groups], formatter_class=HelpFormatter, **parser_kwargs)
+    parser = HfArgumentParser([group.flags() for group in groups], formatter_class=HelpFormatter, **parser_kwargs)
+    _hide_unlisted(parser, groups)
+    return parser
 
 
 def read_arguments_file(path: str) -> dict:
@@ -178,9 +288,11 @@ def read_arguments_file(path: str) -> dict:
             values = json.load(file)
     except json.JSONDecodeError as error:
         raise UsageError(f"{path}:{error.lineno}: not valid JSON ({error.msg}); fix the arguments file") from None
+    except UnicodeDecodeError as error:
+        raise UsageError(f"{path}: not UTF-8 text ({error.reason}); fix the arguments file") from None
     if not isinstance(values, dict):
         raise UsageError(
-            f"{path}: an arguments file holds one JSON object of flag names and values, not a {type(values).__name__}"
+            f'{path} holds a JSON {type(values).__name__}; an arguments file holds one object, {{"flag": value, ...}}'
         )
     return values
 
@@ -233,15 +345,28 @@ def expand_arguments_file(parser: argparse.ArgumentParser, args: Sequence[str], 
 
 def parse_args(groups: Sequence[FlagGroup], args: Sequence[str] | None = None, **parser_kwargs) -> tuple:
     """Parse `[CONFIG.json] [--flag value ...]` into the groups' dataclasses: an arguments file's values (run_clm.py
-    reads one alone), overridden by the flags after it. A flag or key of no group is an error."""
+    reads one alone), overridden by the flags after it. A flag or key of no group is an error; so are the checks of
+    the dataclasses themselves (`__post_init__`, `TrainingArguments`' own, e.g. `--bf16` with `--fp16`), a numeric
+    flag out of its range (`check_flag_ranges`) and a path flag given as an empty string: each a `UsageError`,
+    before any work."""
     parser = build_parser(groups, **parser_kwargs)
-    args = expand_arguments_file(parser, sys.argv[1:] if args is None else args)
-    *flags, unknown = parser.parse_args_into_dataclasses(
-        args=args, look_for_args_file=False, return_remaining_strings=True
-    )
-    if unknown:  # a typo, or a flag of another subcommand
-        raise UsageError(f"{parser.prog}: unknown arguments {' '.join(unknown)}; {parser.prog} -h lists its flags")
-    return tuple(group.build(parsed) for group, parsed in zip(groups, flags, strict=True))
+    args = list(sys.argv[1:] if args is None else args)
+    source = args[0] if args and args[0].endswith(".json") else "the flags"
+    args = expand_arguments_file(parser, args)
+    try:
+        *flags, unknown = parser.parse_args_into_dataclasses(
+            args=args, look_for_args_file=False, return_remaining_strings=True
+        )
+        if unknown:  # a typo, or a flag of another subcommand
+            raise UsageError(f"{parser.prog}: unknown arguments {' '.join(unknown)}; {parser.prog} -h lists its flags")
+        parsed = tuple(group.build(flags_) for group, flags_ in zip(groups, flags, strict=True))
+    except UsageError:
+        raise
+    except (TypeError, ValueError) as error:  # a wrong type, a dataclass's own check
+        raise UsageError(f"{source}: {' '.join(str(error).split())}") from None
+    check_flag_ranges(*parsed)
+    check_paths_given(*parsed)
+    return parsed
 
 
 def check_training_arguments(training_args: TrainingArguments, fitted_otherwise: bool = False) -> None:

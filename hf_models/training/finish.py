@@ -1,7 +1,10 @@
-"""The end of every run: the model and tokenizer, the trainer state, the plots, the run record and `report.json`.
+"""The end of every run: the model and tokenizer, the trainer state, run_clm.py's result files, the plots, the run
+record and `report.json`.
 
-The run record (`RunRecord.from_trainer`) is the one account of the run. `report.json` is `evaluate.save`'s metric
-report of the same metrics and arguments, for `evaluate`'s tools.
+The run record (`RunRecord.from_trainer`) is the one account of the run. `train_results.json`, `eval_results.json` and
+`all_results.json` are what `Trainer.save_metrics` writes at the end of transformers' example scripts, and
+`trainer_state.json` its `save_state`. `report.json` is `evaluate.save`'s metric report of the same metrics and
+arguments, for `evaluate`'s tools.
 """
 
 from __future__ import annotations
@@ -22,7 +25,13 @@ from .arguments import ModelArguments
 from .plateau import PLATEAU_KEYS
 from .plots import plot_curves
 
-__all__ = ["RunTimer", "finish_run", "model_source", "write_report"]
+__all__ = ["RunTimer", "finish_run", "model_source", "run_results", "write_report"]
+
+# Metrics of the evaluation that do not start with `eval_` (run_clm.py puts the perplexity with them).
+EVAL_KEYS = ("perplexity",)
+# Trainer's mean training loss over the whole run: kept in train_results.json under Trainer's name; `report.json` holds
+# the one training loss a reader expects, the last logged (`final_train_loss`).
+MEAN_TRAIN_LOSS = "train_loss"
 
 
 class RunTimer:
@@ -47,6 +56,25 @@ def model_source(model_args: ModelArguments, default_preset: str) -> dict[str, s
         }
     preset = model_args.model_config or default_preset
     return {"preset": preset if preset in SmallEncoderConfig.available_presets() else None, "finetuned_from": None}
+
+
+def run_results(trainer: Trainer, metrics: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The run's numbers as run_clm.py splits them: `{"train": ..., "eval": ...}`.
+
+    The evaluation's are its `eval_*` metrics and the perplexity (for a run that evaluated during training only, the
+    birthplace finetuning, the last evaluation in the log history); the training's are all the other numbers (Trainer's
+    `train_*`, `final_train_loss`, the task's own: the plateau check, the parameter counts). Both hold the `epoch`.
+    Texts and lists (the objective, the per-epoch curves) stay in the record and `report.json`. A split with no number
+    is empty."""
+    numbers = {key: value for key, value in metrics.items() if isinstance(value, bool | int | float)}
+    evaluation = {key: value for key, value in numbers.items() if key.startswith("eval_") or key in EVAL_KEYS}
+    train = {key: value for key, value in numbers.items() if key not in evaluation}
+    if not evaluation:
+        last = next((entry for entry in reversed(trainer.state.log_history) if "eval_loss" in entry), {})
+        evaluation = {key: value for key, value in last.items() if key != "step"}
+    if evaluation and "epoch" in train:
+        evaluation.setdefault("epoch", train["epoch"])
+    return {"train": train, "eval": evaluation}
 
 
 def write_report(
@@ -94,14 +122,16 @@ def finish_run(
     default_preset: str,
     **record_fields: Any,
 ) -> dict[str, Any]:
-    """End of every task's training step: save the model and tokenizer, the trainer state, the plots, the record
-    and the report.
+    """End of every task's training step: save the model and tokenizer, the trainer state, the results, the plots,
+    the record and the report.
 
     `arguments` are the run's argument dataclasses (model, task, training); `record_fields` what the task knows for
     `RunRecord.from_trainer` (task, objective, dataset, split sizes, language, its own hyperparameters and the
     arguments that did not apply); the preset and the starting model come from the model arguments.
     `Trainer.save_model` already writes on the main process only (`args.should_save`); the model's
-    `use_cache` is restored first because `Trainer` turns it off for training.
+    `use_cache` is restored first because `Trainer` turns it off for training. The results are printed and saved as
+    run_clm.py does (`log_metrics`, `save_metrics`): `train_results.json`, `eval_results.json` (when the run
+    evaluated) and `all_results.json`, written whole (`save_metrics` would merge into an earlier run's file).
     """
     model_args, task_args, training_args = arguments
     unwrapped = trainer.accelerator.unwrap_model(trainer.model)
@@ -111,6 +141,14 @@ def finish_run(
     wall_time_s = timer.seconds
     if trainer.is_world_process_zero():
         trainer.save_state()
+        results = run_results(trainer, metrics)
+        for split, values in results.items():
+            if not values:  # no evaluation: no eval_results.json, not even an earlier run's in a reused folder
+                (Path(training_args.output_dir) / f"{split}_results.json").unlink(missing_ok=True)
+                continue
+            trainer.log_metrics(split, values)
+            trainer.save_metrics(split, to_json(values), combined=False)
+        trainer.save_metrics("all", to_json({**results["train"], **results["eval"]}), combined=False)
         plot_curves(trainer.state.log_history, training_args.output_dir)
         record = RunRecord.from_trainer(
             trainer,
@@ -122,7 +160,8 @@ def finish_run(
             **record_fields,
         )
         record.save(training_args.output_dir)
-    write_report(training_args, arguments, metrics, wall_time_s)
+    report_metrics = {key: value for key, value in metrics.items() if key != MEAN_TRAIN_LOSS}
+    write_report(training_args, arguments, report_metrics, wall_time_s)
     # The barrier keeps ranks from exiting before the report is written.
     trainer.accelerator.wait_for_everyone()
     return metrics

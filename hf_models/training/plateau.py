@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 import numpy as np
+from accelerate import PartialState
 
 __all__ = ["PLATEAU_KEYS", "check_plateau", "unigram_entropy"]
 
@@ -31,12 +32,16 @@ def unigram_entropy(dataset, vocab_size: int, column: str = "input_ids") -> floa
 
 
 def check_plateau(loss: float | None, entropy: float, ratio: float = PLATEAU_RATIO) -> dict[str, Any]:
-    """Compare a pretraining run's final loss with the unigram entropy of its data; warn when the run ended
-    near it. Returns the figures for the run's report."""
+    """Compare a pretraining run's final loss with the unigram entropy of its data; warn (on the main process) when
+    the run ended near it. Returns the figures for the run's report."""
     if loss is None or not math.isfinite(loss):
         return {"unigram_entropy": round(entropy, 4)}
     share = loss / entropy
-    plateau = share > ratio
+    figures = {"unigram_entropy": round(entropy, 4), "loss_over_unigram_entropy": round(share, 4)}
+    figures["plateau"] = plateau = share > ratio
+    # Every process of a distributed run computes the figures; the main process alone says them, once per run.
+    if not PartialState().is_main_process:
+        return figures
     if plateau:
         logger.warning(
             f"PLATEAU: the final loss {loss:.3f} is {share:.0%} of the unigram entropy of the data ({entropy:.3f} "
@@ -45,4 +50,4 @@ def check_plateau(loss: float | None, entropy: float, ratio: float = PLATEAU_RAT
         )
     else:
         logger.info(f"final loss {loss:.3f} = {share:.0%} of the data's unigram entropy ({entropy:.3f} nats)")
-    return {"unigram_entropy": round(entropy, 4), "loss_over_unigram_entropy": round(share, 4), "plateau": plateau}
+    return figures

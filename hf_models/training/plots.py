@@ -7,6 +7,8 @@ from pathlib import Path
 
 from transformers import TrainerCallback
 
+from ..textio import atomic_write
+
 __all__ = ["PlotCallback", "plot_curves"]
 
 
@@ -17,12 +19,12 @@ def _series(log_history: list[dict], key: str, x_key: str = "step") -> tuple[lis
 
 def _draw(log_history: list[dict], curves: dict[str, str], x_key: str, path: Path, mark_all: bool, **axes) -> Path:
     """One figure of the `curves` (log key -> label) against `x_key`; points marked when few, or always."""
-    import matplotlib
+    # A figure of its own, not pyplot's: no display needed, and the process's backend is left alone (a notebook's
+    # figures still show after a run).
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")  # no display on servers; must be chosen before pyplot is imported
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig = Figure(figsize=(6, 4))
+    ax = fig.add_subplot()
     for key, label in curves.items():
         xs, ys = _series(log_history, key, x_key)
         if xs:
@@ -32,19 +34,17 @@ def _draw(log_history: list[dict], curves: dict[str, str], x_key: str, path: Pat
         ax.legend()
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    with atomic_write(path) as staging:  # a plot being redrawn is never seen half-written
+        fig.savefig(staging, dpi=100, format="png")
     return path
 
 
 def plot_curves(log_history: list[dict], output_dir: str | os.PathLike) -> list[Path]:
-    """Write `loss.png` (train and eval loss per step, and the auxiliary LM loss of a run that has one) and, when accuracy was evaluated, `accuracy.png`
+    """Write `loss.png` (train and eval loss per step) and, when accuracy was evaluated, `accuracy.png`
     (eval accuracy and F1 per epoch) from a `Trainer` log history. Returns the written paths."""
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     losses = {"loss": "train loss", "eval_loss": "eval loss"}
-    if any("auxiliary_lm_loss" in entry for entry in log_history):
-        losses.update(loss="train loss (with the weighted auxiliary loss)", auxiliary_lm_loss="auxiliary LM loss")
     written = [_draw(log_history, losses, "step", output_dir / "loss.png", False, ylabel="cross-entropy loss")]
     if any("eval_accuracy" in entry for entry in log_history):
         scores = {"eval_accuracy": "validation accuracy", "eval_f1": "validation F1"}

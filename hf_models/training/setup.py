@@ -9,12 +9,39 @@ from typing import Any
 from huggingface_hub.errors import StrictDataclassError
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+from ..safety import check_json_files, reading
 from ..small_encoder import SmallEncoderConfig
 from ..textio import UsageError
 from ..tokenization import config_token_ids
 from .arguments import ModelArguments
 
-__all__ = ["build_config", "check_block_size", "check_vocabulary", "load_or_build_model"]
+__all__ = ["build_config", "check_block_size", "check_vocabulary", "load_or_build_model", "load_pretrained"]
+
+# The fields a tokenizer gives a new model: an override of one of them cannot apply.
+TOKENIZER_FIELDS = ("vocab_size", *(f"{name}_token_id" for name in ("pad", "bos", "eos", "sep", "mask")))
+
+
+def _check_model_type(found: object, where: str) -> None:
+    """A config of another model family (GPT-2's, BERT's) would be read field by field as ours, the fields it does
+    not share silently left at their defaults."""
+    if found not in (None, SmallEncoderConfig.model_type):
+        raise UsageError(
+            f"{where} is a config of model_type {found!r}, not {SmallEncoderConfig.model_type!r}: this project builds "
+            "and loads its own models only; give one of its presets, a config file or a folder it saved"
+        )
+
+
+def _check_overrides(config_overrides: str | None, tokenizer: PreTrainedTokenizerBase | None) -> None:
+    """Overrides of the fields the tokenizer fixes (the vocabulary size, the special-token ids) cannot apply."""
+    if not config_overrides or tokenizer is None:
+        return
+    keys = {item.split("=", 1)[0].strip() for item in config_overrides.split(",") if item.strip()}
+    fixed = sorted(keys & set(TOKENIZER_FIELDS))
+    if fixed:
+        raise UsageError(
+            f"--config_overrides {', '.join(fixed)}: the tokenizer fixes these ({len(tokenizer)} tokens and its "
+            "special-token ids); drop them from the overrides, or give another --tokenizer_name_or_path"
+        )
 
 
 def build_config(
@@ -29,11 +56,17 @@ def build_config(
     With a tokenizer, the vocabulary size and the special-token ids are copied from it, so that the
     model's embedding table and its pad/bos/eos/sep/mask ids always match the tokenizer.
     """
+    _check_overrides(config_overrides, tokenizer)
     try:
         if os.path.isfile(model_config):
+            folder, name = os.path.split(model_config)
+            found = check_json_files(folder or ".", [name], "--model_config").get(name, {})
+            _check_model_type(found.get("model_type"), f"--model_config {model_config}")
             config = SmallEncoderConfig.from_json_file(model_config)
         else:
             config = SmallEncoderConfig.from_preset(model_config)
+    except UsageError:
+        raise
     except (ValueError, StrictDataclassError) as error:  # a broken JSON file, an unknown preset, a bad field
         raise UsageError(f"--model_config {model_config}: {_first_line(error)}") from None
     if config_overrides:
@@ -73,7 +106,8 @@ def load_or_build_model(
     from `--model_config` (default: `default_preset`), the overrides, `config_fields` and the tokenizer's ids."""
     if model_args.model_name_or_path:
         overrides = {key: value for key, value in (from_pretrained or {}).items() if value is not None}
-        model = model_class.from_pretrained(model_args.model_name_or_path, **overrides)
+        causal = config_fields.get("is_causal")
+        model = load_pretrained(model_class, model_args.model_name_or_path, causal=causal, **overrides)
         check_vocabulary(tokenizer, model.config.vocab_size, model_args.tokenizer_path, model_args.model_name_or_path)
         return model
     # --attention_type wins over a task's default (the birthplace --variant).
@@ -82,6 +116,37 @@ def load_or_build_model(
         model_args.model_config or default_preset, model_args.config_overrides, tokenizer, **config_fields
     )
     return model_class(config)
+
+
+def load_pretrained(
+    model_class: type[PreTrainedModel],
+    path: str | os.PathLike,
+    flag: str = "--model_name_or_path",
+    causal: bool | None = None,
+    **overrides: Any,
+) -> PreTrainedModel:
+    """`model_class.from_pretrained(path, **overrides)` for a folder this project saved, checked first: a missing
+    folder, a config.json that is not valid JSON or of another model family, a bidirectional model (a masked LM)
+    where `causal` asks for one that reads left to right; and, while loading, weights that are truncated, not
+    safetensors or not of the config's shapes: each a `UsageError` naming the folder and the file."""
+    if os.path.exists(path):  # else a Hub id: transformers says what it found
+        if not os.path.isdir(path):
+            raise UsageError(f"{flag} {path} is a file; give the folder a run saved (save_pretrained)")
+        config = check_json_files(path, ["config.json"], flag).get("config.json")
+        if config is None:
+            raise UsageError(f"{flag} {path} has no config.json: give the folder a run saved (save_pretrained)")
+        _check_model_type(config.get("model_type"), f"{flag} {path}/config.json")
+        _check_causal(config, causal, f"{flag} {path}")
+    with reading(path, flag):
+        return model_class.from_pretrained(str(path), **overrides)
+
+
+def _check_causal(config: dict, causal: bool | None, where: str) -> None:
+    if causal and config.get("is_causal") is False:
+        raise UsageError(
+            f"{where} is a bidirectional model (is_causal false: a masked LM); this task reads and generates "
+            "left to right: give a causal model (pretrained with --objective clm or span_corruption)"
+        )
 
 
 def check_vocabulary(tokenizer: PreTrainedTokenizerBase, vocab_size: int, tokenizer_path, model_path) -> None:

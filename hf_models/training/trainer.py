@@ -4,6 +4,7 @@ callback, batches of similar lengths in random order, and the final loss."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -11,9 +12,11 @@ from torch.utils.data import Sampler, SequentialSampler
 from transformers import PreTrainedModel, PreTrainedTokenizerBase, Trainer, TrainerCallback, TrainingArguments
 from transformers.trainer_pt_utils import LengthGroupedSampler
 
+from ..safety import saving_into
+from ..textio import atomic_write
 from .plots import PlotCallback
 
-__all__ = ["ReproducibleTrainer", "ShuffledLengthBuckets", "last_logged", "train_model"]
+__all__ = ["ReproducibleTrainer", "ShuffledLengthBuckets", "last_logged", "quiet_defaults", "train_model"]
 
 
 class ShuffledLengthBuckets(Sampler[int]):
@@ -50,30 +53,26 @@ class ReproducibleTrainer(Trainer):
     `--train_sampling_strategy group_by_length` also groups the evaluation batches by length, which shuffles what
     `predict` returns: predictions written one per line of the input file would then belong to other lines.
     `length_buckets=True` trains on `ShuffledLengthBuckets` of the `input_ids` lengths.
+
+    What it saves (the model, its tokenizer and arguments, the trainer state) replaces the files of an earlier run
+    one complete file at a time: `--overwrite_output_dir` never leaves a half-written model.
     """
 
-    def __init__(
-        self, *args: Any, length_buckets: bool = False, auxiliary_loss: Callable | None = None, **kwargs: Any
-    ) -> None:
+    def __init__(self, *args: Any, length_buckets: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.length_buckets, self.auxiliary_loss = length_buckets, auxiliary_loss
+        self.length_buckets = length_buckets
 
-    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
-        """With `auxiliary_loss` (e.g. `AuxiliaryLMLoss`), training steps add `auxiliary_loss(inputs, outputs,
-        epoch)` to the model's loss, the outputs holding every hidden state; evaluations score the model's loss."""
-        if self.auxiliary_loss is None or not model.training:
-            return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
-        loss, outputs = super().compute_loss(
-            model, {**inputs, "output_hidden_states": True}, return_outputs=True, num_items_in_batch=num_items_in_batch
-        )
-        loss = loss + self.auxiliary_loss(inputs, outputs, self.state.epoch or 0.0)
-        return (loss, outputs) if return_outputs else loss
+    def _save(self, output_dir: str | None = None, state_dict: dict | None = None) -> None:
+        output_dir = output_dir if output_dir is not None else self.args.output_dir
+        if not self.args.should_save:  # the other processes join the gathers only
+            return super()._save(output_dir, state_dict)
+        with saving_into(output_dir) as staging:
+            super()._save(str(staging), state_dict)
 
-    def log(self, logs: dict[str, float], *args: Any, **kwargs: Any) -> None:
-        mean = getattr(self.auxiliary_loss, "mean_since_last_log", None)
-        if mean is not None and "loss" in logs and (value := mean()) is not None:
-            logs = {**logs, "auxiliary_lm_loss": round(value, 4)}
-        super().log(logs, *args, **kwargs)
+    def save_state(self) -> None:
+        if self.is_world_process_zero():
+            with atomic_write(Path(self.args.output_dir) / "trainer_state.json") as path:
+                self.state.save_to_json(str(path))
 
     def _get_train_sampler(self, train_dataset=None):
         if not self.length_buckets:
@@ -108,13 +107,13 @@ def train_model(
 ) -> tuple[Trainer, dict[str, Any]]:
     """Build a `ReproducibleTrainer` (with the plot callback and `callbacks`), so that evaluations do not shift the training's
     random stream, and train, resuming from `--resume_from_checkpoint` if given; `length_buckets`: batches of
-    similar lengths in random order (`ShuffledLengthBuckets`); `trainer_kwargs` may hold the trainer's
-    `auxiliary_loss`.
+    similar lengths in random order (`ShuffledLengthBuckets`).
 
     Returns the trainer and the training metrics, with `train_samples` and `final_train_loss`: the last logged
     loss, or Trainer's mean loss for a run too short to log a step. Zero epochs and no `--max_steps` (a model
     fitted before, e.g. a linear-probe head on a frozen backbone) trains nothing: the trainer is returned to
     evaluate and save, with `train_steps` 0."""
+    quiet_defaults(training_args, model)
     trainer = ReproducibleTrainer(
         model=model,
         args=training_args,
@@ -132,6 +131,19 @@ def train_model(
     metrics = {**result.metrics, "train_samples": len(train_dataset)}
     metrics["final_train_loss"] = last_logged(trainer, "loss", default=result.training_loss)
     return trainer, metrics
+
+
+def quiet_defaults(training_args: TrainingArguments, model: torch.nn.Module) -> None:
+    """Trainer's defaults that only make noise here: no pinned memory without an accelerator (pinning only speeds
+    up copies to one, and torch warns at every DataLoader); and, unless `--ddp_find_unused_parameters` is given, no
+    DDP search for unused parameters where the model uses all of them (the search costs a pass over the graph at
+    each step, and DDP warns when it finds none). An adaptive softmax skips the tail clusters that a batch's labels
+    do not reach: it keeps the search."""
+    if not torch.accelerator.is_available():
+        training_args.dataloader_pin_memory = False
+    if training_args.ddp_find_unused_parameters is None:
+        skips = any(isinstance(module, torch.nn.AdaptiveLogSoftmaxWithLoss) for module in model.modules())
+        training_args.ddp_find_unused_parameters = skips
 
 
 def last_logged(trainer: Trainer, key: str = "loss", default: float | None = None) -> float | None:

@@ -1,0 +1,389 @@
+"""Render BENCHMARKS.md and docs/levers.md from benchmarks/results.json and benchmarks/levers.json.
+
+    python benchmarks/write_results.py --report
+
+Every figure of the two files is read from the JSON files, so that the report cannot drift from the results:
+`results.json` is written by the runs (`benchmarks/plan.py run`, `benchmarks/throughput.py`) and holds the test
+accuracies scored outside the project; `levers.json` is the list of every lever tried, with its measured effect and
+what was decided. COMMANDS is the one place that says how each result is rerun.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+HISTORY_TAG = "lab-levers"  # the git tag that keeps the dated diary of every run and every removed lever
+
+# How to rerun each section of results.json (the pipelines write their sections through write_results.py).
+COMMANDS = {
+    "birthplace_dev_acc": "python benchmarks/plan.py run --profile cpu --pipeline birthplace",
+    "birthplace_dev_acc_gpu": "python benchmarks/plan.py run --profile gpu --pipeline birthplace",
+    "sentiment_valid_acc": "python benchmarks/plan.py run --profile cpu --pipeline sentiment sentiment_lab",
+    "sentiment_valid_acc_gpu": "python benchmarks/plan.py run --profile gpu --pipeline sentiment sentiment_lab",
+    "sentiment_valid_acc_gpu_large": (
+        "python benchmarks/plan.py run --profile gpu_large --pipeline sentiment sentiment_lab"
+    ),
+    "sentiment_label_curve": "python benchmarks/plan.py run --profile cpu --pipeline sentiment sentiment_curve",
+    "sentiment_label_curve_gpu": "python benchmarks/plan.py run --profile gpu --pipeline sentiment sentiment_curve",
+    "sentiment_label_curve_gpu_large": (
+        "python benchmarks/plan.py run --profile gpu_large --pipeline sentiment sentiment_curve"
+    ),
+    "tfidf": "python benchmarks/tfidf_baseline.py --data_dir ../shared/data/cls-books --output_dir OUTPUT_DIR",
+    "throughput": "python benchmarks/throughput.py --threads 1 --generation_repeats 2",
+    "throughput_gpu": "python benchmarks/throughput.py --device cuda --dtype bf16 --batch_size 64",
+    "throughput_gpu_base": (
+        "python benchmarks/throughput.py --device cuda --dtype bf16 --preset base --contenders ours_sdpa gpt2 "
+        "--compile --batch_size 8 --max_batch_search"
+    ),
+    "tokenizer": "python tokenizer/train_tokenizer.py --files FILES --vocab_size VOCABULARY --output_dir OUTPUT_DIR",
+    "bench": "make bench",
+    "report": "python benchmarks/write_results.py --report",
+}
+
+BIRTHPLACE_SECTIONS = {"birthplace_dev_acc": "on 2 CPU cores", "birthplace_dev_acc_gpu": "on a GPU"}
+BIRTHPLACE_ROWS = {
+    "london": 'always "London"',
+    "vanilla_nopretrain": "vanilla, no pretraining",
+    "vanilla_recite_pretrain_only": "vanilla, reciting",
+    "vanilla_recite_finetuned": "vanilla, reciting, then finetuned",
+    "synthesizer_recite_pretrain_only": "synthesizer, reciting",
+    "synthesizer_recite_finetuned": "synthesizer, reciting, then finetuned",
+    "vanilla_span_corruption_pretrain_only": "vanilla, span corruption (the course's)",
+    "vanilla_span_corruption_finetuned": "vanilla, span corruption, then finetuned (the course's)",
+}
+# The sentiment profiles: their results.json suffix, title and column title in the test table.
+SENTIMENT_PROFILES = {
+    "cpu": ("", "on 2 CPU cores", "CPU profile"),
+    "gpu": ("_gpu", "on a GPU", "GPU profile"),
+    "gpu_large": (
+        "_gpu_large",
+        "on a GPU, a model of the lab's size (`gpu_large`, 23M parameters)",
+        "GPU, `gpu_large` (23M)",
+    ),
+}
+SENTIMENT_ROWS = {
+    "scratch": "scratch",
+    "pretrained": "pretrained",
+    "frozen": "frozen (mean-pool head)",
+    "frozen_linear_probe": "frozen linear probe",
+    "scratch_lp_ft": "scratch LP-FT",
+    "pretrained_lp_ft": "pretrained LP-FT",
+}
+
+
+def percent(value: float, digits: int = 1) -> str:
+    return f"{100 * value:.{digits}f} %"
+
+
+def points(difference: float) -> str:
+    """A difference of accuracies (fractions) in signed points, with a true minus sign."""
+    return f"{100 * difference:+.1f}".replace("-", "−")
+
+
+def table(header: list[str], rows: list[list[str]], right: int = 1) -> list[str]:
+    """A markdown table; the columns from `right` on are right-aligned (numbers)."""
+    rule = ["---" if i < right else "---:" for i in range(len(header))]
+    return [f"| {' | '.join(cells)} |" for cells in (header, rule, *rows)]
+
+
+def facts(entries: list[dict], command: str) -> list[str]:
+    """The command, hardware and date of a section, from its rows (each kind listed once)."""
+    hardware = " / ".join(dict.fromkeys(e["hardware"] for e in entries if "hardware" in e))
+    dates = ", ".join(dict.fromkeys(e["date"] for e in entries if "date" in e))
+    return [f"Command: `{command}`. Hardware: {hardware}. Date: {dates}.", ""]
+
+
+def pretraining_epochs(command: str) -> str:
+    """The pretraining's epochs, read from a birthplace row's command ("—" when the row has no pretraining)."""
+    for part in command.split(" && "):
+        found = re.search(r"--num_train_epochs (\d+)", part)
+        if " pretrain " in f"{part} " and found:
+            return found.group(1)
+    return "—"
+
+
+def birthplace_section(section: str, rows: dict) -> list[str]:
+    chosen = {entry["chosen_row"] for entry in rows.values() if "chosen_row" in entry}
+    headlines = "; ".join(
+        f"{BIRTHPLACE_ROWS.get(rows[key]['chosen_row'], key)} **{percent(rows[key]['value'])}**"
+        for key in rows
+        if "chosen_row" in rows[key]
+    )
+    lines = [f"## Birthplace (CS224N a5) {BIRTHPLACE_SECTIONS[section]}", ""]
+    lines += [
+        f"Headline rows (dev; each the tune split's choice between a pretrained model and its finetuned copy): {headlines}.",
+        "",
+    ]
+    lines += facts(list(rows.values()), COMMANDS[section])
+    body = []
+    for key, label in BIRTHPLACE_ROWS.items():
+        if key not in rows:
+            continue
+        row = rows[key]
+        dev = f"{percent(row['value'])} ± {percent(row['std'])} ({row['correct']}/{row['total']})"
+        tune = percent(row["tune_split_acc"]) if "tune_split_acc" in row else "—"
+        name = f"**{label}** (headline)" if key in chosen else label
+        body.append([name, pretraining_epochs(row["command"]), dev, tune, f"{row['wall_time_s']:,} s"])
+    header = ["row", "pretraining epochs", "dev accuracy ± s.e.", "tune split", "wall time of its steps"]
+    lines += table(header, body)
+    figure = f"benchmarks/figures/birthplace_dev_accuracy{section.removeprefix('birthplace_dev_acc')}.png"
+    return [*lines, "", f"Figure: [{Path(figure).name}]({figure}).", ""]
+
+
+def sentiment_section(profile: str, rows: dict) -> list[str]:
+    suffix, title, _ = SENTIMENT_PROFILES[profile]
+    section = f"sentiment_valid_acc{suffix}"
+    lines = [f"## Sentiment (CLS-FR books) {title}", ""]
+    gaps = [
+        f"{SENTIMENT_ROWS[p]} − {SENTIMENT_ROWS[s]} {points(rows[p]['value'] - rows[s]['value'])} points"
+        for p, s in (("pretrained", "scratch"), ("pretrained_lp_ft", "scratch_lp_ft"))
+        if p in rows and s in rows
+    ]
+    best = max(rows, key=lambda key: rows[key]["value"])
+    summary = f"Best row (validation): {SENTIMENT_ROWS.get(best, best)} **{percent(rows[best]['value'], 2)}**"
+    lines += [f"{summary}; {'; '.join(gaps)}." if gaps else f"{summary}.", ""]
+    lines += facts(list(rows.values()), COMMANDS[section])
+    body = []
+    for key, label in SENTIMENT_ROWS.items():
+        if key not in rows:
+            continue
+        row = rows[key]
+        epoch_1 = percent(row["per_epoch"][0], 2) if len(row.get("per_epoch", [])) > 1 else "—"
+        final = f"{percent(row['value'], 2)} ± {100 * row['std']:.2f}"
+        seeds = " / ".join(f"{100 * v:.2f}" for v in row.get("per_seed", {}).values())
+        body.append([label, epoch_1, final, seeds, f"{row['wall_time_s']:,} s"])
+    header = ["row", "validation, epoch 1", "validation, final ± s.d.", "per seed", "wall time of its steps"]
+    lines += table(header, body)
+    figure = f"benchmarks/figures/sentiment_valid_accuracy{suffix}.png"
+    return [*lines, "", f"Figure: [{Path(figure).name}]({figure}).", ""]
+
+
+CURVE_ROWS = {**SENTIMENT_ROWS, "tfidf": "TF-IDF + logistic regression"}
+
+
+def label_curve_section(profile: str, curve: dict, test: dict) -> list[str]:
+    """The label-budget curve: validation accuracy (mean ± s.d. of the draws) of each row at each budget, and the
+    gap pretrained − scratch LP-FT; the outside TF-IDF test line (`test["tfidf_label_curve"]`) when there is one."""
+    suffix, title, _ = SENTIMENT_PROFILES[profile]
+    section, budgets, rows = f"sentiment_label_curve{suffix}", [str(n) for n in curve["budgets"]], curve["rows"]
+    lines = [f"## Sentiment: accuracy against labels {title}", ""]
+    lines += [
+        "What pretraining buys is label efficiency: the rows again on balanced draws of the 1,600 training reviews",
+        f"(half of each label; {curve['draws']}), with the profile's hyperparameters; a finetuning keeps the",
+        f"profile's epochs over its draw but takes at least {curve['min_steps']} optimizer steps. The 1,600 column is",
+        "the rows above. Validation accuracy (%), mean ± sample s.d. over the draws:",
+        "",
+    ]
+    lines += facts([curve], COMMANDS[section])
+    body = [
+        [label, *(f"{100 * rows[key][n]['mean']:.1f} ± {100 * rows[key][n]['std']:.1f}" for n in budgets)]
+        for key, label in CURVE_ROWS.items()
+        if key in rows
+    ]
+    if {"pretrained_lp_ft", "scratch_lp_ft"} <= set(rows):
+        gap = [rows["pretrained_lp_ft"][n]["mean"] - rows["scratch_lp_ft"][n]["mean"] for n in budgets]
+        body.append(["pretrained − scratch LP-FT (points)", *map(points, gap)])
+    lines += table(["row (labels)", *(f"{int(n):,}" for n in budgets)], body)
+    lines += [
+        "",
+        f"The curve's own runs took {curve['wall_time_s']:,} s (the full budget's and the LM's not counted).",
+    ]
+    outside = test.get("tfidf_label_curve")
+    if outside:
+        shown = ", ".join(f"{int(n):,}: {percent(v)}" for n, v in outside.items())
+        lines += ["", f"TF-IDF + logistic regression on the test reviews, scored outside the project: {shown}."]
+    figure = f"benchmarks/figures/sentiment_label_curve{suffix}.png"
+    return [*lines, "", f"Figure: [{Path(figure).name}]({figure}).", ""]
+
+
+def sentiment_test_section(test: dict) -> list[str]:
+    """The test accuracies scored outside the project, a column per profile."""
+    profiles = [p for p in SENTIMENT_PROFILES if p in test["profiles"]]
+    lines = ["## Sentiment on the test reviews (scored outside the project)", ""]
+    lines += [
+        "Test accuracy on the 2,000 held-out reviews, mean of the 3 finetuning seeds of each row above: the test",
+        "labels stay outside the project, which scored the rows' prediction files",
+        "(`benchmarks/predictions/[gpu/]sentiment/<row>[_large]/seed<N>.txt`).",
+        "",
+    ]
+    body = [
+        [label, *(percent(test["profiles"][p][key]) if key in test["profiles"][p] else "—" for p in profiles)]
+        for key, label in SENTIMENT_ROWS.items()
+    ]
+    lines += table(["row (test)", *(SENTIMENT_PROFILES[p][2] for p in profiles)], body)
+    tfidf = test.get("tfidf_logistic_regression")
+    if tfidf:
+        best = max(v for rows in test["profiles"].values() for v in rows.values())
+        lines += [
+            "",
+            f"TF-IDF + logistic regression (`{COMMANDS['tfidf']}`): **{percent(tfidf['train_and_validation'])}** test",
+            f"trained on train + validation, {percent(tfidf['train'])} on train alone; the best neural row: "
+            f"{percent(best)}.",
+        ]
+    large = test["profiles"].get("gpu_large", {})
+    gap = test.get("pretrained_minus_scratch_points", {}).get("gpu_large")
+    if gap is not None and {"scratch_lp_ft", "pretrained_lp_ft"} <= set(large):
+        lines += [
+            "",
+            f"At the lab's size the lab's plain recipe keeps the lab's gap on test: pretrained − scratch {points(gap / 100)}",
+            f"points ({test.get('pretrained_minus_scratch_note', '')}); LP-FT closes it from scratch (scratch LP-FT "
+            f"{percent(large['scratch_lp_ft'])}, pretrained LP-FT {percent(large['pretrained_lp_ft'])}).",
+        ]
+    return [*lines, ""]
+
+
+def throughput_section(results: dict) -> list[str]:
+    """Training tokens/s against transformers' GPT-2 of the same shape, per `throughput*` section."""
+    lines = ["## Training throughput", ""]
+    lines += [
+        "`benchmarks/throughput.py`: forward + backward + fused AdamW of our model against `GPT2LMHeadModel` of the",
+        "same shape, interleaved, medians; MFU is PaLM's estimate against the GPU's dense bf16 peak; the KV-cache",
+        "speed-up is greedy generation with the cache over without it.",
+        "",
+    ]
+    body, commands = [], []
+    for key in sorted(k for k in results if k.startswith("throughput")):
+        entry = results[key]
+        shape = f"{entry['batch_size']} × {entry['seq_len']}" if "batch_size" in entry else "—"
+        mfu = percent(entry["mfu"]) if "mfu" in entry else "—"
+        cells = [entry.get("preset", "cs224n-mingpt"), f"{entry['hardware']}, {entry['dtype']}", shape]
+        body.append(
+            [
+                f"`{key}`",
+                *cells,
+                f"{entry['train_tokens_per_s']:,}",
+                f"{entry['train_ratio_vs_gpt2']:.2f}×",
+                mfu,
+                f"{entry['kv_cache_speedup']:.2f}×",
+                entry["date"],
+            ]
+        )
+        if "compiled_train_tokens_per_s" in entry:
+            compiled = [f"{entry['compiled_train_tokens_per_s']:,}", f"{entry['compiled_train_ratio_vs_gpt2']:.2f}×"]
+            body.append(
+                [f"`{key}`, `torch.compile`", *cells, *compiled, percent(entry["compiled_mfu"]), "—", entry["date"]]
+            )
+        commands.append(f"- `{key}`: `{COMMANDS.get(key, entry['command'])}`")
+    header = [
+        "section",
+        "preset",
+        "hardware, dtype",
+        "batch × tokens",
+        "tokens/s",
+        "ours / GPT-2",
+        "MFU",
+        "KV cache",
+        "date",
+    ]
+    return [*lines, *table(header, body, right=4), "", *commands, ""]
+
+
+def tokenizer_section(compression: dict) -> list[str]:
+    lines = ["## Tokenizer compression", ""]
+    lines += [f"{compression['measure'][0].upper()}{compression['measure'][1:]}.", ""]
+    lines += facts([compression], COMMANDS["tokenizer"])
+    body = [
+        [
+            f"`{row['files']}`",
+            f"{row['characters']:,}",
+            f"{row['vocab_size']:,}",
+            f"{row['actual_vocab_size']:,}",
+            f"{row['chars_per_token']:.2f}",
+        ]
+        for row in compression["rows"]
+    ]
+    lines += table(
+        ["training text (`--files`)", "characters", "vocabulary asked", "vocabulary", "characters per token"], body
+    )
+    held_out = "; ".join(
+        f"{row['tokenizer']} on {row['text']}: {row['chars_per_token']:.2f}" for row in compression.get("held_out", [])
+    )
+    return [*lines, "", f"Held out (not training text): {held_out}.", ""] if held_out else [*lines, ""]
+
+
+def levers_section(levers: list[dict]) -> list[str]:
+    lines = ["## Levers tried", ""]
+    lines += [
+        "Each lever's effect is the change it made to the row it was tried on, on the split named. `kept`: in the",
+        "code; `removed`: taken out of the code, listed in [docs/levers.md](docs/levers.md) and kept by the git tag",
+        f"`{HISTORY_TAG}`; `not adopted`: a setting measured and left at its value.",
+        "",
+    ]
+    body = [
+        [lever["lever"], lever["task"], lever["effect"], lever["measured_on"], lever["decision"]] for lever in levers
+    ]
+    return [*lines, *table(["lever", "task", "effect", "measured on", "decision"], body, right=5), ""]
+
+
+def header() -> list[str]:
+    return [
+        "# Benchmarks",
+        "",
+        "The results of the two courses' tasks (CS224N a5 birthplace QA; the transfer-learning lab's book-review",
+        "sentiment) and of the throughput benchmark, per task and hardware, with the levers tried. This file is",
+        "generated: every table comes from `benchmarks/results.json` (written by the runs) and `benchmarks/levers.json`.",
+        "",
+        f"- Regenerate: `{COMMANDS['bench']}` (the CPU profile; `PROFILE=gpu` on a GPU machine) runs the pipelines and",
+        f"  writes `results.json`; then `{COMMANDS['report']}` renders this file and `docs/levers.md`.",
+        "- Splits: birthplace **dev** is the course's 500 dev questions; the **tune split** is 200 training questions",
+        "  held out to choose between a pretrained model and its finetuned copy. Sentiment **validation** is the 400",
+        "  validation reviews (mean ± sample s.d. over 3 finetuning seeds); **test** is the 2,000 test reviews, scored",
+        "  outside the project.",
+        f"- History: the dated diary of every run and exploration is in git history at the tag `{HISTORY_TAG}`:",
+        f"  `git show {HISTORY_TAG}:BENCHMARKS.md`.",
+        "",
+    ]
+
+
+def render_benchmarks(results: dict, levers: list[dict]) -> str:
+    """BENCHMARKS.md: a section per task and hardware present in `results`, then the levers."""
+    lines = header()
+    for section in BIRTHPLACE_SECTIONS:
+        if section in results:
+            lines += birthplace_section(section, results[section])
+    for profile, (suffix, _, _) in SENTIMENT_PROFILES.items():
+        if f"sentiment_valid_acc{suffix}" in results:
+            lines += sentiment_section(profile, results[f"sentiment_valid_acc{suffix}"])
+    for profile, (suffix, _, _) in SENTIMENT_PROFILES.items():
+        if f"sentiment_label_curve{suffix}" in results:
+            curve = results[f"sentiment_label_curve{suffix}"]
+            lines += label_curve_section(profile, curve, results.get("sentiment_test_acc", {}))
+    if "sentiment_test_acc" in results:
+        lines += sentiment_test_section(results["sentiment_test_acc"])
+    if any(key.startswith("throughput") for key in results):
+        lines += throughput_section(results)
+    if "tokenizer_compression" in results:
+        lines += tokenizer_section(results["tokenizer_compression"])
+    lines += levers_section(levers)
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def render_levers_doc(levers: list[dict]) -> str:
+    """docs/levers.md: the levers removed from the code, for users (no dates)."""
+    removed = [lever for lever in levers if lever["decision"] == "removed"]
+    lines = [
+        "# Levers removed",
+        "",
+        "These options, flags and scripts were measured on the two courses' tasks and taken out of the code: none",
+        "helped enough to keep, or they served an exploration that is over. The git tag",
+        f"`{HISTORY_TAG}` keeps every one of them: `git checkout {HISTORY_TAG}` (or `git show {HISTORY_TAG}:PATH` for",
+        "one file). The effect is the change each made to the row it was tried on, on the split named: validation",
+        "(the 400 validation reviews), test (the 2,000 test reviews, scored outside the project), dev or the tune",
+        "split (the birthplace questions). The levers kept are in [BENCHMARKS.md](../BENCHMARKS.md#levers-tried).",
+        "",
+    ]
+    body = [[lever["lever"], lever.get("what", ""), lever["effect"], lever["measured_on"]] for lever in removed]
+    lines += table(["lever", "what it did", "measured effect", "measured on"], body, right=4)
+    return "\n".join(lines) + "\n"
+
+
+def read_levers(path: Path) -> list[dict]:
+    return json.loads(path.read_text(encoding="utf-8"))["levers"]
+
+
+def write_report(results_path: Path, levers_path: Path, benchmarks_md: Path, levers_md: Path) -> None:
+    results, levers = json.loads(results_path.read_text(encoding="utf-8")), read_levers(levers_path)
+    benchmarks_md.write_text(render_benchmarks(results, levers), encoding="utf-8")
+    levers_md.write_text(render_levers_doc(levers), encoding="utf-8")

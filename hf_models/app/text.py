@@ -1,0 +1,19 @@
+"""What the app puts on the page is printable: a model's output is bytes it chose (byte-level BPE decodes any byte,
+a backspace or an escape included), so every text shown passes through `printable` first."""
+
+from __future__ import annotations
+
+import re
+
+REPLACEMENT = "\ufffd"  # �, Unicode's mark for a character that cannot be shown
+# C0 (tab and newline aside, handled below), DEL and C1: the control characters of Unicode's category Cc.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str, keep_newlines: bool = False) -> str:
+    """`text` with each control character shown as �; a tab becomes a space, and a line break (\\n, \\r\\n or \\r)
+    stays one with `keep_newlines`, else a space too (a one-line answer)."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\t", " ")
+    if not keep_newlines:
+        text = text.replace("\n", " ")
+    return _CONTROL.sub(REPLACEMENT, text)

@@ -1,0 +1,34 @@
+"""What every command line does before and around its work, so that nothing is lost: refuse a used output folder
+(as run_clm.py, unless the user allows it), never write over one of its own inputs or through a link, write each
+file in one step, check numeric flags where they are parsed, and turn the user's errors into one line
+(`error: ...`, exit status 2) while a real bug keeps its traceback.
+
+- `errors`: `command_line`, the one-line errors, and `reading`, which names the file a library's load failed on;
+- `outputs`: the output folder and output files, checked against the inputs;
+- `ranges`: the ranges of numeric flags, and path flags given as empty strings;
+- `atomic`: `saving_into`, a folder saved file by file in one step each (one file: `textio.atomic_write`).
+"""
+
+from .atomic import saving_into
+from .errors import USER_ERRORS, check_json_files, command_line, describe_os_error, one_line, reading
+from .outputs import Inputs, check_not_input, check_output_dir, check_output_file, used_files
+from .ranges import FLAG_RANGES, Range, check_flag_ranges, check_paths_given
+
+__all__ = [
+    "FLAG_RANGES",
+    "Inputs",
+    "Range",
+    "USER_ERRORS",
+    "check_json_files",
+    "check_flag_ranges",
+    "check_not_input",
+    "check_output_dir",
+    "check_output_file",
+    "check_paths_given",
+    "command_line",
+    "describe_os_error",
+    "one_line",
+    "reading",
+    "saving_into",
+    "used_files",
+]

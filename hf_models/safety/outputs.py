@@ -1,0 +1,132 @@
+"""What a command checks before it writes anything: an output folder that is not a used one (as run_clm.py, unless the
+user allows it), and no output, through a symbolic link or not, that is one of the command's inputs."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from fnmatch import fnmatch
+from pathlib import Path
+
+from ..textio import UsageError
+
+__all__ = ["Inputs", "check_not_input", "check_output_dir", "check_output_file", "used_files"]
+
+# `(flag, path)` pairs: what a command reads, by the flag that named it. A folder stands for its files too.
+Inputs = Iterable[tuple[str, "str | os.PathLike | None"]]
+
+# What makes a folder "used": the files a run, a conversion, a tokenizer or an evaluation leaves there.
+USED_PATTERNS = (
+    "config.json",
+    "model*.safetensors",
+    "pytorch_model*.bin",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "vocab.json",
+    "run_record.json",
+    "report*.json",
+    "predictions*.txt",
+    "*_predictions.txt",
+    "checkpoint-*",
+)
+
+
+def used_files(folder: str | os.PathLike) -> list[str]:
+    """The names in `folder` that show it holds earlier output (sorted); empty for a missing or fresh folder."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    return sorted(p.name for p in folder.iterdir() if any(fnmatch(p.name, pattern) for pattern in USED_PATTERNS))
+
+
+def _input_paths(inputs: Inputs) -> list[tuple[str, Path]]:
+    """Each input resolved through its links, and, for a folder, each file directly in it."""
+    paths = []
+    for flag, source in inputs:
+        if source is None or not str(source):
+            continue
+        source = Path(source).resolve()
+        paths.append((flag, source))
+        if source.is_dir():
+            paths += [(flag, child.resolve()) for child in source.iterdir() if not child.is_dir()]
+    return paths
+
+
+def check_not_input(path: str | os.PathLike, inputs: Inputs, what: str) -> None:
+    """Refuse an output `path` that is, once its links are resolved, one of the command's inputs (`(flag, path)`
+    pairs; a folder stands for its files too): no command ever writes over what it reads."""
+    target = Path(path).resolve()
+    for flag, source in _input_paths(inputs):
+        if target == source:
+            via = f" (through the link {path})" if Path(path).is_symlink() else ""
+            raise UsageError(
+                f"{what} {path} is also {flag}{via}: a command never writes over its own input; pick another"
+            )
+
+
+def check_output_file(path: str | os.PathLike, inputs: Inputs, what: str, *, inside: bool = False) -> None:
+    """Before a command writes the file `path`: it is no folder, no symbolic link (a write would go where the link
+    points), and not one of the `inputs`; with `inside`, it does not lie inside an input folder either (a plot never
+    writes into the runs it reads)."""
+    if not str(path):
+        raise UsageError(f"{what} is empty: give a file name")
+    if Path(path).is_symlink():
+        raise UsageError(
+            f"{what} {path} is a symbolic link (to {os.readlink(path)}): a command never writes through a link; "
+            "remove it or pick another name"
+        )
+    if Path(path).is_dir():
+        raise UsageError(f"{what} {path} is a folder; give a file name")
+    check_not_input(path, inputs, what)
+    if inside:
+        target = Path(path).resolve()
+        for flag, source in _input_paths(inputs):
+            if source.is_dir() and target.is_relative_to(source):
+                raise UsageError(f"{what} {path} lies inside {flag} {source}: it never writes into what it reads")
+
+
+def _links_to_inputs(output_dir: Path, inputs: Inputs) -> list[str]:
+    """The links in `output_dir` that point to one of the inputs (a write over the link's name must not reach it)."""
+    if not output_dir.is_dir():
+        return []
+    sources = {source for _, source in _input_paths(inputs)}
+    return sorted(child.name for child in output_dir.iterdir() if child.is_symlink() and child.resolve() in sources)
+
+
+def check_output_dir(
+    output_dir: str | os.PathLike,
+    *,
+    overwrite: bool,
+    flag: str = "--overwrite_output_dir",
+    resume: str | bool | None = None,
+    inputs: Inputs = (),
+) -> None:
+    """Before any work: refuse an empty `output_dir`, one that is (through its links too) one of the inputs or holds
+    links to them, or one that already holds a model, a tokenizer, a run record or predictions, unless `overwrite`
+    (the user gave `flag`) or, for a folder with checkpoints, `resume` (`--resume_from_checkpoint`), as run_clm.py
+    does. A path to a file is refused too."""
+    if not str(output_dir).strip():
+        raise UsageError("--output_dir is empty: give the folder to write to")
+    output_dir = Path(output_dir)
+    inputs = list(inputs)
+    check_not_input(output_dir, inputs, "--output_dir")
+    if output_dir.exists() and not output_dir.is_dir():
+        raise UsageError(f"--output_dir {output_dir} is a file, not a folder; pick a folder")
+    links = _links_to_inputs(output_dir, inputs)
+    if links:
+        raise UsageError(
+            f"--output_dir {output_dir} holds links to the command's inputs ({', '.join(links)}): a write there "
+            "could reach them; remove the links or pick another folder"
+        )
+    used = used_files(output_dir)
+    if not used or overwrite:
+        return
+    if resume and any(name.startswith("checkpoint-") for name in used):
+        return
+    shown = ", ".join(used[:4]) + (", ..." if len(used) > 4 else "")
+    has_checkpoint = any(name.startswith("checkpoint-") for name in used)
+    resume_hint = ", or --resume_from_checkpoint to continue from its checkpoint" if has_checkpoint else ""
+    raise UsageError(
+        f"--output_dir {output_dir} already holds earlier output ({shown}); pick a new folder, or add {flag} to "
+        f"replace it{resume_hint}"
+    )

@@ -1,0 +1,523 @@
+"""Every user error is one line: each command family (the recipes, the tokenizer trainer, the data preparation, the
+benchmark tools), driven in-process through `hf_models.safety.command_line` with a table of bad inputs (arguments
+that their dataclasses or TrainingArguments refuse, damaged model and tokenizer files, the machine's errors, numbers
+out of range, silent choices, writes over an input or through a link; a corrupt course checkpoint to convert, a
+missing model folder for the app), answers with exactly one `error: ...` line on
+stderr and exit status 2, without a traceback, and leaves every earlier file of its folder as it was. A few run as
+the scripts themselves, for the exit status and the stderr a shell sees; and a failed save leaves the old files."""
+
+from __future__ import annotations
+
+import builtins
+import errno
+import gzip
+import hashlib
+import importlib.util
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import torch
+
+from hf_models import app, convert
+from hf_models.safety import command_line, saving_into
+from hf_models.tasks import birthplace, pretraining, sentiment
+from hf_models.textio import atomic_write
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+TINY = "hidden_size=32,num_hidden_layers=1,num_attention_heads=2,intermediate_size=64,max_position_embeddings=64"
+QUIET = ["--use_cpu", "--report_to", "none", "--save_strategy", "no", "--disable_tqdm", "true", "--log_level", "error"]
+STEPS = ["--max_steps", "1", "--per_device_train_batch_size", "8", *QUIET]
+EVALUATE_QUIET = ["--use_cpu", "--log_level", "error"]
+
+
+def _script(path: str, name: str):
+    spec = importlib.util.spec_from_file_location(name, REPO_ROOT / path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+COMMANDS: dict[str, Callable] = {
+    "pretrain": pretraining.main,
+    "sentiment": sentiment.main,
+    "birthplace": birthplace.main,
+    "train_tokenizer": _script("tokenizer/train_tokenizer.py", "train_tokenizer_bad_inputs").main,
+    "prepare_data": _script("recipes/prepare_data.py", "prepare_data_bad_inputs").main,
+    "tfidf": _script("benchmarks/tfidf_baseline.py", "tfidf_bad_inputs").main,
+    "plot_sentiment": _script("benchmarks/plot_sentiment.py", "plot_sentiment_bad_inputs").main,
+    "convert": convert.main,
+    "app": app.main,
+}
+
+
+def _cls_books(folder: Path, one_class: bool = False) -> None:
+    folder.mkdir()
+    for split, n in (("train", 16), ("valid", 8), ("test", 4)):
+        labels = [0 if one_class and split == "train" else i % 2 for i in range(n)]
+        words = ["\u2581un \u2581livre \u2581" + ("superbe" if y else "ennuyeux") for y in labels]
+        (folder / f"{split}.review.spm").write_text("".join(w + "\n" for w in words), encoding="utf-8")
+        if split != "test":
+            (folder / f"{split}.label").write_text("".join(f"{y}\n" for y in labels), encoding="utf-8")
+
+
+def _copy(source: Path, target: Path, edit: Callable[[Path], None]) -> None:
+    shutil.copytree(source, target)
+    edit(target)
+
+
+def _edit_json(name: str, **changes) -> Callable[[Path], None]:
+    def edit(folder: Path) -> None:
+        (folder / name).write_text(json.dumps({**json.loads((folder / name).read_text()), **changes}))
+
+    return edit
+
+
+def _write(name: str, content: str | bytes) -> Callable[[Path], None]:
+    def edit(folder: Path) -> None:
+        (folder / name).write_bytes(content if isinstance(content, bytes) else content.encode())
+
+    return edit
+
+
+def _truncate(folder: Path) -> None:
+    weights = (folder / "model.safetensors").read_bytes()
+    (folder / "model.safetensors").write_bytes(weights[: len(weights) // 2])
+
+
+def _files(root: Path, data: Path) -> None:
+    """The bad files: archives, a named pipe, links, argument files, a foreign config, one-class reviews."""
+    good = gzip.compress((data / "wiki.txt").read_bytes())
+    (root / "truncated.txt.gz").write_bytes(good[: len(good) // 2])
+    (root / "garbage.txt.gz").write_bytes(b"\x1f\x8b" + b"not a deflate stream" * 20)
+    os.mkfifo(root / "pipe.txt")
+    (root / "dangling.txt").symlink_to(root / "nowhere.txt")
+    (root / "dev_link.tsv").symlink_to(data / "birth_dev.tsv")
+    (root / "model_link").symlink_to(root / "model")
+    (root / "list.json").write_text('["--output_dir", "x"]')
+    torch.save({"tok_emb.weight": torch.zeros(8, 4)}, root / "corrupt.pt")  # a course checkpoint, cut short
+    (root / "corrupt.pt").write_bytes((root / "corrupt.pt").read_bytes()[:200])
+    (root / "gpt2.json").write_text(json.dumps({"model_type": "gpt2", "n_embd": 32, "n_layer": 1, "vocab_size": 300}))
+    _cls_books(root / "cls")
+    _cls_books(root / "cls_one_class", one_class=True)
+    (root / "cls_run").mkdir()  # a sentiment run's folder: its record and plot
+    (root / "cls_run" / "run_record.json").write_text("{}")
+    (root / "cls_run" / "loss.png").write_bytes(b"\x89PNG a run's own plot")
+    (root / "out_with_link").mkdir()  # an output folder whose tokenizer.json is a link to the input tokenizer's
+    (root / "out_with_link" / "tokenizer.json").symlink_to(root / "tok" / "tokenizer.json")
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory, synthetic_birthplace_dir: Path, tiny_tokenizer_dir: Path) -> Path:
+    """A folder of earlier work: data, a tokenizer, a causal and a masked LM, and damaged copies of them."""
+    root = tmp_path_factory.mktemp("bad_inputs")
+    data = Path(shutil.copytree(synthetic_birthplace_dir, root / "data"))
+    tok = Path(shutil.copytree(tiny_tokenizer_dir, root / "tok"))
+    model_args = ["--tokenizer_name_or_path", str(tok), "--config_overrides", TINY]
+    birthplace.main(["pretrain", "--data_dir", str(data), "--output_dir", str(root / "model"), *model_args, *STEPS])
+    pretraining.main(
+        ["--objective", "mlm", "--train_files", str(data / "wiki.txt"), "--output_dir", str(root / "mlm")]
+        + [*model_args, *STEPS]
+    )
+    model = root / "model"
+    _copy(model, root / "truncated", _truncate)
+    _copy(model, root / "garbage", _write("model.safetensors", b"\x00" * 64))
+    _copy(model, root / "broken_config", _write("config.json", '{"model_type": "small-encoder",'))
+    _copy(model, root / "gpt2_model", _edit_json("config.json", model_type="gpt2"))
+    _copy(
+        model,
+        root / "wrong_vocab",
+        _edit_json("config.json", vocab_size=json.loads((model / "config.json").read_text())["vocab_size"] + 8),
+    )
+    _copy(tok, root / "bad_tokenizer", _write("tokenizer.json", '{"version": "1.0", "model": 3}'))
+    _copy(tok, root / "broken_tokenizer_config", _write("tokenizer_config.json", "{broken"))
+    _files(root, data)
+    return root
+
+
+@dataclass(frozen=True)
+class Row:
+    """A command, its arguments (`{root}`: the folder of earlier work), what its one line says, and the error the
+    machine gives to writes under `{root}/new` (`(errno, whether folders fail too)`), if any."""
+
+    command: str
+    argv: list[str]
+    expected: str
+    failing_writes: tuple[int, bool] | None = None
+
+
+NEW = "{root}/new"  # a fresh output folder: the error must come before anything is written there
+
+
+def _pre(*args: str) -> list[str]:
+    model = ["--tokenizer_name_or_path", "{root}/tok", "--config_overrides", TINY]
+    return ["--train_files", "{root}/data/wiki.txt", *model, "--output_dir", NEW, *args, *QUIET]
+
+
+def _bp(step: str, *args: str) -> list[str]:
+    return [step, "--data_dir", "{root}/data", *args, *(EVALUATE_QUIET if step == "evaluate" else QUIET)]
+
+
+def _finetune(model: str, *args: str) -> list[str]:
+    return _bp("finetune", "--model_name_or_path", model, "--output_dir", NEW, *args)
+
+
+def _cls(*args: str, data: str = "{root}/cls") -> list[str]:
+    model = ["--from_scratch", "--tokenizer_name_or_path", "{root}/tok", "--config_overrides", TINY]
+    return ["--data_dir", data, *model, "--output_dir", NEW, *args, *QUIET]
+
+
+def _tok(*args: str, files: str = "{root}/data/wiki.txt", output: str = NEW) -> list[str]:
+    return ["--files", files, "--vocab_size", "300", "--no_progress", "--output_dir", output, *args]
+
+
+ROWS: dict[str, Row] = {
+    # 1. at the command-line boundary: the dataclasses' own checks, damaged files, the machine
+    "bf16-and-fp16": Row("pretrain", _pre("--bf16", "--fp16"), "At most one of fp16 and bf16"),
+    "best-model-without-matching-strategies": Row(
+        "pretrain", _pre("--load_best_model_at_end", "--eval_strategy", "epoch"), "--load_best_model_at_end requires"
+    ),
+    "augment-copies-0": Row(
+        "birthplace", _bp("pretrain", "--augment_copies", "0", "--output_dir", NEW), "--augment_copies"
+    ),
+    "arguments-file-holding-a-list": Row("pretrain", ["{root}/list.json"], "list.json holds a JSON list"),
+    "a-float-flag-given-a-word": Row("pretrain", _pre("--learning_rate", "fast"), "invalid float value: 'fast'"),
+    "an-unknown-choice": Row("pretrain", _pre("--objective", "gpt"), "invalid choice: 'gpt'"),
+    "a-required-flag-missing": Row("train_tokenizer", ["--vocab_size", "300"], "required: --files"),
+    "truncated-weights": Row("birthplace", _finetune("{root}/truncated"), "model.safetensors) cannot be read"),
+    "garbage-weights-evaluated": Row(
+        "birthplace", _bp("evaluate", "--model_name_or_path", "{root}/garbage"), "model.safetensors) cannot be read"
+    ),
+    "config-json-not-json": Row("birthplace", _finetune("{root}/broken_config"), "config.json:1: not valid JSON"),
+    "config-vocab-not-the-weights": Row(
+        "birthplace",
+        _finetune("{root}/wrong_vocab", "--tokenizer_name_or_path", "{root}/tok"),
+        "do not have the shapes its config.json gives",
+    ),
+    "tokenizer-json-not-a-tokenizer": Row(
+        "pretrain", _pre("--tokenizer_name_or_path", "{root}/bad_tokenizer"), "tokenizer.json is not a tokenizers file"
+    ),
+    "tokenizer-config-not-json": Row(
+        "pretrain",
+        _pre("--tokenizer_name_or_path", "{root}/broken_tokenizer_config"),
+        "tokenizer_config.json:1: not valid JSON",
+    ),
+    "read-only-output-folder": Row("train_tokenizer", _tok(), "new: read-only file system", (errno.EROFS, True)),
+    "output-folder-not-permitted": Row("train_tokenizer", _tok(), "new: permission denied", (errno.EACCES, True)),
+    "full-disk": Row(
+        "birthplace",
+        _bp("evaluate", "--london_baseline", "--output_dir", NEW),
+        "predictions_validation_london_baseline.txt: no space left on the device",
+        (errno.ENOSPC, False),
+    ),
+    "output-name-too-long": Row("train_tokenizer", _tok(output="{root}/" + "x" * 300), "file name too long"),
+    "a-dangling-link-as-corpus": Row(
+        "pretrain", _pre("--train_files", "{root}/dangling.txt"), "a symbolic link to {root}/nowhere.txt"
+    ),
+    "a-named-pipe-as-corpus": Row("train_tokenizer", _tok(files="{root}/pipe.txt"), "is a named pipe (FIFO)"),
+    "dev-null-as-corpus": Row("pretrain", _pre("--train_files", "/dev/null"), "/dev/null is a character device"),
+    "vocab-size-past-tokenizers-range": Row(
+        "train_tokenizer", _tok("--vocab_size", str(2**40)), f"--vocab_size {2**40}"
+    ),
+    "negative-min-frequency": Row("train_tokenizer", _tok("--min_frequency", "-1"), "--min_frequency -1"),
+    "a-corrupt-gz-corpus": Row(
+        "pretrain", _pre("--train_files", "{root}/garbage.txt.gz"), "garbage.txt.gz: corrupt or truncated gzip"
+    ),
+    "a-truncated-gz-corpus": Row(
+        "train_tokenizer", _tok(files="{root}/truncated.txt.gz"), "truncated.txt.gz: corrupt or truncated gzip"
+    ),
+    # 2. numeric flags, where they are parsed
+    "learning-rate-nan": Row("pretrain", _pre("--learning_rate", "nan"), "--learning_rate nan"),
+    "learning-rate-negative": Row(
+        "birthplace", _finetune("{root}/model", "--learning_rate", "-0.001"), "--learning_rate -0.001"
+    ),
+    "learning-rate-inf": Row("sentiment", _cls("--learning_rate", "inf"), "--learning_rate inf"),
+    "train-batch-0": Row("pretrain", _pre("--per_device_train_batch_size", "0"), "--per_device_train_batch_size 0"),
+    "eval-batch-0": Row(
+        "birthplace",
+        _bp("evaluate", "--london_baseline", "--per_device_eval_batch_size", "0"),
+        "--per_device_eval_batch_size 0",
+    ),
+    "gradient-accumulation-0": Row(
+        "sentiment", _cls("--gradient_accumulation_steps", "0"), "--gradient_accumulation_steps 0"
+    ),
+    "epochs-nan": Row("pretrain", _pre("--num_train_epochs", "nan"), "--num_train_epochs nan"),
+    "epochs-inf": Row("sentiment", _cls("--num_train_epochs", "inf"), "--num_train_epochs inf"),
+    "seed-negative": Row("pretrain", _pre("--seed", "-1"), "--seed -1"),
+    "warmup-negative": Row("pretrain", _pre("--warmup_steps", "-1"), "warmup_steps"),
+    "logging-steps-negative": Row("pretrain", _pre("--logging_steps", "-5"), "--logging_steps -5"),
+    "eval-steps-negative": Row("pretrain", _pre("--eval_strategy", "steps", "--eval_steps", "-2"), "eval_steps"),
+    "max-eval-samples-0": Row("pretrain", _pre("--max_eval_samples", "0"), "--max_eval_samples 0"),
+    "max-train-samples-0": Row("sentiment", _cls("--max_train_samples", "0"), "--max_train_samples 0"),
+    "validation-split-100": Row(
+        "pretrain", _pre("--validation_split_percentage", "100"), "--validation_split_percentage 100"
+    ),
+    "validation-split-negative": Row(
+        "pretrain", _pre("--validation_split_percentage", "-5"), "--validation_split_percentage -5"
+    ),
+    "mlm-probability-past-1": Row(
+        "pretrain", _pre("--objective", "mlm", "--mlm_probability", "1.5"), "--mlm_probability 1.5"
+    ),
+    "mlm-probability-nan": Row(
+        "pretrain", _pre("--objective", "mlm", "--mlm_probability", "nan"), "--mlm_probability nan"
+    ),
+    "model-max-length-negative": Row("train_tokenizer", _tok("--model_max_length", "-1"), "--model_max_length -1"),
+    "vocab-size-0": Row("train_tokenizer", _tok("--vocab_size", "0"), "--vocab_size 0"),
+    "prepare-negative-line-count": Row(
+        "prepare_data",
+        ["sentiment-corpus", "--data_root", "{root}", "--out", NEW, "--news_lines", "-1"],
+        "--news_lines -1",
+    ),
+    "prepare-fraction-past-1": Row(
+        "prepare_data",
+        ["birthplace-tune", "--data_root", "{root}", "--out", NEW, "--tune_fraction", "1.5"],
+        "--tune_fraction 1.5",
+    ),
+    # 3. no silent choice
+    "empty-output-dir": Row("pretrain", _pre("--output_dir", ""), "--output_dir is empty"),
+    "empty-evaluate-output-dir": Row(
+        "birthplace", _bp("evaluate", "--london_baseline", "--output_dir", ""), "--output_dir is empty"
+    ),
+    "gpt2-config-as-model-config": Row(
+        "pretrain",
+        _pre("--model_config", "{root}/gpt2.json", "--config_overrides", "hidden_size=32"),
+        "model_type 'gpt2'",
+    ),
+    "gpt2-config-in-the-model-folder": Row("birthplace", _finetune("{root}/gpt2_model"), "model_type 'gpt2'"),
+    "override-of-the-tokenizers-vocab-size": Row(
+        "pretrain", _pre("--config_overrides", TINY + ",vocab_size=999"), "--config_overrides vocab_size"
+    ),
+    "override-of-an-unknown-key": Row("pretrain", _pre("--config_overrides", "hiden_size=32"), "hiden_size"),
+    "evaluate-a-model-and-a-baseline": Row(
+        "birthplace",
+        _bp("evaluate", "--model_name_or_path", "{root}/model", "--london_baseline"),
+        "--model_name_or_path and --london_baseline",
+    ),
+    "evaluate-two-baselines": Row(
+        "birthplace",
+        _bp("evaluate", "--london_baseline", "--most_common_baseline"),
+        "--london_baseline and --most_common_baseline",
+    ),
+    "masked-lm-finetuned-to-generate": Row("birthplace", _finetune("{root}/mlm"), "is a bidirectional model"),
+    "masked-lm-evaluated-as-causal": Row(
+        "birthplace", _bp("evaluate", "--model_name_or_path", "{root}/mlm"), "is a bidirectional model"
+    ),
+    "masked-lm-continued-as-causal-lm": Row(
+        "pretrain",
+        ["--train_files", "{root}/data/wiki.txt", "--model_name_or_path", "{root}/mlm", "--output_dir", NEW, *QUIET],
+        "is a bidirectional model",
+    ),
+    "sentiment-with-one-class": Row("sentiment", _cls(data="{root}/cls_one_class"), "every training label is 0"),
+    # 4. no write over an input, none through a link
+    "predictions-through-a-link-to-the-dev-set": Row(
+        "birthplace",
+        _bp("evaluate", "--london_baseline", "--predictions_file", "{root}/dev_link.tsv"),
+        "is a symbolic link",
+    ),
+    "output-folder-a-link-to-the-model": Row(
+        "birthplace", _finetune("{root}/model", "--output_dir", "{root}/model_link"), "is also --model_name_or_path"
+    ),
+    "output-folder-holding-a-link-to-an-input": Row(
+        "pretrain",
+        _pre("--output_dir", "{root}/out_with_link", "--overwrite_output_dir"),
+        "holds links to the command's inputs",
+    ),
+    "tfidf-over-a-runs-report": Row(
+        "tfidf", ["--data_dir", "{root}/cls", "--output_dir", "{root}/model"], "already holds earlier output"
+    ),
+    "plot-over-a-runs-own-plot": Row(
+        "plot_sentiment", ["--runs", "a={root}/cls_run", "--output", "{root}/cls_run/loss.png"], "is also --runs"
+    ),
+    # 5. the converter and the app
+    "convert-a-corrupt-checkpoint": Row(
+        "convert",
+        ["cs224n-mingpt", "{root}/corrupt.pt", "--output_dir", NEW],
+        "corrupt.pt: not a PyTorch state dict, or a corrupt one",
+    ),
+    "app-over-a-missing-model-folder": Row("app", ["{root}/no_such_run"], "no_such_run: no such run folder"),
+}
+
+
+def _snapshot(root: Path) -> dict[str, str]:
+    """Every file under `root` (links as their target, never followed), by content hash."""
+    files = {}
+    for folder, names, file_names in os.walk(root):
+        for name in [*names, *file_names]:
+            path = Path(folder) / name
+            rel = path.relative_to(root).as_posix()
+            if path.is_symlink():
+                files[rel] = "-> " + os.readlink(path)
+            elif path.is_file():
+                files[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return files
+
+
+def _failing_writes(monkeypatch: pytest.MonkeyPatch, under: Path, code: int, folders: bool) -> None:
+    """The machine's answer to every write under `under` (a full disk, a read-only or forbidden folder): opening a
+    file for writing, and with `folders` making a folder, raise `OSError(code)`."""
+    under = under.resolve()
+
+    def inside(path) -> bool:
+        return not isinstance(path, int) and Path(os.fsdecode(path)).resolve().is_relative_to(under)
+
+    def fail(path):
+        raise OSError(code, os.strerror(code), os.fsdecode(path))
+
+    real_open, real_os_open, real_mkdir = builtins.open, os.open, os.mkdir
+
+    def open_(file, mode="r", *args, **kwargs):
+        if any(c in mode for c in "wax+") and inside(file):
+            fail(file)
+        return real_open(file, mode, *args, **kwargs)
+
+    def os_open(path, flags, *args, **kwargs):
+        if flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT) and inside(path):
+            fail(path)
+        return real_os_open(path, flags, *args, **kwargs)
+
+    def mkdir(path, *args, **kwargs):
+        if inside(path):
+            fail(path)
+        return real_mkdir(path, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", open_)
+    monkeypatch.setattr(io, "open", open_)
+    monkeypatch.setattr(os, "open", os_open)
+    if folders:
+        monkeypatch.setattr(os, "mkdir", mkdir)
+
+
+def test_the_table_covers_every_kind() -> None:
+    assert len(ROWS) >= 40
+    assert {row.command for row in ROWS.values()} == set(COMMANDS)
+
+
+@pytest.mark.parametrize("case", list(ROWS))
+def test_a_bad_input_is_one_line_exit_2_and_changes_nothing(
+    world: Path, case: str, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    row = ROWS[case]
+    argv = [arg.format(root=world) for arg in row.argv]
+    expected = row.expected.format(root=world)
+    before = _snapshot(world)
+    capsys.readouterr()
+    with monkeypatch.context() as patch:
+        if row.failing_writes:
+            _failing_writes(patch, world / "new", *row.failing_writes)
+        status = command_line(COMMANDS[row.command], argv)
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert status == 2, err
+    assert len(errors) == 1 and expected in errors[0], err
+    assert "Traceback" not in err
+    after = _snapshot(world)
+    assert after == before, f"changed or new: {sorted(set(after.items()) ^ set(before.items()))}"
+    shutil.rmtree(world / "new", ignore_errors=True)
+
+
+def _run_script(world: Path, *argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, *(arg.format(root=world) for arg in argv)],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["tokenizer/train_tokenizer.py", *_tok("--min_frequency", "-1")], "error: --min_frequency -1"),
+        (["recipes/prepare_data.py", "birthplace-tune", "--out", NEW, "--bogus"], "error: "),
+        (["benchmarks/tfidf_baseline.py", "--data_dir", "{root}/cls", "--output_dir", "{root}/model"], "error: "),
+        (["-m", "hf_models.convert", "cs224n-mingpt", "{root}/corrupt.pt", "--output_dir", NEW], "error: {root}"),
+        (["recipes/app.py", "{root}/no_such_run"], "error: {root}/no_such_run: no such run folder"),
+    ],
+    ids=["train_tokenizer", "prepare_data-argparse", "tfidf_baseline", "convert", "app"],
+)
+def test_the_script_itself_exits_2_with_a_single_line(world: Path, argv: list[str], expected: str) -> None:
+    """What a shell sees: exit status 2, and stderr is that one line, nothing else (no usage, no traceback)."""
+    before = _snapshot(world)
+    proc = _run_script(world, *argv)
+    assert proc.returncode == 2, proc.stderr
+    assert len(proc.stderr.splitlines()) == 1 and proc.stderr.startswith(expected.format(root=world)), proc.stderr
+    assert _snapshot(world) == before
+
+
+def test_a_full_disk_during_an_overwrite_leaves_the_old_run_whole(
+    world: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    """--overwrite_output_dir: the old files stay until each new one is complete; a full disk while the new run
+    saves leaves them as they were, and no staging folder."""
+    run = Path(shutil.copytree(world / "model", tmp_path / "run"))
+    before = _snapshot(run)
+    argv = [a.format(root=world) for a in _pre("--output_dir", str(run), "--overwrite_output_dir", "--max_steps", "1")]
+    _failing_writes(monkeypatch, run, errno.ENOSPC, folders=False)
+    assert command_line(pretraining.main, argv) == 2
+    assert "no space left on the device" in capsys.readouterr().err
+    assert _snapshot(run) == before
+
+
+def test_a_failed_tokenizer_run_leaves_no_half_made_tokenizer(
+    world: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """train_tokenizer.py saves last, in one step per file: failing before or during the save leaves nothing."""
+    train_tokenizer = COMMANDS["train_tokenizer"]
+    out = tmp_path / "tok"
+    monkeypatch.setitem(train_tokenizer.__globals__, "chars_per_token", _raise_enospc)
+    assert command_line(train_tokenizer, [a.format(root=world) for a in _tok(output=str(out))]) == 2
+    assert not out.exists()
+    monkeypatch.undo()
+    _failing_writes(monkeypatch, out, errno.ENOSPC, folders=False)
+    assert command_line(train_tokenizer, [a.format(root=world) for a in _tok(output=str(out))]) == 2
+    assert not out.exists()
+
+
+def _raise_enospc(*args, **kwargs):
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "somewhere")
+
+
+def test_a_failed_save_keeps_every_old_file(tmp_path: Path) -> None:
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "config.json").write_text("old config")
+    (folder / "model.safetensors").write_text("old weights")
+    with pytest.raises(RuntimeError), saving_into(folder) as staging:
+        (staging / "config.json").write_text("new config")
+        raise RuntimeError("the save failed half-way")
+    assert {p.name: p.read_text() for p in folder.iterdir()} == {
+        "config.json": "old config",
+        "model.safetensors": "old weights",
+    }
+    with saving_into(folder) as staging:
+        (staging / "config.json").write_text("new config")
+        (staging / "sub").mkdir()
+        (staging / "sub" / "x.txt").write_text("x")
+    assert (folder / "config.json").read_text() == "new config" and (folder / "sub" / "x.txt").read_text() == "x"
+    assert (folder / "model.safetensors").read_text() == "old weights"
+    assert sorted(p.name for p in folder.iterdir()) == ["config.json", "model.safetensors", "sub"]
+
+
+def test_a_write_replaces_a_link_never_writes_through_it(tmp_path: Path) -> None:
+    target = tmp_path / "input.txt"
+    target.write_text("an input")
+    link = tmp_path / "loss.png"
+    link.symlink_to(target)
+    with atomic_write(link) as staging:
+        staging.write_bytes(b"a plot")
+    assert target.read_text() == "an input" and not link.is_symlink() and link.read_bytes() == b"a plot"
+
+
+def test_throughput_writes_results_json_only_when_asked() -> None:
+    throughput = _script("benchmarks/throughput.py", "throughput_bad_inputs")
+    assert throughput.parse_args([]).results_json is None  # a trial setting prints only
+    assert throughput.parse_args(["--results_json", "r.json"]).results_json == Path("r.json")
