@@ -12,10 +12,12 @@ export TOKENIZERS_PARALLELISM := false
 DATA_DIR ?=
 # make app-test: SCREENSHOTS=docs/images to regenerate the app's screenshots there
 # make bench: PROFILE=cpu|gpu, PIPELINES="birthplace sentiment sentiment_lab" (default: all; benchmarks/run_all.sh)
+# make cs224n / make altegrad: PROFILE=cpu|gpu|gpu_large (the benchmark's), course (the course's own settings; a GPU
+# machine), course-cut (the same settings, fewer epochs and steps: the 2-core CPU hour; docs/courses.md)
 PROFILE ?= cpu
 PIPELINES ?=
 
-.PHONY: install test lint mutation demo tour bench app-test readme-check clean
+.PHONY: install test lint mutation demo tour bench cs224n altegrad app-test readme-check clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -54,6 +56,12 @@ tour: $(STAMP)
 
 bench: $(STAMP)
 	PROFILE=$(PROFILE) PIPELINES="$(PIPELINES)" bash benchmarks/run_all.sh
+
+# One course's whole chain of the profile (config files: configs/<course>/<profile>/), outputs under OUT (default
+# outputs/bench); at its end the course's reported numbers beside ours (benchmarks/course_table.py, also written to
+# OUT/<course>_table.md) and its figure in benchmarks/figures/.
+cs224n altegrad: $(STAMP)
+	$(PY) benchmarks/plan.py run --profile $(PROFILE) --course $@
 
 # Every command of README.md, run in a fresh clone of HEAD with tiny step counts (docs/check_readme.py; minutes).
 readme-check: $(STAMP)

@@ -16,8 +16,12 @@ steps, so that a point's command is the profile's with a budget added; `benchmar
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import replace
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
 
 LABEL_BUDGETS = (24, 50, 100, 200, 400, 800, 1600)  # 24, not 25: a balanced draw has as many of each label
 FULL_BUDGET = 1600  # every training review: the `sentiment` pipeline's LP-FT runs are this point
@@ -73,6 +77,15 @@ def _value(command: tuple[str, ...], flag: str) -> str:
     return command[index + 1]
 
 
+def _setting(command: tuple[str, ...], flag: str) -> str:
+    """What a step runs with for `flag`: its command's value, else its arguments file's (`configs/...json`, read
+    from the repository root, where the plan's steps run)."""
+    if flag in command:
+        return _value(command, flag)
+    config = next(arg for arg in command if arg.endswith(".json"))
+    return str(json.loads((REPO_ROOT / config).read_text(encoding="utf-8"))[flag.removeprefix("--")])
+
+
 def _set(command: tuple[str, ...], flag: str, value: str) -> tuple[str, ...]:
     """`command` with its `flag`'s value replaced (every occurrence)."""
     return tuple(value if i and command[i - 1] == flag else arg for i, arg in enumerate(command))
@@ -88,8 +101,8 @@ def _finetuning_step(base, row: str, budget: int, seed: int):
     """The profile's LP-FT step of this seed, on a draw of `budget` reviews: the same flags, with the budget, the
     step count of `training_steps`, and one evaluation at the end (per epoch, a run of 24 reviews would score the
     validation reviews 33 times)."""
-    epochs = int(_value(base.command, "--num_train_epochs"))
-    steps = str(training_steps(budget, epochs, int(_value(base.command, "--per_device_train_batch_size"))))
+    epochs = int(float(_setting(base.command, "--num_train_epochs")))
+    steps = str(training_steps(budget, epochs, int(_setting(base.command, "--per_device_train_batch_size"))))
     command = _in_curve_folder(base.command, f"{row}_n{budget}_seed{seed}")
     extra = ("--label_budget", str(budget), "--max_steps", steps, "--eval_strategy", "steps", "--eval_steps", steps)
     return replace(base, name=step_name(row, budget, seed), command=(*command, *extra), group="se_curve")

@@ -8,16 +8,20 @@ Three subcommands, as in the course's `run.py` (each has its own -h; the README 
     python recipes/birthplace.py pretrain --variant vanilla --data_dir ../shared/data/birthplace \
         --pretraining_objective openings --pretrain_with_qa --num_train_epochs 76 --learning_rate 1e-3 \
         --output_dir runs/bp/vanilla
-    # 2. finetune on birth_places_train.tsv: from the pretrained model, or from scratch with its tokenizer
+    # 2. finetune on birth_places_train.tsv: from the pretrained model, or from scratch (no pretraining; its BPE
+    #    trained on wiki.txt as pretrain's, unless --tokenizer_name_or_path is given)
     python recipes/birthplace.py finetune --data_dir ../shared/data/birthplace \
         --model_name_or_path runs/bp/vanilla --output_dir runs/bp/vanilla-finetuned
     python recipes/birthplace.py finetune --data_dir ../shared/data/birthplace --variant vanilla \
-        --tokenizer_name_or_path runs/bp/vanilla --output_dir runs/bp/nopretrain
+        --output_dir runs/bp/nopretrain
     # 3. greedy-decode the answers to the dev questions and score them: "Correct: X out of Y: Z%"
     python recipes/birthplace.py evaluate --data_dir ../shared/data/birthplace \
         --model_name_or_path runs/bp/vanilla --output_dir runs/bp/vanilla
     # the always-"London" baseline (5.0% on the real dev set)
     python recipes/birthplace.py evaluate --data_dir ../shared/data/birthplace --london_baseline
+    # any subcommand from a config file (configs/), its flags after it overriding the file's values
+    python recipes/birthplace.py finetune configs/cs224n/course/finetune_nopretrain.json \
+        --data_dir ../shared/data/birthplace --output_dir runs/bp-course/nopretrain
 
 `pretrain --course_vocabulary` runs the course's own setting: its character vocabulary, built from wiki.txt, with
 character span corruption, block 128 and 32-character answers (`finetune` and `evaluate` take it from the model's

@@ -4,6 +4,7 @@ r"""Prepare the benchmark data folders (under an ignored output folder; the real
     python recipes/prepare_data.py birthplace-tune --data_root ../shared/data --out outputs/bench/data
     python recipes/prepare_data.py sentiment-corpus --data_root ../shared/data --out outputs/bench/data \
         --news_lines 4000 --novel_lines 20000
+    python recipes/prepare_data.py sentiment-corpus configs/altegrad/cpu/corpus.json --out outputs/bench/data
 
 birthplace-tune: a copy of the birthplace folder in which `birth_places_train.tsv` keeps 90% of the
 training questions (seeded shuffle) and `birth_dev.tsv` holds the other 10%: the tuning split. The real dev
@@ -23,7 +24,7 @@ from pathlib import Path
 from hf_models.data.loaders import detokenize_spm
 from hf_models.safety import check_flag_ranges, check_output_file, command_line
 from hf_models.textio import atomic_write, atomic_write_text, iter_text_lines, read_lines
-from hf_models.training import HelpFormatter
+from hf_models.training import HelpFormatter, expand_arguments_file
 
 
 def birthplace_tune(data_root: Path, out: Path, fraction: float, seed: int) -> None:
@@ -69,7 +70,7 @@ def sentiment_corpus(data_root: Path, out: Path, news_lines: int, novel_lines: i
     print(f"{dst / 'pretrain.txt'}: {chars:,} characters; lines per source: {counts}")
 
 
-def main(argv: list[str] | None = None) -> None:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("what", choices=["birthplace-tune", "sentiment-corpus"], help="which data to prepare")
     parser.add_argument(
@@ -82,7 +83,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0, help="birthplace-tune: seed of the held-out draw")
     parser.add_argument("--news_lines", type=int, default=4000, help="sentiment-corpus: first news articles kept")
     parser.add_argument("--novel_lines", type=int, default=20000, help="sentiment-corpus: first novel paragraphs kept")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = build_parser()
+    # `sentiment-corpus CONFIG.json --data_root ...`: a config file's values (configs/altegrad/*/corpus.json)
+    args = parser.parse_args(expand_arguments_file(parser, sys.argv[1:] if argv is None else argv, position=1))
     check_flag_ranges(args)
     if args.what == "birthplace-tune":
         birthplace_tune(Path(args.data_root), Path(args.out), args.tune_fraction, args.seed)

@@ -14,8 +14,9 @@ Objectives:
         --lab_vocabulary ../shared/data/cls-books --model_config altegrad-lab --output_dir runs/lm-fr-lab
 
 The same command runs under `accelerate launch recipes/pretrain.py ...` (one process, or data parallel
-with `--multi_gpu --num_processes N`); a single JSON file with all the arguments also works. The run
-reports the evaluation loss and perplexity in `OUTPUT_DIR/report.json`, with loss.png beside it.
+with `--multi_gpu --num_processes N`); a JSON file of arguments first (configs/) also works, flags after it
+overriding it. The run reports the evaluation loss and perplexity in `OUTPUT_DIR/report.json`, with loss.png
+beside it.
 
 The logic is library code: `hf_models.tasks.pretraining`.
 """

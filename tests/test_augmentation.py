@@ -185,10 +185,14 @@ def test_without_the_option_the_corpus_is_returned_as_it_is(tiny_tokenizer):
 
 def test_the_plan_has_augmented_and_span_corruption_rows_beside_the_plain_ones():
     import plan
+    from test_plan_flags import expanded
 
     for profile in ("cpu", "gpu"):
         models = plan.PROFILES[profile].birthplace.models
-        steps = {step.name: step.command for step in plan.plan(profile, plan.Paths("data", "out", "py"))["birthplace"]}
+        steps = {
+            step.name: expanded(step.command)  # the config file's values as flags
+            for step in plan.plan(profile, plan.Paths("data", "out", "py"))["birthplace"]
+        }
         tokenizer = steps["bp_tokenizer"]  # one tokenizer for all, trained on wiki.txt without the copies
         assert tokenizer[tokenizer.index("--vocab_size") + 1] == "4000"
         assert tokenizer[tokenizer.index("--files") + 1] == "data/birthplace/wiki.txt"
@@ -202,9 +206,11 @@ def test_the_plan_has_augmented_and_span_corruption_rows_beside_the_plain_ones()
                 f"bp_{model}{stage}_eval_{split}" for stage in ("", "_pretrain") for split in ("tune", "dev", "test")
             }
             recites = {name for name in trainings | evaluations if "--recite_tokens" in steps[name]}
-            assert recites == (trainings if model.endswith("_recite") else {f"bp_{model}_probe"})
+            spans = {name for name in trainings | evaluations if "--answer_from_recitation" in steps[name]}
+            probe = f"bp_{model}_probe"  # recites its default 40 tokens
+            assert recites == spans == (trainings - {probe} if model.endswith("_recite") else set())
             if model.endswith(("_augmented", "_recite")):
-                assert command[command.index("--augment") + 1] == plan.PROFILES[profile].birthplace.augment
+                assert command[command.index("--augment") + 1] == "name_first,opening"
             assert command[command.index("--tokenizer_name_or_path") + 1] == "out/birthplace/tokenizer"
             assert "--tokenizer_vocab_size" not in command
             objective = command[command.index("--pretraining_objective") + 1]

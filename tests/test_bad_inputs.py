@@ -329,9 +329,6 @@ ROWS: dict[str, Row] = {
         _pre("--output_dir", "{root}/out_with_link", "--overwrite_output_dir"),
         "holds links to the command's inputs",
     ),
-    "test-predictions-a-link": Row(
-        "sentiment", _cls("--test_predictions_file", "{root}/dev_link.tsv"), "is a symbolic link"
-    ),
     "tfidf-over-a-runs-report": Row(
         "tfidf", ["--data_dir", "{root}/cls", "--output_dir", "{root}/model"], "already holds earlier output"
     ),

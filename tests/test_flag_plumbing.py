@@ -304,7 +304,7 @@ def _probe_kept_alone(run: Run) -> None:
     kept = read_record(run.out / "linear_probe")
     assert kept.objective == "linear_probe" and kept.hyperparameters["linear_probe_folds"] == 3
     assert kept.hyperparameters["linear_probe_C"] == run.trained["metrics"]["linear_probe_C"]
-    assert len((run.out / "linear_probe" / "answers.txt").read_text().splitlines()) == 10
+    assert len((run.out / "linear_probe" / "test_predictions.txt").read_text().splitlines()) == 10
 
 
 def _trained_on_length_buckets(run: Run) -> None:
@@ -348,10 +348,6 @@ SENTIMENT_ROWS = [
     Flag(("--label_budget", "20"), _trained_on_the_budget_draw),
     Flag(("--max_eval_samples", "5"), lambda r: _all(r.record.split_sizes["validation"] == 5)),
     Flag(("--length_buckets",), _trained_on_length_buckets),
-    Flag(
-        ("--test_predictions_file", "answers.txt"),
-        lambda r: _all(len((r.out / "answers.txt").read_text().splitlines()) == 10),
-    ),
     Flag(
         ("--model_config", "cs224n-mingpt"),
         lambda r: _all(r.config["norm_first"] is True, r.record.preset == "cs224n-mingpt"),
@@ -715,6 +711,11 @@ ELSEWHERE = {
     "--from_scratch": (
         "tests/test_recipes.py::test_finetune_sentiment_scratch_pretrained_frozen",
         "a new model from the preset, learning the toy signal",
+    ),
+    "--max_predict_samples": (
+        "tests/test_arguments_file.py::test_max_predict_samples_caps_the_test_predictions",
+        "finetune_sentiment: 4 test predictions; birthplace evaluate: "
+        "test_a_finetuning_from_scratch_makes_its_tokenizer_and_a_smoke_test_predicts_few (7 answers)",
     ),
     "--course_vocabulary": (
         "tests/test_course_settings.py::test_birthplace_course_vocabulary_end_to_end",

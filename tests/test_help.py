@@ -224,10 +224,12 @@ def test_a_trainer_flag_left_out_of_help_still_parses(recipe, tmp_path) -> None:
 
 
 def _cpu_profile_commands(command: str, arguments: list[str]) -> list[list[str]]:
-    """The flags of the cpu profile's steps that run `command` (and subcommand)."""
+    """The flags of the cpu profile's steps that run `command` (and subcommand), their config files' written out."""
+    from test_plan_flags import expanded
+
     steps = [step for pipeline in plan.plan("cpu").values() for step in pipeline]
     return [
-        list(step.command[2 + len(arguments) :])
+        list(expanded(step.command)[2 + len(arguments) :])
         for step in steps
         if step.command[1] == command and list(step.command[2 : 2 + len(arguments)]) == arguments
     ]

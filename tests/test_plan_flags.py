@@ -1,27 +1,29 @@
-"""Every recipe command of the benchmark plan, in both profiles, parses with its recipe's own parser (each birthplace
-subcommand takes only its own flags), without training anything."""
+"""The benchmark plan and its config files: every config file under configs/ parses with the recipe it is meant for
+and names only its flags; every recipe command of every profile reads its profile's config file and parses with its
+recipe's own parser (each birthplace subcommand takes only its own flags), without training anything."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from transformers import TrainingArguments
 
 from hf_models.tasks import pretraining, sentiment
-from hf_models.tasks.birthplace import DEFAULT_PRESET
+from hf_models.tasks.birthplace import DEFAULT_PRESET, SUBCOMMANDS
 from hf_models.tasks.birthplace_arguments import BirthplaceArguments, subcommand_groups
 from hf_models.textio import UsageError
-from hf_models.training import ModelArguments, build_parser, parse_args
+from hf_models.training import ModelArguments, build_parser, expand_arguments_file, parse_args
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 import plan  # noqa: E402
 
 PATHS = plan.Paths(data_root="../shared/data", out="outputs/bench", python="python")
+CONFIGS = plan.REPO_ROOT / "configs"
 
 
 def _recipe_commands(profile: str) -> list[tuple[str, tuple, list[str]]]:
@@ -39,29 +41,147 @@ def _recipe_commands(profile: str) -> list[tuple[str, tuple, list[str]]]:
     return commands
 
 
+def expanded(command: tuple[str, ...]) -> tuple[str, ...]:
+    """A plan step's command with the values of its config file written out as flags (`--flag value`; a true flag
+    alone), as if typed: what the tests of a profile's settings read."""
+    result = []
+    for argument in command:
+        if not (argument.startswith("configs/") and argument.endswith(".json")):
+            result.append(argument)
+            continue
+        for key, value in json.loads((plan.REPO_ROOT / argument).read_text(encoding="utf-8")).items():
+            if value is True:
+                result.append(f"--{key}")
+            elif value is not False and value is not None:
+                values = (
+                    value if isinstance(value, list) else [json.dumps(value) if isinstance(value, dict) else value]
+                )
+                result += [f"--{key}", *map(str, values)]
+    return tuple(result)
+
+
+def _config_recipe(path: Path) -> tuple:
+    """The command line a config file is meant for, by its place: configs/<course>/<profile>/<step>.json, where
+    <step> is `tokenizer` (tokenizer/train_tokenizer.py) or `corpus` (recipes/prepare_data.py sentiment-corpus):
+    (an argparse parser, the config's position); else the flag groups of a recipe: of cs224n, the birthplace
+    subcommand that starts its name (`pretrain_*`, `finetune_*`, `evaluate_*`; `london` evaluates); of altegrad,
+    recipes/pretrain.py for `lm*` and recipes/finetune_sentiment.py for the rest."""
+    from test_flag_plumbing import load_script
+
+    course, stem = path.parent.parent.name, path.stem
+    if stem == "tokenizer":
+        return load_script("tokenizer/train_tokenizer.py").build_parser(), 0
+    if stem == "corpus":
+        return load_script("recipes/prepare_data.py").build_parser(), 1
+    assert course in ("cs224n", "altegrad"), f"{path}: configs/<course>/<profile>/<step>.json, course cs224n|altegrad"
+    if course == "cs224n":
+        subcommand = "evaluate" if stem == "london" else stem.split("_")[0]
+        assert subcommand in SUBCOMMANDS, f"{path}: name a birthplace subcommand first (pretrain_..., ...)"
+        return (subcommand_groups(subcommand, DEFAULT_PRESET),)
+    return (pretraining.ARGUMENT_GROUPS if stem.startswith("lm") else sentiment.ARGUMENT_GROUPS,)
+
+
+CONFIG_FILES = sorted(CONFIGS.rglob("*.json"))
+
+
+@pytest.mark.parametrize("path", CONFIG_FILES, ids=[str(p.relative_to(CONFIGS)) for p in CONFIG_FILES])
+def test_every_config_file_parses_with_its_recipe(path) -> None:
+    """Each file names only flags of its command line (an unknown key is a UsageError naming it) with values the
+    flags take, and holds no machine's path; a recipe's file without --bf16 gives the recipe's real dataclasses,
+    their own checks run."""
+    values = json.loads(path.read_text(encoding="utf-8"))
+    assert not {"output_dir", "data_dir", "model_name_or_path", "tokenizer_name_or_path", "train_files"} & set(values)
+    relative, recipe = str(path.relative_to(plan.REPO_ROOT)), _config_recipe(path)
+    if len(recipe) == 2:  # an argparse tool: its own parser reads the file, the required paths beside it
+        parser, position = recipe
+        arguments = expand_arguments_file(parser, ["sentiment-corpus", relative][1 - position :], position)
+        namespace = parser.parse_args(
+            [*arguments, "--files", "f.txt", "--output_dir", "o"] if not position else arguments
+        )
+        assert all(getattr(namespace, key) == value for key, value in values.items())
+        return
+    (groups,) = recipe
+    if values.get("bf16"):  # the flags only: TrainingArguments checks --bf16 against the machine's GPU
+        parser = build_parser(groups)
+        flags = parser.parse_args_into_dataclasses(args=expand_arguments_file(parser, [relative]))
+        parsed = {key: value for group in flags for key, value in vars(group).items()}
+    else:
+        parsed = {key: value for group in parse_args(groups, [relative]) for key, value in vars(group).items()}
+    for key, value in values.items():
+        assert _same(parsed[key], value), (key, parsed[key], value)
+
+
+def _same(parsed, value) -> bool:
+    """A parsed flag's value is the file's: an enum by its value, a number as a number, "none" as no reports."""
+    parsed = getattr(parsed, "value", parsed)
+    if isinstance(value, dict) and isinstance(parsed, str):  # the flags alone: Trainer has not read it yet
+        parsed = json.loads(parsed)
+    if isinstance(value, bool) or value is None:
+        return parsed is value
+    if isinstance(value, int | float):
+        return float(parsed) == float(value)
+    return parsed == value or (value == "none" and parsed == [])
+
+
+def test_every_config_file_is_a_step_of_the_plan_and_every_step_reads_its_profiles() -> None:
+    """No config file is left over, and each recipe step of a profile reads a config file of that profile's folder:
+    the hyperparameters are in configs/ and nowhere else."""
+    used = set()
+    for name, profile in plan.PROFILES.items():
+        folders = {profile.birthplace.configs, profile.sentiment.configs}
+        for steps in plan.plan(name, PATHS).values():
+            for step in steps:
+                configs = [arg for arg in step.command if arg.startswith("configs/")]
+                used.update(configs)
+                if step.command[1].startswith(("recipes/", "tokenizer/")) and "birthplace-tune" not in step.command:
+                    assert len(configs) == 1 and str(Path(configs[0]).parent) in folders, (name, step.name)
+    assert {str(path.relative_to(plan.REPO_ROOT)) for path in CONFIG_FILES} == used
+
+
 @pytest.mark.parametrize("profile", sorted(plan.PROFILES))
 def test_every_plan_command_parses_for_its_recipe(profile) -> None:
     commands = _recipe_commands(profile)
     subcommands = {name.split("_")[-1] for name, _, _ in commands if name.startswith("bp_")}
-    assert len(commands) > 20 and {"pretrain", "finetune"} <= subcommands
+    assert len(commands) >= 10 and {"pretrain", "finetune"} <= subcommands
     for name, groups, arguments in commands:
         # The flags only (no TrainingArguments.__post_init__: the GPU profile's --bf16 needs a GPU to be checked).
-        flags = build_parser(groups).parse_args_into_dataclasses(args=arguments, look_for_args_file=False)
-        given = {argument[2:] for argument in arguments if argument.startswith("--")}
+        parser = build_parser(groups)
+        arguments = expand_arguments_file(parser, arguments)
+        flags = parser.parse_args_into_dataclasses(args=arguments, look_for_args_file=False)
+        given = {argument[2:].split("=")[0] for argument in arguments if argument.startswith("--")}
         parsed = {field for group in flags for field in vars(group)}
         assert given <= parsed, (name, sorted(given - parsed))
 
 
 def test_the_cpu_profile_parses_into_the_recipes_arguments() -> None:
-    """The CPU profile's commands give the real dataclasses, with the plan's values."""
+    """The CPU profile's commands give the real dataclasses, with the config files' values and the plan's paths."""
     for name, groups, arguments in _recipe_commands("cpu"):
         task_args, _, training_args = parse_args(groups, arguments)
         assert isinstance(training_args, TrainingArguments) and training_args.use_cpu, name
         assert training_args.output_dir == arguments[arguments.index("--output_dir") + 1], name
-        if name == "bp_vanilla_pretrain":
+        if name == "bp_vanilla_recite_pretrain":
             assert isinstance(task_args, BirthplaceArguments)
             assert (task_args.pretraining_objective, task_args.pretrain_with_qa) == ("openings", True)
-            assert training_args.num_train_epochs == plan.PROFILES["cpu"].birthplace.pretrain_epochs
+            assert (task_args.variant, task_args.recite_tokens, training_args.num_train_epochs) == ("vanilla", 40, 17)
+
+
+def test_a_reciting_model_recites_its_opening_in_its_trainings() -> None:
+    """`--recite_tokens`, equal to the pretraining's `--opening_tokens`, and `--answer_from_recitation` reach the
+    trainings of a reciting model (their run records keep them); its scores read them there, and no other model
+    recites."""
+    for profile in ("cpu", "gpu"):
+        steps = [
+            step for step in plan.plan(profile, PATHS)["birthplace"] if step.command[1] == "recipes/birthplace.py"
+        ]
+        for step in steps:
+            command = expanded(step.command)
+            model = step.name[3:].split("_pretrain")[0].split("_finetune")[0].split("_eval")[0]
+            recites = model.endswith("_recite")
+            pretrain = next((s for s in steps if s.name == f"bp_{model}_pretrain"), None)
+            training = recites and "_eval_" not in step.name
+            opening = _flag(expanded(pretrain.command), "--opening_tokens") if training else None
+            assert _flag(command, "--recite_tokens") == opening, step.name
+            assert ("--answer_from_recitation" in command) == training, step.name
 
 
 def test_a_flag_of_another_subcommand_is_refused() -> None:
@@ -112,7 +232,7 @@ def test_every_sentiment_row_reads_what_a_step_of_the_two_pipelines_writes() -> 
             written = f"{PATHS.out}/{run}"
             if row.key == "frozen_linear_probe":
                 assert (
-                    "--save_linear_probe" in step.command
+                    "--save_linear_probe" in expanded(step.command)
                     and written == f"{_flag(step.command, '--output_dir')}/linear_probe"
                 )
             else:
@@ -139,7 +259,7 @@ def test_both_profiles_run_the_birthplace_trainings_side_by_side_and_read_only_f
         batches = plan.batches(steps, plan.PROFILES[profile].side_by_side)
         trainings = [f"bp_{model}_pretrain" for model in plan.PROFILES[profile].birthplace.models]
         assert [step.name for step in batches[3]] == [*trainings, "bp_nopretrain_finetune"]  # after the tokenizer
-        assert len(batches) == 3 + 3 + 2  # data, London, tokenizer; three stages; two figures
+        assert len(batches) == 3 + 3 + 3  # data, London, tokenizer; three stages; two figures and the course's table
         # What a step reads (a model or a tokenizer) was trained by a step of an earlier batch.
         trained: set[str] = set()
         for batch in batches:
@@ -214,15 +334,28 @@ def test_resume_keeps_the_steps_finished_with_the_same_command(tmp_path) -> None
     tokenizer, pretrain, domain = (
         next(step for step in steps if step.name == name) for name in ("se_tokenizer", "se_pretrain", "se_domain")
     )
+    assert pretrain.record.startswith(" ".join(pretrain.command) + "  # configs ")  # the config file's digest
     (tmp_path / "timings.tsv").write_text(
-        f"se_tokenizer\t20\t{' '.join(tokenizer.command)}\n"
-        f"se_pretrain\t900\t{' '.join(pretrain.command)}\n"
-        f"se_domain\t60\t{' '.join(domain.command)} --learning_rate 1e-2\n",  # run with another command: not kept
+        f"se_tokenizer\t20\t{tokenizer.record}\n"
+        f"se_pretrain\t900\t{pretrain.record}\n"
+        f"se_domain\t60\t{domain.record} --learning_rate 1e-2\n",  # run with another command: not kept
         encoding="utf-8",
     )
     assert plan.finished_steps(tmp_path, steps) == {"se_tokenizer", "se_pretrain"}
     assert plan.finished_steps(tmp_path, steps, rerun=("se_pre*",)) == {"se_tokenizer"}  # the code changed
     assert plan.finished_steps(tmp_path / "elsewhere", steps) == set()
+
+
+def test_resume_runs_a_step_again_when_its_config_file_changed(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(plan, "REPO_ROOT", tmp_path)
+    (tmp_path / "configs").mkdir()
+    config = tmp_path / "configs" / "lm.json"
+    config.write_text('{"learning_rate": 1e-3}', encoding="utf-8")
+    step = plan.Step("se_pretrain", ("py", "recipes/pretrain.py", "configs/lm.json", "--output_dir", "o"))
+    (tmp_path / "timings.tsv").write_text(f"se_pretrain\t900\t{step.record}\n", encoding="utf-8")
+    assert plan.finished_steps(tmp_path, [step]) == {"se_pretrain"}
+    config.write_text('{"learning_rate": 3e-4}', encoding="utf-8")  # the same command, another rate
+    assert plan.finished_steps(tmp_path, [step]) == set()
 
 
 @pytest.mark.parametrize(
@@ -258,19 +391,6 @@ def test_steps_import_hf_models_from_the_plans_own_tree(tmp_path, monkeypatch) -
         [sys.executable, str(scripts / "where.py")], env=env, capture_output=True, text=True, check=True
     )
     assert Path(run.stdout.strip()) == plan.REPO_ROOT / "hf_models" / "__init__.py"
-
-
-def test_the_profile_sampling_reaches_every_birthplace_training(monkeypatch) -> None:
-    """The profile's `sampling` reaches every birthplace training, and nothing else; "random" adds no flag."""
-    cpu = plan.PROFILES["cpu"]
-    monkeypatch.setitem(plan.PROFILES, "random", replace(cpu, birthplace=replace(cpu.birthplace, sampling="random")))
-    for profile, expected in (("cpu", "group_by_length"), ("gpu", "group_by_length"), ("random", None)):
-        steps = [step for pipeline in plan.plan(profile, PATHS).values() for step in pipeline]
-        trainings = [s for s in steps if s.name.endswith(("_pretrain", "_finetune")) and s.name.startswith("bp_")]
-        assert len(trainings) == len(plan.PROFILES[profile].birthplace.models) * 2 + 1
-        assert {_flag(step.command, "--train_sampling_strategy") for step in trainings} == {expected}
-        others = [step for step in steps if step not in trainings]
-        assert all("--train_sampling_strategy" not in step.command for step in others)
 
 
 def test_a_pool_step_waits_for_what_it_reads_and_no_longer() -> None:
@@ -320,7 +440,7 @@ def test_a_step_starts_when_its_inputs_are_ready_not_when_its_stage_ends(tmp_pat
 def test_a_pipeline_starts_beside_the_rest_of_the_one_it_reads_once_its_step_is_done(tmp_path, monkeypatch) -> None:
     """On a GPU machine `sentiment_lab` needs only `sentiment`'s review stage: it starts once that step has ended,
     while `sentiment`'s finetunings still run; if the step fails, it does not run; resumed past the step, at once."""
-    for profile in plan.PROFILES:  # every plan has the step the lab's rows wait for
+    for profile in [name for name, profile in plan.PROFILES.items() if not profile.course]:  # the step they wait for
         assert plan.PIPELINE_STARTS_AFTER["sentiment_lab"] in [
             step.name for step in plan.plan(profile, PATHS)["sentiment"]
         ]
@@ -350,61 +470,6 @@ def test_a_pipeline_starts_beside_the_rest_of_the_one_it_reads_once_its_step_is_
     assert failed == ["maker", "reader"] and "read.start" not in times and "slow.start" not in times
     failed, times = run([step("slow", seconds=3.0)])  # `made` finished in an earlier, resumed run
     assert failed == [] and times["read.start"] < times["slow.end"]
-
-
-def test_answers_from_the_recitation_reach_every_training_of_a_reciting_model(monkeypatch) -> None:
-    """`BirthplaceProfile.answer_from_recitation` puts `--answer_from_recitation` in the trainings (pretraining and
-    finetuning) of the reciting models, which keep it in their run records, and in no other step: `evaluate` reads
-    how a model answers there."""
-    for profile in ("cpu", "gpu"):
-        base = plan.PROFILES[profile]
-        for spans in (False, True):
-            monkeypatch.setitem(
-                plan.PROFILES, "x", replace(base, birthplace=replace(base.birthplace, answer_from_recitation=spans))
-            )
-            steps = plan.plan("x", PATHS)["birthplace"]
-            reciting_trainings = {
-                step.name
-                for step in steps
-                if step.name.endswith(("_pretrain", "_finetune")) and "--recite_tokens" in step.command
-            }
-            assert len(reciting_trainings) == 2 * sum(model.endswith("_recite") for model in base.birthplace.models)
-            with_flag = {step.name for step in steps if "--answer_from_recitation" in step.command}
-            assert with_flag == (reciting_trainings if spans else set())
-            evaluations = [step for step in steps if "evaluate" in step.command]
-            assert evaluations and not any("--recite_tokens" in step.command for step in evaluations)
-
-
-def test_the_profile_length_buckets_reach_every_sentiment_finetuning(monkeypatch) -> None:
-    """`SentimentProfile.length_buckets` puts `--length_buckets` in every finetuning of the profile, and nowhere else."""
-    for profile in ("cpu", "gpu"):
-        base = plan.PROFILES[profile]
-        for buckets in (False, True):
-            monkeypatch.setitem(
-                plan.PROFILES, "x", replace(base, sentiment=replace(base.sentiment, length_buckets=buckets))
-            )
-            steps = [step for pipeline in ("sentiment", "sentiment_lab") for step in plan.plan("x", PATHS)[pipeline]]
-            finetunings = [step for step in steps if "recipes/finetune_sentiment.py" in step.command]
-            assert len(finetunings) == 5 * len(base.sentiment.seeds)
-            assert all(("--length_buckets" in step.command) == buckets for step in finetunings)
-            assert all("--length_buckets" not in step.command for step in steps if step not in finetunings)
-
-
-def test_the_profile_lm_block_size_reaches_both_lm_stages_alone(monkeypatch) -> None:
-    """`SentimentProfile.lm_block_size` is the `--block_size` of the LM and of the review stage; no finetuning reads it
-    (they cut reviews at `--max_seq_length`)."""
-    base = plan.PROFILES["cpu"]
-    for tokens in (128, 256):
-        monkeypatch.setitem(plan.PROFILES, "x", replace(base, sentiment=replace(base.sentiment, lm_block_size=tokens)))
-        steps = [step for pipeline in ("sentiment", "sentiment_lab") for step in plan.plan("x", PATHS)[pipeline]]
-        with_block = {
-            step.name: _flag(step.command, "--block_size") for step in steps if "--block_size" in step.command
-        }
-        assert with_block == {"se_pretrain": str(tokens), "se_domain": str(tokens)}
-        for step in steps:
-            if step.name in with_block:
-                parsed = parse_args(pretraining.ARGUMENT_GROUPS, list(step.command[2:]))
-                assert [a.block_size for a in parsed if hasattr(a, "block_size")] == [tokens]
 
 
 @pytest.mark.parametrize(

@@ -160,11 +160,6 @@ BAD_INPUTS = {
         _bp("evaluate", "--london_baseline", "--predictions_file", "{root}/data/birth_dev.tsv"),
         "is also --data_dir",
     ),
-    "test-predictions-over-the-data": (
-        "sentiment",
-        _cls("--output_dir", NEW, "--test_predictions_file", "../cls/train.label"),
-        "is also --data_dir",
-    ),
     "push-overwrite-deletes-a-foreign-folder": (
         "push_to_hub",
         ["{root}/model", "--dry_run", "--local_dir", "{root}/not_an_export", "--overwrite"],
@@ -371,15 +366,6 @@ def test_overwrite_flag_and_resume_allow_a_used_folder(world: Path, tmp_path: Pa
         metrics["train_samples"] > 0
         and json.loads((checkpointed / "trainer_state.json").read_text())["global_step"] == 3
     )
-
-
-def test_test_predictions_in_a_sub_folder_are_written(world: Path, tmp_path: Path) -> None:
-    """Work is never lost late: a sub-folder of --test_predictions_file is made, the model and record are saved."""
-    out = tmp_path / "cls-run"
-    argv = [a.format(root=world) for a in _cls("--config_overrides", TINY, "--output_dir", str(out))]
-    sentiment.main([*argv, "--max_steps", "1", "--test_predictions_file", "sub/t.txt"])
-    assert len((out / "sub" / "t.txt").read_text().splitlines()) == 4
-    assert (out / "model.safetensors").is_file() and (out / "run_record.json").is_file()
 
 
 def test_atomic_write_keeps_the_old_file_when_a_write_fails(tmp_path: Path) -> None:

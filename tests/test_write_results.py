@@ -238,7 +238,8 @@ def test_a_lever_profile_writes_its_rows_beside_its_base_profiles_and_no_headlin
     assert not (predictions / "sentiment" / "pretrained_lp_ft").exists()
     assert (predictions / "sentiment_test_predictions.txt").read_text() == "1\n"
     assert (predictions / "README.md").read_text() == "# the GPU profile's\n"
-    assert plan.PROFILES["gpu_large"].sentiment.model_config == "altegrad-large"
+    large_lm = json.loads((REPO_ROOT / plan.PROFILES["gpu_large"].sentiment.configs / "lm.json").read_text())
+    assert large_lm["model_config"] == "altegrad-large"
 
 
 @pytest.mark.parametrize("what", ["failed step", "missing run"])

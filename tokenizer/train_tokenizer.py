@@ -2,6 +2,8 @@ r"""Train the project's byte-level BPE tokenizer on plain or .gz text files, or 
 
     python tokenizer/train_tokenizer.py --files ../shared/data/birthplace/wiki.txt --vocab_size 8000 \
         --output_dir outputs/tok-wiki-8k
+    python tokenizer/train_tokenizer.py configs/cs224n/cpu/tokenizer.json --files ../shared/data/birthplace/wiki.txt \
+        --output_dir outputs/tok-wiki
 
 The result loads offline with `AutoTokenizer.from_pretrained(output_dir)`. The script prints the
 compression (characters per token) on the training text; `--max_chars` trains and measures on a prefix
@@ -31,10 +33,10 @@ from hf_models.tokenization import (
     iter_text_lines,
     train_bpe_tokenizer,
 )
-from hf_models.training import HelpFormatter
+from hf_models.training import HelpFormatter, expand_arguments_file
 
 
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--files", nargs="+", required=True, help="text files (plain or .gz) or folders of them")
     parser.add_argument("--vocab_size", type=int, required=True, help="vocabulary size, special tokens included")
@@ -55,7 +57,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="replace what --output_dir holds (a tokenizer, a model, a run record); refused otherwise",
     )
-    return parser.parse_args(argv)
+    return parser
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The flags, or `CONFIG.json [--flag value ...]`: a config file's values (configs/*/*/tokenizer.json)."""
+    parser = build_parser()
+    return parser.parse_args(expand_arguments_file(parser, sys.argv[1:] if argv is None else argv))
 
 
 def _take_chars(lines: Iterator[str], max_chars: int | None) -> Iterator[str]:

@@ -138,11 +138,9 @@ def qa_texts(dataset: datasets.Dataset) -> list[str]:
 # --------------------------------------------------------------------------------------------------
 # pretrain
 # --------------------------------------------------------------------------------------------------
-def _pretraining_tokenizer(
-    model_args: ModelArguments, bp_args: BirthplaceArguments, corpus
-) -> PreTrainedTokenizerBase:
-    """The given tokenizer; else the course's characters built from wiki.txt, or our BPE trained on the pretraining
-    corpus only (never on dev/test), saved with the model at the end."""
+def _run_tokenizer(model_args: ModelArguments, bp_args: BirthplaceArguments, corpus) -> PreTrainedTokenizerBase:
+    """The given tokenizer; else the course's characters built from wiki.txt, or our BPE trained on `corpus` only
+    (the pretraining corpus, never dev/test), saved with the model at the end."""
 
     def train() -> PreTrainedTokenizerBase:
         logger.info(f"Training a {bp_args.tokenizer_vocab_size}-token BPE tokenizer on the pretraining corpus")
@@ -166,7 +164,7 @@ def pretrain(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
     if qa_train is not None and bp_args.pretraining_objective == "span_corruption":
         qa = datasets.Dataset.from_dict({"text": qa_texts(qa_train)})
         corpus = concatenate_datasets([corpus, qa.cast(corpus.features)])
-    tokenizer = _pretraining_tokenizer(model_args, bp_args, corpus)
+    tokenizer = _run_tokenizer(model_args, bp_args, corpus)
     model = _model(model_args, bp_args, tokenizer)
     block_size = check_block_size(bp_args.block_size, model)
     # Knowledge augmentation: after the tokenizer, which never sees the copies (with or without them, one tokenizer).
@@ -237,10 +235,11 @@ def finetune(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
     timer = RunTimer()
     require_data_dir(bp_args)
     check_run_output(model_args, training_args, data_files(bp_args))
-    missing = "finetune needs --model_name_or_path (pretrained) or --tokenizer_name_or_path (from scratch)"
-    # Our BPE, or the course's characters of a course model (its vocabulary comes with its tokenizer).
-    tokenizer = resolve_tokenizer(model_args.tokenizer_path, BPE, missing=missing, accept_course=True)
-    paragraphs = list(load_birthplace_corpus(bp_args.data_dir)["train"]["text"]) if bp_args.recite_tokens else []
+    # Our BPE, or the course's characters of a course model (its vocabulary comes with its tokenizer); no pretraining
+    # and no tokenizer: the BPE `pretrain` would train, on wiki.txt alone.
+    corpus = load_birthplace_corpus(bp_args.data_dir)["train"]
+    tokenizer = _run_tokenizer(model_args, bp_args, corpus)
+    paragraphs = list(corpus["text"]) if bp_args.recite_tokens else []
     qa_rows = qa_format(bp_args, tokenizer, paragraphs)
     if not model_args.model_name_or_path:
         logger.info("No --model_name_or_path: finetuning a model trained from scratch (no pretraining)")
@@ -285,7 +284,9 @@ def main(args: Sequence[str] | None = None, doc: str | None = None) -> dict | in
         top_level_parser(doc).print_help()
         return 0
     if not args or args[0] not in SUBCOMMANDS:
-        raise UsageError(f"usage: birthplace.py {{{'|'.join(SUBCOMMANDS)}}} --data_dir DIR [options]; -h for help")
+        raise UsageError(
+            f"usage: birthplace.py {{{'|'.join(SUBCOMMANDS)}}} [CONFIG.json] --data_dir DIR [options]; -h for help"
+        )
     step = {"pretrain": pretrain, "finetune": finetune, "evaluate": evaluate_answers}[args[0]]
     groups = subcommand_groups(args[0], DEFAULT_PRESET)
     return run_task(step, groups, args[1:], **subcommand_help(args[0], doc))

@@ -31,7 +31,10 @@ class BirthplaceArguments:
     )
     tokenizer_vocab_size: int = field(
         default=2000,
-        metadata={"help": "pretrain: size of the BPE trained on wiki.txt when no --tokenizer_name_or_path."},
+        metadata={
+            "help": "Without --tokenizer_name_or_path (pretrain; finetune from scratch): size of the BPE trained "
+            "on wiki.txt."
+        },
     )
     pretraining_objective: str = field(
         default="span_corruption",
@@ -71,6 +74,10 @@ class BirthplaceArguments:
         default=False, metadata={"help": "evaluate: answer the most common training birthplace to every question."}
     )
     max_new_tokens: int = field(default=16, metadata={"help": "evaluate: longest generated answer, in tokens."})
+    max_predict_samples: int | None = field(
+        default=None,
+        metadata={"help": "evaluate: answer only the first N questions of --eval_split (debugging, a smoke test)."},
+    )
     # QA rows become `recitation </s> question ⁇ answer ⁇ </s>`: the recitation is the first N tokens of the person's
     # wiki.txt paragraph in training, and what the model writes from the name `Name.` when it answers (with
     # --pretrain_with_qa, in the mixed QA rows too).
@@ -167,7 +174,7 @@ SUBCOMMAND_FIELDS = {
         "augment",
         *_ANSWERING,
     ),
-    "finetune": (*_SHARED, "variant", *_ANSWERING),
+    "finetune": (*_SHARED, "variant", "tokenizer_vocab_size", *_ANSWERING),
     "evaluate": (
         *_SHARED,
         "eval_split",
@@ -175,6 +182,7 @@ SUBCOMMAND_FIELDS = {
         "london_baseline",
         "most_common_baseline",
         "max_new_tokens",
+        "max_predict_samples",
     ),
 }
 # `evaluate` builds no model: no preset, overrides or attention type.

@@ -148,6 +148,9 @@ def evaluate_answers(
     check_answer_source(model_args.model_name_or_path, bp_args)
     output_dir, predictions_file, report = _evaluation_outputs(model_args, bp_args, training_args)
     qa = load_birthplace(bp_args.data_dir)
+    if bp_args.max_predict_samples is not None:  # the first N questions, as the file orders them
+        questions = qa[bp_args.eval_split]
+        qa[bp_args.eval_split] = questions.select(range(min(bp_args.max_predict_samples, len(questions))))
     split = qa[bp_args.eval_split]
     predictions, source = _predictions(model_args, bp_args, training_args, qa)
     metrics: dict = {"eval_split": bp_args.eval_split, "predictions_from": source, "num_questions": len(predictions)}

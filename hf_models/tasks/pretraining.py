@@ -234,6 +234,6 @@ ARGUMENT_GROUPS = (
 
 
 def main(args: Sequence[str] | None = None, doc: str | None = None) -> dict:
-    """`recipes/pretrain.py`: parse the flags (or one JSON file) and pretrain; `doc`, the recipe's docstring, is its
-    --help."""
+    """`recipes/pretrain.py`: parse the flags (after an arguments file, if one is given) and pretrain; `doc`,
+    the recipe's docstring, is its --help."""
     return run_task(pretrain, ARGUMENT_GROUPS, args, **help_sections(doc))

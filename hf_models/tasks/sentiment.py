@@ -95,11 +95,11 @@ def _check_before_training(model_args: ModelArguments, data_args: SentimentArgum
             "probe is the classifier; give a positive number of epochs"
         )
     check_run_output(model_args, training_args, [("--data_dir", data_args.data_dir)], fitted_otherwise=probe_only)
-    predictions = predictions_path(training_args, data_args)
+    predictions = predictions_path(training_args)
     data_dir = data_args.data_dir
     names = os.listdir(data_dir) if os.path.isdir(data_dir) else []
     data_files = [("--data_dir", os.path.join(data_dir, name)) for name in names]
-    check_output_file(predictions, data_files, "--test_predictions_file")
+    check_output_file(predictions, data_files, "the test predictions")
 
 
 def finetune(model_args: ModelArguments, data_args: SentimentArguments, training_args: TrainingArguments) -> dict:
@@ -146,7 +146,7 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
     eval_metrics = trainer.evaluate(encoded["validation"])
     metrics.update(eval_metrics)
     metrics.update(validation_per_epoch(trainer.state.log_history))
-    write_test_predictions(trainer, encoded["test"], data_args, metrics)
+    write_test_predictions(trainer, encoded["test"], metrics)
     return finish_run(
         trainer,
         (model_args, data_args, training_args),
@@ -163,6 +163,6 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
 
 
 def main(args: Sequence[str] | None = None, doc: str | None = None) -> dict:
-    """`recipes/finetune_sentiment.py`: parse the flags (or one JSON file) and finetune; `doc`, the recipe's
-    docstring, is its --help."""
+    """`recipes/finetune_sentiment.py`: parse the flags (after an arguments file, if one is given) and finetune;
+    `doc`, the recipe's docstring, is its --help."""
     return run_task(finetune, ARGUMENT_GROUPS, args, **help_sections(doc))

@@ -70,6 +70,9 @@ class SentimentArguments:
         metadata={"help": "Train on N training reviews, half of each label (default: all of them)."},
     )
     max_eval_samples: int | None = field(default=None, metadata={"help": "Truncate the validation set (debugging)."})
+    max_predict_samples: int | None = field(
+        default=None, metadata={"help": "Predict only the first N test reviews (debugging, a smoke test)."}
+    )
     # The lab's ids: <s> <pad> </s> <unk>, then DATA_DIR/dict.txt. The tokenizer is built from DATA_DIR unless
     # --tokenizer_name_or_path or the model folder has one (so for --lab_raw_text).
     lab_vocabulary: bool = field(
@@ -80,9 +83,6 @@ class SentimentArguments:
     lab_raw_text: bool = field(
         default=False,
         metadata={"help": "The lab's 50,001 ids over the detokenized reviews (the altegrad-lab-raw tokenizer)."},
-    )
-    test_predictions_file: str = field(
-        default="test_predictions.txt", metadata={"help": "The test predictions' file, in --output_dir."}
     )
 
 

@@ -12,8 +12,6 @@ from hf_models.metrics import load_metric
 from hf_models.run_record import one_per_epoch
 from hf_models.textio import atomic_write_text
 
-from .sentiment_arguments import SentimentArguments
-
 
 def compute_metrics():
     """Trainer's `compute_metrics`: accuracy and F1 of the predicted classes."""
@@ -41,12 +39,16 @@ def validation_per_epoch(log_history: list[dict]) -> dict:
     }
 
 
-def predictions_path(training_args: TrainingArguments, data_args: SentimentArguments) -> str:
-    """Where the test predictions go: `--test_predictions_file` in `--output_dir`."""
-    return os.path.join(training_args.output_dir, data_args.test_predictions_file)
+# One label (0 or 1) a line, in --output_dir (as run_glue.py's predict_results file, a fixed name).
+TEST_PREDICTIONS = "test_predictions.txt"
 
 
-def write_test_predictions(trainer: Trainer, test_set, data_args: SentimentArguments, metrics: dict) -> None:
+def predictions_path(training_args: TrainingArguments) -> str:
+    """Where the test predictions go: `test_predictions.txt` in `--output_dir`."""
+    return os.path.join(training_args.output_dir, TEST_PREDICTIONS)
+
+
+def write_test_predictions(trainer: Trainer, test_set, metrics: dict) -> None:
     """Test labels are held back: predict them, one label (0 or 1) per line, in the order of the reviews.
     They are predicted shortest first, so that a batch is padded to about its own length, then put back in order."""
     by_length = np.argsort([len(ids) for ids in test_set["input_ids"]], kind="stable")
@@ -54,7 +56,7 @@ def write_test_predictions(trainer: Trainer, test_set, data_args: SentimentArgum
     test_predictions = np.empty(len(by_length), dtype=np.int64)
     test_predictions[by_length] = np.argmax(sorted_logits, axis=-1)
     if trainer.is_world_process_zero():
-        path = predictions_path(trainer.args, data_args)
+        path = predictions_path(trainer.args)
         atomic_write_text(path, "".join(f"{int(label)}\n" for label in test_predictions))
         metrics["test_predictions_file"] = path
     metrics["test_samples"] = len(test_predictions)

@@ -15,7 +15,7 @@ from hf_models.training import RunTimer, init_head_by_linear_probe, model_source
 from hf_models.training.linear_probe import head_inputs
 
 from .sentiment_arguments import DEFAULT_PRESET, SentimentArguments
-from .sentiment_predictions import compute_metrics
+from .sentiment_predictions import TEST_PREDICTIONS, compute_metrics
 from .sentiment_reviews import DATASET, LANGUAGE
 
 logger = logging.getLogger(__name__)
@@ -61,9 +61,7 @@ def save_linear_probe_run(
     if not training_args.should_save:
         return
     os.makedirs(folder, exist_ok=True)
-    atomic_write_text(
-        os.path.join(folder, data_args.test_predictions_file), "".join(f"{int(i)}\n" for i in test_logits.argmax(-1))
-    )
+    atomic_write_text(os.path.join(folder, TEST_PREDICTIONS), "".join(f"{int(i)}\n" for i in test_logits.argmax(-1)))
     hyperparameters = {"seed": training_args.seed, "classifier_pooling": model.config.classifier_pooling}
     record = RunRecord(
         task="sentiment",

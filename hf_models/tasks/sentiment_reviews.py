@@ -35,13 +35,14 @@ def review_tokenizer(model_args: ModelArguments, data_args: SentimentArguments) 
 
 def load_reviews(data_args: SentimentArguments, seed: int) -> DatasetDict:
     """The train, validation and test reviews (SentencePiece pieces with `--lab_vocabulary`, else the text): with
-    `--label_budget`, the training reviews of its balanced draw with `seed`; with `--max_eval_samples`, the first
-    validation reviews."""
+    `--label_budget`, the training reviews of its balanced draw with `seed`; with `--max_eval_samples` and
+    `--max_predict_samples`, the first validation and test reviews."""
     raw = load_cls_books(data_args.data_dir, detokenize=not data_args.lab_vocabulary)
     if data_args.label_budget is not None:
         raw["train"] = raw["train"].select(balanced_subset(raw["train"]["label"], data_args.label_budget, seed))
-    if data_args.max_eval_samples is not None:
-        raw["validation"] = raw["validation"].select(range(min(data_args.max_eval_samples, len(raw["validation"]))))
+    for split, limit in (("validation", data_args.max_eval_samples), ("test", data_args.max_predict_samples)):
+        if limit is not None:
+            raw[split] = raw[split].select(range(min(limit, len(raw[split]))))
     return raw
 
 

@@ -30,9 +30,11 @@ __all__ = [
     "build_parser",
     "check_run_output",
     "check_training_arguments",
+    "expand_arguments_file",
     "help_sections",
     "model_group",
     "parse_args",
+    "read_arguments_file",
     "run_task",
     "setup_run",
     "trainer_group",
@@ -271,58 +273,100 @@ def help_sections(doc: str | None) -> dict[str, str]:
 
 def build_parser(groups: Sequence[FlagGroup], **parser_kwargs) -> HfArgumentParser:
     """The `HfArgumentParser` of `groups`, in their order; a short usage line (the flags are listed below it)."""
-    parser_kwargs.setdefault("usage", "%(prog)s [--flag value ...]  or  %(prog)s ARGUMENTS.json")
+    parser_kwargs.setdefault("usage", "%(prog)s [CONFIG.json] [--flag value ...]")
     parser = HfArgumentParser([group.flags() for group in groups], formatter_class=HelpFormatter, **parser_kwargs)
     _hide_unlisted(parser, groups)
     return parser
 
 
-def parse_args(groups: Sequence[FlagGroup], args: Sequence[str] | None = None, **parser_kwargs) -> tuple:
-    """Parse flags into the groups' dataclasses, or read them all from a single JSON file (as run_clm.py does). A
-    flag or key of no group is an error; so are the checks of the dataclasses themselves (`__post_init__`,
-    `TrainingArguments`' own, e.g. `--bf16` with `--fp16`), a numeric flag out of its range (`check_flag_ranges`)
-    and a path flag given as an empty string: each a `UsageError`, before any work."""
-    parser = build_parser(groups, **parser_kwargs)
-    args = list(sys.argv[1:] if args is None else args)
-    json_file = args[0] if len(args) == 1 and args[0].endswith(".json") else None
-    try:
-        if json_file:
-            flags = parser.parse_dict(_read_arguments_file(json_file))
-        else:
-            *flags, unknown = parser.parse_args_into_dataclasses(
-                args=args, look_for_args_file=False, return_remaining_strings=True
-            )
-            if unknown:  # a typo, or a flag of another subcommand
-                raise UsageError(
-                    f"{parser.prog}: unknown arguments {' '.join(unknown)}; {parser.prog} -h lists its flags"
-                )
-        parsed = tuple(group.build(flags_) for group, flags_ in zip(groups, flags, strict=True))
-    except UsageError:
-        raise
-    except (TypeError, ValueError) as error:  # unknown JSON keys, a wrong type, a dataclass's own check
-        raise UsageError(f"{json_file or 'the flags'}: {' '.join(str(error).split())}") from None
-    check_flag_ranges(*parsed)
-    check_paths_given(*parsed)
-    return parsed
-
-
-def _read_arguments_file(path: str) -> dict:
-    """The arguments of a JSON file: one object, `{"flag": value, ...}`."""
+def read_arguments_file(path: str) -> dict:
+    """The flags of an arguments file (`configs/...json`): one JSON object of flag names and values."""
     if not os.path.isfile(path):
         raise UsageError(f"{path}: arguments file not found")
     try:
-        with open(path, encoding="utf-8") as f:
-            arguments = json.load(f)
+        with open(path, encoding="utf-8") as file:
+            values = json.load(file)
     except json.JSONDecodeError as error:
         raise UsageError(f"{path}:{error.lineno}: not valid JSON ({error.msg}); fix the arguments file") from None
     except UnicodeDecodeError as error:
         raise UsageError(f"{path}: not UTF-8 text ({error.reason}); fix the arguments file") from None
-    if not isinstance(arguments, dict):
+    if not isinstance(values, dict):
         raise UsageError(
-            f"{path} holds a JSON {type(arguments).__name__}; an arguments file holds one object, "
-            '{"flag": value, ...}'
+            f'{path} holds a JSON {type(values).__name__}; an arguments file holds one object, {{"flag": value, ...}}'
         )
-    return arguments
+    return values
+
+
+def _flag_tokens(action: argparse.Action, value) -> list[str]:
+    """`value` of a file as the command line would give it to `action`."""
+    flag = action.option_strings[0]
+    if action.nargs == 0:  # store_true / store_false: the flag alone, when the file asks for its constant
+        return [flag] if value == action.const else []
+    if isinstance(value, list):
+        return [flag, *map(str, value)]
+    if isinstance(value, bool):
+        value = str(value).lower()
+    elif isinstance(value, dict):
+        value = json.dumps(value)
+    return [f"{flag}={value}"]  # one token: a value such as -1 is never read as a flag
+
+
+def expand_arguments_file(parser: argparse.ArgumentParser, args: Sequence[str], position: int = 0) -> list[str]:
+    """`args` with the arguments file at `position` (if a `.json` file is there) replaced by its flags, in front of
+    the rest: the file gives values, and a flag given on the command line after it overrides the file's (argparse
+    keeps the last value). A key that is no flag of `parser`, or a value the flag refuses, is a one-line
+    `UsageError` naming the file."""
+    args = list(args)
+    if len(args) <= position or not args[position].endswith(".json"):
+        return args
+    path = args[position]
+    actions = {option[2:]: action for action in parser._actions for option in action.option_strings}
+    tokens = []
+    for key, value in read_arguments_file(path).items():
+        action = actions.get(key)
+        if action is None or action.dest != key or key == "help":
+            raise UsageError(f"{path}: unknown key {key!r}: {parser.prog} has no --{key} flag ({parser.prog} -h)")
+        if value is None:
+            parser.set_defaults(**{key: None})
+        else:
+            tokens += _flag_tokens(action, value)
+
+    def file_error(message: str):
+        if not message.startswith("the following arguments are required"):  # the command line may give those
+            raise UsageError(f"{path}: {message}")
+
+    parser.error = file_error  # the file's values alone first, so that a wrong one is blamed on the file
+    try:
+        parser.parse_known_args(tokens)
+    finally:
+        del parser.error
+    return [*args[:position], *tokens, *args[position + 1 :]]
+
+
+def parse_args(groups: Sequence[FlagGroup], args: Sequence[str] | None = None, **parser_kwargs) -> tuple:
+    """Parse `[CONFIG.json] [--flag value ...]` into the groups' dataclasses: an arguments file's values (run_clm.py
+    reads one alone), overridden by the flags after it. A flag or key of no group is an error; so are the checks of
+    the dataclasses themselves (`__post_init__`, `TrainingArguments`' own, e.g. `--bf16` with `--fp16`), a numeric
+    flag out of its range (`check_flag_ranges`) and a path flag given as an empty string: each a `UsageError`,
+    before any work."""
+    parser = build_parser(groups, **parser_kwargs)
+    args = list(sys.argv[1:] if args is None else args)
+    source = args[0] if args and args[0].endswith(".json") else "the flags"
+    args = expand_arguments_file(parser, args)
+    try:
+        *flags, unknown = parser.parse_args_into_dataclasses(
+            args=args, look_for_args_file=False, return_remaining_strings=True
+        )
+        if unknown:  # a typo, or a flag of another subcommand
+            raise UsageError(f"{parser.prog}: unknown arguments {' '.join(unknown)}; {parser.prog} -h lists its flags")
+        parsed = tuple(group.build(flags_) for group, flags_ in zip(groups, flags, strict=True))
+    except UsageError:
+        raise
+    except (TypeError, ValueError) as error:  # a wrong type, a dataclass's own check
+        raise UsageError(f"{source}: {' '.join(str(error).split())}") from None
+    check_flag_ranges(*parsed)
+    check_paths_given(*parsed)
+    return parsed
 
 
 def check_training_arguments(training_args: TrainingArguments, fitted_otherwise: bool = False) -> None:

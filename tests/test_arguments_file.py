@@ -1,0 +1,135 @@
+"""`recipe [subcommand] CONFIG.json [--flag value ...]`: a config file's values, overridden by the flags after it;
+its mistakes named in one line. And the flags that let a quick step stand alone: a finetuning from scratch that
+makes its own tokenizer, and `--max_predict_samples`, which caps a smoke test's predictions."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from transformers import TrainingArguments
+
+from hf_models.tasks import pretraining, sentiment
+from hf_models.tasks.birthplace import DEFAULT_PRESET
+from hf_models.tasks.birthplace_arguments import subcommand_groups
+from hf_models.textio import UsageError
+from hf_models.training import parse_args
+
+TINY = "hidden_size=32,num_hidden_layers=2,num_attention_heads=2,intermediate_size=64"
+QUIET = ["--use_cpu", "--report_to", "none", "--save_strategy", "no", "--disable_tqdm", "true", "--seed", "0"]
+
+
+def _config(tmp_path, values, name: str = "config.json") -> str:
+    path = tmp_path / name
+    path.write_text(values if isinstance(values, str) else json.dumps(values), encoding="utf-8")
+    return str(path)
+
+
+def test_a_flag_beats_the_file_and_the_file_beats_the_default(tmp_path) -> None:
+    config = _config(
+        tmp_path,
+        {
+            "learning_rate": 6e-3,
+            "num_train_epochs": 650,
+            "variant": "synthesizer",
+            "course_vocabulary": True,
+            "max_steps": -1,
+            "lr_scheduler_kwargs": {"min_lr_rate": 0.1},
+            "report_to": "none",
+        },
+    )
+    groups = subcommand_groups("pretrain", DEFAULT_PRESET)
+    task, _, training = parse_args(groups, [config, "--learning_rate", "1e-4", "--output_dir", "o"])
+    assert isinstance(training, TrainingArguments)
+    assert training.learning_rate == 1e-4  # the flag
+    assert (training.num_train_epochs, training.max_steps, training.lr_scheduler_kwargs) == (
+        650,
+        -1,
+        {"min_lr_rate": 0.1},
+    )
+    assert (task.variant, task.course_vocabulary, training.output_dir) == ("synthesizer", True, "o")
+    _, _, defaults = parse_args(groups, ["--output_dir", "o"])
+    assert training.weight_decay == defaults.weight_decay and task.block_size is None  # neither given: the defaults
+    # A flag of the file turned off on the command line; the file alone is run_clm.py's arguments file.
+    task, _, _ = parse_args(groups, [config, "--course_vocabulary", "false"])
+    assert task.course_vocabulary is False
+    _, _, training = parse_args(groups, [config])
+    assert training.learning_rate == 6e-3
+    # A list value, as nargs="+" reads it; a flag after the file replaces the whole list.
+    lists = _config(tmp_path, {"train_files": ["a.txt", "b.txt"]}, "lists.json")
+    data, _, _ = parse_args(pretraining.ARGUMENT_GROUPS, [lists])
+    assert data.train_files == ["a.txt", "b.txt"]
+    data, _, _ = parse_args(pretraining.ARGUMENT_GROUPS, [lists, "--train_files", "c.txt"])
+    assert data.train_files == ["c.txt"]
+
+
+def test_an_argparse_tool_reads_a_config_file(tmp_path) -> None:
+    from test_flag_plumbing import load_script
+
+    train_tokenizer = load_script("tokenizer/train_tokenizer.py")
+    config = _config(tmp_path, {"vocab_size": 300, "no_progress": True, "min_frequency": 3})
+    args = train_tokenizer.parse_args([config, "--files", "a.txt", "--output_dir", "o", "--min_frequency", "5"])
+    assert (args.vocab_size, args.no_progress, args.min_frequency, args.files) == (300, True, 5, ["a.txt"])
+    with pytest.raises(
+        UsageError, match=r"config\.json: unknown key 'vocabulary_size': .* has no --vocabulary_size flag"
+    ):
+        train_tokenizer.parse_args([_config(tmp_path, {"vocabulary_size": 3}), "--files", "a", "--output_dir", "o"])
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ({"learning_rate": 1e-3, "num_train_epoch": 3}, r"config\.json: unknown key 'num_train_epoch': "),
+        ({"london_baseline": True}, r"config\.json: unknown key 'london_baseline': .* has no --london_baseline flag"),
+        ("[1, 2]", r"config\.json holds a JSON list; an arguments file holds one object"),
+        ('"text"', r"config\.json holds a JSON str; an arguments file holds one object"),
+        ('{"learning_rate": 1e-3,\n  oops', r"config\.json:2: not valid JSON"),
+        ({"variant": "transformer"}, r"config\.json: argument --variant: invalid choice: 'transformer'"),
+        ({"num_train_epochs": "many"}, r"config\.json: argument --num_train_epochs.*invalid float value: 'many'"),
+    ],
+)
+def test_a_wrong_config_file_is_one_line_naming_the_file(tmp_path, content, message) -> None:
+    groups = subcommand_groups("pretrain", DEFAULT_PRESET)
+    with pytest.raises(UsageError, match=message) as error:
+        parse_args(groups, [_config(tmp_path, content), "--output_dir", "o"])
+    assert "\n" not in str(error.value)
+    with pytest.raises(UsageError, match=r"nowhere\.json: arguments file not found"):
+        parse_args(groups, [str(tmp_path / "nowhere.json")])
+
+
+@pytest.mark.slow
+def test_a_finetuning_from_scratch_makes_its_tokenizer_and_a_smoke_test_predicts_few(
+    tmp_path, synthetic_birthplace_dir, capsys
+) -> None:
+    """No pretraining and no --tokenizer_name_or_path: the BPE that `pretrain` would train on wiki.txt, saved
+    with the model; then `evaluate --max_predict_samples 7` answers the first 7 test questions only."""
+    from hf_models.tasks import birthplace
+
+    torch.set_num_threads(1)
+    out, data = tmp_path / "nopretrain", str(synthetic_birthplace_dir)
+    birthplace.main(
+        ["finetune", "--data_dir", data, "--output_dir", str(out), "--tokenizer_vocab_size", "300"]
+        + ["--config_overrides", TINY, "--max_steps", "2", "--per_device_train_batch_size", "8", *QUIET]
+    )
+    tokenizer = json.loads((out / "tokenizer.json").read_text(encoding="utf-8"))
+    assert len(tokenizer["model"]["vocab"]) == 300
+    assert json.loads((out / "config.json").read_text())["vocab_size"] == 300
+    metrics = birthplace.main(
+        ["evaluate", "--data_dir", data, "--model_name_or_path", str(out), "--output_dir", str(out)]
+        + ["--eval_split", "test", "--max_predict_samples", "7", "--use_cpu"]
+    )
+    assert metrics["num_questions"] == 7
+    assert len((out / "predictions_test.txt").read_text(encoding="utf-8").splitlines()) == 7
+
+
+@pytest.mark.slow
+def test_max_predict_samples_caps_the_test_predictions(tmp_path, write_toy_cls_books, tiny_tokenizer_dir) -> None:
+    torch.set_num_threads(1)
+    books, out = write_toy_cls_books(tmp_path / "books"), tmp_path / "run"
+    metrics = sentiment.main(
+        ["--data_dir", str(books), "--from_scratch", "--tokenizer_name_or_path", str(tiny_tokenizer_dir)]
+        + ["--config_overrides", TINY, "--output_dir", str(out), "--max_steps", "3", "--max_predict_samples", "4"]
+        + ["--per_device_train_batch_size", "8", *QUIET]
+    )
+    assert len((out / "test_predictions.txt").read_text().splitlines()) == metrics["test_samples"] == 4

@@ -1,0 +1,106 @@
+"""benchmarks/course_table.py: each course's reported numbers beside ours, read from the plan's run records; a row
+not run says so. And the plan's course profiles: the courses' own chains, one command each."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import course_table
+import plan
+from test_write_results import _bench, _birthplace_run, _sentiment_run
+
+from hf_models.run_record import Evaluation, RunRecord
+
+PATHS = plan.Paths(data_root="data", out="out", python="py")
+
+
+def _course_bench(bench: Path) -> None:
+    """The course-cut profile's runs: London, the vanilla models, a synthesizer not run; the lab's rows, 2 seeds."""
+    record = RunRecord(task="birthplace-evaluation", objective="qa")
+    record.add_evaluation(Evaluation("validation", {"exact_match": 0.05}, 500, baseline="london_baseline"))
+    record.save(bench / "birthplace/london")
+    _birthplace_run(bench / "birthplace/nopretrain_finetune", 0.012, 0.0, "Oslo")
+    _birthplace_run(bench / "birthplace/vanilla_finetune", 0.144, 0.0, "Paris")
+    curves = {42: ([0.60, 0.77], [0.75, 0.80]), 43: ([0.62, 0.79], [0.77, 0.78])}
+    for seed, (scratch, pretrained) in curves.items():
+        _sentiment_run(bench / f"sentiment/scratch_seed{seed}", scratch, "1")
+        _sentiment_run(bench / f"sentiment/pretrained_seed{seed}", pretrained, "0")
+
+
+def test_the_course_tables_put_the_courses_numbers_beside_ours(tmp_path) -> None:
+    _course_bench(tmp_path)
+    table = course_table.cs224n_table("course-cut", tmp_path).splitlines()
+    assert "| vanilla, no pretraining | far below 10 % | 1.2 % | vanilla_nopretrain |" in table
+    assert "| vanilla, pretrained, then finetuned | ≥ 10 % (the bar) | 14.4 % | vanilla_finetuned |" in table
+    assert "| synthesizer, pretrained, then finetuned | ≥ 5 % (the bar) | not run | synthesizer_finetuned |" in table
+    assert '| London: "London" to every question | 5.0 % | 5.0 % | london |' in table
+    assert not [line for line in table if "ours alone" in line]  # the course profile has the course's rows alone
+    assert table[-1].startswith("Figure: benchmarks/figures/birthplace_dev_accuracy_course_cut.png")
+
+    lab = course_table.altegrad_table("course-cut", tmp_path).splitlines()
+    assert "| from scratch | 65 % | 61.00 % | 78 % | 78.00 % ± 1.41 | 2 |" in lab
+    assert "| pretrained, then finetuned | 76 % | 76.00 % | 80 % | 79.00 % ± 1.41 | 2 |" in lab
+    assert "| pretrained, backbone frozen | — | — | — | not run | 0 |" in lab
+
+
+def test_a_benchmark_profiles_table_names_its_headline_models(tmp_path) -> None:
+    """Of the CPU profile, the course's vanilla row is our first vanilla model as the plan's headline (on a tie of
+    the tuning split, finetuned), and every other row of ours follows."""
+    _bench(tmp_path)
+    table = course_table.cs224n_table("cpu", tmp_path).splitlines()
+    assert "| vanilla, pretrained, then finetuned | ≥ 10 % (the bar) | 62.8 % | vanilla_recite_finetuned |" in table
+    synthesizer = (
+        "| synthesizer, pretrained, then finetuned | ≥ 5 % (the bar) | 11.0 % | synthesizer_recite_finetuned |"
+    )
+    assert synthesizer in table
+    assert "| ours alone | | 63.0 % | vanilla_recite_pretrain_only |" in table
+    lab = "\n".join(course_table.altegrad_table("cpu", tmp_path).splitlines())
+    assert "| pretrained_lp_ft (ours alone) | | 73.00 % | | 73.50 % ± 2.00 | 3 |" in lab
+
+
+def test_the_course_profiles_run_the_courses_own_chains() -> None:
+    steps = plan.plan("course", PATHS)
+    assert list(steps) == ["birthplace", "sentiment"]
+    birthplace = {step.name: step.command for step in steps["birthplace"]}
+    assert list(birthplace)[:1] == ["bp_london"] and "bp_tokenizer" not in birthplace  # the course's characters
+    assert {name for name in birthplace if "_eval_" in name} == {
+        f"bp_{model}_eval_{split}" for model in ("vanilla", "synthesizer", "nopretrain") for split in ("dev", "test")
+    }  # no tuning split: the course chooses nothing
+    # --course_vocabulary is pretrain's: the model without pretraining takes the characters the first pretraining built
+    nopretrain = birthplace["bp_nopretrain_finetune"]
+    assert nopretrain[nopretrain.index("--tokenizer_name_or_path") + 1] == "out/birthplace/vanilla_pretrain"
+    assert birthplace["bp_synthesizer_pretrain"][3] == "configs/cs224n/course/pretrain_synthesizer.json"
+    assert list(birthplace)[-1] == "bp_course_table"
+    sentiment = [step.name for step in steps["sentiment"]]
+    assert sentiment[0] == "se_pretrain" and sentiment[-1] == "se_course_table"
+    assert len([name for name in sentiment if "_seed" in name]) == 3 * 3
+    lm = steps["sentiment"][0].command
+    assert lm[lm.index("--lab_vocabulary") + 1] == "data/cls-books"
+    assert plan.sentiment_rows("course")[1].steps[0] == "se_pretrain"
+
+
+def test_the_cut_differs_from_the_course_in_its_epochs_and_steps_alone() -> None:
+    """course-cut: the same settings, fewer epochs or steps, and the schedule's cycles that follow from them (the
+    course's learning rate at a step is the same; docs/courses.md)."""
+    course = plan.REPO_ROOT / "configs"
+    for folder in ("cs224n", "altegrad"):
+        full = {path.name: json.loads(path.read_text()) for path in (course / folder / "course").glob("*.json")}
+        cut = {path.name: json.loads(path.read_text()) for path in (course / folder / "course-cut").glob("*.json")}
+        assert set(full) == set(cut)
+        for name, values in full.items():
+            changed = {key for key in values if values[key] != cut[name][key]} | (set(cut[name]) - set(values))
+            assert changed <= {"num_train_epochs", "max_steps", "lr_scheduler_kwargs"}, (folder, name, changed)
+            if "lr_scheduler_kwargs" in changed:
+                ratio = cut[name]["num_train_epochs"] / values["num_train_epochs"]
+                cycles = values["lr_scheduler_kwargs"]["num_cycles"], cut[name]["lr_scheduler_kwargs"]["num_cycles"]
+                assert abs(cycles[1] - cycles[0] * ratio) < 1e-4, (folder, name)
+
+
+def test_one_course_runs_its_own_pipelines(capsys) -> None:
+    plan.main(["show", "--profile", "course-cut", "--course", "altegrad"])
+    shown = capsys.readouterr().out
+    assert "# sentiment\n" in shown and "# birthplace" not in shown
+    plan.main(["show", "--profile", "cpu", "--course", "altegrad"])
+    shown = capsys.readouterr().out
+    assert "# sentiment\n" in shown and "# sentiment_lab\n" in shown and "# birthplace" not in shown
