@@ -291,9 +291,9 @@ def _birthplace_folders(paths: Paths) -> tuple[str, str, str]:
 
 
 def _birthplace_training_data(profile: Profile, paths: Paths) -> tuple[str, ...]:
-    """What every birthplace training reads: the tuning split's copy of the data, and the one tokenizer; a course
-    profile chooses nothing, so it trains on the real data, with the course's character vocabulary built from it."""
-    bp, real, tune = _birthplace_folders(paths)
+    """The data every birthplace training reads: the tuning split's copy; a course profile chooses nothing, so it
+    trains on the real data."""
+    _, real, tune = _birthplace_folders(paths)
     return ("--data_dir", real) if profile.course else ("--data_dir", tune)
 
 
