@@ -8,6 +8,7 @@ import shutil
 
 import pytest
 import torch
+from test_recipes import COMMON  # the quiet, checkpoint-free Trainer flags of every recipe test
 
 from hf_models import SmallEncoderConfig, SmallEncoderForCausalLM
 from hf_models.data import encode_char_qa
@@ -15,21 +16,6 @@ from hf_models.tasks.qa_decoding import answer_between_masks, predict_char_answe
 from hf_models.tokenization.courses import build_cs224n_char_tokenizer
 
 TINY = "hidden_size=32,num_hidden_layers=2,num_attention_heads=2,intermediate_size=64"
-COMMON = [
-    "--use_cpu",
-    "--report_to",
-    "none",
-    "--save_strategy",
-    "no",
-    "--disable_tqdm",
-    "true",
-    "--log_level",
-    "warning",
-    "--logging_steps",
-    "2",
-    "--seed",
-    "0",
-]
 
 
 @pytest.fixture(scope="module")
