@@ -42,6 +42,6 @@ fi
 cp benchmarks/results.json "$RETURN/"
 shopt -s nullglob
 tar czf "$RETURN/bench.tgz" --exclude='*.safetensors' --exclude='*.bin' --exclude='*.pt' --exclude='outputs/bench*/data' \
-    outputs/bench outputs/bench_lever* benchmarks/predictions/gpu benchmarks/figures/*_gpu.png benchmarks/figures/*_gpu_*.png
+    outputs/bench outputs/bench_lever* benchmarks/predictions/gpu benchmarks/figures/*_"${PROFILE:-gpu}"*.png
 ls -l "$RETURN"
 exit "$status"
