@@ -85,7 +85,7 @@ class Profile:
     predictions_dir: str = "benchmarks/predictions"
     row_suffix: str = ""
     # The courses' own settings (CS224N's run.py, the lab's notebook; docs/courses.md): the course's chain of steps
-    # (`COURSE_PIPELINES`) instead of the benchmark's rows, and no results.json.
+    # (`COURSE_PIPELINES`) instead of the benchmark's rows; `write_results.py --profile course` records them.
     course: bool = False
 
 
@@ -124,10 +124,11 @@ PROFILES["gpu_large"] = replace(
 PROFILES["course"] = Profile(
     "course",
     True,
-    "_course",
+    "_course_gpu",
     (),
     BirthplaceProfile("configs/cs224n/course", ("vanilla", "synthesizer")),
     SentimentProfile("configs/altegrad/course"),
+    predictions_dir="benchmarks/predictions/course",
     course=True,
 )
 PROFILES["course-cut"] = replace(
@@ -137,6 +138,7 @@ PROFILES["course-cut"] = replace(
     suffix="_course_cut",
     birthplace=replace(PROFILES["course"].birthplace, configs="configs/cs224n/course-cut"),
     sentiment=replace(PROFILES["course"].sentiment, configs="configs/altegrad/course-cut"),
+    predictions_dir="benchmarks/predictions/course-cut",
     side_by_side=CPU_SIDE_BY_SIDE,
 )
 

@@ -30,6 +30,8 @@ COMMANDS = {
     "sentiment_label_curve_gpu_large": (
         "python benchmarks/plan.py run --profile gpu_large --pipeline sentiment sentiment_curve"
     ),
+    "birthplace_dev_acc_course_gpu": "make cs224n PROFILE=course",
+    "birthplace_dev_acc_course_cut": "make cs224n PROFILE=course-cut",
     "tfidf": "python benchmarks/tfidf_baseline.py --data_dir ../shared/data/cls-books --output_dir OUTPUT_DIR",
     "throughput": "python benchmarks/throughput.py --threads 1 --generation_repeats 2",
     "throughput_gpu": "python benchmarks/throughput.py --device cuda --dtype bf16 --batch_size 64",
@@ -42,7 +44,14 @@ COMMANDS = {
     "report": "python benchmarks/write_results.py --report",
 }
 
-BIRTHPLACE_SECTIONS = {"birthplace_dev_acc": "on 2 CPU cores", "birthplace_dev_acc_gpu": "on a GPU"}
+BIRTHPLACE_SECTIONS = {
+    "birthplace_dev_acc": "on 2 CPU cores",
+    "birthplace_dev_acc_gpu": "on a GPU",
+    "birthplace_dev_acc_course_gpu": "with the course's own setting, on a GPU",
+    "birthplace_dev_acc_course_cut": "with the course's own setting cut to fewer epochs, on 2 CPU cores",
+}
+# The course's bars (its handout: dev accuracy after pretraining and finetuning), for the course profiles' sections.
+BIRTHPLACE_COURSE_BARS = "the course's bars: vanilla ≥ 10 %, synthesizer ≥ 5 %, no pretraining far below 10 %"
 BIRTHPLACE_ROWS = {
     "london": 'always "London"',
     "vanilla_nopretrain": "vanilla, no pretraining",
@@ -52,6 +61,8 @@ BIRTHPLACE_ROWS = {
     "synthesizer_recite_finetuned": "synthesizer, reciting, then finetuned",
     "vanilla_span_corruption_pretrain_only": "vanilla, span corruption (the course's)",
     "vanilla_span_corruption_finetuned": "vanilla, span corruption, then finetuned (the course's)",
+    "vanilla_finetuned": "vanilla, character span corruption, then finetuned",
+    "synthesizer_finetuned": "synthesizer, character span corruption, then finetuned",
 }
 # The sentiment profiles: their results.json suffix, title and column title in the test table.
 SENTIMENT_PROFILES = {
@@ -96,11 +107,19 @@ def facts(entries: list[dict], command: str) -> list[str]:
 
 
 def pretraining_epochs(command: str) -> str:
-    """The pretraining's epochs, read from a birthplace row's command ("—" when the row has no pretraining)."""
+    """The pretraining's epochs, read from a birthplace row's command or the arguments file it names ("—" when the
+    row has no pretraining)."""
     for part in command.split(" && "):
+        if " pretrain " not in f"{part} ":
+            continue
         found = re.search(r"--num_train_epochs (\d+)", part)
-        if " pretrain " in f"{part} " and found:
+        if found:
             return found.group(1)
+        config = re.search(r" pretrain (\S+\.json)", part)
+        path = Path(__file__).resolve().parent.parent / config.group(1) if config else None
+        if path is not None and path.exists():
+            epochs = json.loads(path.read_text(encoding="utf-8")).get("num_train_epochs")
+            return "—" if epochs is None else f"{epochs:g}"
     return "—"
 
 
@@ -112,10 +131,11 @@ def birthplace_section(section: str, rows: dict) -> list[str]:
         if "chosen_row" in rows[key]
     )
     lines = [f"## Birthplace (CS224N a5) {BIRTHPLACE_SECTIONS[section]}", ""]
-    lines += [
-        f"Headline rows (dev; each the tune split's choice between a pretrained model and its finetuned copy): {headlines}.",
-        "",
-    ]
+    if headlines:
+        choice = "each the tune split's choice between a pretrained model and its finetuned copy"
+        lines += [f"Headline rows (dev; {choice}): {headlines}.", ""]
+    else:
+        lines += [f"Dev accuracy against {BIRTHPLACE_COURSE_BARS}.", ""]
     lines += facts(list(rows.values()), COMMANDS[section])
     body = []
     for key, label in BIRTHPLACE_ROWS.items():
@@ -128,8 +148,29 @@ def birthplace_section(section: str, rows: dict) -> list[str]:
         body.append([name, pretraining_epochs(row["command"]), dev, tune, f"{row['wall_time_s']:,} s"])
     header = ["row", "pretraining epochs", "dev accuracy ± s.e.", "tune split", "wall time of its steps"]
     lines += table(header, body)
+    notes = [
+        f"- {BIRTHPLACE_ROWS.get(key, key)}: {rows[key]['note']}"
+        for key in BIRTHPLACE_ROWS
+        if "note" in rows.get(key, {})
+    ]
+    lines += ["", *notes] if notes else []
     figure = f"benchmarks/figures/birthplace_dev_accuracy{section.removeprefix('birthplace_dev_acc')}.png"
     return [*lines, "", f"Figure: [{Path(figure).name}]({figure}).", ""]
+
+
+def stopped_runs_section(results: dict) -> list[str]:
+    """The courses' runs that a time limit stopped before their end: what they reached, on which hardware."""
+    entries = {key: value for key, value in results.items() if key.startswith("stopped_runs")}
+    if not entries:
+        return []
+    lines = ["## Runs stopped before their end", ""]
+    lines += ["A lent machine's time limit stopped these steps; they have no result, only how far they got.", ""]
+    body = [
+        [f"`{step}` ({key.removeprefix('stopped_runs_') or 'cpu'})", run["what"], run["hardware"], run["date"]]
+        for key, runs in entries.items()
+        for step, run in runs.items()
+    ]
+    return [*lines, *table(["step (profile)", "how far it got", "hardware", "date"], body, right=4), ""]
 
 
 def sentiment_section(profile: str, rows: dict) -> list[str]:
@@ -350,6 +391,7 @@ def render_benchmarks(results: dict, levers: list[dict]) -> str:
         if f"sentiment_label_curve{suffix}" in results:
             curve = results[f"sentiment_label_curve{suffix}"]
             lines += label_curve_section(profile, curve, results.get("sentiment_test_acc", {}))
+    lines += stopped_runs_section(results)
     if "sentiment_test_acc" in results:
         lines += sentiment_test_section(results["sentiment_test_acc"])
     if any(key.startswith("throughput") for key in results):

@@ -224,6 +224,23 @@ def copy_headline_predictions(results: dict, predictions_dir: Path, profile: str
     atomic_write_text(readme, "\n".join(lines) + "\n")
 
 
+def copy_birthplace_predictions(rows: dict, predictions_dir: Path) -> list[Path]:
+    """A course profile's birthplace test answers, one file per row: `birthplace/<row>.txt` (the rows' entries then
+    name the copies, which the repository keeps; the run folders do not last)."""
+    written = []
+    for key, row in rows.items():
+        source = Path(row["predictions_test"])
+        if not source.exists():
+            continue  # London answers the dev questions only
+        target = predictions_dir / "birthplace" / f"{key}.txt"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_write(target) as staging:
+            shutil.copyfile(source, staging)
+        row["predictions_test"] = target.as_posix()
+        written.append(target)
+    return written
+
+
 def copy_seed_predictions(rows: dict, predictions_dir: Path, row_suffix: str = "") -> list[Path]:
     """Every sentiment row's test predictions, one file per finetuning seed: `sentiment/<row><row_suffix>/seed<N>.txt`
     (the test labels are held back and scored outside the project, so that each row and seed is scored on 2,000
@@ -302,6 +319,27 @@ def copy_curve_predictions(curve: dict, predictions_dir: Path, row_suffix: str =
     return written
 
 
+def split_pairs(pairs: list[str]) -> list[tuple[str, str]]:
+    """`NAME=TEXT` arguments as (name, text); one without `=` is refused."""
+    split = [pair.split("=", 1) for pair in pairs]
+    bad = [pair for pair, parts in zip(pairs, split, strict=True) if len(parts) != 2 or not parts[0]]
+    if bad:
+        raise SystemExit(f"error: expected NAME=TEXT, got {bad[0]!r}")
+    return [(name, text) for name, text in split]
+
+
+def add_notes(sections: dict, notes: list[str]) -> None:
+    """Put each `ROW=TEXT` note on the row of that name in the sections written; a row not there is refused."""
+    for row, text in split_pairs(notes):
+        owners = [rows for rows in sections.values() if row in rows]
+        if not owners:
+            raise SystemExit(
+                f"error: --note {row}=...: no row {row!r} in the sections written ({', '.join(sections)})"
+            )
+        for rows in owners:
+            rows[row]["note"] = text
+
+
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--bench_dir", default="outputs/bench", help="the OUT folder of `benchmarks/plan.py run`")
@@ -318,6 +356,20 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         choices=["birthplace", "sentiment", "sentiment_curve"],
         default=["birthplace", "sentiment", "sentiment_curve"],
         help="the sections to write (a pipeline run alone writes its own)",
+    )
+    parser.add_argument(
+        "--note",
+        action="append",
+        default=[],
+        metavar="ROW=TEXT",
+        help="a note on a row of the sections written (what the report must say beside its number); repeatable",
+    )
+    parser.add_argument(
+        "--stopped",
+        action="append",
+        default=[],
+        metavar="STEP=TEXT",
+        help="a step of the run that the time limit stopped before its end, and how far it got; repeatable",
     )
     parser.add_argument("--hardware", default=None, help="default: $BENCH_HARDWARE or detected")
     parser.add_argument("--date", default=None, help="default: today (UTC)")
@@ -348,14 +400,23 @@ def main(argv: Sequence[str] | None = None) -> None:
     fresh = {}
     if "birthplace" in args.tasks:
         fresh[f"birthplace_dev_acc{suffix}"] = birthplace_rows_of(bench, args.profile, timings, hardware, date)
+        if profile.course:  # no headline file: every row's test answers, to be scored outside
+            copy_birthplace_predictions(fresh[f"birthplace_dev_acc{suffix}"], predictions_dir)
     if "sentiment" in args.tasks:
         fresh[f"sentiment_valid_acc{suffix}"] = sentiment_rows_of(bench, args.profile, timings, hardware, date)
         copy_seed_predictions(fresh[f"sentiment_valid_acc{suffix}"], predictions_dir, profile.row_suffix)
     if "sentiment_curve" in args.tasks:
         fresh[f"sentiment_label_curve{suffix}"] = label_curve_of(bench, args.profile, timings, hardware, date)
         copy_curve_predictions(fresh[f"sentiment_label_curve{suffix}"], predictions_dir, profile.row_suffix)
+    add_notes(fresh, args.note)
+    if args.stopped:
+        fresh[f"stopped_runs{suffix}"] = {
+            step: {"what": text, "hardware": hardware, "date": date} for step, text in split_pairs(args.stopped)
+        }
     results.update(fresh)
-    if not profile.row_suffix:  # a lever's profile: its rows beside its base profile's, the headline files stay
+    if (
+        not profile.row_suffix and not profile.course
+    ):  # a lever's profile: its rows beside its base profile's, the headline files stay
         copy_headline_predictions({**results, **fresh}, predictions_dir, args.profile)
     atomic_write_text(results_path, json.dumps(results, indent=2, ensure_ascii=False) + "\n")
     sections = tuple(fresh)

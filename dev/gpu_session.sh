@@ -31,7 +31,7 @@ if [[ -n "${LEVER_PROFILE:-}" ]]; then
     lever=$!
 fi
 # timeout signals the plan's whole process group: no step outlives the limit.
-timeout "${LIMIT:-570}" $PY benchmarks/plan.py run --profile "${PROFILE:-gpu}" --pipeline "${pipelines[@]}" 2>&1 |
+timeout "${LIMIT:-570}" $PY benchmarks/plan.py run --profile "${PROFILE:-gpu}" --pipeline "${pipelines[@]}" ${PLAN_ARGS:-} 2>&1 |
     tee "$RETURN/run.txt"
 status=${PIPESTATUS[0]}
 echo "plan.py exit status $status (124: stopped at the limit), $(( $(date +%s) - start )) s" | tee -a "$RETURN/run.txt"

@@ -80,21 +80,42 @@ def test_the_course_profiles_run_the_courses_own_chains() -> None:
     assert plan.sentiment_rows("course")[1].steps[0] == "se_pretrain"
 
 
-def test_the_cut_differs_from_the_course_in_its_epochs_and_steps_alone() -> None:
-    """course-cut: the same settings, fewer epochs or steps, and the schedule's cycles that follow from them (the
-    course's learning rate at a step is the same; docs/courses.md)."""
+# What the GPU run (`course`) may change to fit the device time: the batch (with the rate, scaled by its square root
+# or kept), bf16 and the loader's workers. The cut (`course-cut`) keeps the course's own values.
+GPU_SCALING = {
+    "per_device_train_batch_size",
+    "gradient_accumulation_steps",
+    "learning_rate",
+    "bf16",
+    "dataloader_num_workers",
+    "dataloader_persistent_workers",
+}
+
+
+def test_the_cut_differs_from_the_course_in_its_epochs_steps_and_gpu_scaling_alone() -> None:
+    """course-cut: the course's settings with fewer epochs or steps, and the schedule's cycles that follow from them
+    (the course's learning rate at a step is the same; docs/courses.md). course: the same epochs, with the GPU's
+    scaling: a larger batch keeps the rate or scales it by the square root of the batch's ratio."""
     course = plan.REPO_ROOT / "configs"
     for folder in ("cs224n", "altegrad"):
         full = {path.name: json.loads(path.read_text()) for path in (course / folder / "course").glob("*.json")}
         cut = {path.name: json.loads(path.read_text()) for path in (course / folder / "course-cut").glob("*.json")}
         assert set(full) == set(cut)
         for name, values in full.items():
-            changed = {key for key in values if values[key] != cut[name][key]} | (set(cut[name]) - set(values))
-            assert changed <= {"num_train_epochs", "max_steps", "lr_scheduler_kwargs"}, (folder, name, changed)
+            keys = set(values) | set(cut[name])
+            changed = {key for key in keys if values.get(key) != cut[name].get(key)}
+            assert changed <= {"num_train_epochs", "max_steps", "lr_scheduler_kwargs", *GPU_SCALING}, (folder, name)
             if "lr_scheduler_kwargs" in changed:
                 ratio = cut[name]["num_train_epochs"] / values["num_train_epochs"]
                 cycles = values["lr_scheduler_kwargs"]["num_cycles"], cut[name]["lr_scheduler_kwargs"]["num_cycles"]
                 assert abs(cycles[1] - cycles[0] * ratio) < 1e-4, (folder, name)
+
+            def batch(config: dict) -> int:
+                return config.get("per_device_train_batch_size", 8) * config.get("gradient_accumulation_steps", 1)
+
+            if "learning_rate" in values:
+                growth, rate = batch(values) / batch(cut[name]), values["learning_rate"] / cut[name]["learning_rate"]
+                assert min(abs(rate - 1), abs(rate - growth**0.5)) < 1e-3, (folder, name, growth, rate)
 
 
 def test_one_course_runs_its_own_pipelines(capsys) -> None:

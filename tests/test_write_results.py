@@ -478,3 +478,42 @@ def test_committed_report_is_what_the_generator_renders_and_at_most_25_kb():
     assert len(committed.encode("utf-8")) <= 25_000
     assert "agreement with tf-idf" not in committed.lower()  # the test accuracies replace those estimates
     assert not re.search(r"\bissue\b", committed, re.IGNORECASE)
+
+
+def test_a_course_profile_records_its_rows_notes_stopped_steps_and_every_test_answer(tmp_path, monkeypatch):
+    """`--profile course`: its own section, each row's test answers kept in the repository (no headline file), a note
+    on a row and the steps a time limit stopped, both rendered in the report; a note on a row not written is refused."""
+    bench, results, predictions = tmp_path / "bench", tmp_path / "results.json", tmp_path / "predictions"
+    _bench(bench, "course")
+    results.write_text(json.dumps({"birthplace_dev_acc": {"london": {"value": 0.05}}}))
+    notes = ["--note", "vanilla_finetuned=it diverged", "--stopped", "se_pretrain=step 5,850 of 6,000"]
+
+    _write_results(monkeypatch, bench, results, predictions, "--profile", "course", "--tasks", "birthplace", *notes)
+
+    written = json.loads(results.read_text())
+    assert written["birthplace_dev_acc"] == {"london": {"value": 0.05}}
+    rows = written["birthplace_dev_acc_course_gpu"]
+    assert set(rows) == {"london", "vanilla_nopretrain", "vanilla_finetuned", "synthesizer_finetuned"}
+    assert rows["vanilla_finetuned"]["note"] == "it diverged" and "note" not in rows["synthesizer_finetuned"]
+    assert written["stopped_runs_course_gpu"]["se_pretrain"]["what"] == "step 5,850 of 6,000"
+    copied = predictions / "birthplace" / "synthesizer_finetuned.txt"
+    assert rows["synthesizer_finetuned"]["predictions_test"] == copied.as_posix() and copied.read_text() == "Oslo\n"
+    assert not (predictions / "README.md").exists() and not (predictions / "birthplace_test_predictions.txt").exists()
+    text = report.render_benchmarks({key: written[key] for key in written if "course" in key}, LEVERS)
+    assert "with the course's own setting, on a GPU" in text and "vanilla ≥ 10 %" in text
+    assert "- vanilla, character span corruption, then finetuned: it diverged" in text
+    assert "| `se_pretrain` (course_gpu) | step 5,850 of 6,000 | test machine | 2026-01-01 |" in text
+
+    with pytest.raises(SystemExit, match="no row 'vanilla_recite_finetuned' in the sections written"):
+        _write_results(
+            monkeypatch,
+            bench,
+            results,
+            predictions,
+            "--profile",
+            "course",
+            "--tasks",
+            "birthplace",
+            "--note",
+            "vanilla_recite_finetuned=x",
+        )
