@@ -158,6 +158,27 @@ def birthplace_section(section: str, rows: dict) -> list[str]:
     return [*lines, "", f"Figure: [{Path(figure).name}]({figure}).", ""]
 
 
+DEMO_ROWS = {
+    "with pretraining": "pretrained (span corruption), then finetuned",
+    "without pretraining": "finetuned only, no pretraining",
+    "most common place": "always the most common training birthplace",
+}
+
+
+def demo_section(demo: dict) -> list[str]:
+    """`make demo`: the synthetic birthplace task's held-out people (its test), the three rows."""
+    total = demo["scores"]["with pretraining"]["total"]
+    lines = ["## `make demo` (synthetic birthplace task)", ""]
+    lines += [f"Test: the {total} held-out people, never seen in finetuning (seed {demo['seed']}).", ""]
+    lines += facts([demo], demo["command"])
+    body = [
+        [label, f"{percent(demo['scores'][key]['exact_match'])} ({demo['scores'][key]['correct']}/{total})"]
+        for key, label in DEMO_ROWS.items()
+    ]
+    lines += table(["row", "test accuracy"], body)
+    return [*lines, "", f"Wall time of the whole demo: {demo['wall_time_s']:,} s.", ""]
+
+
 def stopped_runs_section(results: dict) -> list[str]:
     """The courses' runs that a time limit stopped before their end: what they reached, on which hardware."""
     entries = {key: value for key, value in results.items() if key.startswith("stopped_runs")}
@@ -381,6 +402,8 @@ def header() -> list[str]:
 def render_benchmarks(results: dict, levers: list[dict]) -> str:
     """BENCHMARKS.md: a section per task and hardware present in `results`, then the levers."""
     lines = header()
+    if "demo" in results:
+        lines += demo_section(results["demo"])
     for section in BIRTHPLACE_SECTIONS:
         if section in results:
             lines += birthplace_section(section, results[section])

@@ -319,6 +319,16 @@ def copy_curve_predictions(curve: dict, predictions_dir: Path, row_suffix: str =
     return written
 
 
+def demo_of(demo_dir: Path, hardware: str, date: str) -> dict:
+    """`make demo`'s scores on its held-out people (recipes/demo.py's demo_results.json), with hardware and date."""
+    demo = read_json(demo_dir / "demo_results.json")
+    if demo is None:
+        raise MissingRun(f"no demo_results.json in {demo_dir}: run `make demo` (or recipes/demo.py) first")
+    if demo["setting"] != "synthetic":
+        raise MissingRun(f"{demo_dir} holds a {demo['setting']!r} demo; the report records `make demo`'s (synthetic)")
+    return {**demo, "hardware": hardware, "date": date, "command": "make demo"}
+
+
 def split_pairs(pairs: list[str]) -> list[tuple[str, str]]:
     """`NAME=TEXT` arguments as (name, text); one without `=` is refused."""
     split = [pair.split("=", 1) for pair in pairs]
@@ -353,10 +363,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--tasks",
         nargs="+",
-        choices=["birthplace", "sentiment", "sentiment_curve"],
+        choices=["birthplace", "sentiment", "sentiment_curve", "demo"],
         default=["birthplace", "sentiment", "sentiment_curve"],
-        help="the sections to write (a pipeline run alone writes its own)",
+        help="the sections to write (a pipeline run alone writes its own; demo: `make demo`'s, from --demo_dir)",
     )
+    parser.add_argument("--demo_dir", default="runs/demo", help="the output folder of `make demo` (--tasks demo)")
     parser.add_argument(
         "--note",
         action="append",
@@ -408,6 +419,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     if "sentiment_curve" in args.tasks:
         fresh[f"sentiment_label_curve{suffix}"] = label_curve_of(bench, args.profile, timings, hardware, date)
         copy_curve_predictions(fresh[f"sentiment_label_curve{suffix}"], predictions_dir, profile.row_suffix)
+    if "demo" in args.tasks:
+        fresh["demo"] = demo_of(Path(args.demo_dir), hardware, date)
     add_notes(fresh, args.note)
     if args.stopped:
         fresh[f"stopped_runs{suffix}"] = {

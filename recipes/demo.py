@@ -21,6 +21,7 @@ CS224N data at a CPU-sized budget. `--quick` is the shortened version the test s
 
 import argparse
 import contextlib
+import json
 import os
 import sys
 import time
@@ -42,7 +43,7 @@ from hf_models.data import DataWarning, load_birthplace  # noqa: E402
 from hf_models.data.synthetic import write_synthetic_birthplace  # noqa: E402
 from hf_models.safety import command_line, used_files  # noqa: E402
 from hf_models.tasks.birthplace import BirthplaceArguments, evaluate_answers, finetune, pretrain  # noqa: E402
-from hf_models.textio import UsageError  # noqa: E402
+from hf_models.textio import UsageError, atomic_write_text  # noqa: E402
 from hf_models.tokenization import iter_text_lines, train_bpe_tokenizer  # noqa: E402
 from hf_models.training import HelpFormatter, ModelArguments, setup_run  # noqa: E402
 
@@ -181,7 +182,8 @@ def run_demo(
             f"--output_dir {out} holds an earlier demo ({', '.join(earlier)}); pick a new folder, or add "
             "--overwrite_output_dir to replace it"
         )
-    setting = SETTINGS["real" if data_dir else "quick" if quick else "synthetic"]
+    setting_name = "real" if data_dir else "quick" if quick else "synthetic"
+    setting = SETTINGS[setting_name]
     if data_dir is None:
         data_dir = str(write_synthetic_birthplace(out / "data", num_people=setting["num_people"], seed=seed))
         print(f"[demo] synthetic birthplace task (seed {seed}) written to {data_dir}")
@@ -226,8 +228,25 @@ def run_demo(
     scores["most common place"] = _run(out / "logs", "most_common", evaluate_answers, ModelArguments(), most_common)
     place = Counter(qa["train"]["answer"]).most_common(1)[0][0]
     print(f"[demo] always {place!r}: {_correct(scores['most common place'])}")
-    _print_table(scores, place, time.perf_counter() - start)
+    elapsed = time.perf_counter() - start
+    _print_table(scores, place, elapsed)
+    _write_results(out, scores, place, elapsed, setting_name, seed)
     return scores
+
+
+def _write_results(out: Path, scores: dict, place: str, elapsed: float, setting: str, seed: int) -> None:
+    """`demo_results.json`, as run_clm's `all_results.json`: the three scores on the held-out people, the setting
+    and the wall time (`benchmarks/write_results.py --tasks demo` records it)."""
+    results = {
+        "setting": setting,
+        "seed": seed,
+        "most_common_place": place,
+        "wall_time_s": round(elapsed),
+        "scores": {
+            name: {key: score[key] for key in ("correct", "total", "exact_match")} for name, score in scores.items()
+        },
+    }
+    atomic_write_text(out / "demo_results.json", json.dumps(results, indent=2, ensure_ascii=False) + "\n")
 
 
 def main(args: list[str] | None = None) -> int:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import demo  # recipes/demo.py (tests/conftest.py puts recipes/ on the path)
 import pytest
 
@@ -20,6 +22,10 @@ def test_quick_demo_pretraining_beats_both_baselines(tmp_path, capsys):
     assert pretrained > scratch and pretrained > most_common, scores
     # Not by a hair: the point of the demo is a clear gap.
     assert pretrained >= most_common + 0.05, scores
+    written = json.loads((tmp_path / "demo" / "demo_results.json").read_text())  # what write_results.py records
+    assert written["setting"] == "quick" and written["scores"]["with pretraining"] == {
+        key: scores["with pretraining"][key] for key in ("correct", "total", "exact_match")
+    }
     for name in ("pretrain", "finetune", "finetune_scratch"):
         assert (tmp_path / "demo" / name / "model.safetensors").is_file()
         assert (tmp_path / "demo" / name / "report.json").is_file()

@@ -517,3 +517,33 @@ def test_a_course_profile_records_its_rows_notes_stopped_steps_and_every_test_an
             "--note",
             "vanilla_recite_finetuned=x",
         )
+
+
+def test_the_demo_is_recorded_from_its_results_file_and_rendered(tmp_path, monkeypatch):
+    """`--tasks demo`: `make demo`'s demo_results.json (recipes/demo.py) becomes the `demo` section, with hardware
+    and date, and the report's table; a quick (test-suite) demo is refused."""
+    results, demo_dir = tmp_path / "results.json", tmp_path / "demo"
+    demo_dir.mkdir()
+    scores = {
+        "with pretraining": {"correct": 26, "total": 60, "exact_match": 26 / 60},
+        "without pretraining": {"correct": 5, "total": 60, "exact_match": 5 / 60},
+        "most common place": {"correct": 8, "total": 60, "exact_match": 8 / 60},
+    }
+    demo = {"setting": "synthetic", "seed": 0, "most_common_place": "Lyon", "wall_time_s": 250, "scores": scores}
+    (demo_dir / "demo_results.json").write_text(json.dumps(demo))
+    results.write_text(json.dumps({"throughput": {"x": 1}}))
+
+    _write_results(monkeypatch, tmp_path, results, tmp_path / "p", "--tasks", "demo", "--demo_dir", str(demo_dir))
+
+    written = json.loads(results.read_text())
+    assert written["throughput"] == {"x": 1}
+    assert written["demo"] == {**demo, "hardware": "test machine", "date": "2026-01-01", "command": "make demo"}
+    text = report.render_benchmarks({"demo": written["demo"]}, LEVERS)
+    assert _row(text, "pretrained (span corruption), then finetuned") == (
+        "| pretrained (span corruption), then finetuned | 43.3 % (26/60) |"
+    )
+    assert "Test: the 60 held-out people" in text and "Command: `make demo`. Hardware: test machine." in text
+
+    (demo_dir / "demo_results.json").write_text(json.dumps({**demo, "setting": "quick"}))
+    with pytest.raises(SystemExit, match="holds a 'quick' demo"):
+        _write_results(monkeypatch, tmp_path, results, tmp_path / "p", "--tasks", "demo", "--demo_dir", str(demo_dir))
