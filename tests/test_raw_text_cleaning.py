@@ -17,7 +17,8 @@ feed. The cleaning, reader by reader:
 - `loaders.load_text_corpus`: `datasets`' text builder, the lines `iter_text_lines` reads; lines of white space alone
   are dropped and counted.
 - `courses.build_cs224n_char_tokenizer`: the characters of wiki.txt as read whole (each line break a `\\n`).
-- the app (`hf_models.app`): a typed question or review is `str.strip`ped, and refused when nothing is left.
+- the app (`hf_models.app`): a typed question or review is `str.strip`ped, and refused when no character of it shows
+  (white space, control and format characters such as the zero-width space alone).
 """
 
 from __future__ import annotations
@@ -331,8 +332,18 @@ def test_app_strips_typed_text_and_nothing_else(typed, cleaned):
     assert require_text(typed, "a question", "Where was Albert Einstein born?") == cleaned
 
 
-@pytest.mark.parametrize("typed", [None, "", " ", "\t\n", "\u00a0", "\u3000\u2028", "\x1c\x1d\x1e\x1f\x85"])
-def test_app_refuses_white_space_alone(typed):
+@pytest.mark.parametrize(
+    "typed",
+    [
+        *(None, "", " ", "\t\n", "\u00a0", "\u3000\u2028", "\x1c\x1d\x1e\x1f\x85"),  # white space
+        "\u200b\u200c\u2060",  # zero-width space, non-joiner, word joiner
+        f"{BOM}\u200d \u00ad\t\u200e\u200f",  # byte order mark, zero-width joiner, soft hyphen, direction marks
+        "\x07\x1b",  # control characters
+    ],
+)
+def test_app_refuses_text_that_does_not_show(typed):
+    """A text of white space, format characters (zero-width ones) and control characters alone is refused as an
+    empty one: a model would otherwise answer a question nobody can see."""
     require_text, app_error = _app_function("_require_text"), _app_function("AppError")
     with pytest.raises(app_error, match="type a review first, for example 'Bien.'"):
         require_text(typed, "a review", "Bien.")
