@@ -1,6 +1,11 @@
-"""Reading text files, the one place that does it: plain or gzip files, or folders of them, decoded as UTF-8 line
-by line, so that bad input gets an error naming `file:line` (never a bare `UnicodeDecodeError` from deep inside
-a reader). The tokenizer trainer, the corpus readers and the data loaders all read through here.
+"""Reading text files, the one place that does it: plain or gzip files, or folders of them, decoded as UTF-8, so
+that bad input gets an error naming `file:line` (never a bare `UnicodeDecodeError` from deep inside a reader). The
+tokenizer trainer, the corpus readers, the course tokenizers and the data loaders all read through here.
+
+Every reader decodes a file the same way, Python's text mode with `TEXT_ENCODING`: one byte order mark at the very
+start of a file is dropped (Windows editors write one; it is no text), a U+FEFF anywhere else stays, and a line ends
+at `\\n`, `\\r\\n` or a lone `\\r` (universal newlines, as `datasets`' text builder, which also opens files in text
+mode, ends them), never at U+2028, U+0085 or a form feed.
 
 A path that is not a regular file (a dangling link, a named pipe, a device such as /dev/null) and a corrupt or
 truncated gzip file are named as such, never read as an empty corpus, waited on, or reported as a bare `EOFError`.
@@ -15,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import io
 import os
 import stat
 import tempfile
@@ -23,6 +29,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 __all__ = [
+    "BOM",
+    "TEXT_ENCODING",
     "DataError",
     "TextDecodeError",
     "UsageError",
@@ -34,7 +42,10 @@ __all__ = [
     "iter_text_files",
     "iter_text_lines",
     "open_binary",
+    "open_text",
     "read_lines",
+    "read_text",
+    "starts_with_bom",
 ]
 
 
@@ -54,16 +65,6 @@ class TextDecodeError(DataError):
         self.line, self.column = line, error.start + 1
         byte = raw[error.start : error.start + 1]
         super().__init__(f"{path}:{line}: invalid UTF-8 (byte {byte!r} at column {self.column})")
-
-
-def decode_line(raw: bytes, path: str | os.PathLike, line: int) -> str:
-    """One line of a file as text, without its line break. A line is complete UTF-8 on its own (0x0A never
-    occurs inside a multi-byte character)."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise TextDecodeError(path, line, raw, err) from None
-    return text.removesuffix("\n").removesuffix("\r")
 
 
 def iter_text_files(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> list[Path]:
@@ -131,6 +132,13 @@ def _gzip_errors(path: str | os.PathLike) -> Iterator[None]:
         ) from None
 
 
+# The encoding of every text file read here: UTF-8, with one byte order mark at the very start of the file dropped, as
+# Python's "utf-8-sig" codec does (a U+FEFF elsewhere stays). `load_text_corpus` drops it itself: `starts_with_bom`.
+TEXT_ENCODING = "utf-8-sig"
+BOM = "\ufeff"
+_BOM = BOM.encode()
+
+
 def open_binary(path: str | os.PathLike):
     """Open a plain or gzip file for binary reading."""
     # Decide on the magic number rather than on the suffix, so that a mislabeled file still reads.
@@ -139,36 +147,89 @@ def open_binary(path: str | os.PathLike):
     return gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
 
 
+def starts_with_bom(path: str | os.PathLike) -> bool:
+    """Whether a plain or gzip file starts with a UTF-8 byte order mark."""
+    with _gzip_errors(path), open_binary(path) as f:
+        return f.read(len(_BOM)) == _BOM
+
+
+def open_text(path: str | os.PathLike) -> io.TextIOWrapper:
+    """Open a plain or gzip file as text, the way every reader here does: `TEXT_ENCODING`, universal newlines (each
+    line break read as `\\n`). Reading it may raise `UnicodeDecodeError`; `_decode_errors` names the file and line."""
+    return io.TextIOWrapper(open_binary(path), encoding=TEXT_ENCODING, newline=None)
+
+
+def _raw_lines(path: str | os.PathLike) -> Iterator[bytes]:
+    """The lines of a plain or gzip file as bytes, cut as `open_text` cuts them (at `\\n`, `\\r\\n` and a lone
+    `\\r`, the byte order mark dropped), without their line breaks. Neither 0x0A nor 0x0D occurs inside a UTF-8
+    multi-byte character, so each line decodes on its own."""
+    with _gzip_errors(path), open_binary(path) as f:
+        for index, raw in enumerate(f):
+            if index == 0:
+                raw = raw.removeprefix(_BOM)
+            end = 2 if raw.endswith(b"\r\n") else 1 if raw.endswith(b"\n") else 0
+            yield from raw[: len(raw) - end].split(b"\r")
+
+
+def _find_decode_error(path: str | os.PathLike) -> TextDecodeError | None:
+    """The `TextDecodeError` naming the first line of a plain or gzip file that is not valid UTF-8, or None."""
+    for lineno, raw in enumerate(_raw_lines(path), start=1):
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as err:
+            return TextDecodeError(path, lineno, raw, err)
+    return None
+
+
+@contextlib.contextmanager
+def _decode_errors(path: str | os.PathLike) -> Iterator[None]:
+    """A `UnicodeDecodeError` while reading `path` as a `TextDecodeError` naming its line (the text decoder reads
+    in chunks and knows no line: the file is read again as bytes, line by line, to find it)."""
+    try:
+        yield
+    except UnicodeDecodeError:
+        error = _find_decode_error(path)
+        if error is None:
+            raise
+        raise error from None
+
+
 def iter_text_lines(paths: str | os.PathLike | Iterable[str | os.PathLike], skip_empty: bool = True) -> Iterator[str]:
-    """Yield the lines (without the line break) of plain or gzip text files, or folders of them.
+    """Yield the lines (without the line break) of plain or gzip text files, or folders of them, read as
+    `open_text` reads them.
 
     Invalid UTF-8 raises `TextDecodeError` naming `file:line`.
     """
     for path in iter_text_files(paths):
-        with _gzip_errors(path), open_binary(path) as f:
-            for lineno, raw in enumerate(f, start=1):
-                line = decode_line(raw, path, lineno)
+        with _gzip_errors(path), _decode_errors(path), open_text(path) as f:
+            for line in f:
+                line = line.removesuffix("\n")
                 if skip_empty and not line.strip():
                     continue
                 yield line
 
 
+def read_text(path: str | os.PathLike) -> str:
+    """The whole of a plain or gzip text file, read as `open_text` reads it (line breaks as `\\n`, no byte order
+    mark). Invalid UTF-8 raises `TextDecodeError` naming `file:line`."""
+    check_text_file(path)
+    with _gzip_errors(path), _decode_errors(path), open_text(path) as f:
+        return f.read()
+
+
 def find_invalid_utf8(path: str | os.PathLike) -> tuple[int, int] | None:
     """Return `(line, column)` (1-based) of the first invalid UTF-8 byte of a plain or gzip file, or None."""
-    try:
-        for _ in iter_text_lines(path, skip_empty=False):
-            pass
-    except TextDecodeError as err:
-        return err.line, err.column
-    return None
+    error = _find_decode_error(path)
+    return None if error is None else (error.line, error.column)
 
 
 def check_not_empty(path: str | os.PathLike) -> None:
-    """Raise `DataError` when a plain or gzip file holds nothing but white space (or is no regular file)."""
+    """Raise `DataError` when a plain or gzip file holds nothing but white space and perhaps a byte order mark (or is
+    no regular file)."""
     check_text_file(path)
     with _gzip_errors(path), open_binary(path) as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            if chunk.strip():
+        for index, chunk in enumerate(iter(lambda: f.read(1 << 20), b"")):
+            if (chunk.removeprefix(_BOM) if index == 0 else chunk).strip():
                 return
     raise DataError(f"{path}: file is empty")
 

@@ -341,6 +341,7 @@ def test_long_text_is_cut_to_what_the_synthesizer_spans(models: list[app.LoadedM
     "call, message",
     [
         (lambda m: app.answer_birthplace(m, "   "), "type a question first"),
+        (lambda m: app.answer_birthplace(m, "\u200b\u200c\u2060"), "type a question first"),  # zero-width alone
         (lambda m: app.answer_birthplace(m[2:], "Where was Anna born?"), "no birthplace QA model is loaded"),
         (lambda m: app.generate_text(m[3], " ", 5), "type a prompt first"),
         (lambda m: app.generate_text(m[0], "Hello", 5), "pretrained is not a plain language model"),

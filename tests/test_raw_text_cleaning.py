@@ -1,24 +1,31 @@
 """What each reader and the app do to raw text, exactly, on each kind of oddity a user's file or typing brings.
 
-The cleaning, reader by reader (asserted below):
-- `textio.read_lines` / `iter_text_lines`: lines end at `\\n` only; the line break is removed (`\\n`, then one `\\r`
-  before it), nothing else: no-break spaces, tabs, control and zero-width characters, U+2028, U+0085, a lone `\\r`
-  stay where they are. `iter_text_lines` skips lines that are white space alone (`str.strip`: tabs, no-break and
-  ideographic spaces, U+0085, U+2028 included); a zero-width space is no white space, so its line is kept.
+Every reader decodes a file the same way (asserted below, reader by reader): UTF-8; one byte order mark at the very
+start of a file is dropped (a U+FEFF anywhere else is text and stays); a line ends at `\\n`, `\\r\\n` or a lone `\\r`
+(universal newlines, as Python's text mode and `datasets`' text builder read), never at U+2028, U+0085 or a form
+feed. The cleaning, reader by reader:
+- `textio.read_lines` / `iter_text_lines`: the line break is removed, nothing else: no-break spaces, tabs, control
+  and zero-width characters, U+2028, U+0085 stay where they are. `iter_text_lines` skips lines that are white space
+  alone (`str.strip`: tabs, no-break and ideographic spaces, U+0085, U+2028 included); a zero-width space is no white
+  space, so its line is kept.
 - `loaders.load_birthplace`: a row is cut at its tab; the question and the answer are `str.strip`ped (so a no-break
   space or a tab at either end goes, inner ones stay); a row with spaces instead of the tab is cut after `born?`;
   blank rows are skipped and counted.
 - `loaders.load_birthplace_corpus`: every non-blank line of wiki.txt as it is (not stripped: the course reads it so).
 - `loaders.detokenize_spm` / `load_cls_books`: the pieces joined, `▁` made a space, the ends stripped; labels
   stripped before being read as 0 or 1.
-- `loaders.load_text_corpus`: `datasets`' text builder, which ends lines at `\\n`, `\\r\\n` and a lone `\\r`
-  (universal newlines) but not at U+2028, U+0085 or a form feed; lines of white space alone are dropped and counted.
-- the app (`hf_models.app`): a typed question or review is `str.strip`ped, and refused when nothing is left.
+- `loaders.load_text_corpus`: `datasets`' text builder, the lines `iter_text_lines` reads; lines of white space alone
+  are dropped and counted.
+- `courses.build_cs224n_char_tokenizer`: the characters of wiki.txt as read whole (each line break a `\\n`).
+- the app (`hf_models.app`): a typed question or review is `str.strip`ped, and refused when no character of it shows
+  (white space, control and format characters such as the zero-width space alone).
 """
 
 from __future__ import annotations
 
+import gzip
 import importlib
+import json
 import pkgutil
 import warnings
 
@@ -32,7 +39,12 @@ from hf_models.data.loaders import (
     load_cls_books,
     load_text_corpus,
 )
-from hf_models.textio import DataError, iter_text_lines, read_lines
+from hf_models.textio import DataError, TextDecodeError, iter_text_lines, read_lines, read_text
+from hf_models.tokenization.courses import build_cs224n_char_tokenizer
+from hf_models.tokenization.lab_dictionary import read_fairseq_dictionary
+from hf_models.training import read_arguments_file
+
+BOM = "\ufeff"  # the byte order mark, as Windows editors write it at the start of a UTF-8 file
 
 # Raw lines as a user's editor may save them (each ends with its own line break in the file).
 RAW_LINES = [
@@ -43,12 +55,13 @@ RAW_LINES = [
     "line\u2028separator and next\x85line",
     "form\x0cfeed and vertical\x0btab",
     "full-width \uff21\uff22\uff23 and e\u0301 combining",
-    "a lone\rcarriage return",
 ]
 
 
 def _write(path, text: str):
-    path.write_bytes(text.encode("utf-8"))
+    """`text` as UTF-8 at `path`, gzip-compressed when the name ends with .gz."""
+    data = text.encode("utf-8")
+    path.write_bytes(gzip.compress(data) if path.name.endswith(".gz") else data)
     return path
 
 
@@ -59,8 +72,8 @@ def test_read_lines_removes_the_line_break_and_nothing_else(tmp_path):
     )
     assert read_lines(path) == RAW_LINES
     assert list(iter_text_lines(path)) == RAW_LINES
-    # Only one \r goes with a \r\n; a file without a final line break keeps its last line whole.
-    assert read_lines(_write(tmp_path / "cr.txt", "two\r\r\nlast\t")) == ["two\r", "last\t"]
+    # A \r before a \r\n ends a line of its own; a file without a final line break keeps its last line whole.
+    assert read_lines(_write(tmp_path / "cr.txt", "two\r\r\nlast\t")) == ["two", "", "last\t"]
 
 
 def test_iter_text_lines_skips_white_space_alone(tmp_path):
@@ -168,8 +181,124 @@ def test_text_corpus_lines_as_datasets_reads_them(tmp_path):
     assert [str(w.message) for w in caught if issubclass(w.category, DataWarning)] == [
         "1 file(s): dropped 4 empty line(s) out of 9"
     ]
-    # The tokenizer trainer reads the same file line by line, with the lone \r inside its line.
-    assert list(iter_text_lines(path))[-2:] == ["last", "\rcr only"]
+    # The tokenizer trainer reads the same file line by line: the same lines.
+    assert list(iter_text_lines(path)) == corpus["text"][:]
+
+
+# --------------------------------------------------------------------------------------------------
+# The rules every reader shares: line breaks and the byte order mark
+# --------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["corpus.txt", "corpus.txt.gz"])
+def test_every_reader_ends_lines_at_lf_crlf_and_a_lone_cr(tmp_path, name):
+    raw = "one\r\ntwo\rthree\n\r\nfour\r\rfive\u2028same\x85line\x0cstill\r"
+    lines = ["one", "two", "three", "", "four", "", "five\u2028same\x85line\x0cstill"]
+    path = _write(tmp_path / name, raw)
+    assert read_lines(path) == lines
+    assert list(iter_text_lines(path)) == [line for line in lines if line]
+    assert read_text(path) == "".join(line + "\n" for line in lines)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        corpus = load_text_corpus(path, cache_dir=str(tmp_path / "cache"))["train"]
+    assert corpus["text"][:] == list(iter_text_lines(path))
+    assert [str(w.message) for w in caught if issubclass(w.category, DataWarning)] == [
+        "1 file(s): dropped 2 empty line(s) out of 7"
+    ]
+
+
+def test_invalid_utf8_is_on_the_same_line_for_every_reader(tmp_path):
+    path = _write(tmp_path / "bad.txt", "")
+    path.write_bytes(b"one\rtwo\r\nthree \xff\n")
+    with pytest.raises(TextDecodeError, match=r"bad\.txt:3: invalid UTF-8 \(byte b'\\xff' at column 7\)"):
+        list(iter_text_lines(path))
+    with pytest.raises(TextDecodeError, match=r"bad\.txt:3: invalid UTF-8"):
+        read_text(path)
+    with pytest.raises(DataError, match=r"bad\.txt:3: invalid UTF-8 \(column 7\)"):
+        load_text_corpus(path, cache_dir=str(tmp_path / "cache"))
+
+
+def _read_with_and_without_bom(tmp_path, files: dict[str, str], read):
+    """What `read(folder)` gives on `files` written as they are, then each with a byte order mark in front."""
+    results = []
+    for folder, mark in ((tmp_path / "plain", ""), (tmp_path / "marked", BOM)):
+        folder.mkdir()
+        for name, text in files.items():
+            _write(folder / name, mark + text)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DataWarning)
+            results.append(read(folder))
+    return results
+
+
+def _corpus_lines(name: str):
+    return lambda folder: (
+        load_text_corpus(folder / name, cache_dir=str(folder / "cache"))["train"]["text"][:],
+        list(iter_text_lines(folder / name)),
+        read_lines(folder / name),
+    )
+
+
+def _splits(datasets) -> dict:
+    return {split: dataset.to_dict() for split, dataset in datasets.items()}
+
+
+def _wiki(folder):
+    tokenizer = build_cs224n_char_tokenizer(folder / "wiki.txt")
+    return _splits(load_birthplace_corpus(folder)), tokenizer.get_vocab()
+
+
+_BIRTHPLACE = {
+    "birth_places_train.tsv": "Where was Ann born?\tParis\nWhere was Bob born?\tLyon\n",
+    "birth_dev.tsv": "Where was Cy born?\tNice\n",
+    "birth_test_inputs.tsv": "Where was Dee born?\n",
+}
+_CLS_BOOKS = {
+    **{f"{split}.review.spm": "\u2581un \u2581livre\n\u2581bien\n" for split in ("train", "valid", "test")},
+    **{f"{split}.label": "1\n0\n" for split in ("train", "valid")},
+}
+# Each kind of user text file: its files, and what its readers give on them.
+BOM_CASES = {
+    "text corpus": ({"corpus.txt": "first line\nsecond\n"}, _corpus_lines("corpus.txt")),
+    ".gz text corpus": ({"corpus.txt.gz": "first line\nsecond\n"}, _corpus_lines("corpus.txt.gz")),
+    "birthplace TSV": (_BIRTHPLACE, lambda folder: _splits(load_birthplace(folder))),
+    "wiki.txt": ({"wiki.txt": "Ann Lee. Born in Paris.\nBob.\n"}, _wiki),
+    "cls-books reviews": (_CLS_BOOKS, lambda folder: _splits(load_cls_books(folder))),
+    "fairseq dict.txt": (
+        {"dict.txt": "\u2581un 9\n\u2581livre 3\n"},
+        lambda f: read_fairseq_dictionary(f / "dict.txt"),
+    ),
+    "arguments file": (
+        {"config.json": '{"learning_rate": 0.1}'},
+        lambda f: read_arguments_file(str(f / "config.json")),
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", BOM_CASES)
+def test_a_byte_order_mark_at_the_start_of_a_file_is_dropped(tmp_path, kind):
+    files, read = BOM_CASES[kind]
+    plain, marked = _read_with_and_without_bom(tmp_path, files, read)
+    assert marked == plain
+    assert BOM not in json.dumps(plain, ensure_ascii=False)
+
+
+@pytest.mark.parametrize("name", ["corpus.txt", "corpus.txt.gz"])
+def test_a_byte_order_mark_elsewhere_is_text(tmp_path, name):
+    # Only the first of two marks at the start goes; one at the start of a later line (or a later file) stays.
+    path = _write(tmp_path / name, f"{BOM}{BOM}one\n{BOM}two\n")
+    later = _write(tmp_path / f"later-{name}", f"{BOM}three\n")
+    lines = [f"{BOM}one", f"{BOM}two", "three"]
+    assert list(iter_text_lines([path, later])) == lines
+    assert read_text(path) == f"{BOM}one\n{BOM}two\n"
+    corpus = load_text_corpus([path, later, path], cache_dir=str(tmp_path / "cache"))["train"]
+    assert corpus["text"][:] == [*lines, *lines[:2]]
+
+
+def test_a_byte_order_mark_alone_is_an_empty_file(tmp_path):
+    path = _write(tmp_path / "empty.txt", f"{BOM} \n")
+    with pytest.raises(DataError, match=r"empty\.txt: file is empty"):
+        read_lines(path)
+    with pytest.raises(DataError, match=r"empty\.txt: file is empty"):
+        load_text_corpus(path, cache_dir=str(tmp_path / "cache"))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -203,8 +332,18 @@ def test_app_strips_typed_text_and_nothing_else(typed, cleaned):
     assert require_text(typed, "a question", "Where was Albert Einstein born?") == cleaned
 
 
-@pytest.mark.parametrize("typed", [None, "", " ", "\t\n", "\u00a0", "\u3000\u2028", "\x1c\x1d\x1e\x1f\x85"])
-def test_app_refuses_white_space_alone(typed):
+@pytest.mark.parametrize(
+    "typed",
+    [
+        *(None, "", " ", "\t\n", "\u00a0", "\u3000\u2028", "\x1c\x1d\x1e\x1f\x85"),  # white space
+        "\u200b\u200c\u2060",  # zero-width space, non-joiner, word joiner
+        f"{BOM}\u200d \u00ad\t\u200e\u200f",  # byte order mark, zero-width joiner, soft hyphen, direction marks
+        "\x07\x1b",  # control characters
+    ],
+)
+def test_app_refuses_text_that_does_not_show(typed):
+    """A text of white space, format characters (zero-width ones) and control characters alone is refused as an
+    empty one: a model would otherwise answer a question nobody can see."""
     require_text, app_error = _app_function("_require_text"), _app_function("AppError")
     with pytest.raises(app_error, match="type a review first, for example 'Bien.'"):
         require_text(typed, "a review", "Bien.")

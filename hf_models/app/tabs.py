@@ -16,7 +16,7 @@ from ..data import person_name
 from ..tasks.qa_decoding import CS224N_ANSWER_CHARS
 from ..tasks.qa_formats import CourseQAFormat, answering_format
 from .loading import AppError, LoadedModel, first_line
-from .text import printable
+from .text import is_visible, printable
 
 LONDON = "London"
 LONDON_LABEL = "London (baseline)"
@@ -33,8 +33,10 @@ QUESTION_FORM = "Where was X born?"
 
 
 def _require_text(text: str | None, what: str, example: str) -> str:
+    """The typed text without white space at its ends; refused, as an empty one, when no character of it shows (white
+    space, zero-width and other format or control characters alone)."""
     text = (text or "").strip()
-    if not text:
+    if not is_visible(text):
         raise AppError(f"type {what} first, for example {example!r}")
     return text
 

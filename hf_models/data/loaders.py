@@ -15,7 +15,7 @@ from pathlib import Path
 
 from datasets import ClassLabel, Dataset, DatasetDict, Features, Value
 
-from ..textio import check_not_empty, find_invalid_utf8, iter_text_files, read_lines
+from ..textio import BOM, check_not_empty, find_invalid_utf8, iter_text_files, read_lines, starts_with_bom
 from .errors import DataError, DataWarning, warn_rows
 
 __all__ = [
@@ -193,6 +193,42 @@ def _is_nonblank_batch(batch: dict[str, list[str]]) -> list[bool]:
     return [bool(text.strip()) for text in batch["text"]]
 
 
+def _without_bom_in_first_row(batch: dict[str, list[str]], indices: list[int]) -> dict[str, list[str]]:
+    return {
+        "text": [text.removeprefix(BOM) if i == 0 else text for text, i in zip(batch["text"], indices, strict=True)]
+    }
+
+
+def _load_lines(files: list[Path], cache_dir: str | None) -> Dataset:
+    """The lines of `files`, in order, through the `datasets` text builder, as `iter_text_lines` reads them.
+
+    The builder opens each file in text mode, so a line ends at `\\n`, `\\r\\n` or a lone `\\r` (universal newlines)
+    as in `iter_text_lines`. It keeps a byte order mark (`encoding="utf-8-sig"` would drop it from plain files only:
+    a .gz is opened through fsspec, which leaves the encoding out), and its rows do not say which file they come from:
+    each file that starts with a mark begins a part of its own, whose first row drops the mark.
+    """
+    import datasets
+
+    parts: list[list[str]] = []
+    marked: list[bool] = []
+    for f in files:
+        mark = starts_with_bom(f)
+        if mark or not parts:
+            parts.append([])
+            marked.append(mark)
+        parts[-1].append(str(f))
+    loaded = datasets.load_dataset(
+        "text", data_files={f"part_{i}": part for i, part in enumerate(parts)}, cache_dir=cache_dir
+    )
+    pieces = [
+        loaded[f"part_{i}"].map(_without_bom_in_first_row, batched=True, with_indices=True)
+        if mark
+        else loaded[f"part_{i}"]
+        for i, mark in enumerate(marked)
+    ]
+    return datasets.concatenate_datasets(pieces) if len(pieces) > 1 else pieces[0]
+
+
 def load_text_corpus(
     paths: str | os.PathLike | Iterable[str | os.PathLike],
     validation_fraction: float = 0.0,
@@ -200,23 +236,21 @@ def load_text_corpus(
     cache_dir: str | None = None,
     num_proc: int | None = None,
 ) -> DatasetDict:
-    """Load plain or `.gz` text files (or folders of them) with the `datasets` text builder, one line per row.
+    """Load plain or `.gz` text files (or folders of them) with the `datasets` text builder, one line per row: the
+    lines `iter_text_lines` reads (a line ends at `\\n`, `\\r\\n` or a lone `\\r`; a byte order mark at the start of a
+    file is dropped).
 
     Empty lines are dropped and counted in one `DataWarning`. With `validation_fraction > 0` a shuffled
     `validation` split of that fraction of the lines is held out. The result is cached by `datasets`
     (Arrow files and fingerprints), so a second call with the same files is fast.
     """
-    import datasets
-
     if not 0.0 <= validation_fraction < 1.0:
         raise ValueError(f"validation_fraction must be in [0, 1), got {validation_fraction}")
     files = iter_text_files(paths)
     for f in files:
         check_not_empty(f)
     try:
-        raw = datasets.load_dataset(
-            "text", data_files={"train": [str(f) for f in files]}, split="train", cache_dir=cache_dir
-        )
+        raw = _load_lines(files, cache_dir)
     except Exception as err:
         # The text builder reports invalid UTF-8 or a corrupt .gz as a bare UnicodeDecodeError or EOFError deep
         # in a worker, without the file; locate it ourselves and say which file (and line).

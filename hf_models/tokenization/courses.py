@@ -26,7 +26,7 @@ from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
 from transformers import PreTrainedTokenizerFast
 
 from ..safety import check_output_dir, command_line, saving_into
-from ..textio import UsageError
+from ..textio import UsageError, read_text
 from .bpe import open_tokenizer
 from .lab_dictionary import (
     LAB_SPECIAL_TOKENS,
@@ -134,10 +134,7 @@ def build_cs224n_char_tokenizer(
 ) -> PreTrainedTokenizerFast:
     """CS224N's character tokenizer, built from `wiki.txt` exactly as the course's `stoi`."""
     wiki_path = Path(wiki_path)
-    try:
-        text = wiki_path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as error:
-        raise VocabularyError(f"{wiki_path}: invalid UTF-8 at byte {error.start}") from None
+    text = read_text(wiki_path)  # as the loaders read it: no byte order mark, each line break a "\n"
     if not text.strip():
         raise VocabularyError(f"{wiki_path}: file is empty; the course vocabulary is built from its characters")
     try:

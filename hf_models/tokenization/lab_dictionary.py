@@ -17,7 +17,7 @@ from tokenizers import Tokenizer, processors
 from transformers import PreTrainedTokenizerFast
 
 from ..safety import saving_into
-from ..textio import UsageError
+from ..textio import UsageError, iter_text_lines
 
 __all__ = [
     "LAB_SPECIAL_TOKENS",
@@ -42,8 +42,8 @@ def read_fairseq_dictionary(path: str | os.PathLike) -> list[str]:
     path = Path(path)
     symbols: list[str] = []
     seen: dict[str, int] = {}
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        symbol, _, count = line.rstrip("\n").rpartition(" ")
+    for lineno, line in enumerate(iter_text_lines(path, skip_empty=False), start=1):
+        symbol, _, count = line.rpartition(" ")
         if not symbol or not count.lstrip("-").isdigit():
             raise VocabularyError(f"{path}:{lineno}: expected 'SYMBOL COUNT', found {line!r}")
         if symbol in seen:

@@ -19,7 +19,7 @@ import transformers
 from transformers import HfArgumentParser, TrainingArguments, set_seed
 
 from ..safety import check_flag_ranges, check_output_dir, check_paths_given
-from ..textio import UsageError
+from ..textio import TEXT_ENCODING, UsageError
 
 __all__ = [
     "FlagGroup",
@@ -284,7 +284,7 @@ def read_arguments_file(path: str) -> dict:
     if not os.path.isfile(path):
         raise UsageError(f"{path}: arguments file not found")
     try:
-        with open(path, encoding="utf-8") as file:
+        with open(path, encoding=TEXT_ENCODING) as file:  # a byte order mark at the start is dropped, as for data
             values = json.load(file)
     except json.JSONDecodeError as error:
         raise UsageError(f"{path}:{error.lineno}: not valid JSON ({error.msg}); fix the arguments file") from None
