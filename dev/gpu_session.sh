@@ -3,6 +3,9 @@
 #   bash dev/gpu_bundle.sh                 # .whl/ and .data/, both git-ignored
 # then, with the device tool, carrying .whl and .data, with a timeout that leaves time for a rerun:
 #   bash dev/gpu_session.sh                # PIPELINES="birthplace" for one; LIMIT: seconds for the pipelines (570)
+# PROFILE=course PIPELINES="birthplace sentiment" runs both courses' own settings side by side (8 min for CS224N's on an
+# H100; the lab's LM alone needs over 9); PLAN_ARGS passes more plan.py flags, e.g. with a returned bench folder
+# copied to outputs/bench: PLAN_ARGS="--resume --rerun bp_vanilla_*" reruns those steps and keeps the others.
 # LEVER_PROFILE=gpu_large also runs that profile's sentiment pipeline beside, into outputs/bench_lever, for at most
 # LEVER_LIMIT seconds (540): one GPU runs both, each step being launch-bound. Both in one call did not fit on
 # 2026-11-26 (BENCHMARKS.md): the lever alone is `PROFILE=gpu_large PIPELINES="sentiment sentiment_lab"`, then here
