@@ -235,7 +235,8 @@ def label_curve_section(profile: str, curve: dict, test: dict) -> list[str]:
         "What pretraining buys is label efficiency: the rows again on balanced draws of the 1,600 training reviews",
         f"(half of each label; {curve['draws']}), with the profile's hyperparameters; a finetuning keeps the",
         f"profile's epochs over its draw but takes at least {curve['min_steps']} optimizer steps. The 1,600 column is",
-        "the rows above. Validation accuracy (%), mean ± sample s.d. over the draws:",
+        "the profile's own LP-FT runs on every review, from the curve's run (its date; the rows above may be an",
+        "earlier run's). Validation accuracy (%), mean ± sample s.d. over the draws:",
         "",
     ]
     lines += facts([curve], COMMANDS[section])

@@ -182,9 +182,12 @@ def sentiment_rows_of(bench: Path, profile: str, timings: dict, hardware: str, d
     return rows
 
 
-def copy_headline_predictions(results: dict, predictions_dir: Path, profile: str = "cpu") -> None:
-    """Copy the headline runs' test predictions and say in a README which run made each file. A file whose run is
-    not in this bench folder (a run of one task only) keeps its earlier line."""
+def copy_headline_predictions(
+    results: dict, predictions_dir: Path, profile: str = "cpu", written: set[str] | None = None
+) -> None:
+    """Copy the headline runs' test predictions and say in a README which run made each file. A file whose section
+    was not written now (`written`: a run of one task only) or whose run is not in this bench folder keeps its
+    earlier line: a later run into the same folder must not pass its files off as the earlier section's."""
     predictions_dir.mkdir(parents=True, exist_ok=True)
     readme = predictions_dir / "README.md"
     earlier = {
@@ -205,7 +208,7 @@ def copy_headline_predictions(results: dict, predictions_dir: Path, profile: str
         if row is None and rows:
             row = max(rows, key=lambda key: rows[key]["value"])
         source = rows.get(row, {}).get("predictions_test")
-        if not source or not Path(source).exists():
+        if not source or not Path(source).exists() or (written is not None and section not in written):
             if name in earlier and (predictions_dir / name).exists():
                 lines.append(earlier[name])
             continue
@@ -430,7 +433,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if (
         not profile.row_suffix and not profile.course
     ):  # a lever's profile: its rows beside its base profile's, the headline files stay
-        copy_headline_predictions({**results, **fresh}, predictions_dir, args.profile)
+        copy_headline_predictions({**results, **fresh}, predictions_dir, args.profile, set(fresh))
     atomic_write_text(results_path, json.dumps(results, indent=2, ensure_ascii=False) + "\n")
     sections = tuple(fresh)
     summary = {
