@@ -31,6 +31,8 @@ COMMANDS = {
         "python benchmarks/plan.py run --profile gpu_large --pipeline sentiment sentiment_curve"
     ),
     "birthplace_dev_acc_course_gpu": "make cs224n PROFILE=course",
+    "sentiment_valid_acc_course_gpu": "make altegrad PROFILE=course",
+    "sentiment_valid_acc_course_cut": "make altegrad PROFILE=course-cut",
     "birthplace_dev_acc_course_cut": "make cs224n PROFILE=course-cut",
     "tfidf": "python benchmarks/tfidf_baseline.py --data_dir ../shared/data/cls-books --output_dir OUTPUT_DIR",
     "throughput": "python benchmarks/throughput.py --threads 1 --generation_repeats 2",
@@ -73,6 +75,12 @@ SENTIMENT_PROFILES = {
         "on a GPU, a model of the lab's size (`gpu_large`, 23M parameters)",
         "GPU, `gpu_large` (23M)",
     ),
+    "course": ("_course_gpu", "with the lab's own setting, on a GPU", "the lab's setting, GPU"),
+    "course-cut": (
+        "_course_cut",
+        "with the lab's own setting cut to fewer LM steps and epochs, on 2 CPU cores",
+        "the lab's setting cut, CPU",
+    ),
 }
 SENTIMENT_ROWS = {
     "scratch": "scratch",
@@ -81,6 +89,12 @@ SENTIMENT_ROWS = {
     "frozen_linear_probe": "frozen linear probe",
     "scratch_lp_ft": "scratch LP-FT",
     "pretrained_lp_ft": "pretrained LP-FT",
+}
+# The lab's own rows (the course profiles): its last-token head, finetuned whole or on a frozen backbone.
+COURSE_SENTIMENT_ROWS = {
+    "scratch": "from scratch",
+    "pretrained": "pretrained, then finetuned",
+    "frozen": "pretrained, backbone frozen",
 }
 
 
@@ -198,17 +212,18 @@ def sentiment_section(profile: str, rows: dict) -> list[str]:
     suffix, title, _ = SENTIMENT_PROFILES[profile]
     section = f"sentiment_valid_acc{suffix}"
     lines = [f"## Sentiment (CLS-FR books) {title}", ""]
+    labels = COURSE_SENTIMENT_ROWS if profile.startswith("course") else SENTIMENT_ROWS
     gaps = [
-        f"{SENTIMENT_ROWS[p]} − {SENTIMENT_ROWS[s]} {points(rows[p]['value'] - rows[s]['value'])} points"
+        f"{labels[p]} − {labels[s]} {points(rows[p]['value'] - rows[s]['value'])} points"
         for p, s in (("pretrained", "scratch"), ("pretrained_lp_ft", "scratch_lp_ft"))
-        if p in rows and s in rows
+        if p in rows and s in rows and p in labels
     ]
     best = max(rows, key=lambda key: rows[key]["value"])
-    summary = f"Best row (validation): {SENTIMENT_ROWS.get(best, best)} **{percent(rows[best]['value'], 2)}**"
+    summary = f"Best row (validation): {labels.get(best, best)} **{percent(rows[best]['value'], 2)}**"
     lines += [f"{summary}; {'; '.join(gaps)}." if gaps else f"{summary}.", ""]
     lines += facts(list(rows.values()), COMMANDS[section])
     body = []
-    for key, label in SENTIMENT_ROWS.items():
+    for key, label in labels.items():
         if key not in rows:
             continue
         row = rows[key]

@@ -564,3 +564,22 @@ def test_a_curve_alone_leaves_the_headline_files_of_the_earlier_sections(tmp_pat
 
     assert headline.read_text() == "0\n0\n"
     assert "`sentiment_valid_acc.pretrained` row" in (predictions / "README.md").read_text()
+
+
+def test_the_labs_own_setting_is_recorded_and_rendered_with_its_rows(tmp_path, monkeypatch):
+    """`--profile course-cut --tasks sentiment`: the lab's three rows in their own section, every seed's test
+    predictions, no headline file, and the report's section with the lab's row names."""
+    bench, results, predictions = tmp_path / "bench", tmp_path / "results.json", tmp_path / "predictions"
+    _bench(bench, "course-cut")
+
+    _write_results(monkeypatch, bench, results, predictions, "--profile", "course-cut", "--tasks", "sentiment")
+
+    rows = json.loads(results.read_text())["sentiment_valid_acc_course_cut"]
+    assert set(rows) == {"scratch", "pretrained", "frozen"}
+    assert rows["pretrained"]["value"] == pytest.approx(0.74)
+    assert (predictions / "sentiment" / "frozen" / "seed43.txt").read_text() == "1\n1\n"
+    assert not (predictions / "sentiment_test_predictions.txt").exists()
+    text = report.render_benchmarks({"sentiment_valid_acc_course_cut": rows}, LEVERS)
+    assert "## Sentiment (CLS-FR books) with the lab's own setting cut to fewer LM steps and epochs" in text
+    assert "Command: `make altegrad PROFILE=course-cut`." in text
+    assert _row(text, "pretrained, backbone frozen").startswith("| pretrained, backbone frozen | 68.00 % | 67.00 %")
