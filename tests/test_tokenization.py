@@ -168,6 +168,18 @@ def test_cli_bad_inputs_give_one_line_errors(tmp_path: Path, capsys, kind: str, 
     assert err.startswith("error: ") and len(err.splitlines()) == 1 and expected in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize("content", ["\ufeff", "\ufeff \n\t\n", "\n\n"], ids=["bom", "bom-and-spaces", "newlines"])
+def test_cli_refuses_a_file_without_a_line_of_text_beside_good_ones(tmp_path: Path, capsys, content: str) -> None:
+    good, blank = tmp_path / "good.txt", tmp_path / "blank.txt"
+    good.write_text("Ann Lee was born in Paris.\n", encoding="utf-8")
+    blank.write_text(content, encoding="utf-8")
+    argv = ["--files", str(good), str(blank), "--vocab_size", "300", "--output_dir", str(tmp_path / "tok")]
+    assert command_line(_load_cli().main, [*argv, "--no_progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: empty file(s), no line of text: ") and "blank.txt" in err and "good.txt" not in err
+    assert not (tmp_path / "tok").exists()
+
+
 def test_round_trip_on_every_real_line(shared_data_dir: Path, tmp_path: Path) -> None:
     """Every line of wiki.txt and every detokenized CLS review survives encode + decode."""
     lines = list(iter_text_lines(shared_data_dir / "birthplace" / "wiki.txt"))

@@ -84,9 +84,10 @@ def main(argv: list[str] | None = None) -> int:
     files = iter_text_files(args.files)
     inputs = [("--files", f) for f in [*args.files, *files]]
     check_output_dir(args.output_dir, overwrite=args.overwrite_output_dir, inputs=inputs)
-    empty = [str(f) for f in files if f.stat().st_size == 0]
+    # A file with no line of text (empty, or only white space or a byte order mark) would train on nothing.
+    empty = [str(f) for f in files if next(iter_text_lines(f), None) is None]
     if empty:
-        raise UsageError(f"empty file(s): {', '.join(empty)}; give files with text")
+        raise UsageError(f"empty file(s), no line of text: {', '.join(empty)}; give files with text")
 
     def corpus() -> Iterator[str]:
         return _take_chars(iter_text_lines(files), args.max_chars)
