@@ -405,6 +405,8 @@ def header() -> list[str]:
         "",
         f"- Regenerate: `{COMMANDS['bench']}` (the CPU profile; `PROFILE=gpu` on a GPU machine) runs the pipelines and",
         f"  writes `results.json`; then `{COMMANDS['report']}` renders this file and `docs/levers.md`.",
+        "  The courses' own settings (`make cs224n|altegrad PROFILE=course|course-cut`) are recorded with",
+        "  `python benchmarks/write_results.py --profile course|course-cut --bench_dir OUT`; `make demo` with `--tasks demo`.",
         "- Splits: birthplace **dev** is the course's 500 dev questions; the **tune split** is 200 training questions",
         "  held out to choose between a pretrained model and its finetuned copy. Sentiment **validation** is the 400",
         "  validation reviews (mean ± sample s.d. over 3 finetuning seeds); **test** is the 2,000 test reviews, scored",
