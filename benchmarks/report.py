@@ -233,6 +233,8 @@ def sentiment_section(profile: str, rows: dict) -> list[str]:
         body.append([label, epoch_1, final, seeds, f"{row['wall_time_s']:,} s"])
     header = ["row", "validation, epoch 1", "validation, final ± s.d.", "per seed", "wall time of its steps"]
     lines += table(header, body)
+    notes = [f"- {label}: {rows[key]['note']}" for key, label in labels.items() if "note" in rows.get(key, {})]
+    lines += ["", *notes] if notes else []
     figure = f"benchmarks/figures/sentiment_valid_accuracy{suffix}.png"
     return [*lines, "", f"Figure: [{Path(figure).name}]({figure}).", ""]
 

@@ -572,7 +572,8 @@ def test_the_labs_own_setting_is_recorded_and_rendered_with_its_rows(tmp_path, m
     bench, results, predictions = tmp_path / "bench", tmp_path / "results.json", tmp_path / "predictions"
     _bench(bench, "course-cut")
 
-    _write_results(monkeypatch, bench, results, predictions, "--profile", "course-cut", "--tasks", "sentiment")
+    note = ["--note", "frozen=one label for every review"]
+    _write_results(monkeypatch, bench, results, predictions, "--profile", "course-cut", "--tasks", "sentiment", *note)
 
     rows = json.loads(results.read_text())["sentiment_valid_acc_course_cut"]
     assert set(rows) == {"scratch", "pretrained", "frozen"}
@@ -583,3 +584,4 @@ def test_the_labs_own_setting_is_recorded_and_rendered_with_its_rows(tmp_path, m
     assert "## Sentiment (CLS-FR books) with the lab's own setting cut to fewer LM steps and epochs" in text
     assert "Command: `make altegrad PROFILE=course-cut`." in text
     assert _row(text, "pretrained, backbone frozen").startswith("| pretrained, backbone frozen | 68.00 % | 67.00 %")
+    assert "- pretrained, backbone frozen: one label for every review" in text
