@@ -182,6 +182,12 @@ def sentiment_rows_of(bench: Path, profile: str, timings: dict, hardware: str, d
     return rows
 
 
+def copy_file(source: str | Path, target: Path) -> None:
+    """Copy a predictions file in one step (`atomic_write`: parent folders made, never half a file)."""
+    with atomic_write(target) as staging:
+        shutil.copyfile(source, staging)
+
+
 def copy_headline_predictions(
     results: dict, predictions_dir: Path, profile: str = "cpu", written: set[str] | None = None
 ) -> None:
@@ -212,8 +218,7 @@ def copy_headline_predictions(
             if name in earlier and (predictions_dir / name).exists():
                 lines.append(earlier[name])
             continue
-        with atomic_write(predictions_dir / name) as staging:
-            shutil.copyfile(source, staging)
+        copy_file(source, predictions_dir / name)
         n = len(Path(source).read_text(encoding="utf-8").splitlines())
         lines.append(
             f"- `{name}` ({n} lines): `{section}.{row}` row, {rows[row]['date']}, from `{source}`; "
@@ -236,9 +241,7 @@ def copy_birthplace_predictions(rows: dict, predictions_dir: Path) -> list[Path]
         if not source.exists():
             continue  # London answers the dev questions only
         target = predictions_dir / "birthplace" / f"{key}.txt"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_write(target) as staging:
-            shutil.copyfile(source, staging)
+        copy_file(source, target)
         row["predictions_test"] = target.as_posix()
         written.append(target)
     return written
@@ -252,8 +255,7 @@ def copy_seed_predictions(rows: dict, predictions_dir: Path, row_suffix: str = "
     for key, row in rows.items():
         for seed, source in row.get("predictions_test_per_seed", {}).items():
             target = predictions_dir / "sentiment" / f"{key}{row_suffix}" / f"seed{seed}.txt"
-            with atomic_write(target) as staging:
-                shutil.copyfile(source, staging)
+            copy_file(source, target)
             written.append(target)
     return written
 
@@ -316,8 +318,7 @@ def copy_curve_predictions(curve: dict, predictions_dir: Path, row_suffix: str =
     for point, source in curve["predictions_test"].items():
         row, name = point.split("/")
         target = predictions_dir / "sentiment_curve" / f"{row}{row_suffix}" / f"{name}.txt"
-        with atomic_write(target) as staging:
-            shutil.copyfile(source, staging)
+        copy_file(source, target)
         written.append(target)
     return written
 
