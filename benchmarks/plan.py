@@ -26,6 +26,8 @@ it reads (`step_dependencies`) are done, so that one model's evaluations need no
 step's output goes to `$OUT/log_NAME.txt`, each pipeline's progress to `$OUT/NAME_run.log`, and `$OUT/timings.tsv` gets
 one line per step that succeeded (`name, seconds, command  # configs DIGESTS`): a step that failed is not there, so
 `write_results.py` refuses its row. A run of one pipeline replaces that pipeline's lines and keeps the other's.
+At its end `run` writes `$OUT/run_time.json`: its command line and its whole wall time (steps run side by side, so
+it is less than the sum of the rows' step times), which `write_results.py` records as the run's time.
 `run --resume` continues an interrupted run into the same OUT: a timed step whose timings.tsv line has the same command
 and config files is kept, not run again. The check compares commands and config files, not code: after a change to
 the code a step runs, name the step in `--rerun` (shell patterns). `write_results.py`, `plot_birthplace.py`,
@@ -41,6 +43,7 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -940,7 +943,20 @@ def _print_summary(out: Path, pipelines: list[str], steps: dict[str, list[Step]]
             print(f"\n{table.read_text(encoding='utf-8')}")
 
 
-def run(profile: str, pipelines: list[str], resume: bool = False, rerun: tuple[str, ...] = ()) -> int:
+def write_run_time(out: Path, run: dict) -> None:
+    """`OUT/run_time.json`, written whole or not at all (plan.py imports nothing of hf_models: no atomic_write)."""
+    staging = out / "run_time.json.partial"
+    staging.write_text(json.dumps(run, indent=1) + "\n", encoding="utf-8")
+    os.replace(staging, out / "run_time.json")
+
+
+def run(
+    profile: str,
+    pipelines: list[str],
+    resume: bool = False,
+    rerun: tuple[str, ...] = (),
+    command: str = "python benchmarks/plan.py run",
+) -> int:
     """The pipelines (one at a time on both CPU cores, or side by side on a GPU machine), then the results file
     and the throughput benchmark. Exit status 1 when anything failed. `resume`: the timed steps an earlier run
     finished with the same command and config files are kept, not run again, except those matching a `rerun`
@@ -961,10 +977,15 @@ def run(profile: str, pipelines: list[str], resume: bool = False, rerun: tuple[s
             (out / f"{name}_run.log").unlink(missing_ok=True)
     forget_timings(out, [step for name in pipelines for step in steps[name]])
     start, began, failed = time.monotonic(), time.time(), []
-    print(f"profile {profile}, started {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}, outputs in {out}")
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(began))
+    print(f"profile {profile}, started {started}, outputs in {out}")
+    (out / "run_time.json").unlink(missing_ok=True)  # never an earlier run's time beside this run's steps
     _run_pipelines(profile, pipelines, steps, out, failed)
+    seconds = round(time.monotonic() - start)
+    run_time = {"command": command, "profile": profile, "pipelines": pipelines, "started": started}
+    write_run_time(out, {**run_time, "wall_time_s": seconds, "resumed": resume, "failed": failed})
     _print_summary(out, pipelines, steps, began)
-    print(f"quality benchmarks: {time.monotonic() - start:.0f} s")
+    print(f"quality benchmarks: {seconds} s")
     # results.json and the throughput rows come from a whole run of a benchmark profile only
     if PROFILES[profile].course or set(pipelines) != set(PIPELINES):
         return 1 if failed else 0
@@ -1015,7 +1036,8 @@ def main(argv: list[str] | None = None) -> int:
     available = pipelines_of(args.profile)
     pipelines = args.pipeline or [name for name in available if name in COURSES.get(args.course, available)]
     if args.action == "run":
-        return run(args.profile, pipelines, args.resume, tuple(args.rerun))
+        command = " ".join(["python benchmarks/plan.py", *(argv if argv is not None else sys.argv[1:])])
+        return run(args.profile, pipelines, args.resume, tuple(args.rerun), command)
     try:
         for name, steps in plan(args.profile).items():
             if name in pipelines:

@@ -193,6 +193,21 @@ def demo_section(demo: dict) -> list[str]:
     return [*lines, "", f"Wall time of the whole demo: {demo['wall_time_s']:,} s.", ""]
 
 
+def whole_runs_section(runs: dict) -> list[str]:
+    """Each recorded `plan.py run`'s whole wall time, under its command: the time a user waits for that command."""
+    lines = ["## Whole runs", ""]
+    lines += [
+        "The wall time of each command from its start to its end. Steps run side by side, so it is less than the",
+        "sum of the rows' step times above. A `--resume` run's time is that call's alone.",
+        "",
+    ]
+    body = [
+        [f"`{command}`", run["hardware"], run["date"], f"{run['wall_time_s']:,} s ({run['wall_time_s'] / 60:.0f} min)"]
+        for command, run in runs.items()
+    ]
+    return [*lines, *table(["command", "hardware", "date", "wall time"], body, right=3), ""]
+
+
 def stopped_runs_section(results: dict) -> list[str]:
     """The courses' runs that a time limit stopped before their end: what they reached, on which hardware."""
     entries = {key: value for key, value in results.items() if key.startswith("stopped_runs")}
@@ -434,6 +449,8 @@ def render_benchmarks(results: dict, levers: list[dict]) -> str:
         if f"sentiment_label_curve{suffix}" in results:
             curve = results[f"sentiment_label_curve{suffix}"]
             lines += label_curve_section(profile, curve, results.get("sentiment_test_acc", {}))
+    if "whole_runs" in results:
+        lines += whole_runs_section(results["whole_runs"])
     lines += stopped_runs_section(results)
     if "sentiment_test_acc" in results:
         lines += sentiment_test_section(results["sentiment_test_acc"])

@@ -15,7 +15,8 @@ by benchmarks/throughput.py) is kept as it is. Values are fractions in 0-1; each
 carries a standard deviation, hardware, date, command and wall time. The birthplace headline rows (`vanilla`,
 `synthesizer`) are the tuning split's choice between each pretrained model and its finetuned copy. The headline
 runs' test predictions are copied to benchmarks/predictions/ (benchmarks/predictions/gpu/ for the GPU profile), with
-every sentiment row's and seed's in sentiment/ and every curve point's in sentiment_curve/.
+every sentiment row's and seed's in sentiment/ and every curve point's in sentiment_curve/. The whole wall time of the
+last `plan.py run` into BENCH_DIR (its run_time.json) goes to the `whole_runs` section, under its command line.
 
     python benchmarks/write_results.py --report
 
@@ -333,6 +334,25 @@ def demo_of(demo_dir: Path, hardware: str, date: str) -> dict:
     return {**demo, "hardware": hardware, "date": date, "command": "make demo"}
 
 
+# The pipelines whose steps each task's section reads (a run of none of them says nothing of that section's time).
+TASK_PIPELINES = {
+    "birthplace": {"birthplace"},
+    "sentiment": {"sentiment", "sentiment_lab"},
+    "sentiment_curve": {"sentiment_curve"},
+}
+
+
+def whole_run_of(bench: Path, tasks: list[str], hardware: str) -> tuple[str, dict] | None:
+    """The last `plan.py run` into the bench folder (its run_time.json): its command and whole wall time, if it ran a
+    pipeline of the sections written and none of its steps failed."""
+    run = read_json(bench / "run_time.json")
+    pipelines = {name for task in tasks for name in TASK_PIPELINES.get(task, ())}
+    if run is None or run["failed"] or not pipelines & set(run["pipelines"]):
+        return None
+    entry = {key: run[key] for key in ("profile", "pipelines", "wall_time_s", "resumed")}
+    return run["command"], {**entry, "hardware": hardware, "date": run["started"][:10]}
+
+
 def split_pairs(pairs: list[str]) -> list[tuple[str, str]]:
     """`NAME=TEXT` arguments as (name, text); one without `=` is refused."""
     split = [pair.split("=", 1) for pair in pairs]
@@ -426,6 +446,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     if "demo" in args.tasks:
         fresh["demo"] = demo_of(Path(args.demo_dir), hardware, date)
     add_notes(fresh, args.note)
+    whole_run = whole_run_of(bench, args.tasks, hardware)
+    if whole_run is not None:  # one entry per command: a later run of the same command replaces it
+        command, run = whole_run
+        results.setdefault("whole_runs", {})[command] = run
     if args.stopped:
         fresh[f"stopped_runs{suffix}"] = {
             step: {"what": text, "hardware": hardware, "date": date} for step, text in split_pairs(args.stopped)

@@ -372,6 +372,29 @@ def test_rerun_names_existing_steps_of_a_resumed_run(tmp_path, monkeypatch, argu
     assert not (tmp_path / "out").exists()  # refused before anything ran
 
 
+def test_a_run_writes_its_command_and_whole_wall_time_and_never_keeps_an_earlier_runs(tmp_path, monkeypatch) -> None:
+    out = tmp_path / "out"
+    monkeypatch.setenv("OUT", str(out))
+
+    def steps_failing(profile, pipelines, steps, where, failed) -> None:
+        failed.append("birthplace")
+
+    monkeypatch.setattr(plan, "_run_pipelines", steps_failing)
+    assert plan.main(["run", "--profile", "course-cut", "--course", "cs224n"]) == 1
+    run = json.loads((out / "run_time.json").read_text(encoding="utf-8"))
+    assert run["command"] == "python benchmarks/plan.py run --profile course-cut --course cs224n"
+    assert run["profile"] == "course-cut" and run["pipelines"] == ["birthplace"] and run["failed"] == ["birthplace"]
+    assert isinstance(run["wall_time_s"], int) and run["resumed"] is False and run["started"].endswith("Z")
+
+    def interrupted(profile, pipelines, steps, where, failed) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(plan, "_run_pipelines", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        plan.main(["run", "--profile", "course-cut", "--course", "cs224n"])
+    assert not (out / "run_time.json").exists()  # the earlier run's time would pass for this one's
+
+
 def test_steps_import_hf_models_from_the_plans_own_tree(tmp_path, monkeypatch) -> None:
     # A script run from its own folder, as a worktree's recipes are: PYTHONPATH decides where hf_models comes from,
     # and this tree's goes before any other on it.

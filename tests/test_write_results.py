@@ -585,3 +585,42 @@ def test_the_labs_own_setting_is_recorded_and_rendered_with_its_rows(tmp_path, m
     assert "Command: `make altegrad PROFILE=course-cut`." in text
     assert _row(text, "pretrained, backbone frozen").startswith("| pretrained, backbone frozen | 68.00 % | 67.00 %")
     assert "- pretrained, backbone frozen: one label for every review" in text
+
+
+def _run_time(bench: Path, pipelines: list[str], failed: list[str], command: str = "python benchmarks/plan.py run x"):
+    run = {"command": command, "profile": "course-cut", "pipelines": pipelines, "started": "2026-01-02T03:04:05Z"}
+    (bench / "run_time.json").write_text(json.dumps({**run, "wall_time_s": 3300, "resumed": False, "failed": failed}))
+
+
+def test_the_last_runs_whole_wall_time_is_recorded_under_its_command_if_it_ran_what_is_written(tmp_path, monkeypatch):
+    """The run's own time (its steps side by side), not a sum of step times: recorded under its command line when
+    the run made a section written now and nothing of it failed, and rendered as a table."""
+    bench, results, predictions = tmp_path / "bench", tmp_path / "results.json", tmp_path / "predictions"
+    _bench(bench, "course-cut")
+    arguments = ("--profile", "course-cut", "--tasks", "birthplace")
+
+    _run_time(bench, ["sentiment", "sentiment_lab"], [])  # another task's run into the same folder
+    _write_results(monkeypatch, bench, results, predictions, *arguments)
+    assert "whole_runs" not in json.loads(results.read_text())
+    _run_time(bench, ["birthplace"], ["birthplace"])  # a failed run
+    _write_results(monkeypatch, bench, results, predictions, *arguments)
+    assert "whole_runs" not in json.loads(results.read_text())
+
+    _run_time(bench, ["birthplace"], [], "python benchmarks/plan.py run --profile course-cut --course cs224n")
+    _write_results(monkeypatch, bench, results, predictions, *arguments)
+    runs = json.loads(results.read_text())["whole_runs"]
+    assert runs == {
+        "python benchmarks/plan.py run --profile course-cut --course cs224n": {
+            "profile": "course-cut",
+            "pipelines": ["birthplace"],
+            "wall_time_s": 3300,
+            "resumed": False,
+            "hardware": "test machine",
+            "date": "2026-01-02",
+        }
+    }
+    text = report.render_benchmarks({"whole_runs": runs}, LEVERS)
+    assert (
+        "| `python benchmarks/plan.py run --profile course-cut --course cs224n` | test machine | 2026-01-02 "
+        "| 3,300 s (55 min) |" in text
+    )
