@@ -21,6 +21,7 @@ from hf_models.training import ModelArguments, build_parser, expand_arguments_fi
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 import plan  # noqa: E402
+import step_runner  # noqa: E402
 
 PATHS = plan.Paths(data_root="../shared/data", out="outputs/bench", python="python")
 CONFIGS = plan.REPO_ROOT / "configs"
@@ -207,7 +208,7 @@ def test_the_gpu_profile_runs_the_sentiment_finetunings_side_by_side() -> None:
     for profile, together in (("gpu", True), ("cpu", False)):
         for pipeline, rows in (("sentiment", 2), ("sentiment_lab", 3)):  # the probe row has no finetuning of its own
             steps = plan.plan(profile, PATHS)[pipeline]
-            batches = plan.batches(steps, plan.PROFILES[profile].side_by_side)
+            batches = step_runner.batches(steps, plan.PROFILES[profile].side_by_side)
             finetunes = [step.name for step in steps if step.group == "se_finetune"]
             assert len(finetunes) == rows * 3
             assert [step.name for batch in batches for step in batch] == [step.name for step in steps]  # order kept
@@ -256,7 +257,7 @@ def _flag(command: tuple[str, ...], flag: str) -> str | None:
 def test_both_profiles_run_the_birthplace_trainings_side_by_side_and_read_only_finished_models() -> None:
     for profile in ("cpu", "gpu"):
         steps = plan.plan(profile, PATHS)["birthplace"]
-        batches = plan.batches(steps, plan.PROFILES[profile].side_by_side)
+        batches = step_runner.batches(steps, plan.PROFILES[profile].side_by_side)
         trainings = [f"bp_{model}_pretrain" for model in plan.PROFILES[profile].birthplace.models]
         assert [step.name for step in batches[3]] == [*trainings, "bp_nopretrain_finetune"]  # after the tokenizer
         assert len(batches) == 3 + 3 + 3  # data, London, tokenizer; three stages; two figures and the course's table
@@ -280,43 +281,45 @@ def test_on_the_cpu_a_side_by_side_batch_shares_the_cores(tmp_path) -> None:
     """Two steps side by side on 2 threads: one thread each, the tokenizers library in one; a step alone: both, and
     the tokenizers library's threads. Three: two at a time."""
 
-    def step(name: str, group: str | None) -> plan.Step:
+    def step(name: str, group: str | None) -> step_runner.Step:
         script = (
             f"import os; open({str(tmp_path / name)!r}, 'w').write(os.environ['OMP_NUM_THREADS'] + ' ' + "
             "os.environ['TOKENIZERS_PARALLELISM'])"
         )
-        return plan.Step(name, (sys.executable, "-c", script), timed=False, group=group)
+        return step_runner.Step(name, (sys.executable, "-c", script), timed=False, group=group)
 
     steps = [step("alone", None), *(step(name, "pair") for name in "abc"), step("after", "other")]
     failed: list[str] = []
     env = {"OMP_NUM_THREADS": "2", "TOKENIZERS_PARALLELISM": "false"}
-    plan.run_pipeline("cpu", steps, tmp_path, env, failed, ("pair",), threads=2)
+    step_runner.run_pipeline("cpu", steps, tmp_path, env, failed, ("pair",), threads=2)
     threads = {name: (tmp_path / name).read_text() for name in ("alone", "a", "b", "c", "after")}
     alone, shared = "2 true", "1 false"
     assert failed == [] and threads == {"alone": alone, "a": shared, "b": shared, "c": shared, "after": alone}
 
 
-def _waiting_step(name: str, mine: Path, other: Path, code: int = 0) -> plan.Step:
+def _waiting_step(name: str, mine: Path, other: Path, code: int = 0) -> step_runner.Step:
     """A step that writes its file, then waits (at most 20 s) for the other's: both end only if they run together."""
     script = (
         f"import pathlib, sys, time; pathlib.Path({str(mine)!r}).touch()\n"
         f"for _ in range(200):\n    if pathlib.Path({str(other)!r}).exists(): sys.exit({code})\n    time.sleep(0.1)\n"
         "sys.exit(3)"
     )
-    return plan.Step(name, (sys.executable, "-c", script), timed=False, group="pair")
+    return step_runner.Step(name, (sys.executable, "-c", script), timed=False, group="pair")
 
 
 def test_a_group_runs_together_and_its_failure_stops_the_pipeline(tmp_path) -> None:
     a, b = tmp_path / "a", tmp_path / "b"
-    after = plan.Step("after", (sys.executable, "-c", f"open({str(tmp_path / 'after')!r}, 'w')"), timed=False)
+    after = step_runner.Step("after", (sys.executable, "-c", f"open({str(tmp_path / 'after')!r}, 'w')"), timed=False)
     failed: list[str] = []
-    plan.run_pipeline("pair", [_waiting_step("a", a, b), _waiting_step("b", b, a), after], tmp_path, {}, failed, True)
+    step_runner.run_pipeline(
+        "pair", [_waiting_step("a", a, b), _waiting_step("b", b, a), after], tmp_path, {}, failed, True
+    )
     assert failed == [] and (tmp_path / "after").exists()
 
     for path in (a, b, tmp_path / "after"):
         path.unlink()
     steps = [_waiting_step("a", a, b), _waiting_step("b", b, a, code=1), after]
-    plan.run_pipeline("pair", steps, tmp_path, {}, failed, True)
+    step_runner.run_pipeline("pair", steps, tmp_path, {}, failed, True)
     assert failed == ["pair"] and not (tmp_path / "after").exists()  # one failed step of the group stops the rest
     assert "FAILED: b" in (tmp_path / "pair_run.log").read_text()
 
@@ -325,7 +328,7 @@ def test_a_run_of_one_pipeline_keeps_the_other_pipelines_timings(tmp_path) -> No
     steps = plan.plan("cpu", PATHS)
     sentiment_step, birthplace_step = steps["sentiment"][-1].name, steps["birthplace"][0].name
     (tmp_path / "timings.tsv").write_text(f"{sentiment_step}\t60\tcmd\n{birthplace_step}\t9\told\n", encoding="utf-8")
-    plan.forget_timings(tmp_path, steps["birthplace"])
+    step_runner.forget_timings(tmp_path, steps["birthplace"])
     assert (tmp_path / "timings.tsv").read_text(encoding="utf-8") == f"{sentiment_step}\t60\tcmd\n"
 
 
@@ -341,21 +344,21 @@ def test_resume_keeps_the_steps_finished_with_the_same_command(tmp_path) -> None
         f"se_domain\t60\t{domain.record} --learning_rate 1e-2\n",  # run with another command: not kept
         encoding="utf-8",
     )
-    assert plan.finished_steps(tmp_path, steps) == {"se_tokenizer", "se_pretrain"}
-    assert plan.finished_steps(tmp_path, steps, rerun=("se_pre*",)) == {"se_tokenizer"}  # the code changed
-    assert plan.finished_steps(tmp_path / "elsewhere", steps) == set()
+    assert step_runner.finished_steps(tmp_path, steps) == {"se_tokenizer", "se_pretrain"}
+    assert step_runner.finished_steps(tmp_path, steps, rerun=("se_pre*",)) == {"se_tokenizer"}  # the code changed
+    assert step_runner.finished_steps(tmp_path / "elsewhere", steps) == set()
 
 
 def test_resume_runs_a_step_again_when_its_config_file_changed(tmp_path, monkeypatch) -> None:
-    monkeypatch.setattr(plan, "REPO_ROOT", tmp_path)
+    monkeypatch.setattr(step_runner, "REPO_ROOT", tmp_path)
     (tmp_path / "configs").mkdir()
     config = tmp_path / "configs" / "lm.json"
     config.write_text('{"learning_rate": 1e-3}', encoding="utf-8")
-    step = plan.Step("se_pretrain", ("py", "recipes/pretrain.py", "configs/lm.json", "--output_dir", "o"))
+    step = step_runner.Step("se_pretrain", ("py", "recipes/pretrain.py", "configs/lm.json", "--output_dir", "o"))
     (tmp_path / "timings.tsv").write_text(f"se_pretrain\t900\t{step.record}\n", encoding="utf-8")
-    assert plan.finished_steps(tmp_path, [step]) == {"se_pretrain"}
+    assert step_runner.finished_steps(tmp_path, [step]) == {"se_pretrain"}
     config.write_text('{"learning_rate": 3e-4}', encoding="utf-8")  # the same command, another rate
-    assert plan.finished_steps(tmp_path, [step]) == set()
+    assert step_runner.finished_steps(tmp_path, [step]) == set()
 
 
 @pytest.mark.parametrize(
@@ -404,12 +407,12 @@ def test_steps_import_hf_models_from_the_plans_own_tree(tmp_path, monkeypatch) -
     scripts.mkdir()
     (scripts / "where.py").write_text("import hf_models; print(hf_models.__file__)\n", encoding="utf-8")
     monkeypatch.setenv("PYTHONPATH", str(other))
-    env = plan.step_environment(OMP_NUM_THREADS="2")
+    env = step_runner.step_environment(OMP_NUM_THREADS="2")
     assert env["PYTHONPATH"].split(os.pathsep) == [str(plan.REPO_ROOT), str(other)]
     assert env["OMP_NUM_THREADS"] == "2" and env["HF_HUB_OFFLINE"] == "1"
     assert env["MALLOC_MMAP_MAX_"] == "0" and int(env["MALLOC_TRIM_THRESHOLD_"]) >= 1 << 30  # freed memory stays
     monkeypatch.setenv("MALLOC_MMAP_MAX_", "65536")
-    assert plan.step_environment()["MALLOC_MMAP_MAX_"] == "65536"  # the caller's setting wins
+    assert step_runner.step_environment()["MALLOC_MMAP_MAX_"] == "65536"  # the caller's setting wins
     run = subprocess.run(
         [sys.executable, str(scripts / "where.py")], env=env, capture_output=True, text=True, check=True
     )
@@ -421,9 +424,9 @@ def test_a_pool_step_waits_for_what_it_reads_and_no_longer() -> None:
     nothing else: a model's evaluations do not wait for another model's training."""
     for profile in ("cpu", "gpu"):
         steps = plan.plan(profile, PATHS)["birthplace"]
-        pool = next(pool for pool in plan.pools(steps, plan.PROFILES[profile].side_by_side) if len(pool) > 1)
+        pool = next(pool for pool in step_runner.pools(steps, plan.PROFILES[profile].side_by_side) if len(pool) > 1)
         assert pool[0].name == f"bp_{plan.PROFILES[profile].birthplace.models[0]}_pretrain"
-        needs = plan.step_dependencies(pool)
+        needs = step_runner.step_dependencies(pool)
         for model in plan.PROFILES[profile].birthplace.models:
             assert needs[f"bp_{model}_pretrain"] == set()
             assert needs[f"bp_{model}_finetune"] == needs[f"bp_{model}_probe"] == {f"bp_{model}_pretrain"}
@@ -432,7 +435,7 @@ def test_a_pool_step_waits_for_what_it_reads_and_no_longer() -> None:
         assert needs["bp_nopretrain_eval_dev"] == {"bp_nopretrain_finetune"}
 
 
-def _step_after(name: str, tmp_path: Path, group: str, reads: str | None = None) -> plan.Step:
+def _step_after(name: str, tmp_path: Path, group: str, reads: str | None = None) -> step_runner.Step:
     """A step of `group` that records when it starts and ends, and reads the folder of the step named `reads`."""
     script = (
         f"import pathlib, time; d = pathlib.Path({str(tmp_path)!r}); (d / '{name}.start').touch()\n"
@@ -440,7 +443,7 @@ def _step_after(name: str, tmp_path: Path, group: str, reads: str | None = None)
     )
     source = ("--model_name_or_path", str(tmp_path / reads)) if reads else ()
     command = (sys.executable, "-c", script, *source, "--output_dir", str(tmp_path / name))
-    return plan.Step(name, command, timed=False, group=group)
+    return step_runner.Step(name, command, timed=False, group=group)
 
 
 def test_a_step_starts_when_its_inputs_are_ready_not_when_its_stage_ends(tmp_path) -> None:
@@ -453,7 +456,7 @@ def test_a_step_starts_when_its_inputs_are_ready_not_when_its_stage_ends(tmp_pat
         _step_after("reads_fast", tmp_path, "scoring", "fast"),
     ]
     failed: list[str] = []
-    plan.run_pipeline("pool", steps, tmp_path, {}, failed, True, threads=2)
+    step_runner.run_pipeline("pool", steps, tmp_path, {}, failed, True, threads=2)
     times = {path.name: path.stat().st_mtime for path in tmp_path.glob("*.*") if path.suffix in (".start", ".end")}
     assert failed == [] and len(times) == 8
     assert times["fast.end"] <= times["reads_fast.start"] < times["slow.end"]  # did not wait for the slow step
@@ -470,14 +473,14 @@ def test_a_pipeline_starts_beside_the_rest_of_the_one_it_reads_once_its_step_is_
     monkeypatch.setattr(plan, "PIPELINE_NEEDS", {"reader": "maker"})
     monkeypatch.setattr(plan, "PIPELINE_STARTS_AFTER", {"reader": "made"})
 
-    def step(name: str, seconds: float = 0.1, code: int = 0) -> plan.Step:
+    def step(name: str, seconds: float = 0.1, code: int = 0) -> step_runner.Step:
         script = (
             f"import pathlib, sys, time; d = pathlib.Path({str(tmp_path)!r}); (d / '{name}.start').touch()\n"
             f"time.sleep({seconds}); (d / '{name}.end').touch(); sys.exit({code})"
         )
-        return plan.Step(name, (sys.executable, "-c", script), timed=False)
+        return step_runner.Step(name, (sys.executable, "-c", script), timed=False)
 
-    def run(maker: list[plan.Step]) -> tuple[list[str], dict[str, float]]:
+    def run(maker: list[step_runner.Step]) -> tuple[list[str], dict[str, float]]:
         for path in tmp_path.glob("*.*"):
             path.unlink()
         failed: list[str] = []
