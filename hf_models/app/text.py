@@ -10,8 +10,9 @@ import unicodedata
 REPLACEMENT = "\ufffd"  # �, Unicode's mark for a character that cannot be shown
 # C0 (tab and newline aside, handled below), DEL and C1: the control characters of Unicode's category Cc.
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-# White space (Zs, Zl, Zp; tab, newline and the other ASCII spaces are Cc), control characters (Cc) and format characters (Cf: the zero-width space, non-joiner and
-# joiner, the word joiner, the byte order mark, the soft hyphen, the direction marks): no glyph of their own.
+# White space (Zs, Zl, Zp; tab, newline and the other ASCII spaces are Cc), control characters (Cc) and format
+# characters (Cf: the zero-width space, non-joiner and joiner, the word joiner, the byte order mark, the soft hyphen,
+# the direction marks): no glyph of their own.
 _INVISIBLE_CATEGORIES = frozenset({"Zs", "Zl", "Zp", "Cc", "Cf"})
 
 
