@@ -19,22 +19,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from tiny import QUIET, TINY
 
 from hf_models import app
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-TINY = "hidden_size=32,num_hidden_layers=2,num_attention_heads=2,intermediate_size=64,max_position_embeddings=64"
-QUIET = [
-    "--use_cpu",
-    "--report_to",
-    "none",
-    "--save_strategy",
-    "no",
-    "--disable_tqdm",
-    "true",
-    "--log_level",
-    "warning",
-]
 # Control characters (C0 but tab and newline, DEL, C1): none may reach the page.
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 LM_PROMPT = "Anna Smith was born in"

@@ -8,6 +8,7 @@ import json
 
 import pytest
 import torch
+from tiny import NO_NOISE, TINY_SIZES
 from transformers import TrainingArguments
 
 from hf_models.tasks import pretraining, sentiment
@@ -16,8 +17,7 @@ from hf_models.tasks.birthplace_arguments import subcommand_groups
 from hf_models.textio import UsageError
 from hf_models.training import parse_args
 
-TINY = "hidden_size=32,num_hidden_layers=2,num_attention_heads=2,intermediate_size=64"
-QUIET = ["--use_cpu", "--report_to", "none", "--save_strategy", "no", "--disable_tqdm", "true", "--seed", "0"]
+QUIET = ["--use_cpu", *NO_NOISE, "--seed", "0"]
 
 
 def _config(tmp_path, values, name: str = "config.json") -> str:
@@ -110,7 +110,7 @@ def test_a_finetuning_from_scratch_makes_its_tokenizer_and_a_smoke_test_predicts
     out, data = tmp_path / "nopretrain", str(synthetic_birthplace_dir)
     birthplace.main(
         ["finetune", "--data_dir", data, "--output_dir", str(out), "--tokenizer_vocab_size", "300"]
-        + ["--config_overrides", TINY, "--max_steps", "2", "--per_device_train_batch_size", "8", *QUIET]
+        + ["--config_overrides", TINY_SIZES, "--max_steps", "2", "--per_device_train_batch_size", "8", *QUIET]
     )
     tokenizer = json.loads((out / "tokenizer.json").read_text(encoding="utf-8"))
     assert len(tokenizer["model"]["vocab"]) == 300
@@ -129,7 +129,16 @@ def test_max_predict_samples_caps_the_test_predictions(tmp_path, write_toy_cls_b
     books, out = write_toy_cls_books(tmp_path / "books"), tmp_path / "run"
     metrics = sentiment.main(
         ["--data_dir", str(books), "--from_scratch", "--tokenizer_name_or_path", str(tiny_tokenizer_dir)]
-        + ["--config_overrides", TINY, "--output_dir", str(out), "--max_steps", "3", "--max_predict_samples", "4"]
+        + [
+            "--config_overrides",
+            TINY_SIZES,
+            "--output_dir",
+            str(out),
+            "--max_steps",
+            "3",
+            "--max_predict_samples",
+            "4",
+        ]
         + ["--per_device_train_batch_size", "8", *QUIET]
     )
     assert len((out / "test_predictions.txt").read_text().splitlines()) == metrics["test_samples"] == 4

@@ -10,24 +10,13 @@ import re
 from pathlib import Path
 
 import pytest
+from tiny import QUIET, TINY_ONE_LAYER
 
 from hf_models.data import augment_forms, augment_paragraph, augmentation_cost, augmented_copies, encode_openings
 from hf_models.data.augmentation import name_first, opening_sentence, split_paragraph
 
-TINY = "hidden_size=32,num_hidden_layers=1,num_attention_heads=2,intermediate_size=64,max_position_embeddings=64"
-COMMON = [
-    "--use_cpu",
-    "--report_to",
-    "none",
-    "--save_strategy",
-    "no",
-    "--disable_tqdm",
-    "true",
-    "--log_level",
-    "warning",
-    "--seed",
-    "0",
-]
+COMMON = [*QUIET, "--seed", "0"]
+
 
 ADA = (
     "Ada Lovelace. Lovelace was born in London in 1815. She wrote the first program. "
@@ -134,7 +123,7 @@ def _pretrain(data_dir: Path, out: Path, *extra: str) -> dict:
             "--tokenizer_vocab_size",
             "400",
             "--config_overrides",
-            TINY,
+            TINY_ONE_LAYER,
             "--output_dir",
             str(out),
             "--max_steps",

@@ -25,6 +25,8 @@ from pathlib import Path
 
 import pytest
 import torch
+from tiny import EVALUATE_QUIET, TINY_ONE_LAYER
+from tiny import QUIET_ERRORS_ONLY as QUIET
 
 from hf_models import app, convert
 from hf_models.safety import command_line, saving_into
@@ -32,10 +34,7 @@ from hf_models.tasks import birthplace, pretraining, sentiment
 from hf_models.textio import atomic_write
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-TINY = "hidden_size=32,num_hidden_layers=1,num_attention_heads=2,intermediate_size=64,max_position_embeddings=64"
-QUIET = ["--use_cpu", "--report_to", "none", "--save_strategy", "no", "--disable_tqdm", "true", "--log_level", "error"]
 STEPS = ["--max_steps", "1", "--per_device_train_batch_size", "8", *QUIET]
-EVALUATE_QUIET = ["--use_cpu", "--log_level", "error"]
 
 
 def _script(path: str, name: str):
@@ -120,7 +119,7 @@ def world(tmp_path_factory: pytest.TempPathFactory, synthetic_birthplace_dir: Pa
     root = tmp_path_factory.mktemp("bad_inputs")
     data = Path(shutil.copytree(synthetic_birthplace_dir, root / "data"))
     tok = Path(shutil.copytree(tiny_tokenizer_dir, root / "tok"))
-    model_args = ["--tokenizer_name_or_path", str(tok), "--config_overrides", TINY]
+    model_args = ["--tokenizer_name_or_path", str(tok), "--config_overrides", TINY_ONE_LAYER]
     birthplace.main(["pretrain", "--data_dir", str(data), "--output_dir", str(root / "model"), *model_args, *STEPS])
     pretraining.main(
         ["--objective", "mlm", "--train_files", str(data / "wiki.txt"), "--output_dir", str(root / "mlm")]
@@ -157,7 +156,7 @@ NEW = "{root}/new"  # a fresh output folder: the error must come before anything
 
 
 def _pre(*args: str) -> list[str]:
-    model = ["--tokenizer_name_or_path", "{root}/tok", "--config_overrides", TINY]
+    model = ["--tokenizer_name_or_path", "{root}/tok", "--config_overrides", TINY_ONE_LAYER]
     return ["--train_files", "{root}/data/wiki.txt", *model, "--output_dir", NEW, *args, *QUIET]
 
 
@@ -170,7 +169,7 @@ def _finetune(model: str, *args: str) -> list[str]:
 
 
 def _cls(*args: str, data: str = "{root}/cls") -> list[str]:
-    model = ["--from_scratch", "--tokenizer_name_or_path", "{root}/tok", "--config_overrides", TINY]
+    model = ["--from_scratch", "--tokenizer_name_or_path", "{root}/tok", "--config_overrides", TINY_ONE_LAYER]
     return ["--data_dir", data, *model, "--output_dir", NEW, *args, *QUIET]
 
 
@@ -292,7 +291,7 @@ ROWS: dict[str, Row] = {
     ),
     "gpt2-config-in-the-model-folder": Row("birthplace", _finetune("{root}/gpt2_model"), "model_type 'gpt2'"),
     "override-of-the-tokenizers-vocab-size": Row(
-        "pretrain", _pre("--config_overrides", TINY + ",vocab_size=999"), "--config_overrides vocab_size"
+        "pretrain", _pre("--config_overrides", TINY_ONE_LAYER + ",vocab_size=999"), "--config_overrides vocab_size"
     ),
     "override-of-an-unknown-key": Row("pretrain", _pre("--config_overrides", "hiden_size=32"), "hiden_size"),
     "evaluate-a-model-and-a-baseline": Row(

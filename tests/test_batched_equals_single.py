@@ -9,6 +9,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 from course_reference import tiny_config
+from tiny import TINY
 
 from hf_models import SmallEncoderForCausalLM, SmallEncoderForSequenceClassification
 from hf_models.data import SpanCorruptionCollator, TrimPaddingCollator, corrupt_for_evaluation
@@ -21,7 +22,6 @@ QUESTIONS = [
     "Where was Bo born?",
     "Where was Maximilian von Habsburg-Lothringen the Younger born?",
 ]
-TINY = "hidden_size=32,num_hidden_layers=2,num_attention_heads=2,intermediate_size=64,max_position_embeddings=64"
 
 
 def causal_lm(tokenizer, attention_type: str = "vanilla", seed: int = 0) -> SmallEncoderForCausalLM:

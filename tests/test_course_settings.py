@@ -8,14 +8,13 @@ import shutil
 
 import pytest
 import torch
-from test_recipes import COMMON  # the quiet, checkpoint-free Trainer flags of every recipe test
+from tiny import RECIPE as COMMON
+from tiny import TINY_SIZES
 
 from hf_models import SmallEncoderConfig, SmallEncoderForCausalLM
 from hf_models.data import encode_char_qa
 from hf_models.tasks.qa_decoding import answer_between_masks, predict_char_answers
 from hf_models.tokenization.courses import build_cs224n_char_tokenizer
-
-TINY = "hidden_size=32,num_hidden_layers=2,num_attention_heads=2,intermediate_size=64"
 
 
 @pytest.fixture(scope="module")
@@ -121,7 +120,7 @@ def test_birthplace_course_vocabulary_end_to_end(tmp_path, synthetic_birthplace_
             "--output_dir",
             str(pre),
             "--config_overrides",
-            TINY,
+            TINY_SIZES,
             "--max_steps",
             "4",
             "--course_vocabulary",

@@ -13,9 +13,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from tiny import TINY
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-TINY = "hidden_size=32,num_hidden_layers=2,num_attention_heads=2,intermediate_size=64,max_position_embeddings=64"
 
 
 def _free_port() -> int:

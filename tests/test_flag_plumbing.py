@@ -23,29 +23,13 @@ from pathlib import Path
 
 import pytest
 import torch
+from tiny import ONE_STEP as COMMON
+from tiny import TINY
 
 from hf_models.run_record import read_record
 from hf_models.tasks import birthplace, qa_decoding, qa_formats, sentiment
 from hf_models.tasks import pretraining as pretrain
 
-TINY = "hidden_size=32,num_hidden_layers=2,num_attention_heads=2,intermediate_size=64,max_position_embeddings=64"
-COMMON = [
-    "--use_cpu",
-    "--report_to",
-    "none",
-    "--save_strategy",
-    "no",
-    "--disable_tqdm",
-    "true",
-    "--log_level",
-    "warning",
-    "--seed",
-    "0",
-    "--max_steps",
-    "1",
-    "--per_device_train_batch_size",
-    "4",
-]
 EVALUATE_COMMON = ["--use_cpu", "--log_level", "warning", "--seed", "0"]  # evaluate takes no training flags
 
 

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 import torch
+from tiny import ONE_STEP as COMMON
+from tiny import TINY
 from transformers.convert_slow_tokenizer import import_protobuf
 
 from hf_models.data import (
@@ -27,10 +29,6 @@ from hf_models.data import (
 from hf_models.tasks import birthplace, sentiment, sentiment_probe
 from hf_models.tasks import pretraining as pretrain
 from hf_models.textio import UsageError
-
-TINY = "hidden_size=32,num_hidden_layers=2,num_attention_heads=2,intermediate_size=64,max_position_embeddings=64"
-COMMON = ["--use_cpu", "--report_to", "none", "--save_strategy", "no", "--disable_tqdm", "true"]
-COMMON += ["--log_level", "warning", "--seed", "0", "--max_steps", "1", "--per_device_train_batch_size", "4"]
 
 
 class Captured(Exception):

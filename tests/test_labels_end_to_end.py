@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_flag_plumbing import TINY
+from tiny import TINY
 
 from hf_models.data import load_cls_books
 from hf_models.hub.card import CardOptions, build_model_card

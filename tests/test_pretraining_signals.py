@@ -10,26 +10,15 @@ from pathlib import Path
 
 import datasets
 import pytest
+from tiny import NO_NOISE, TINY_ONE_LAYER
 
 from hf_models.data import IGNORE_INDEX, encode_openings
 from hf_models.training import check_plateau, unigram_entropy
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-
-TINY = "hidden_size=32,num_hidden_layers=1,num_attention_heads=2,intermediate_size=64,max_position_embeddings=64"
 # No --use_cpu: Trainer's defaults on a machine without an accelerator (which would pin memory, and warn).
-COMMON = [
-    "--report_to",
-    "none",
-    "--save_strategy",
-    "no",
-    "--disable_tqdm",
-    "true",
-    "--log_level",
-    "warning",
-    "--seed",
-    "0",
-]
+COMMON = [*NO_NOISE, "--log_level", "warning", "--seed", "0"]
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_openings_keep_the_first_tokens_then_eos(tiny_tokenizer):
@@ -95,7 +84,7 @@ def test_birthplace_openings_pretraining_reports_its_plateau(tmp_path, synthetic
                 "--tokenizer_vocab_size",
                 "400",
                 "--config_overrides",
-                TINY,
+                TINY_ONE_LAYER,
                 "--output_dir",
                 str(out),
                 "--max_steps",
@@ -128,7 +117,7 @@ def test_discriminative_learning_rate_groups(tiny_tokenizer):
     from hf_models.training import build_config
     from hf_models.training import discriminative_optimizer as _discriminative_optimizer
 
-    config = build_config("altegrad-lab", TINY, tiny_tokenizer)
+    config = build_config("altegrad-lab", TINY_ONE_LAYER, tiny_tokenizer)
     model = SmallEncoderForSequenceClassification(config)
     args = TrainingArguments(output_dir="unused", learning_rate=1e-3, weight_decay=0.01, use_cpu=True)
     assert _discriminative_optimizer(model, args, None) is None

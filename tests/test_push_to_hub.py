@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import torch
 from huggingface_hub import ModelCard
+from tiny import QUIET, TINY
 
 import hf_models
 from hf_models import hub
@@ -31,18 +32,6 @@ _spec = importlib.util.spec_from_file_location("push_to_hub", SCRIPT)
 push_to_hub = importlib.util.module_from_spec(_spec)
 sys.modules["push_to_hub"] = push_to_hub
 _spec.loader.exec_module(push_to_hub)
-TINY = "hidden_size=32,num_hidden_layers=2,num_attention_heads=2,intermediate_size=64,max_position_embeddings=64"
-QUIET = [
-    "--use_cpu",
-    "--report_to",
-    "none",
-    "--save_strategy",
-    "no",
-    "--disable_tqdm",
-    "true",
-    "--log_level",
-    "warning",
-]
 # Things a run folder may hold that must never reach the Hub.
 PLANTED = [
     ".env",

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from tiny import TINY_SIZES
 
 from hf_models.tasks import birthplace
 from hf_models.tasks import sentiment as finetune_sentiment
 
-TINY = "hidden_size=32,num_hidden_layers=2,num_attention_heads=2,intermediate_size=64,max_position_embeddings=128"
+TINY = f"{TINY_SIZES},max_position_embeddings=128"
 
 
 def test_london_baseline_is_five_percent(shared_data_dir, capsys):

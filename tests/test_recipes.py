@@ -10,28 +10,12 @@ from pathlib import Path
 import plot_sentiment  # benchmarks/plot_sentiment.py (tests/conftest.py puts benchmarks/ on the path)
 import pytest
 import torch
+from tiny import RECIPE as COMMON
+from tiny import TINY
 
 from hf_models.tasks import birthplace
 from hf_models.tasks import pretraining as pretrain
 from hf_models.tasks import sentiment as finetune_sentiment
-
-TINY = "hidden_size=32,num_hidden_layers=2,num_attention_heads=2,intermediate_size=64,max_position_embeddings=64"
-# Quiet, fast, checkpoint-free Trainer runs.
-COMMON = [
-    "--use_cpu",
-    "--report_to",
-    "none",
-    "--save_strategy",
-    "no",
-    "--disable_tqdm",
-    "true",
-    "--log_level",
-    "warning",
-    "--logging_steps",
-    "2",
-    "--seed",
-    "0",
-]
 
 pytestmark = pytest.mark.slow
 

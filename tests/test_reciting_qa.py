@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 import torch
-from test_recipes import COMMON, TINY, assert_run_outputs, read_report
+from test_recipes import assert_run_outputs, read_report
+from tiny import RECIPE as COMMON
+from tiny import TINY
 
 from hf_models import SmallEncoderConfig, SmallEncoderForCausalLM, app
 from hf_models.app import tabs as app_tabs

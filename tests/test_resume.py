@@ -11,14 +11,13 @@ import shutil
 from pathlib import Path
 
 import pytest
+from tiny import TINY as TINY_NO_DROPOUT
 
 from hf_models.tasks import pretraining as pretrain
 
+TINY = f"{TINY_NO_DROPOUT},hidden_dropout=0.1,attention_dropout=0.1,embedding_dropout=0.1"
+
 # Dropout on, so that the test also covers the RNG states saved in the checkpoint.
-TINY = (
-    "hidden_size=32,num_hidden_layers=2,num_attention_heads=2,intermediate_size=64,max_position_embeddings=64,"
-    "hidden_dropout=0.1,attention_dropout=0.1,embedding_dropout=0.1"
-)
 
 
 def _args(data: Path, tokenizer: Path, out: Path, *extra: str) -> list[str]:

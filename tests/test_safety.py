@@ -15,6 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from tiny import EVALUATE_QUIET, TINY
+from tiny import QUIET_ERRORS_ONLY as QUIET
 
 from hf_models import convert
 from hf_models.safety import command_line
@@ -23,10 +25,7 @@ from hf_models.textio import atomic_write_text
 from hf_models.tokenization import courses, iter_text_lines, train_bpe_tokenizer
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-TINY = "hidden_size=32,num_hidden_layers=2,num_attention_heads=2,intermediate_size=64,max_position_embeddings=64"
-QUIET = ["--use_cpu", "--report_to", "none", "--save_strategy", "no", "--disable_tqdm", "true", "--log_level", "error"]
 STEPS = ["--max_steps", "2", "--per_device_train_batch_size", "8", *QUIET]
-EVALUATE_QUIET = ["--use_cpu", "--log_level", "error"]  # evaluate takes no training flags
 
 
 def _script(path: str, name: str):
