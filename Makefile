@@ -11,11 +11,19 @@ export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 DATA_DIR ?=
 # make app-test: SCREENSHOTS=docs/images to regenerate the app's screenshots there
-# make bench: PROFILE=cpu|gpu, PIPELINES="birthplace sentiment sentiment_lab" (default: all; benchmarks/run_all.sh)
-# make cs224n / make altegrad: PROFILE=cpu|gpu|gpu_large (the benchmark's), course (the course's own settings; a GPU
-# machine), course-cut (the same settings, fewer epochs and steps: the 2-core CPU hour; docs/courses.md)
+# make bench / cs224n / altegrad run the benchmark grid on Snakemake (benchmarks/Snakefile; docs/workflow.md).
+# PROFILE: a file of benchmarks/profiles/: cpu|gpu|gpu_large (the benchmark's), course (the courses' own settings; a
+# GPU machine), course-cut (the same settings, fewer epochs and steps: the 2-core CPU hour; docs/courses.md).
+# make bench: PIPELINES="birthplace sentiment sentiment_lab sentiment_curve" (default: all). DRYRUN=1 lists the steps
+# that would run and runs none. A step reruns, with the steps after it, when its config file, script or command changed.
+# OUT (outputs/bench): the run's folder, its figures in OUT/figures; DATA_ROOT (../shared/data); CORES (all).
 PROFILE ?= cpu
 PIPELINES ?=
+OUT ?= outputs/bench
+DATA_ROOT ?= ../shared/data
+CORES ?= all
+SNAKEMAKE = $(VENV)/bin/snakemake -s benchmarks/Snakefile --cores $(CORES) --show-failed-logs \
+	$(if $(DRYRUN),--dry-run --quiet rules) --config profile=$(PROFILE) out=$(OUT) data=$(DATA_ROOT) python=$(PY)
 
 .PHONY: install test lint mutation demo tour bench cs224n altegrad app-test readme-check clean
 
@@ -54,14 +62,15 @@ demo: $(STAMP)
 tour: $(STAMP)
 	$(PY) examples/model_tour.py
 
+# Every pipeline of the profile (a whole benchmark run also writes benchmarks/results.json and the throughput rows).
 bench: $(STAMP)
-	PROFILE=$(PROFILE) PIPELINES="$(PIPELINES)" bash benchmarks/run_all.sh
+	$(SNAKEMAKE) pipelines="$(PIPELINES)" command="make bench PROFILE=$(PROFILE)$(if $(PIPELINES), PIPELINES=$(PIPELINES))"
 
-# One course's whole chain of the profile (config files: configs/<course>/<profile>/), outputs under OUT (default
-# outputs/bench); at its end the course's reported numbers beside ours (benchmarks/course_table.py, also written to
-# OUT/<course>_table.md) and its figure in benchmarks/figures/.
+# One course's whole chain of the profile (config files: configs/<course>/<profile>/), outputs under OUT; at its end
+# the course's reported numbers beside ours (benchmarks/course_table.py, also OUT/<course>_table.md) and its figures in
+# OUT/figures (`python benchmarks/grid.py figures` copies them into benchmarks/figures).
 cs224n altegrad: $(STAMP)
-	$(PY) benchmarks/plan.py run --profile $(PROFILE) --course $@
+	$(SNAKEMAKE) course=$@ command="make $@ PROFILE=$(PROFILE)"
 
 # Every command of README.md, run in a fresh clone of HEAD with tiny step counts (docs/check_readme.py; minutes).
 readme-check: $(STAMP)
