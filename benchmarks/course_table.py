@@ -4,11 +4,11 @@
     python benchmarks/course_table.py cs224n --bench_dir outputs/bench --profile course-cut
     python benchmarks/course_table.py altegrad --bench_dir outputs/bench --profile cpu --output table.md
 
-The rows are the benchmark plan's (`plan.birthplace_rows`, `plan.sentiment_rows`), read from the run records under
-`--bench_dir`; a row not run yet says so. The course's numbers are those docs/courses.md quotes: CS224N's bars on
-dev, the lab's validation accuracies after the first and the last epoch. Of a benchmark profile, the counterpart of a
-course row is the profile's first model of that variant, scored as the plan's headline (the better on the tuning
-split of pretrained alone and finetuned); the profile's other rows follow as ours alone.
+The rows are the profile's (`benchmarks/profiles/<profile>.yaml`), read from the run records under `--bench_dir`; a
+row not run yet says so. The course's numbers are those docs/courses.md quotes: CS224N's bars on dev, the lab's
+validation accuracies after the first and the last epoch. Of a benchmark profile, the counterpart of a course row is
+the profile's first model of that variant, scored as its headline (the better on the tuning split of pretrained alone
+and finetuned); the profile's other rows follow as ours alone.
 """
 
 from __future__ import annotations
@@ -18,9 +18,12 @@ import statistics
 import sys
 from pathlib import Path
 
-from plan import PROFILES, Row, birthplace_rows, sentiment_rows, tune_split_choice
+import grid
+from grid import Row
 
 from hf_models.run_record import read_record
+from hf_models.safety import check_output_file, command_line
+from hf_models.textio import atomic_write_text
 
 # (the course's row, its reported number, our row of a course profile; None: the variant's model of a benchmark one)
 CS224N = (
@@ -48,20 +51,20 @@ def _percent(value: float | None) -> str:
 
 
 def _our_row(profile: str, bench: Path, key: str) -> str | None:
-    """Our row for a course row: the row of that key, else the profile's first model of that variant, as the plan's
-    headline: of pretrained alone and finetuned, the better on the tuning split (the finetuned one without it)."""
-    rows = {row.key: row for row in birthplace_rows(profile)}
+    """Our row for a course row: the row of that key, else the profile's first model of that variant, as its
+    headline: of pretrained alone and finetuned, the better on the tuning split."""
+    rows = {row.key: row for row in grid.load(profile).rows["birthplace"]}
     if key in rows:
         return key
-    model = next((model for model in PROFILES[profile].birthplace.models if model.startswith(key)), None)
+    headline = grid.load(profile).headline
+    model = next((model for model in headline if model.startswith(key)), None)
     if model is None:
         return None
-    candidates = tune_split_choice(profile).get(model, (f"{model}_finetuned",))
-    return max(candidates, key=lambda c: _dev_accuracy(bench / rows[c].runs[0] / "eval_tune") or -1.0)
+    return max(headline[model], key=lambda c: _dev_accuracy(bench / (rows[c].tune or "-")) or -1.0)
 
 
 def cs224n_table(profile: str, bench: Path) -> str:
-    rows = {row.key: row for row in birthplace_rows(profile)}
+    rows = {row.key: row for row in grid.load(profile).rows["birthplace"]}
     lines = [
         f"## CS224N a5, birthplace: dev accuracy (500 questions), profile {profile}",
         "",
@@ -77,7 +80,7 @@ def cs224n_table(profile: str, bench: Path) -> str:
     for key, row in rows.items():
         if key not in shown:
             lines.append(f"| ours alone | | {_percent(_dev_accuracy(bench / row.runs[0]))} | {key} |")
-    figure = f"benchmarks/figures/birthplace_dev_accuracy{PROFILES[profile].suffix}.png"
+    figure = f"{bench}/figures/birthplace_dev_accuracy.png"
     return "\n".join([*lines, "", f"Figure: {figure}; test predictions: predictions_test.txt in each run folder."])
 
 
@@ -95,7 +98,7 @@ def _sentiment_scores(bench: Path, row: Row) -> tuple[str, str, int]:
 
 
 def altegrad_table(profile: str, bench: Path) -> str:
-    rows = {row.key: row for row in sentiment_rows(profile)}
+    rows = {row.key: row for row in grid.load(profile).rows["sentiment"]}
     lines = [
         f"## ALTeGraD lab, CLS-FR books: validation accuracy (400 reviews), profile {profile}",
         "",
@@ -109,24 +112,29 @@ def altegrad_table(profile: str, bench: Path) -> str:
         if key not in {key for key, *_ in ALTEGRAD}:
             first, end, seeds = _sentiment_scores(bench, row)
             lines.append(f"| {key} (ours alone) | | {first} | | {end} | {seeds} |")
-    figure = f"benchmarks/figures/sentiment_valid_accuracy{PROFILES[profile].suffix}.png"
+    figure = f"{bench}/figures/sentiment_valid_accuracy.png"
     return "\n".join([*lines, "", f"Figure: {figure}; test predictions: test_predictions.txt in each run folder."])
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("course", choices=["cs224n", "altegrad"], help="which course's table")
-    parser.add_argument("--bench_dir", default="outputs/bench", help="the OUT folder of `benchmarks/plan.py run`")
-    parser.add_argument("--profile", choices=sorted(PROFILES), default="cpu", help="the plan's profile")
+    parser.add_argument("--bench_dir", default="outputs/bench", help="the run's folder (make cs224n|altegrad's OUT)")
+    parser.add_argument("--profile", choices=grid.names(), default="cpu", help="the run's profile")
     parser.add_argument("--output", help="also write the table to this Markdown file")
     args = parser.parse_args(argv)
-    table = (cs224n_table if args.course == "cs224n" else altegrad_table)(args.profile, Path(args.bench_dir))
+    bench = Path(args.bench_dir)
+    if not bench.is_dir():
+        raise SystemExit(f"--bench_dir {bench}: no such folder")
+    if args.output:  # never over a run's own files
+        runs = [row.runs[0] for rows in grid.load(args.profile).rows.values() for row in rows]
+        check_output_file(args.output, [("--bench_dir", bench / run) for run in runs], "--output", inside=True)
+    table = (cs224n_table if args.course == "cs224n" else altegrad_table)(args.profile, bench)
     print(table)
     if args.output:
-        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.output).write_text(table + "\n", encoding="utf-8")
+        atomic_write_text(Path(args.output), table + "\n")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(command_line(main, sys.argv[1:]))

@@ -1,9 +1,9 @@
 #!/usr/bin/env python
-"""Bar chart of the birthplace dev accuracies of the benchmark plan's rows (`benchmarks/plan.py`: London, no
+"""Bar chart of the birthplace dev accuracies of a profile's rows (`benchmarks/profiles/<profile>.yaml`: London, no
 pretraining, each pretrained model alone and after the course's finetuning stage), with the course's bars (10%
 vanilla, 5% synthesizer) as reference lines.
 
-    python benchmarks/plot_birthplace.py --bench_dir outputs/bench
+    python benchmarks/plot_birthplace.py --bench_dir outputs/bench    # outputs/bench/figures/birthplace_dev_accuracy.png
 """
 
 import argparse
@@ -14,25 +14,19 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
+import grid  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
-from plan import PROFILES, birthplace_rows  # noqa: E402
 
 from hf_models.run_record import read_record  # noqa: E402
 from hf_models.safety import check_output_file, command_line  # noqa: E402
 from hf_models.textio import atomic_write  # noqa: E402
 from hf_models.training import HelpFormatter  # noqa: E402
 
-COLOURS = {  # by the plan's row
+COLOURS = {  # by the profiles' rows
     "london": "#999999",
     "vanilla_nopretrain": "#d98c5f",
-    "vanilla_pretrain_only": "#4c72b0",
     "vanilla_finetuned": "#8fa9d6",
-    "synthesizer_pretrain_only": "#55a868",
     "synthesizer_finetuned": "#9fd0ac",
-    "vanilla_augmented_pretrain_only": "#8172b2",
-    "vanilla_augmented_finetuned": "#b8aee0",
-    "synthesizer_augmented_pretrain_only": "#c44e52",
-    "synthesizer_augmented_finetuned": "#e8a0a2",
     "vanilla_recite_pretrain_only": "#dd8452",
     "vanilla_recite_finetuned": "#f2bf9b",
     "synthesizer_recite_pretrain_only": "#da8bc3",
@@ -44,14 +38,15 @@ COLOURS = {  # by the plan's row
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
-    parser.add_argument("--bench_dir", default="outputs/bench", help="the OUT folder of `benchmarks/plan.py run`")
-    parser.add_argument(
-        "--profile", choices=sorted(PROFILES), default="cpu", help="the plan's profile whose rows to plot"
-    )
-    parser.add_argument("--output", default="benchmarks/figures/birthplace_dev_accuracy.png", help="PNG file to write")
+    parser.add_argument("--bench_dir", default="outputs/bench", help="the run's folder (make bench's OUT)")
+    parser.add_argument("--profile", choices=grid.names(), default="cpu", help="the profile whose rows to plot")
+    parser.add_argument("--output", help="PNG file to write (default: BENCH_DIR/figures/birthplace_dev_accuracy.png)")
     parser.add_argument("--title", default="Birthplace dev accuracy (500 questions)", help="the figure's title")
     args = parser.parse_args(argv)
-    rows = birthplace_rows(args.profile)
+    if not Path(args.bench_dir).is_dir():
+        raise SystemExit(f"--bench_dir {args.bench_dir}: no such folder")
+    args.output = args.output or f"{args.bench_dir}/figures/birthplace_dev_accuracy.png"
+    rows = grid.load(args.profile).rows["birthplace"]
     inputs = [("--bench_dir", Path(args.bench_dir) / row.runs[0]) for row in rows]
     check_output_file(args.output, inputs, "--output", inside=True)  # never over a run's own plots
     labels, values, colours = [], [], []
@@ -59,7 +54,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         record = read_record(Path(args.bench_dir) / row.runs[0])
         scores = record.scored("validation") if record else None
         if scores is not None:
-            labels.append(row.label)
+            labels.append(row.label.replace(", ", "\n"))
             values.append(100 * scores.metrics["exact_match"])
             colours.append(COLOURS.get(row.key, "#666666"))
     # about an inch per bar, so that the two-line labels of the longer profiles do not run into each other

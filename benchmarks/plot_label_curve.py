@@ -3,35 +3,34 @@
 each row's mean over its draws with its spread (the lowest to the highest draw), TF-IDF among them, and the TF-IDF
 test accuracies scored outside the project as a reference line.
 
-    python benchmarks/plot_label_curve.py --bench_dir outputs/bench --profile cpu   # the plan's runs (its last step)
+    python benchmarks/plot_label_curve.py --bench_dir outputs/bench --profile cpu   # a run's (its curve's last step)
     python benchmarks/plot_label_curve.py --from_results                           # from benchmarks/results.json
 
-The points are those of `benchmarks/label_curve.py`, read from the run folders under BENCH_DIR as
-`benchmarks/write_results.py` reads them, or with `--from_results` from the profile's `sentiment_label_curve`
-section of RESULTS. The reference line is RESULTS' `sentiment_test_acc.tfidf_label_curve`, when there is one.
+The points are the profile's curve rows (`benchmarks/profiles/<profile>.yaml`), read from the run folders under
+BENCH_DIR as `benchmarks/write_results.py` reads them, or with `--from_results` from the profile's
+`sentiment_label_curve` section of RESULTS. The reference line is RESULTS' `sentiment_test_acc.tfidf_label_curve`,
+when there is one. The figure goes to BENCH_DIR/figures/ unless --output says otherwise.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
-from plan import PROFILES
+import grid
 from write_results import label_curve_of, read_timings
 
+from hf_models.safety import check_output_file, command_line
 from hf_models.training import HelpFormatter
 
-LABELS = {
-    "pretrained_lp_ft": "pretrained LP-FT",
-    "scratch_lp_ft": "scratch LP-FT",
-    "frozen_linear_probe": "frozen linear probe",
-    "tfidf": "TF-IDF + logistic regression",
-}
 REFERENCE_LABEL = "TF-IDF, test, scored outside"
 
 
-def plot_curve(curve: dict, reference: dict[str, float] | None, output: str | Path, title: str) -> Path:
+def plot_curve(
+    curve: dict, reference: dict[str, float] | None, output: str | Path, title: str, profile: str = "cpu"
+) -> Path:
     """Save the figure of `curve` (a `sentiment_label_curve` section) and the outside `reference` line
     ({budget: accuracy}); accuracies in percent."""
     import matplotlib
@@ -44,7 +43,7 @@ def plot_curve(curve: dict, reference: dict[str, float] | None, output: str | Pa
         budgets = sorted(points, key=int)
         draws = [[100 * value for value in points[n]["per_draw"].values()] for n in budgets]
         x = [int(n) for n in budgets]
-        ax.plot(x, [100 * points[n]["mean"] for n in budgets], marker="o", label=LABELS.get(row, row))
+        ax.plot(x, [100 * points[n]["mean"] for n in budgets], marker="o", label=grid.label(profile, row))
         ax.fill_between(x, [min(d) for d in draws], [max(d) for d in draws], alpha=0.2)
     if reference:
         x = sorted(int(n) for n in reference)
@@ -68,13 +67,13 @@ def plot_curve(curve: dict, reference: dict[str, float] | None, output: str | Pa
 
 def main(args: list[str] | None = None) -> Path:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
-    parser.add_argument("--bench_dir", default="outputs/bench", help="the OUT folder of plan.py run")
-    parser.add_argument("--profile", choices=sorted(PROFILES), default="cpu", help="the plan's profile")
+    parser.add_argument("--bench_dir", default="outputs/bench", help="the run's folder (make bench's OUT)")
+    parser.add_argument("--profile", choices=grid.names(), default="cpu", help="the run's profile")
     parser.add_argument("--from_results", action="store_true", help="read the points from RESULTS, not BENCH_DIR")
     parser.add_argument("--results", default="benchmarks/results.json", help="the reference line (and the points)")
-    parser.add_argument("--output", default=None, help="default: benchmarks/figures/sentiment_label_curve[_gpu].png")
+    parser.add_argument("--output", default=None, help="default: BENCH_DIR/figures/sentiment_label_curve.png")
     parsed = parser.parse_args(args)
-    suffix = PROFILES[parsed.profile].suffix
+    suffix = grid.load(parsed.profile).suffix
     results_path = Path(parsed.results)
     results = json.loads(results_path.read_text(encoding="utf-8")) if results_path.exists() else {}
     if parsed.from_results:
@@ -83,16 +82,19 @@ def main(args: list[str] | None = None) -> Path:
         curve = results[f"sentiment_label_curve{suffix}"]
     else:
         bench = Path(parsed.bench_dir)
-        curve = label_curve_of(bench, parsed.profile, read_timings(bench / "timings.tsv"), "", "")
+        if not bench.is_dir():
+            raise SystemExit(f"--bench_dir {bench}: no such folder")
+        curve = label_curve_of(bench, parsed.profile, read_timings(bench), "", "")
     reference = results.get("sentiment_test_acc", {}).get("tfidf_label_curve")
     title = (
         f"CLS-FR books, validation accuracy ({parsed.profile} profile): mean of the draws, band from lowest to highest"
     )
-    output = parsed.output or f"benchmarks/figures/sentiment_label_curve{suffix}.png"
-    path = plot_curve(curve, reference, output, title)
+    output = parsed.output or f"{parsed.bench_dir}/figures/sentiment_label_curve.png"
+    check_output_file(output, [("--results", results_path)], "--output")
+    path = plot_curve(curve, reference, output, title, parsed.profile)
     print(f"Wrote {path}")
     return path
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(command_line(main, sys.argv[1:]))

@@ -3,20 +3,20 @@ r"""Draw the ALTeGraD lab's figure: validation accuracy per epoch of several sen
 
     python benchmarks/plot_sentiment.py --runs scratch=runs/sentiment/scratch \
         pretrained=runs/sentiment/pretrained frozen=runs/sentiment/frozen --output sentiment_accuracy.png
-    python benchmarks/plot_sentiment.py --bench_dir outputs/bench --profile cpu    # the benchmark plan's runs
+    python benchmarks/plot_sentiment.py --bench_dir outputs/bench --profile cpu    # a profile's rows in a run
 
 Each run folder is an `--output_dir` of `recipes/finetune_sentiment.py`; the curve is read from the run
 record (`run_record.json`) the recipe saved there. Several folders for one label (`label=DIR1,DIR2,DIR3`, e.g.
 one per finetuning seed) draw their mean, with a band of ± one standard deviation. Without `--runs`, the runs are
-the rows of the benchmark plan (`benchmarks/plan.py`) under `--bench_dir`.
+the rows of the profile (`benchmarks/profiles/<profile>.yaml`) under `--bench_dir`, drawn into its figures/ folder.
 """
 
 import argparse
 import sys
 from pathlib import Path
 
+import grid
 import numpy as np
-from plan import sentiment_rows
 
 from hf_models.run_record import RECORD_FILE, read_record
 from hf_models.safety import check_output_file, command_line
@@ -68,12 +68,17 @@ def plot_runs(
 def main(args: list[str] | None = None) -> Path:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--runs", nargs="+", metavar="LABEL=DIR[,DIR...]", help="runs to draw, as label=folder(s)")
-    parser.add_argument("--bench_dir", default="outputs/bench", help="without --runs: the OUT folder of plan.py run")
-    parser.add_argument("--profile", default="cpu", help="without --runs: the plan's profile")
-    parser.add_argument("--output", default="sentiment_accuracy.png", help="PNG file to write")
-    parser.add_argument("--title", default="CLS-FR books sentiment", help="the figure's title")
+    parser.add_argument("--bench_dir", default="outputs/bench", help="without --runs: the run's folder (make's OUT)")
+    parser.add_argument("--profile", choices=grid.names(), default="cpu", help="without --runs: the run's profile")
+    parser.add_argument("--output", help="PNG file to write (default: BENCH_DIR/figures/sentiment_valid_accuracy.png)")
+    parser.add_argument("--title", help="the figure's title (default: the data set, split and profile)")
     parsed = parser.parse_args(args)
-    runs = {row.label: [Path(parsed.bench_dir) / run for run in row.runs] for row in sentiment_rows(parsed.profile)}
+    if not parsed.runs and not Path(parsed.bench_dir).is_dir():
+        raise SystemExit(f"--bench_dir {parsed.bench_dir}: no such folder")
+    parsed.output = parsed.output or f"{parsed.bench_dir}/figures/sentiment_valid_accuracy.png"
+    title = parsed.title or f"CLS-FR books, validation ({parsed.profile} profile, mean ± std of seeds)"
+    rows = grid.load(parsed.profile).rows["sentiment"]
+    runs = {row.label: [Path(parsed.bench_dir) / run for run in row.runs] for row in rows}
     # A pipeline draws the rows finished so far (`sentiment` before `sentiment_lab` has run).
     unfinished = [label for label, dirs in runs.items() if not all((d / RECORD_FILE).is_file() for d in dirs)]
     if unfinished and not parsed.runs:
@@ -90,7 +95,7 @@ def main(args: list[str] | None = None) -> Path:
             runs[label] = run_dir.split(",")
     inputs = [("--runs", run_dir) for dirs in runs.values() for run_dir in ([dirs] if isinstance(dirs, str) else dirs)]
     check_output_file(parsed.output, inputs, "--output", inside=True)  # never over a run's own plots
-    path = plot_runs(runs, parsed.output, parsed.title)
+    path = plot_runs(runs, parsed.output, title)
     print(f"Wrote {path}")
     return path
 

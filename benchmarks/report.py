@@ -3,9 +3,10 @@
     python benchmarks/write_results.py --report
 
 Every figure of the two files is read from the JSON files, so that the report cannot drift from the results:
-`results.json` is written by the runs (`benchmarks/plan.py run`, `benchmarks/throughput.py`) and holds the test
+`results.json` is written by the runs (`make bench`, `benchmarks/throughput.py`) and holds the test
 accuracies scored outside the project; `levers.json` is the list of every lever tried, with its measured effect and
-what was decided. COMMANDS is the one place that says how each result is rerun.
+what was decided. The sections' titles and row labels are the profiles' (benchmarks/profiles/*.yaml);
+`profile_command` and COMMANDS say how each result is rerun.
 """
 
 from __future__ import annotations
@@ -14,26 +15,12 @@ import json
 import re
 from pathlib import Path
 
+import grid
+
 HISTORY_TAG = "lab-levers"  # the git tag that keeps the dated diary of every run and every removed lever
 
-# How to rerun each section of results.json (the pipelines write their sections through write_results.py).
+# How to rerun each section of results.json that no profile writes (the profiles' sections: `profile_command`).
 COMMANDS = {
-    "birthplace_dev_acc": "python benchmarks/plan.py run --profile cpu --pipeline birthplace",
-    "birthplace_dev_acc_gpu": "python benchmarks/plan.py run --profile gpu --pipeline birthplace",
-    "sentiment_valid_acc": "python benchmarks/plan.py run --profile cpu --pipeline sentiment sentiment_lab",
-    "sentiment_valid_acc_gpu": "python benchmarks/plan.py run --profile gpu --pipeline sentiment sentiment_lab",
-    "sentiment_valid_acc_gpu_large": (
-        "python benchmarks/plan.py run --profile gpu_large --pipeline sentiment sentiment_lab"
-    ),
-    "sentiment_label_curve": "python benchmarks/plan.py run --profile cpu --pipeline sentiment sentiment_curve",
-    "sentiment_label_curve_gpu": "python benchmarks/plan.py run --profile gpu --pipeline sentiment sentiment_curve",
-    "sentiment_label_curve_gpu_large": (
-        "python benchmarks/plan.py run --profile gpu_large --pipeline sentiment sentiment_curve"
-    ),
-    "birthplace_dev_acc_course_gpu": "make cs224n PROFILE=course",
-    "sentiment_valid_acc_course_gpu": "make altegrad PROFILE=course",
-    "sentiment_valid_acc_course_cut": "make altegrad PROFILE=course-cut",
-    "birthplace_dev_acc_course_cut": "make cs224n PROFILE=course-cut",
     "tfidf": "python benchmarks/tfidf_baseline.py --data_dir ../shared/data/cls-books --output_dir OUTPUT_DIR",
     "throughput": "python benchmarks/throughput.py --threads 1 --generation_repeats 2",
     "throughput_gpu": "python benchmarks/throughput.py --device cuda --dtype bf16 --batch_size 64",
@@ -45,57 +32,40 @@ COMMANDS = {
     "bench": "make bench",
     "report": "python benchmarks/write_results.py --report",
 }
-
-BIRTHPLACE_SECTIONS = {
-    "birthplace_dev_acc": "on 2 CPU cores",
-    "birthplace_dev_acc_gpu": "on a GPU",
-    "birthplace_dev_acc_course_gpu": "with the course's own setting, on a GPU",
-    "birthplace_dev_acc_course_cut": "with the course's own setting cut to fewer epochs, on 2 CPU cores",
+# Each task's sections (<prefix><profile's suffix>): the pipelines that write it, and the course whose make target does.
+TASKS = {
+    "birthplace_dev_acc": ("birthplace", "cs224n"),
+    "sentiment_valid_acc": ("sentiment sentiment_lab", "altegrad"),
+    "sentiment_label_curve": ("sentiment sentiment_curve", None),
 }
 # The course's bars (its handout: dev accuracy after pretraining and finetuning), for the course profiles' sections.
 BIRTHPLACE_COURSE_BARS = "the course's bars: vanilla ≥ 10 %, synthesizer ≥ 5 %, no pretraining far below 10 %"
-BIRTHPLACE_ROWS = {
-    "london": 'always "London"',
-    "vanilla_nopretrain": "vanilla, no pretraining",
-    "vanilla_recite_pretrain_only": "vanilla, reciting",
-    "vanilla_recite_finetuned": "vanilla, reciting, then finetuned",
-    "synthesizer_recite_pretrain_only": "synthesizer, reciting",
-    "synthesizer_recite_finetuned": "synthesizer, reciting, then finetuned",
-    "vanilla_span_corruption_pretrain_only": "vanilla, span corruption (the course's)",
-    "vanilla_span_corruption_finetuned": "vanilla, span corruption, then finetuned (the course's)",
-    "vanilla_finetuned": "vanilla, character span corruption, then finetuned",
-    "synthesizer_finetuned": "synthesizer, character span corruption, then finetuned",
-}
-# The sentiment profiles: their results.json suffix, title and column title in the test table.
-SENTIMENT_PROFILES = {
-    "cpu": ("", "on 2 CPU cores", "CPU profile"),
-    "gpu": ("_gpu", "on a GPU", "GPU profile"),
-    "gpu_large": (
-        "_gpu_large",
-        "on a GPU, a model of the lab's size (`gpu_large`, 23M parameters)",
-        "GPU, `gpu_large` (23M)",
-    ),
-    "course": ("_course_gpu", "with the lab's own setting, on a GPU", "the lab's setting, GPU"),
-    "course-cut": (
-        "_course_cut",
-        "with the lab's own setting cut to fewer LM steps and epochs, on 2 CPU cores",
-        "the lab's setting cut, CPU",
-    ),
-}
-SENTIMENT_ROWS = {
-    "scratch": "scratch",
-    "pretrained": "pretrained",
-    "frozen": "frozen (mean-pool head)",
-    "frozen_linear_probe": "frozen linear probe",
-    "scratch_lp_ft": "scratch LP-FT",
-    "pretrained_lp_ft": "pretrained LP-FT",
-}
-# The lab's own rows (the course profiles): its last-token head, finetuned whole or on a frozen backbone.
-COURSE_SENTIMENT_ROWS = {
-    "scratch": "from scratch",
-    "pretrained": "pretrained, then finetuned",
-    "frozen": "pretrained, backbone frozen",
-}
+
+
+def profile_command(section: str) -> str:
+    """How a profile's section is rerun: its course's make target, else `make bench` with its pipelines."""
+    for name in grid.names():
+        for prefix, (pipelines, course) in TASKS.items():
+            if section == prefix + grid.load(name).suffix:
+                if grid.load(name).course and course:
+                    return f"make {course} PROFILE={name}"
+                shown = f'"{pipelines}"' if " " in pipelines else pipelines
+                return f"make bench PROFILE={name} PIPELINES={shown}"
+    return COMMANDS[section]
+
+
+def titles(task: str) -> dict[str, str]:
+    """{profile: the title of its section of `task`} for the profiles that have one, in the report's order."""
+    return {name: grid.load(name).titles[task] for name in grid.names() if task in grid.load(name).titles}
+
+
+def row_labels(task: str, profile: str | None = None) -> dict[str, str]:
+    """{row: label} of one profile's rows of `task`, or of every profile's (the first profile's label of a key)."""
+    labels: dict[str, str] = {}
+    for name in [profile] if profile else grid.names():
+        for row in grid.load(name).rows.get(task, ()):
+            labels.setdefault(row.key, row.label)
+    return labels
 
 
 def percent(value: float, digits: int = 1) -> str:
@@ -137,22 +107,23 @@ def pretraining_epochs(command: str) -> str:
     return "—"
 
 
-def birthplace_section(section: str, rows: dict) -> list[str]:
+def birthplace_section(profile: str, rows: dict) -> list[str]:
+    section, labels = f"birthplace_dev_acc{grid.load(profile).suffix}", row_labels("birthplace")
     chosen = {entry["chosen_row"] for entry in rows.values() if "chosen_row" in entry}
     headlines = "; ".join(
-        f"{BIRTHPLACE_ROWS.get(rows[key]['chosen_row'], key)} **{percent(rows[key]['value'])}**"
+        f"{labels.get(rows[key]['chosen_row'], key)} **{percent(rows[key]['value'])}**"
         for key in rows
         if "chosen_row" in rows[key]
     )
-    lines = [f"## Birthplace (CS224N a5) {BIRTHPLACE_SECTIONS[section]}", ""]
+    lines = [f"## Birthplace (CS224N a5) {titles('birthplace')[profile]}", ""]
     if headlines:
         choice = "each the tune split's choice between a pretrained model and its finetuned copy"
         lines += [f"Headline rows (dev; {choice}): {headlines}.", ""]
     else:
         lines += [f"Dev accuracy against {BIRTHPLACE_COURSE_BARS}.", ""]
-    lines += facts(list(rows.values()), COMMANDS[section])
+    lines += facts(list(rows.values()), profile_command(section))
     body = []
-    for key, label in BIRTHPLACE_ROWS.items():
+    for key, label in labels.items():
         if key not in rows:
             continue
         row = rows[key]
@@ -162,11 +133,7 @@ def birthplace_section(section: str, rows: dict) -> list[str]:
         body.append([name, pretraining_epochs(row["command"]), dev, tune, f"{row['wall_time_s']:,} s"])
     header = ["row", "pretraining epochs", "dev accuracy ± s.e.", "tune split", "wall time of its steps"]
     lines += table(header, body)
-    notes = [
-        f"- {BIRTHPLACE_ROWS.get(key, key)}: {rows[key]['note']}"
-        for key in BIRTHPLACE_ROWS
-        if "note" in rows.get(key, {})
-    ]
+    notes = [f"- {label}: {rows[key]['note']}" for key, label in labels.items() if "note" in rows.get(key, {})]
     lines += ["", *notes] if notes else []
     figure = f"benchmarks/figures/birthplace_dev_accuracy{section.removeprefix('birthplace_dev_acc')}.png"
     return [*lines, "", f"Figure: [{Path(figure).name}]({figure}).", ""]
@@ -194,11 +161,11 @@ def demo_section(demo: dict) -> list[str]:
 
 
 def whole_runs_section(runs: dict) -> list[str]:
-    """Each recorded `plan.py run`'s whole wall time, under its command: the time a user waits for that command."""
+    """Each recorded run's whole wall time, under its command: the time a user waits for that command."""
     lines = ["## Whole runs", ""]
     lines += [
         "The wall time of each command from its start to its end. Steps run side by side, so it is less than the",
-        "sum of the rows' step times above. A `--resume` run's time is that call's alone.",
+        "sum of the rows' step times above. A run that kept steps of an earlier run counts its own time alone.",
         "",
     ]
     body = [
@@ -224,10 +191,10 @@ def stopped_runs_section(results: dict) -> list[str]:
 
 
 def sentiment_section(profile: str, rows: dict) -> list[str]:
-    suffix, title, _ = SENTIMENT_PROFILES[profile]
+    suffix = grid.load(profile).suffix
     section = f"sentiment_valid_acc{suffix}"
-    lines = [f"## Sentiment (CLS-FR books) {title}", ""]
-    labels = COURSE_SENTIMENT_ROWS if profile.startswith("course") else SENTIMENT_ROWS
+    lines = [f"## Sentiment (CLS-FR books) {titles('sentiment')[profile]}", ""]
+    labels = row_labels("sentiment", profile)
     gaps = [
         f"{labels[p]} − {labels[s]} {points(rows[p]['value'] - rows[s]['value'])} points"
         for p, s in (("pretrained", "scratch"), ("pretrained_lp_ft", "scratch_lp_ft"))
@@ -236,7 +203,7 @@ def sentiment_section(profile: str, rows: dict) -> list[str]:
     best = max(rows, key=lambda key: rows[key]["value"])
     summary = f"Best row (validation): {labels.get(best, best)} **{percent(rows[best]['value'], 2)}**"
     lines += [f"{summary}; {'; '.join(gaps)}." if gaps else f"{summary}.", ""]
-    lines += facts(list(rows.values()), COMMANDS[section])
+    lines += facts(list(rows.values()), profile_command(section))
     body = []
     for key, label in labels.items():
         if key not in rows:
@@ -254,14 +221,15 @@ def sentiment_section(profile: str, rows: dict) -> list[str]:
     return [*lines, "", f"Figure: [{Path(figure).name}]({figure}).", ""]
 
 
-CURVE_ROWS = {**SENTIMENT_ROWS, "tfidf": "TF-IDF + logistic regression"}
-
-
 def label_curve_section(profile: str, curve: dict, test: dict) -> list[str]:
     """The label-budget curve: validation accuracy (mean ± s.d. of the draws) of each row at each budget, and the
     gap pretrained − scratch LP-FT; the outside TF-IDF test line (`test["tfidf_label_curve"]`) when there is one."""
-    suffix, title, _ = SENTIMENT_PROFILES[profile]
+    suffix, title = grid.load(profile).suffix, titles("sentiment")[profile]
     section, budgets, rows = f"sentiment_label_curve{suffix}", [str(n) for n in curve["budgets"]], curve["rows"]
+    curve_labels = {
+        **row_labels("sentiment", profile),
+        **{row["key"]: grid.label(profile, row["key"]) for row in grid.load(profile).curve},
+    }
     lines = [f"## Sentiment: accuracy against labels {title}", ""]
     lines += [
         "What pretraining buys is label efficiency: the rows again on balanced draws of the 1,600 training reviews",
@@ -271,10 +239,10 @@ def label_curve_section(profile: str, curve: dict, test: dict) -> list[str]:
         "earlier run's). Validation accuracy (%), mean ± sample s.d. over the draws:",
         "",
     ]
-    lines += facts([curve], COMMANDS[section])
+    lines += facts([curve], profile_command(section))
     body = [
         [label, *(f"{100 * rows[key][n]['mean']:.1f} ± {100 * rows[key][n]['std']:.1f}" for n in budgets)]
-        for key, label in CURVE_ROWS.items()
+        for key, label in curve_labels.items()
         if key in rows
     ]
     if {"pretrained_lp_ft", "scratch_lp_ft"} <= set(rows):
@@ -295,7 +263,7 @@ def label_curve_section(profile: str, curve: dict, test: dict) -> list[str]:
 
 def sentiment_test_section(test: dict) -> list[str]:
     """The test accuracies scored outside the project, a column per profile."""
-    profiles = [p for p in SENTIMENT_PROFILES if p in test["profiles"]]
+    profiles = [p for p in titles("sentiment") if p in test["profiles"]]
     lines = ["## Sentiment on the test reviews (scored outside the project)", ""]
     lines += [
         "Test accuracy on the 2,000 held-out reviews, mean of the 3 finetuning seeds of each row above: the test",
@@ -305,9 +273,9 @@ def sentiment_test_section(test: dict) -> list[str]:
     ]
     body = [
         [label, *(percent(test["profiles"][p][key]) if key in test["profiles"][p] else "—" for p in profiles)]
-        for key, label in SENTIMENT_ROWS.items()
+        for key, label in row_labels("sentiment", "cpu").items()
     ]
-    lines += table(["row (test)", *(SENTIMENT_PROFILES[p][2] for p in profiles)], body)
+    lines += table(["row (test)", *(grid.load(p).column for p in profiles)], body)
     tfidf = test.get("tfidf_logistic_regression")
     if tfidf:
         best = max(v for rows in test["profiles"].values() for v in rows.values())
@@ -439,15 +407,15 @@ def render_benchmarks(results: dict, levers: list[dict]) -> str:
     lines = header()
     if "demo" in results:
         lines += demo_section(results["demo"])
-    for section in BIRTHPLACE_SECTIONS:
-        if section in results:
-            lines += birthplace_section(section, results[section])
-    for profile, (suffix, _, _) in SENTIMENT_PROFILES.items():
-        if f"sentiment_valid_acc{suffix}" in results:
-            lines += sentiment_section(profile, results[f"sentiment_valid_acc{suffix}"])
-    for profile, (suffix, _, _) in SENTIMENT_PROFILES.items():
-        if f"sentiment_label_curve{suffix}" in results:
-            curve = results[f"sentiment_label_curve{suffix}"]
+    for profile in titles("birthplace"):
+        if f"birthplace_dev_acc{grid.load(profile).suffix}" in results:
+            lines += birthplace_section(profile, results[f"birthplace_dev_acc{grid.load(profile).suffix}"])
+    for profile in titles("sentiment"):
+        if f"sentiment_valid_acc{grid.load(profile).suffix}" in results:
+            lines += sentiment_section(profile, results[f"sentiment_valid_acc{grid.load(profile).suffix}"])
+    for profile in titles("sentiment"):
+        if f"sentiment_label_curve{grid.load(profile).suffix}" in results:
+            curve = results[f"sentiment_label_curve{grid.load(profile).suffix}"]
             lines += label_curve_section(profile, curve, results.get("sentiment_test_acc", {}))
     if "whole_runs" in results:
         lines += whole_runs_section(results["whole_runs"])

@@ -4,19 +4,19 @@
     python benchmarks/write_results.py --bench_dir outputs/bench
     python benchmarks/write_results.py --bench_dir outputs/bench_gpu --profile gpu
 
-The rows are those of the benchmark plan (`benchmarks/plan.py`: `birthplace_rows`, `sentiment_rows`,
-`tune_split_choice`), read from the recipes' run records under BENCH_DIR and the step timings (timings.tsv, written
-by `plan.py run`). A row whose run is missing, or one of whose steps failed (no line in timings.tsv), stops the
-script with an error naming it: a section is always written whole, from this bench folder, never with a row kept
-from an earlier run. Only the `birthplace_dev_acc`, `sentiment_valid_acc` and `sentiment_label_curve` (the
-label-budget curve, `benchmarks/label_curve.py`) sections are written (`*_gpu` for the GPU profile, `*_gpu_large`
-for its lever profile: the profiles never overwrite each other); every other key (for example `throughput`, written
-by benchmarks/throughput.py) is kept as it is. Values are fractions in 0-1; each entry
+The rows are those of the profile (`benchmarks/profiles/<profile>.yaml`, read by `benchmarks/grid.py`), read from the
+recipes' run records under BENCH_DIR and the steps' records (Snakemake's: BENCH_DIR/steps/<step>.done, written with
+the step's command when it succeeded, and BENCH_DIR/benchmarks/<step>.tsv, its wall time). A row whose run is missing,
+or one of whose steps failed (no .done), stops the script with an error naming it: a section is always written whole,
+from this bench folder, never with a row kept from an earlier run. Only the `birthplace_dev_acc`,
+`sentiment_valid_acc` and `sentiment_label_curve` sections are written, each with the profile's suffix (the profiles
+never overwrite each other); every other key (for example `throughput`, written by benchmarks/throughput.py) is kept
+as it is. Values are fractions in 0-1; each entry
 carries a standard deviation, hardware, date, command and wall time. The birthplace headline rows (`vanilla`,
 `synthesizer`) are the tuning split's choice between each pretrained model and its finetuned copy. The headline
 runs' test predictions are copied to benchmarks/predictions/ (benchmarks/predictions/gpu/ for the GPU profile), with
 every sentiment row's and seed's in sentiment/ and every curve point's in sentiment_curve/. The whole wall time of the
-last `plan.py run` into BENCH_DIR (its run_time.json) goes to the `whole_runs` section, under its command line.
+last successful run into BENCH_DIR (its run_time.json) goes to the `whole_runs` section, under its command line.
 
     python benchmarks/write_results.py --report
 
@@ -36,8 +36,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from label_curve import LABEL_BUDGETS, MIN_STEPS, curve_points
-from plan import PROFILES, Row, birthplace_rows, sentiment_rows, tune_split_choice
+import grid
+from grid import Row, curve_points
 from report import write_report
 
 from hf_models.run_record import RunRecord, read_record
@@ -50,13 +50,13 @@ def headline(profile: str) -> dict[str, tuple[str, str | None]]:
     """File in benchmarks/predictions -> (results section, row): birthplace's is the profile's first pretrained
     model (its tune split's choice), sentiment's the row with the best validation mean."""
     return {
-        "birthplace_test_predictions.txt": ("birthplace_dev_acc", PROFILES[profile].birthplace.models[0]),
+        "birthplace_test_predictions.txt": ("birthplace_dev_acc", next(iter(grid.load(profile).headline), None)),
         "sentiment_test_predictions.txt": ("sentiment_valid_acc", None),
     }
 
 
 class MissingRun(SystemExit):
-    """A row of the plan whose run is missing or failed: the message names it."""
+    """A row of the profile whose run is missing or failed: the message names it."""
 
 
 def default_hardware() -> str:
@@ -73,19 +73,22 @@ def default_hardware() -> str:
     return f"{os.cpu_count()}-core {platform.machine()} CPU, no GPU"
 
 
-def read_timings(path: Path) -> dict[str, tuple[int, str]]:
+def read_timings(bench: Path) -> dict[str, tuple[int, str]]:
+    """{step: (wall seconds, command)} of every step that succeeded in BENCH_DIR: its .done holds its command, its
+    Snakemake benchmark file its time."""
     timings = {}
-    if path.exists():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            name, seconds, command = line.split("\t", 2)
-            timings[name] = (int(seconds), command)  # the last run of a step wins
+    for done in sorted((bench / "steps").glob("*.done")):
+        times = bench / "benchmarks" / f"{done.stem}.tsv"
+        if times.is_file():
+            seconds = float(times.read_text(encoding="utf-8").splitlines()[1].split("\t")[0])
+            timings[done.stem] = (round(seconds), done.read_text(encoding="utf-8").strip())
     return timings
 
 
 def check_steps(row: Row, steps: list[str], timings: dict) -> None:
     missing = [step for step in steps if step not in timings]
     if missing:
-        raise MissingRun(f"row {row.key!r}: step(s) {', '.join(missing)} missing or failed (not in timings.tsv)")
+        raise MissingRun(f"row {row.key!r}: step(s) {', '.join(missing)} missing or failed (no steps/<step>.done)")
 
 
 def wall_time(steps: list[str], timings: dict) -> int:
@@ -120,7 +123,7 @@ def record_of(row: Row, folder: Path, split: str = "validation", metric: str | N
 def birthplace_rows_of(bench: Path, profile: str, timings: dict, hardware: str, date: str) -> dict:
     """One run per row: `std` is the binomial standard error of the accuracy over the dev questions."""
     rows = {}
-    for row in birthplace_rows(profile):
+    for row in grid.load(profile).rows["birthplace"]:
         folder = bench / row.runs[0]
         check_steps(row, list(row.steps), timings)
         scores = record_of(row, folder, metric="exact_match").scored("validation")
@@ -128,7 +131,7 @@ def birthplace_rows_of(bench: Path, profile: str, timings: dict, hardware: str, 
         extra = {"std_kind": "binomial standard error", "correct": round(accuracy * total), "total": total}
         if row.tune_step is not None:
             check_steps(row, [row.tune_step], timings)
-            tune = record_of(row, folder / "eval_tune", metric="exact_match").scored("validation")
+            tune = record_of(row, bench / row.tune, metric="exact_match").scored("validation")
             extra["tune_split_acc"] = tune.metrics["exact_match"]
         probe = read_json(folder / "fact_probe.json")
         if probe is not None:
@@ -136,8 +139,8 @@ def birthplace_rows_of(bench: Path, profile: str, timings: dict, hardware: str, 
         extra["predictions_test"] = str(folder / "predictions_test.txt")
         std = math.sqrt(accuracy * (1 - accuracy) / total)
         rows[row.key] = entry(accuracy, std, list(row.steps), timings, hardware, date, extra)
-    by_key = {row.key: row for row in birthplace_rows(profile)}
-    for key, candidates in tune_split_choice(profile).items():
+    by_key = {row.key: row for row in grid.load(profile).rows["birthplace"]}
+    for key, candidates in grid.load(profile).headline.items():
         chosen = max(candidates, key=lambda c: rows[c]["tune_split_acc"])  # max keeps the first of equals
         # Both candidates were trained and scored on the tuning split to make the choice: all of it counts.
         steps = sorted({s for c in candidates for s in (*by_key[c].steps, by_key[c].tune_step)})
@@ -160,7 +163,7 @@ def _seed(record: RunRecord, run: Path) -> str:
 def sentiment_rows_of(bench: Path, profile: str, timings: dict, hardware: str, date: str) -> dict:
     """One row per set-up, over its finetuning seeds: mean ± sample standard deviation of the final accuracy."""
     rows = {}
-    for row in sentiment_rows(profile):
+    for row in grid.load(profile).rows["sentiment"]:
         check_steps(row, list(row.steps), timings)
         records = {bench / run: record_of(row, bench / run) for run in row.runs}
         finals = [r.evaluation("validation").metrics["accuracy"] for r in records.values()]
@@ -205,12 +208,12 @@ def copy_headline_predictions(
     lines = [
         "# Test predictions of the headline benchmark runs",
         "",
-        "Written by `benchmarks/write_results.py` after `make bench` (`benchmarks/run_all.sh`); one line per test input."
-        " Only the benchmark plan's runs, no exploration's.",
+        "Written by `benchmarks/write_results.py` after `make bench`; one line per test input."
+        " Only the benchmark grid's runs, no exploration's.",
         "",
     ]
     for name, (section, row) in headline(profile).items():
-        section += PROFILES[profile].suffix
+        section += grid.load(profile).suffix
         rows = results.get(section, {})
         if row is None and rows:
             row = max(rows, key=lambda key: rows[key]["value"])
@@ -278,12 +281,12 @@ def curve_point(bench: Path, row: str, budget: int, run: str) -> tuple[float, Pa
 
 
 def label_curve_of(bench: Path, profile: str, timings: dict, hardware: str, date: str) -> dict:
-    """The label-budget curve (`benchmarks/label_curve.py`): each row's validation accuracy at each budget, one
+    """The label-budget curve (the profile's `curve` rows): each row's validation accuracy at each budget, one
     value per draw (the draw's seed is its finetuning seed) and their mean and sample standard deviation. Its wall
     time is the curve's own steps (the full budget's runs and the LM are the `sentiment` pipeline's)."""
-    seeds = PROFILES[profile].sentiment.seeds
+    seeds, profile_grid = grid.load(profile).lists["seed"], grid.load(profile)
     rows, predictions, steps = {}, {}, set()
-    for row, budgets in curve_points(seeds).items():
+    for row, budgets in curve_points(profile).items():
         rows[row] = {}
         for budget, draws in budgets.items():
             per_draw = {}
@@ -301,9 +304,9 @@ def label_curve_of(bench: Path, profile: str, timings: dict, hardware: str, date
             }
     own = sorted(step for step in steps if step.startswith("se_curve_"))
     return {
-        "budgets": list(LABEL_BUDGETS),
+        "budgets": list(profile_grid.budgets),
         "draws": "nested draws, one per finetuning seed: " + ", ".join(map(str, seeds)),
-        "min_steps": MIN_STEPS,
+        "min_steps": profile_grid.min_steps,
         "rows": rows,
         "hardware": hardware,
         "date": date,
@@ -343,8 +346,8 @@ TASK_PIPELINES = {
 
 
 def whole_run_of(bench: Path, tasks: list[str], hardware: str) -> tuple[str, dict] | None:
-    """The last `plan.py run` into the bench folder (its run_time.json): its command and whole wall time, if it ran a
-    pipeline of the sections written and none of its steps failed."""
+    """The last successful run into the bench folder (its run_time.json, written by benchmarks/Snakefile): its command
+    and whole wall time, if it ran a pipeline of the sections written."""
     run = read_json(bench / "run_time.json")
     pipelines = {name for task in tasks for name in TASK_PIPELINES.get(task, ())}
     if run is None or run["failed"] or not pipelines & set(run["pipelines"]):
@@ -376,13 +379,15 @@ def add_notes(sections: dict, notes: list[str]) -> None:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
-    parser.add_argument("--bench_dir", default="outputs/bench", help="the OUT folder of `benchmarks/plan.py run`")
+    parser.add_argument(
+        "--bench_dir", default="outputs/bench", help="the OUT folder of `make bench` (or cs224n, altegrad)"
+    )
     parser.add_argument("--results", default="benchmarks/results.json", help="file to update")
     parser.add_argument(
         "--predictions_dir", default=None, help="default: the profile's (benchmarks/predictions[/gpu])"
     )
     parser.add_argument(
-        "--profile", choices=sorted(PROFILES), default=os.environ.get("PROFILE", "cpu"), help="which sections"
+        "--profile", choices=grid.names(), default=os.environ.get("PROFILE", "cpu"), help="which sections"
     )
     parser.add_argument(
         "--tasks",
@@ -424,13 +429,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     bench = Path(args.bench_dir)
     hardware = args.hardware or default_hardware()
     date = args.date or datetime.datetime.now(datetime.timezone.utc).date().isoformat()
-    timings = read_timings(bench / "timings.tsv")
+    if not bench.is_dir():
+        raise MissingRun(f"--bench_dir {bench}: no such folder")
+    timings = read_timings(bench)
     results_path = Path(args.results)
     results = json.loads(results_path.read_text(encoding="utf-8")) if results_path.exists() else {}
 
-    profile = PROFILES[args.profile]
+    profile = grid.load(args.profile)
     suffix = profile.suffix
-    predictions_dir = Path(args.predictions_dir or profile.predictions_dir)
+    predictions_dir = Path(args.predictions_dir or profile.predictions)
 
     fresh = {}
     if "birthplace" in args.tasks:

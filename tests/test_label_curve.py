@@ -1,7 +1,7 @@
 """The sentiment label-budget curve: the balanced draw (`hf_models.data.balanced_subset`) that
-`recipes/finetune_sentiment.py --label_budget` and `benchmarks/tfidf_baseline.py --label_budget` share, the plan's
-`sentiment_curve` pipeline (`benchmarks/label_curve.py`), its section of results.json (`write_results.py`), its
-table in BENCHMARKS.md (`report.py`) and its figure (`plot_label_curve.py`)."""
+`recipes/finetune_sentiment.py --label_budget` and `benchmarks/tfidf_baseline.py --label_budget` share, the profiles'
+`sentiment_curve` pipeline (`benchmarks/profiles/cpu.yaml`, read by `benchmarks/grid.py`), its section of results.json
+(`write_results.py`), its table in BENCHMARKS.md (`report.py`) and its figure (`plot_label_curve.py`)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,8 @@ import json
 import statistics
 from pathlib import Path
 
-import label_curve
+import grid
 import numpy as np
-import plan
 import plot_label_curve
 import pytest
 import report
@@ -26,7 +25,6 @@ from hf_models.tasks.sentiment_reviews import load_reviews
 from hf_models.textio import UsageError
 
 LABELS = [0, 1, 1, 0, 0, 0, 1, 0, 1, 1, 0, 1, 0, 0]  # 8 negative, 6 positive
-PATHS = plan.Paths(data_root="DATA", out="OUT", python="python")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -103,33 +101,35 @@ def toy_cls_books(tmp_path_factory, write_toy_cls_books) -> Path:
 
 
 # --------------------------------------------------------------------------------------------------
-# The plan's pipeline
+# The profile's pipeline
 # --------------------------------------------------------------------------------------------------
 def _flag(command: tuple[str, ...], flag: str) -> str:
     return command[len(command) - 1 - command[::-1].index(flag) + 1]
 
 
 def test_the_curve_pipeline_runs_every_point_but_the_full_budget_and_draws_them():
-    steps = plan.plan("cpu", PATHS)
-    curve, sentiment = steps["sentiment_curve"], {step.name: step for step in steps["sentiment"]}
-    seeds = plan.PROFILES["cpu"].sentiment.seeds
-    small = [n for n in label_curve.LABEL_BUDGETS if n != 1600]
-    expected = [f"se_curve_tfidf_n{n}_seed{s}" for n in label_curve.LABEL_BUDGETS for s in seeds]
+    """A point is its base step (the profile's LP-FT run of that seed) with the budget and the step count it implies,
+    into its own folder, reading what the base reads; TF-IDF draws every budget; the figure waits for every point."""
+    profile = grid.load("cpu")
+    steps = profile.steps
+    curve = [step for step in steps.values() if step.pipeline == "sentiment_curve"]
+    seeds, budgets = profile.lists["seed"], profile.budgets
+    small = [n for n in budgets if n != 1600]
+    expected = [f"se_curve_tfidf_n{n}_seed{s}" for n in budgets for s in seeds]
     expected += [
-        f"se_curve_{row}_n{n}_seed{s}" for n in small for s in seeds for row in ("scratch_lp_ft", "pretrained_lp_ft")
+        f"se_curve_{row}_n{n}_seed{s}" for row in ("scratch_lp_ft", "pretrained_lp_ft") for n in small for s in seeds
     ]
     assert [step.name for step in curve] == [*expected, "se_curve_plot"]
-    assert plan.PIPELINE_NEEDS["sentiment_curve"] == "sentiment"
-    assert plan.chains(["sentiment", "sentiment_curve"]) == [["sentiment", "sentiment_curve"]]
+    assert set(curve[-1].reads) == set(expected) | {
+        f"se_{row}_seed{s}" for row in ("scratch_lp_ft", "pretrained_lp_ft") for s in seeds
+    }
     for step in curve[len(seeds) * 7 : -1]:  # the finetunings: the profile's LP-FT command, the budget added
         row, budget, seed = step.name.removeprefix("se_curve_").rsplit("_", 2)
-        base = sentiment[f"se_{row}_{seed}"].command
-        assert step.command[: len(base)] == tuple(
-            f"OUT/sentiment/curve/{row}_{budget}_{seed}" if arg == f"OUT/sentiment/{row}_{seed}" else arg
-            for arg in base
-        )
+        base = steps[f"se_{row}_{seed}"]
+        assert step.arguments[: len(base.arguments)] == base.arguments and set(base.reads) <= set(step.reads)
+        assert step.folder == f"sentiment/curve/{row}_{budget}_{seed}" and step.group == "curve"
         steps_expected = {"n24": 50, "n50": 50, "n100": 50, "n200": 52, "n400": 100, "n800": 200}[budget]
-        assert step.command[len(base) :] == (
+        assert step.arguments[len(base.arguments) :] == (
             "--label_budget",
             budget[1:],
             "--max_steps",
@@ -141,23 +141,19 @@ def test_the_curve_pipeline_runs_every_point_but_the_full_budget_and_draws_them(
         )
     for step in curve[: len(seeds) * 7]:  # TF-IDF: the same draw as the finetunings (the seed)
         budget, seed = step.name.rsplit("_", 2)[1:]
-        assert _flag(step.command, "--label_budget") == budget[1:] and _flag(step.command, "--seed") == seed[4:]
+        command = step.command("python", "OUT")
+        assert _flag(command, "--label_budget") == budget[1:] and _flag(command, "--seed") == seed[4:]
     # The full budget is the sentiment pipeline's own runs: every point's folder is made by its step.
-    written = {
-        _flag(step.command, "--output_dir")
-        for step in [*curve[:-1], *steps["sentiment"]]
-        if "--output_dir" in step.command
-    }
-    for row, budgets in label_curve.curve_points(seeds).items():
-        for budget, draws in budgets.items():
-            for run, step in draws.values():
-                folder = f"OUT/{run}".removesuffix("/linear_probe")
-                assert folder in written, (row, budget)
-                assert step in {s.name for s in curve} | set(sentiment), step
+    for row, points in grid.curve_points("cpu").items():
+        for budget, draws in points.items():
+            for run, name in draws.values():
+                assert run.removesuffix("/linear_probe") == steps[name].folder, (row, budget)
+                assert (budget == 1600) == (steps[name].pipeline == "sentiment") or row == "tfidf"
 
 
 def test_the_step_count_keeps_the_epochs_with_a_floor():
-    assert [label_curve.training_steps(n, 4, 16) for n in label_curve.LABEL_BUDGETS] == [50, 50, 50, 52, 100, 200, 400]
+    steps = [grid.training_steps(n, 4, 16, 50) for n in grid.load("cpu").budgets]
+    assert steps == [50, 50, 50, 52, 100, 200, 400]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -166,7 +162,7 @@ def test_the_step_count_keeps_the_epochs_with_a_floor():
 def accuracy_of(row: str, budget: int, seed: int) -> float:
     """A made-up accuracy per point: rows apart, rising with the budget, a draw's seed moving it a little."""
     offset = {"pretrained_lp_ft": 0.1, "scratch_lp_ft": 0.0, "frozen_linear_probe": 0.05, "tfidf": 0.02}[row]
-    return round(0.5 + offset + 0.02 * label_curve.LABEL_BUDGETS.index(budget) + 0.01 * (seed - 43), 4)
+    return round(0.5 + offset + 0.02 * grid.load("cpu").budgets.index(budget) + 0.01 * (seed - 43), 4)
 
 
 def write_fake_curve_runs(bench: Path, profile: str = "cpu") -> dict[str, int]:
@@ -174,7 +170,7 @@ def write_fake_curve_runs(bench: Path, profile: str = "cpu") -> dict[str, int]:
     `row budget seed`), but those with a record already (the sentiment rows' runs, the full budget); returns the
     steps that made them, with made-up seconds (budget / 8)."""
     seconds = {}
-    for row, budgets in label_curve.curve_points(plan.PROFILES[profile].sentiment.seeds).items():
+    for row, budgets in grid.curve_points(profile).items():
         for budget, draws in budgets.items():
             for seed, (run, step) in draws.items():
                 folder, accuracy = bench / run, accuracy_of(row, budget, seed)
@@ -193,26 +189,35 @@ def write_fake_curve_runs(bench: Path, profile: str = "cpu") -> dict[str, int]:
     return seconds
 
 
+def write_step_records(bench: Path, seconds: dict[str, int]) -> None:
+    """What Snakemake leaves of each step that succeeded: its .done (the command, here `python <step>`) and its
+    benchmark file (the wall time in seconds)."""
+    (bench / "steps").mkdir(parents=True, exist_ok=True)
+    (bench / "benchmarks").mkdir(exist_ok=True)
+    for step, s in seconds.items():
+        (bench / "steps" / f"{step}.done").write_text(f"python {step}\n")
+        (bench / "benchmarks" / f"{step}.tsv").write_text(f"s\th:m:s\tmax_rss\n{s}.2\t0:00:{s}\t1.0\n")
+
+
 def write_fake_curve(bench: Path) -> None:
-    """The curve's runs and a timings.tsv line for each step that made one."""
-    seconds = write_fake_curve_runs(bench)
-    (bench / "timings.tsv").write_text("".join(f"{step}\t{s}\tpython {step}\n" for step, s in seconds.items()))
+    """The curve's runs and the records of each step that made one."""
+    write_step_records(bench, write_fake_curve_runs(bench))
 
 
 def test_the_curve_section_reads_every_point_and_copies_its_predictions(tmp_path):
     bench = tmp_path / "bench"
     write_fake_curve(bench)
-    timings = write_results.read_timings(bench / "timings.tsv")
+    timings = write_results.read_timings(bench)
     curve = write_results.label_curve_of(bench, "cpu", timings, "test machine", "2026-01-01")
-    assert curve["budgets"] == [24, 50, 100, 200, 400, 800, 1600] and set(curve["rows"]) == set(label_curve.CURVE_ROWS)
+    rows = {row["key"] for row in grid.load("cpu").curve}
+    assert curve["budgets"] == [24, 50, 100, 200, 400, 800, 1600] and set(curve["rows"]) == rows
     point = curve["rows"]["pretrained_lp_ft"]["100"]
     draws = [accuracy_of("pretrained_lp_ft", 100, seed) for seed in (42, 43, 44)]
     assert point["per_draw"] == {"seed42": draws[0], "seed43": draws[1], "seed44": draws[2]}
     assert point["mean"] == pytest.approx(statistics.mean(draws)) and point["std"] == pytest.approx(0.01)
     # Its own steps' time: every TF-IDF run and the finetunings short of the full budget (the probe is theirs).
-    own = [n // 8 for n in label_curve.LABEL_BUDGETS for _ in range(3)] + [
-        n // 8 for n in label_curve.LABEL_BUDGETS[:-1] for _ in range(6)
-    ]
+    budgets = grid.load("cpu").budgets
+    own = [n // 8 for n in budgets for _ in range(3)] + [n // 8 for n in budgets[:-1] for _ in range(6)]
     assert curve["wall_time_s"] == sum(own)
 
     written = write_results.copy_curve_predictions(curve, tmp_path / "predictions", "_large")
@@ -224,19 +229,19 @@ def test_the_curve_section_reads_every_point_and_copies_its_predictions(tmp_path
 def test_a_missing_point_or_step_stops_the_curve_with_its_name(tmp_path):
     bench = tmp_path / "bench"
     write_fake_curve(bench)
-    timings = write_results.read_timings(bench / "timings.tsv")
+    timings = write_results.read_timings(bench)
     del timings["se_curve_scratch_lp_ft_n50_seed43"]
     with pytest.raises(SystemExit, match="scratch_lp_ft at 50 labels: step se_curve_scratch_lp_ft_n50_seed43"):
         write_results.label_curve_of(bench, "cpu", timings, "", "")
     (bench / "sentiment" / "curve" / "tfidf_n200_seed44" / "report.json").unlink()
     with pytest.raises(SystemExit, match="tfidf at 200 labels: no report.json"):
-        write_results.label_curve_of(bench, "cpu", write_results.read_timings(bench / "timings.tsv"), "", "")
+        write_results.label_curve_of(bench, "cpu", write_results.read_timings(bench), "", "")
 
 
 def _fake_results(tmp_path: Path) -> dict:
     bench = tmp_path / "bench"
     write_fake_curve(bench)
-    timings = write_results.read_timings(bench / "timings.tsv")
+    timings = write_results.read_timings(bench)
     reference = {"25": 0.62, "50": 0.664, "1600": 0.839}
     return {
         "sentiment_label_curve": write_results.label_curve_of(bench, "cpu", timings, "test machine", "2026-01-02"),

@@ -1,4 +1,4 @@
-"""benchmarks/write_results.py reads the runs of the benchmark plan (benchmarks/plan.py) from one bench folder: every
+"""benchmarks/write_results.py reads the runs of a profile (benchmarks/profiles/*.yaml) from one bench folder: every
 row from this folder, headline test predictions from it too, and an error naming any run that is missing or failed
 (never a row kept from an earlier run). With --report it renders BENCHMARKS.md and docs/levers.md from results.json
 and benchmarks/levers.json (benchmarks/report.py): every table's figures from the JSON, the committed files equal to
@@ -13,13 +13,12 @@ import re
 import runpy
 import shutil
 import sys
-from dataclasses import replace
 from pathlib import Path
 
-import plan
+import grid
 import pytest
 import report
-from test_label_curve import write_fake_curve_runs
+from test_label_curve import write_fake_curve_runs, write_step_records
 
 from hf_models.run_record import Evaluation, RunRecord
 
@@ -42,25 +41,19 @@ def _birthplace_run(folder: Path, dev: float, tune: float, prediction: str) -> N
     (folder / "predictions_test.txt").write_text(f"{prediction}\n", encoding="utf-8")
 
 
-# Dev and tuning-split accuracies of the birthplace rows: the finetuned vanilla model is better on dev but worse on
-# the tuning split (the headline is the pretrained one); the synthesizer's two are equal on the tuning split (the
-# course's finetuned model is kept).
+# Dev and tuning-split accuracies of the birthplace rows (the course profiles' and the benchmark's): the finetuned
+# span-corruption model is better on dev but worse on the tuning split (its headline is the pretrained one); the
+# reciting vanilla model's two are equal on the tuning split (the course's finetuned model is kept).
 BIRTHPLACE = {
     "london": (0.05, None, "London"),
     "vanilla_nopretrain": (0.04, 0.045, "Oslo"),
-    "vanilla_pretrain_only": (0.30, 0.36, "Paris"),
     "vanilla_finetuned": (0.32, 0.33, "London"),
-    "synthesizer_pretrain_only": (0.08, 0.10, "Rome"),
     "synthesizer_finetuned": (0.09, 0.10, "Oslo"),
-    "vanilla_augmented_pretrain_only": (0.50, 0.52, "Lyon"),
-    "vanilla_augmented_finetuned": (0.51, 0.50, "Lyon"),
-    "synthesizer_augmented_pretrain_only": (0.20, 0.21, "Rome"),
-    "synthesizer_augmented_finetuned": (0.22, 0.21, "Rome"),
     "vanilla_recite_pretrain_only": (0.63, 0.60, "Lyon"),
     "vanilla_recite_finetuned": (0.628, 0.60, "Nice"),  # a tie on the tuning split: the finetuned model is kept
     "synthesizer_recite_pretrain_only": (0.12, 0.13, "Rome"),
     "synthesizer_recite_finetuned": (0.11, 0.14, "Rome"),
-    "vanilla_span_corruption_pretrain_only": (0.0, 0.0, "Oslo"),
+    "vanilla_span_corruption_pretrain_only": (0.03, 0.06, "Paris"),
     "vanilla_span_corruption_finetuned": (0.04, 0.05, "Oslo"),
 }
 SENTIMENT = {
@@ -74,8 +67,9 @@ SENTIMENT = {
 
 
 def _bench(bench: Path, profile: str = "cpu") -> dict[str, int]:
-    """A bench folder with a run for every row of the plan, and a timings.tsv line (seconds) for every step."""
-    for row in plan.birthplace_rows(profile):
+    """A bench folder with a run for every row of the profile, and the records (command, seconds) of every timed step
+    that Snakemake leaves (steps/<step>.done, benchmarks/<step>.tsv)."""
+    for row in grid.load(profile).rows["birthplace"]:
         dev, tune, prediction = BIRTHPLACE[row.key]
         if tune is None:
             record = RunRecord(task="birthplace-evaluation", objective="qa")
@@ -83,22 +77,14 @@ def _bench(bench: Path, profile: str = "cpu") -> dict[str, int]:
             record.save(bench / row.runs[0])
         else:
             _birthplace_run(bench / row.runs[0], dev, tune, prediction)
-    for row in plan.sentiment_rows(profile):
+    for row in grid.load(profile).rows["sentiment"]:
         for i, run in enumerate(row.runs):  # the seeds after the first lose 0.02 at the end
             _sentiment_run(bench / run, [*SENTIMENT[row.key][:-1], SENTIMENT[row.key][-1] - 0.02 * i], str(i % 2))
     write_fake_curve_runs(bench, profile)  # the label-budget curve's own runs (its full budget: the rows above)
-    steps = {step.name for steps in plan.plan(profile).values() for step in steps if step.timed}
+    steps = {step.name for step in grid.load(profile).steps.values() if step.timed}
     seconds = {name: 1 + i for i, name in enumerate(sorted(steps))}
-    (bench / "timings.tsv").write_text("".join(f"{name}\t{s}\tpython {name}\n" for name, s in seconds.items()))
+    write_step_records(bench, seconds)
     return seconds
-
-
-@pytest.fixture
-def every_model_gpu(monkeypatch) -> None:
-    """The GPU profile with every pretrained model of the plan (BIRTHPLACE_MODELS; vanilla first, the headline)."""
-    gpu = plan.PROFILES["gpu"]
-    models = tuple(model for _, model in plan.BIRTHPLACE_MODELS)
-    monkeypatch.setitem(plan.PROFILES, "gpu", replace(gpu, birthplace=replace(gpu.birthplace, models=models)))
 
 
 def _write_results(monkeypatch, bench: Path, results: Path, predictions: Path, *extra: str) -> None:
@@ -163,38 +149,35 @@ def test_rows_and_headline_predictions_come_from_this_bench_folder(tmp_path, mon
     assert "`sentiment_valid_acc.pretrained` row" in readme and "old_row" not in readme
 
 
-def test_birthplace_headline_is_chosen_on_the_tune_split_never_on_dev(tmp_path, monkeypatch, every_model_gpu):
+def test_birthplace_headline_is_chosen_on_the_tune_split_never_on_dev(tmp_path, monkeypatch):
     bench, results, predictions = tmp_path / "bench", tmp_path / "results.json", tmp_path / "predictions"
-    seconds = _bench(bench, "gpu")  # every pretrained model (the fixture); the first one, vanilla, is the headline
+    seconds = _bench(bench, "gpu")  # the first model, vanilla_recite, is the headline file's
 
     _write_results(monkeypatch, bench, results, predictions, "--profile", "gpu")
 
     rows = json.loads(results.read_text())["birthplace_dev_acc_gpu"]
-    assert rows["vanilla"]["value"] == 0.30 and rows["vanilla"]["chosen_row"] == "vanilla_pretrain_only"
-    assert rows["vanilla_finetuned"]["value"] == 0.32  # the course's row is still reported
-    assert rows["vanilla"]["std"] == pytest.approx((0.30 * 0.70 / 500) ** 0.5, abs=1e-4)
+    span = rows["vanilla_span_corruption"]
+    assert span["value"] == 0.03 and span["chosen_row"] == "vanilla_span_corruption_pretrain_only"
+    assert rows["vanilla_span_corruption_finetuned"]["value"] == 0.04  # the course's row is still reported
+    assert span["std"] == pytest.approx((0.03 * 0.97 / 500) ** 0.5, abs=1e-4)
     # Both candidates and their tune-split scoring: the choice's cost.
     choice = (
-        "bp_vanilla_pretrain",
-        "bp_vanilla_finetune",
-        "bp_vanilla_eval_dev",
-        "bp_vanilla_eval_tune",
-        "bp_vanilla_pretrain_eval_dev",
-        "bp_vanilla_pretrain_eval_tune",
+        "bp_vanilla_span_corruption_pretrain",
+        "bp_vanilla_span_corruption_finetune",
+        "bp_vanilla_span_corruption_finetune_eval_dev",
+        "bp_vanilla_span_corruption_finetune_eval_tune",
+        "bp_vanilla_span_corruption_pretrain_eval_dev",
+        "bp_vanilla_span_corruption_pretrain_eval_tune",
     )
-    assert rows["vanilla"]["wall_time_s"] == sum(seconds[s] for s in choice)
-    assert rows["synthesizer"]["chosen_row"] == "synthesizer_finetuned"
-    # The augmented models have headline rows of their own, chosen the same way; the plain ones stay as they were.
-    assert rows["vanilla_augmented"]["chosen_row"] == "vanilla_augmented_pretrain_only"
-    assert rows["synthesizer_augmented"]["chosen_row"] == "synthesizer_augmented_finetuned"
-    assert rows["vanilla_span_corruption"]["chosen_row"] == "vanilla_span_corruption_finetuned"
+    assert span["wall_time_s"] == sum(seconds[s] for s in choice)
     assert rows["vanilla_recite"]["chosen_row"] == "vanilla_recite_finetuned"  # a tie keeps the course's stage
+    assert rows["synthesizer_recite"]["chosen_row"] == "synthesizer_recite_finetuned"
     assert rows["synthesizer_recite"]["value"] == 0.11  # better on the tuning split, worse on dev
     assert rows["london"]["value"] == 0.05 and "tune_split_acc" not in rows["london"]
-    assert (predictions / "birthplace_test_predictions.txt").read_text() == "Paris\n"
+    assert (predictions / "birthplace_test_predictions.txt").read_text() == "Nice\n"
 
 
-def test_gpu_profile_writes_its_own_sections_and_leaves_the_cpu_rows(tmp_path, monkeypatch, every_model_gpu):
+def test_gpu_profile_writes_its_own_sections_and_leaves_the_cpu_rows(tmp_path, monkeypatch):
     bench, results, predictions = tmp_path / "bench_gpu", tmp_path / "results.json", tmp_path / "predictions_gpu"
     _bench(bench, "gpu")
     cpu_row = {"value": 0.75, "std": 0.01, "date": "2025-01-01"}
@@ -205,11 +188,7 @@ def test_gpu_profile_writes_its_own_sections_and_leaves_the_cpu_rows(tmp_path, m
     written = json.loads(results.read_text())
     assert written["sentiment_valid_acc"] == {"pretrained": cpu_row}
     assert written["sentiment_valid_acc_gpu"]["pretrained"]["value"] == pytest.approx(0.74)
-    assert set(written["birthplace_dev_acc_gpu"]) == {row.key for row in plan.birthplace_rows("gpu")} | {
-        "vanilla",
-        "synthesizer",
-        "vanilla_augmented",
-        "synthesizer_augmented",
+    assert set(written["birthplace_dev_acc_gpu"]) == {row.key for row in grid.load("gpu").rows["birthplace"]} | {
         "vanilla_recite",
         "synthesizer_recite",
         "vanilla_span_corruption",
@@ -238,7 +217,7 @@ def test_a_lever_profile_writes_its_rows_beside_its_base_profiles_and_no_headlin
     assert not (predictions / "sentiment" / "pretrained_lp_ft").exists()
     assert (predictions / "sentiment_test_predictions.txt").read_text() == "1\n"
     assert (predictions / "README.md").read_text() == "# the GPU profile's\n"
-    large_lm = json.loads((REPO_ROOT / plan.PROFILES["gpu_large"].sentiment.configs / "lm.json").read_text())
+    large_lm = json.loads((REPO_ROOT / "configs/altegrad/gpu_large/lm.json").read_text())
     assert large_lm["model_config"] == "altegrad-large"
 
 
@@ -247,10 +226,9 @@ def test_a_missing_or_failed_run_stops_with_its_name(tmp_path, monkeypatch, what
     bench, results, predictions = tmp_path / "bench", tmp_path / "results.json", tmp_path / "predictions"
     _bench(bench)
     results.write_text(json.dumps({"birthplace_dev_acc": {"vanilla_finetuned": {"value": 0.5}}}))
-    if what == "failed step":  # a failed step has no line in timings.tsv, even when an older run left its record
-        timings, model = bench / "timings.tsv", plan.PROFILES["cpu"].birthplace.models[0]
-        lines = timings.read_text().splitlines(keepends=True)
-        timings.write_text("".join(line for line in lines if not line.startswith(f"bp_{model}_finetune\t")))
+    if what == "failed step":  # a failed step has no .done (Snakemake removes it), even when its record is there
+        model = next(iter(grid.load("cpu").headline))
+        (bench / "steps" / f"bp_{model}_finetune.done").unlink()
         expected = f"row '{model}_finetuned': step(s) bp_{model}_finetune missing or failed"
     else:
         (bench / "sentiment" / "frozen_seed43" / "run_record.json").unlink()
@@ -279,8 +257,8 @@ def test_every_sentiment_row_and_seed_gets_its_test_predictions(tmp_path, monkey
 
     written = json.loads(results.read_text())
     assert written["birthplace_dev_acc"] == earlier["birthplace_dev_acc"]
-    for row in plan.sentiment_rows("cpu"):
-        for i, seed in enumerate(plan.PROFILES["cpu"].sentiment.seeds):
+    for row in grid.load("cpu").rows["sentiment"]:
+        for i, seed in enumerate(grid.load("cpu").lists["seed"]):
             path = predictions / "sentiment" / row.key / f"seed{seed}.txt"
             assert path.read_text() == f"{i % 2}\n{i % 2}\n", path  # from that seed's own run
     readme = (predictions / "README.md").read_text().splitlines()
@@ -297,7 +275,7 @@ def test_a_baseline_in_a_models_folder_is_never_reported_as_the_model(tmp_path, 
     better than the model's, written before or after it: every row still reports the model's scores."""
     bench, results, predictions = tmp_path / "bench", tmp_path / "results.json", tmp_path / "predictions"
     _bench(bench)
-    for row in plan.birthplace_rows("cpu"):
+    for row in grid.load("cpu").rows["birthplace"]:
         if BIRTHPLACE[row.key][1] is None:
             continue  # the London row itself
         for where in (bench / row.runs[0], bench / row.runs[0] / "eval_tune"):
@@ -314,11 +292,11 @@ def test_a_baseline_in_a_models_folder_is_never_reported_as_the_model(tmp_path, 
     _write_results(monkeypatch, bench, results, predictions)
 
     rows = json.loads(results.read_text())["birthplace_dev_acc"]
-    for row in plan.birthplace_rows("cpu"):
+    for row in grid.load("cpu").rows["birthplace"]:
         dev, tune, _ = BIRTHPLACE[row.key]
         assert rows[row.key]["value"] == dev, row.key
         assert rows[row.key].get("tune_split_acc") == tune, row.key
-    for model, (finetuned, pretrained) in plan.tune_split_choice("cpu").items():  # the better on the tune split
+    for model, (finetuned, pretrained) in grid.load("cpu").headline.items():  # the better on the tune split
         assert rows[model]["chosen_row"] == max((finetuned, pretrained), key=lambda key: BIRTHPLACE[key][1])
 
 
@@ -416,7 +394,7 @@ def test_every_table_of_the_report_comes_from_results_json():
         "| scratch | 71.3 % |",  # test
     ]
     assert "pretrained LP-FT **77.33 %**" in text
-    assert report.COMMANDS["sentiment_valid_acc_gpu_large"] in text and "Date: 2026-01-02" in text
+    assert 'make bench PROFILE=gpu_large PIPELINES="sentiment sentiment_lab"' in text and "Date: 2026-01-02" in text
     assert _row(text, "scratch LP-FT") == "| scratch LP-FT | 80.1 % |"  # the test table: a column per profile present
     assert _row(text, "frozen linear probe") == "| frozen linear probe | — |"
     assert "pretrained − scratch +2.7" in text and "**84.4 %** test" in text
@@ -587,7 +565,7 @@ def test_the_labs_own_setting_is_recorded_and_rendered_with_its_rows(tmp_path, m
     assert "- pretrained, backbone frozen: one label for every review" in text
 
 
-def _run_time(bench: Path, pipelines: list[str], failed: list[str], command: str = "python benchmarks/plan.py run x"):
+def _run_time(bench: Path, pipelines: list[str], failed: list[str], command: str = "make x"):
     run = {"command": command, "profile": "course-cut", "pipelines": pipelines, "started": "2026-01-02T03:04:05Z"}
     (bench / "run_time.json").write_text(json.dumps({**run, "wall_time_s": 3300, "resumed": False, "failed": failed}))
 
@@ -606,11 +584,11 @@ def test_the_last_runs_whole_wall_time_is_recorded_under_its_command_if_it_ran_w
     _write_results(monkeypatch, bench, results, predictions, *arguments)
     assert "whole_runs" not in json.loads(results.read_text())
 
-    _run_time(bench, ["birthplace"], [], "python benchmarks/plan.py run --profile course-cut --course cs224n")
+    _run_time(bench, ["birthplace"], [], "make cs224n PROFILE=course-cut")
     _write_results(monkeypatch, bench, results, predictions, *arguments)
     runs = json.loads(results.read_text())["whole_runs"]
     assert runs == {
-        "python benchmarks/plan.py run --profile course-cut --course cs224n": {
+        "make cs224n PROFILE=course-cut": {
             "profile": "course-cut",
             "pipelines": ["birthplace"],
             "wall_time_s": 3300,
@@ -620,7 +598,4 @@ def test_the_last_runs_whole_wall_time_is_recorded_under_its_command_if_it_ran_w
         }
     }
     text = report.render_benchmarks({"whole_runs": runs}, LEVERS)
-    assert (
-        "| `python benchmarks/plan.py run --profile course-cut --course cs224n` | test machine | 2026-01-02 "
-        "| 3,300 s (55 min) |" in text
-    )
+    assert "| `make cs224n PROFILE=course-cut` | test machine | 2026-01-02 | 3,300 s (55 min) |" in text

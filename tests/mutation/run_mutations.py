@@ -72,6 +72,7 @@ CARD = "hf_models/hub/card.py"
 APP_TABS = "hf_models/app/tabs.py"
 WRITE_RESULTS = "benchmarks/write_results.py"
 THROUGHPUT = "benchmarks/throughput.py"
+SNAKEFILE = "benchmarks/Snakefile"
 TRAIN_TOKENIZER = "tokenizer/train_tokenizer.py"
 COURSES = "hf_models/tokenization/courses.py"
 BPE = "hf_models/tokenization/bpe.py"
@@ -102,6 +103,7 @@ WRITE_RESULTS_TEST = "tests/test_write_results.py"
 WRITE_RESULTS_TESTS = (f"{WRITE_RESULTS_TEST}::test_a_baseline_in_a_models_folder_is_never_reported_as_the_model",)
 TUNE_SPLIT_CHOICE_TESTS = (f"{WRITE_RESULTS_TEST}::test_birthplace_headline_is_chosen_on_the_tune_split_never_on_dev",)
 HEADLINE_TESTS = (f"{WRITE_RESULTS_TEST}::test_rows_and_headline_predictions_come_from_this_bench_folder",)
+INVALIDATION_TESTS = ("tests/test_workflow.py::test_a_changed_config_file_reruns_that_step_and_what_follows_it",)
 PER_EPOCH_TESTS = ("tests/test_reported_score.py::test_one_evaluation_per_epoch_the_last_one",)
 FINAL_LOSS_TESTS = ("tests/test_recipes.py::test_pretrain_objectives[clm-extra0]",)
 CARD_LOSS_TESTS = ("tests/test_push_to_hub.py::test_card_reports_the_last_logged_training_loss",)
@@ -777,10 +779,26 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "score-write-results-tune-split-last-evaluation",
         WRITE_RESULTS,
-        'tune = record_of(row, folder / "eval_tune", metric="exact_match").scored("validation")',
-        'tune = record_of(row, folder / "eval_tune", metric="exact_match").evaluations[-1]',
+        'tune = record_of(row, bench / row.tune, metric="exact_match").scored("validation")',
+        'tune = record_of(row, bench / row.tune, metric="exact_match").evaluations[-1]',
         WRITE_RESULTS_TESTS,
         "the tuning-split score that picks the headline is the folder's last evaluation, a baseline's",
+    ),
+    Mutant(
+        "engine-config-change-reruns-nothing",
+        SNAKEFILE,
+        "files=list(step.files),",
+        "files=[],",
+        INVALIDATION_TESTS,
+        "a step no longer reads its config file: editing the file reruns nothing",
+    ),
+    Mutant(
+        "engine-config-change-reruns-too-little",
+        SNAKEFILE,
+        "reads=[done(name) for name in step.reads],",
+        "reads=[],",
+        INVALIDATION_TESTS,
+        "a step no longer waits for the steps it reads: a rerun step leaves the steps after it as they were",
     ),
     Mutant(
         "score-write-results-chosen-on-dev",
