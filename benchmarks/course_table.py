@@ -52,15 +52,15 @@ def _percent(value: float | None) -> str:
 
 def _our_row(profile: str, bench: Path, key: str) -> str | None:
     """Our row for a course row: the row of that key, else the profile's first model of that variant, as its
-    headline: of pretrained alone and finetuned, the better on the tuning split."""
+    headline: of pretrained alone and finetuned, the better on the tuning split (the finetuned one without it)."""
     rows = {row.key: row for row in grid.load(profile).rows["birthplace"]}
     if key in rows:
         return key
-    headline = grid.load(profile).headline
-    model = next((model for model in headline if model.startswith(key)), None)
+    model = next((model for model in grid.load(profile).lists["model"] if model.startswith(key)), None)
     if model is None:
         return None
-    return max(headline[model], key=lambda c: _dev_accuracy(bench / (rows[c].tune or "-")) or -1.0)
+    candidates = grid.load(profile).headline.get(model, (f"{model}_finetuned",))  # a course profile: no choice
+    return max(candidates, key=lambda c: _dev_accuracy(bench / (rows[c].tune or "-")) or -1.0)
 
 
 def cs224n_table(profile: str, bench: Path) -> str:

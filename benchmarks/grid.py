@@ -89,6 +89,7 @@ class Profile:
     predictions: str
     row_suffix: str
     course: bool  # the courses' own settings: the courses' chains, nothing chosen on a tuning split
+    configs: dict[str, str]  # course -> the folder of the profile's config files
     lists: dict
     steps: dict[str, Step]
     pipelines: dict[str, str | None]  # pipeline -> the course whose make target runs it
@@ -116,7 +117,7 @@ def _yaml(name: str) -> dict:
     path = PROFILES_DIR / f"{name}.yaml"
     if not path.is_file():
         known = ", ".join(names()) if PROFILES_DIR.is_dir() else "none"
-        raise ProfileError(f"unknown profile {name!r}: no {path.relative_to(REPO_ROOT)} (profiles: {known})")
+        raise ProfileError(f"unknown profile {name!r}: no benchmarks/profiles/{name}.yaml (profiles: {known})")
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     if "base" in data:  # the base profile's facts, this file's on top
         data = {**_yaml(data["base"]), "order": None, **{key: value for key, value in data.items() if key != "base"}}
@@ -305,6 +306,7 @@ def load(name: str, root: Path = REPO_ROOT) -> Profile:
         predictions=data["predictions"],
         row_suffix=data.get("row_suffix", ""),
         course=data.get("course", False),
+        configs=data["configs"],
         lists=lists,
         steps=steps,
         pipelines={pipeline: spec.get("course") for pipeline, spec in data["pipelines"].items()},

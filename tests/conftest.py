@@ -19,8 +19,8 @@ os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA_DIR = REPO_ROOT.parent / "shared" / "data"
-# The scripts `recipes/demo.py`, `benchmarks/plan.py` and `benchmarks/plot_sentiment.py` are imported by the tests
-# as modules (and `benchmarks/write_results.py` imports the plan).
+# The scripts `recipes/demo.py`, `benchmarks/grid.py` and `benchmarks/plot_sentiment.py` are imported by the tests
+# as modules (and `benchmarks/write_results.py` imports the grid).
 sys.path.insert(0, str(REPO_ROOT / "recipes"))
 sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
 

@@ -172,48 +172,49 @@ def test_without_the_option_the_corpus_is_returned_as_it_is(tiny_tokenizer):
         BirthplaceArguments(augment="shuffle")
 
 
-def test_the_plan_has_augmented_and_span_corruption_rows_beside_the_plain_ones():
-    import plan
+def test_the_profiles_have_reciting_and_span_corruption_rows():
+    import grid
     from test_plan_flags import expanded
 
     for profile in ("cpu", "gpu"):
-        models = plan.PROFILES[profile].birthplace.models
+        models = grid.load(profile).lists["model"]
         steps = {
-            step.name: expanded(step.command)  # the config file's values as flags
-            for step in plan.plan(profile, plan.Paths("data", "out", "py"))["birthplace"]
+            step.name: expanded(step.command("py", "out", "data"))  # the config file's values as flags
+            for step in grid.load(profile).steps.values()
+            if step.pipeline == "birthplace"
         }
         tokenizer = steps["bp_tokenizer"]  # one tokenizer for all, trained on wiki.txt without the copies
         assert tokenizer[tokenizer.index("--vocab_size") + 1] == "4000"
         assert tokenizer[tokenizer.index("--files") + 1] == "data/birthplace/wiki.txt"
         for model in models:
             command = steps[f"bp_{model}_pretrain"]
-            assert ("--augment" in command) == model.endswith(("_augmented", "_recite"))
+            assert ("--augment" in command) == model.endswith("_recite")
             # Recite, then answer: the same QA format in the mixed pretraining and the finetuning; every evaluation
             # reads it from the model's run record.
             trainings = {f"bp_{model}_{s}" for s in ("pretrain", "probe", "finetune")}
             evaluations = {
-                f"bp_{model}{stage}_eval_{split}" for stage in ("", "_pretrain") for split in ("tune", "dev", "test")
+                f"bp_{model}_{stage}_eval_{split}"
+                for stage in ("finetune", "pretrain")
+                for split in ("tune", "dev", "test")
             }
             recites = {name for name in trainings | evaluations if "--recite_tokens" in steps[name]}
             spans = {name for name in trainings | evaluations if "--answer_from_recitation" in steps[name]}
             probe = f"bp_{model}_probe"  # recites its default 40 tokens
             assert recites == spans == (trainings - {probe} if model.endswith("_recite") else set())
-            if model.endswith(("_augmented", "_recite")):
+            if model.endswith("_recite"):
                 assert command[command.index("--augment") + 1] == "name_first,opening"
             assert command[command.index("--tokenizer_name_or_path") + 1] == "out/birthplace/tokenizer"
             assert "--tokenizer_vocab_size" not in command
             objective = command[command.index("--pretraining_objective") + 1]
             assert objective == ("span_corruption" if model.endswith("_span_corruption") else "openings")
             assert ("--pretrain_with_qa" in command) == (objective == "openings")  # the course mixes in no QA
-            assert f"bp_{model}_probe" in steps and f"bp_{model}_eval_dev" in steps
-        keys = {row.key for row in plan.birthplace_rows(profile)}
+            assert f"bp_{model}_probe" in steps and f"bp_{model}_finetune_eval_dev" in steps
+        keys = {row.key for row in grid.load(profile).rows["birthplace"]}
         assert {f"{model}_{stage}" for model in models for stage in ("pretrain_only", "finetuned")} <= keys
-        assert set(plan.tune_split_choice(profile)) == set(models)
-    # The course's objective stays a row of both profiles (issue 21); since 2026-11-26 the GPU profile runs the CPU
-    # profile's models, and the plain and augmented ones stay in the plan for a profile to name.
-    assert all("vanilla_span_corruption" in plan.PROFILES[p].birthplace.models for p in ("cpu", "gpu"))
-    assert plan.PROFILES["gpu"].birthplace.models == plan.PROFILES["cpu"].birthplace.models
-    assert {"vanilla", "synthesizer_augmented"} <= {model for _, model in plan.BIRTHPLACE_MODELS}
+        assert set(grid.load(profile).headline) == set(models)
+    # The course's objective stays a row of both profiles; the GPU profile runs the CPU profile's models.
+    assert all("vanilla_span_corruption" in grid.load(p).lists["model"] for p in ("cpu", "gpu"))
+    assert grid.load("gpu").lists["model"] == grid.load("cpu").lists["model"]
 
 
 def test_the_plans_tokenizer_step_trains_the_tokenizer_pretrain_would(synthetic_birthplace_dir, tmp_path):

@@ -1,5 +1,5 @@
-"""benchmarks/course_table.py: each course's reported numbers beside ours, read from the plan's run records; a row
-not run says so. And the plan's course profiles: the courses' own chains, one command each."""
+"""benchmarks/course_table.py: each course's reported numbers beside ours, read from a profile's run records; a row
+not run says so. And the course profiles (benchmarks/profiles/course*.yaml): the courses' own chains, one command each."""
 
 from __future__ import annotations
 
@@ -7,12 +7,14 @@ import json
 from pathlib import Path
 
 import course_table
-import plan
+import grid
+import pytest
 from test_write_results import _bench, _birthplace_run, _sentiment_run
 
 from hf_models.run_record import Evaluation, RunRecord
+from hf_models.safety import command_line
 
-PATHS = plan.Paths(data_root="data", out="out", python="py")
+REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 def _course_bench(bench: Path) -> None:
@@ -36,7 +38,7 @@ def test_the_course_tables_put_the_courses_numbers_beside_ours(tmp_path) -> None
     assert "| synthesizer, pretrained, then finetuned | ≥ 5 % (the bar) | not run | synthesizer_finetuned |" in table
     assert '| London: "London" to every question | 5.0 % | 5.0 % | london |' in table
     assert not [line for line in table if "ours alone" in line]  # the course profile has the course's rows alone
-    assert table[-1].startswith("Figure: benchmarks/figures/birthplace_dev_accuracy_course_cut.png")
+    assert table[-1].startswith(f"Figure: {tmp_path}/figures/birthplace_dev_accuracy.png")  # the run's own
 
     lab = course_table.altegrad_table("course-cut", tmp_path).splitlines()
     assert "| from scratch | 65 % | 61.00 % | 78 % | 78.00 % ± 1.41 | 2 |" in lab
@@ -45,7 +47,7 @@ def test_the_course_tables_put_the_courses_numbers_beside_ours(tmp_path) -> None
 
 
 def test_a_benchmark_profiles_table_names_its_headline_models(tmp_path) -> None:
-    """Of the CPU profile, the course's vanilla row is our first vanilla model as the plan's headline (on a tie of
+    """Of the CPU profile, the course's vanilla row is our first vanilla model as its headline (on a tie of
     the tuning split, finetuned), and every other row of ours follows."""
     _bench(tmp_path)
     table = course_table.cs224n_table("cpu", tmp_path).splitlines()
@@ -60,12 +62,15 @@ def test_a_benchmark_profiles_table_names_its_headline_models(tmp_path) -> None:
 
 
 def test_the_course_profiles_run_the_courses_own_chains() -> None:
-    steps = plan.plan("course", PATHS)
-    assert list(steps) == ["birthplace", "sentiment"]
-    birthplace = {step.name: step.command for step in steps["birthplace"]}
+    profile = grid.load("course")
+    assert list(profile.pipelines) == ["birthplace", "sentiment"]
+    steps = {pipeline: [s for s in profile.steps.values() if s.pipeline == pipeline] for pipeline in profile.pipelines}
+    birthplace = {step.name: step.command("py", "out", "data") for step in steps["birthplace"]}
     assert list(birthplace)[:1] == ["bp_london"] and "bp_tokenizer" not in birthplace  # the course's characters
     assert {name for name in birthplace if "_eval_" in name} == {
-        f"bp_{model}_eval_{split}" for model in ("vanilla", "synthesizer", "nopretrain") for split in ("dev", "test")
+        f"bp_{model}_finetune_eval_{split}"
+        for model in ("vanilla", "synthesizer", "nopretrain")
+        for split in ("dev", "test")
     }  # no tuning split: the course chooses nothing
     # --course_vocabulary is pretrain's: the model without pretraining takes the characters the first pretraining built
     nopretrain = birthplace["bp_nopretrain_finetune"]
@@ -75,9 +80,10 @@ def test_the_course_profiles_run_the_courses_own_chains() -> None:
     sentiment = [step.name for step in steps["sentiment"]]
     assert sentiment[0] == "se_pretrain" and sentiment[-1] == "se_course_table"
     assert len([name for name in sentiment if "_seed" in name]) == 3 * 3
-    lm = steps["sentiment"][0].command
+    lm = steps["sentiment"][0].command("py", "out", "data")
     assert lm[lm.index("--lab_vocabulary") + 1] == "data/cls-books"
-    assert plan.sentiment_rows("course")[1].steps[0] == "se_pretrain"
+    assert profile.rows["sentiment"][1].steps[0] == "se_pretrain"
+    assert grid.load("course-cut").rows == profile.rows  # the cut: the same chain and rows, its own config files
 
 
 # What the GPU run (`course`) may change to fit the device time: the batch (with the rate, scaled by its square root
@@ -96,7 +102,7 @@ def test_the_cut_differs_from_the_course_in_its_epochs_steps_and_gpu_scaling_alo
     """course-cut: the course's settings with fewer epochs or steps, and the schedule's cycles that follow from them
     (the course's learning rate at a step is the same; docs/courses.md). course: the same epochs, with the GPU's
     scaling: a larger batch keeps the rate or scales it by the square root of the batch's ratio."""
-    course = plan.REPO_ROOT / "configs"
+    course = REPO_ROOT / "configs"
     for folder in ("cs224n", "altegrad"):
         full = {path.name: json.loads(path.read_text()) for path in (course / folder / "course").glob("*.json")}
         cut = {path.name: json.loads(path.read_text()) for path in (course / folder / "course-cut").glob("*.json")}
@@ -118,10 +124,20 @@ def test_the_cut_differs_from_the_course_in_its_epochs_steps_and_gpu_scaling_alo
                 assert min(abs(rate - 1), abs(rate - growth**0.5)) < 1e-3, (folder, name, growth, rate)
 
 
-def test_one_course_runs_its_own_pipelines(capsys) -> None:
-    plan.main(["show", "--profile", "course-cut", "--course", "altegrad"])
-    shown = capsys.readouterr().out
-    assert "# sentiment\n" in shown and "# birthplace" not in shown
-    plan.main(["show", "--profile", "cpu", "--course", "altegrad"])
-    shown = capsys.readouterr().out
-    assert "# sentiment\n" in shown and "# sentiment_lab\n" in shown and "# birthplace" not in shown
+def test_one_course_runs_its_own_pipelines() -> None:
+    """`make altegrad` runs the lab's pipelines of the profile (not the curve, which no course has), `make cs224n`
+    the birthplace one."""
+    assert grid.load("course-cut").course_pipelines("altegrad") == ["sentiment"]
+    assert grid.load("cpu").course_pipelines("altegrad") == ["sentiment", "sentiment_lab"]
+    assert grid.load("cpu").course_pipelines("cs224n") == ["birthplace"]
+
+
+@pytest.mark.parametrize("output", ["birthplace/london/run_record.json", "birthplace/london"])
+def test_a_table_never_goes_over_a_runs_files(tmp_path, capsys, output) -> None:
+    _course_bench(tmp_path)
+    before = (tmp_path / "birthplace/london/run_record.json").read_bytes()
+    arguments = ["cs224n", "--bench_dir", str(tmp_path), "--profile", "course-cut", "--output", str(tmp_path / output)]
+    assert command_line(course_table.main, arguments) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("error: --output") and error.count("\n") == 1
+    assert (tmp_path / "birthplace/london/run_record.json").read_bytes() == before

@@ -14,7 +14,7 @@ import runpy
 import sys
 from pathlib import Path
 
-import plan  # benchmarks/plan.py (tests/conftest.py puts benchmarks/ on the path)
+import grid  # benchmarks/grid.py (tests/conftest.py puts benchmarks/ on the path)
 import pytest
 from transformers import TrainingArguments
 
@@ -39,7 +39,7 @@ COMMANDS = [
     ("-m hf_models.convert", [], "positional arguments"),
     ("-m hf_models.tokenization.courses", [], "positional arguments"),
     ("push_to_hub.py", [], "positional arguments"),
-    ("benchmarks/plan.py", [], "positional arguments"),
+    ("benchmarks/grid.py", [], "positional arguments"),
     ("recipes/prepare_data.py", [], "positional arguments"),
     ("benchmarks/probe_facts.py", [], "options"),
     ("benchmarks/tfidf_baseline.py", [], "options"),
@@ -227,11 +227,11 @@ def _cpu_profile_commands(command: str, arguments: list[str]) -> list[list[str]]
     """The flags of the cpu profile's steps that run `command` (and subcommand), their config files' written out."""
     from test_plan_flags import expanded
 
-    steps = [step for pipeline in plan.plan("cpu").values() for step in pipeline]
+    steps = [step.command("python", "outputs/bench") for step in grid.load("cpu").steps.values()]
     return [
-        list(expanded(step.command)[2 + len(arguments) :])
+        list(expanded(step)[2 + len(arguments) :])
         for step in steps
-        if step.command[1] == command and list(step.command[2 : 2 + len(arguments)]) == arguments
+        if step[1] == command and list(step[2 : 2 + len(arguments)]) == arguments
     ]
 
 

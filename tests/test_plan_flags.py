@@ -1,15 +1,14 @@
-"""The benchmark plan and its config files: every config file under configs/ parses with the recipe it is meant for
-and names only its flags; every recipe command of every profile reads its profile's config file and parses with its
-recipe's own parser (each birthplace subcommand takes only its own flags), without training anything."""
+"""The profiles (benchmarks/profiles/*.yaml, read by benchmarks/grid.py) and their config files: every config file
+under configs/ parses with the recipe it is meant for and names only its flags; every recipe command of every profile
+reads its profile's config file and parses with its recipe's own parser (each birthplace subcommand takes only its own
+flags), without training anything; every step reads only what an earlier step makes, and waits for it."""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
+import grid
 import pytest
 from transformers import TrainingArguments
 
@@ -19,38 +18,38 @@ from hf_models.tasks.birthplace_arguments import BirthplaceArguments, subcommand
 from hf_models.textio import UsageError
 from hf_models.training import ModelArguments, build_parser, expand_arguments_file, parse_args
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-import plan  # noqa: E402
-import step_runner  # noqa: E402
+REPO_ROOT = Path(__file__).resolve().parent.parent
+CONFIGS = REPO_ROOT / "configs"
 
-PATHS = plan.Paths(data_root="../shared/data", out="outputs/bench", python="python")
-CONFIGS = plan.REPO_ROOT / "configs"
+
+def _commands(profile: str) -> dict[str, tuple[str, ...]]:
+    """Every step's command, as `make bench` would run it (data under data/, outputs under outputs/bench)."""
+    return {step.name: step.command("python", "outputs/bench", "data") for step in grid.load(profile).steps.values()}
 
 
 def _recipe_commands(profile: str) -> list[tuple[str, tuple, list[str]]]:
     """(step name, the recipe's flag groups, its arguments) of every recipe step of a profile."""
     commands = []
-    for steps in plan.plan(profile, PATHS).values():
-        for step in steps:
-            script, arguments = step.command[1], list(step.command[2:])
-            if script == "recipes/birthplace.py":
-                commands.append((step.name, subcommand_groups(arguments[0], DEFAULT_PRESET), arguments[1:]))
-            elif script == "recipes/pretrain.py":
-                commands.append((step.name, pretraining.ARGUMENT_GROUPS, arguments))
-            elif script == "recipes/finetune_sentiment.py":
-                commands.append((step.name, sentiment.ARGUMENT_GROUPS, arguments))
+    for name, command in _commands(profile).items():
+        script, arguments = command[1], list(command[2:])
+        if script == "recipes/birthplace.py":
+            commands.append((name, subcommand_groups(arguments[0], DEFAULT_PRESET), arguments[1:]))
+        elif script == "recipes/pretrain.py":
+            commands.append((name, pretraining.ARGUMENT_GROUPS, arguments))
+        elif script == "recipes/finetune_sentiment.py":
+            commands.append((name, sentiment.ARGUMENT_GROUPS, arguments))
     return commands
 
 
 def expanded(command: tuple[str, ...]) -> tuple[str, ...]:
-    """A plan step's command with the values of its config file written out as flags (`--flag value`; a true flag
+    """A step's command with the values of its config file written out as flags (`--flag value`; a true flag
     alone), as if typed: what the tests of a profile's settings read."""
     result = []
     for argument in command:
         if not (argument.startswith("configs/") and argument.endswith(".json")):
             result.append(argument)
             continue
-        for key, value in json.loads((plan.REPO_ROOT / argument).read_text(encoding="utf-8")).items():
+        for key, value in json.loads((REPO_ROOT / argument).read_text(encoding="utf-8")).items():
             if value is True:
                 result.append(f"--{key}")
             elif value is not False and value is not None:
@@ -92,7 +91,7 @@ def test_every_config_file_parses_with_its_recipe(path) -> None:
     their own checks run."""
     values = json.loads(path.read_text(encoding="utf-8"))
     assert not {"output_dir", "data_dir", "model_name_or_path", "tokenizer_name_or_path", "train_files"} & set(values)
-    relative, recipe = str(path.relative_to(plan.REPO_ROOT)), _config_recipe(path)
+    relative, recipe = str(path.relative_to(REPO_ROOT)), _config_recipe(path)
     if len(recipe) == 2:  # an argparse tool: its own parser reads the file, the required paths beside it
         parser, position = recipe
         arguments = expand_arguments_file(parser, ["sentiment-corpus", relative][1 - position :], position)
@@ -124,23 +123,22 @@ def _same(parsed, value) -> bool:
     return parsed == value or (value == "none" and parsed == [])
 
 
-def test_every_config_file_is_a_step_of_the_plan_and_every_step_reads_its_profiles() -> None:
+def test_every_config_file_is_a_step_of_a_profile_and_every_step_reads_its_profiles() -> None:
     """No config file is left over, and each recipe step of a profile reads a config file of that profile's folder:
     the hyperparameters are in configs/ and nowhere else."""
     used = set()
-    for name, profile in plan.PROFILES.items():
-        folders = {profile.birthplace.configs, profile.sentiment.configs}
-        for steps in plan.plan(name, PATHS).values():
-            for step in steps:
-                configs = [arg for arg in step.command if arg.startswith("configs/")]
-                used.update(configs)
-                if step.command[1].startswith(("recipes/", "tokenizer/")) and "birthplace-tune" not in step.command:
-                    assert len(configs) == 1 and str(Path(configs[0]).parent) in folders, (name, step.name)
-    assert {str(path.relative_to(plan.REPO_ROOT)) for path in CONFIG_FILES} == used
+    for name in grid.names():
+        folders = set(grid.load(name).configs.values())
+        for step in grid.load(name).steps.values():
+            configs = [arg for arg in step.arguments if arg.startswith("configs/")]
+            used.update(configs)
+            if step.arguments[0].startswith(("recipes/", "tokenizer/")) and "birthplace-tune" not in step.arguments:
+                assert len(configs) == 1 and str(Path(configs[0]).parent) in folders, (name, step.name)
+    assert {str(path.relative_to(REPO_ROOT)) for path in CONFIG_FILES} == used
 
 
-@pytest.mark.parametrize("profile", sorted(plan.PROFILES))
-def test_every_plan_command_parses_for_its_recipe(profile) -> None:
+@pytest.mark.parametrize("profile", grid.names())
+def test_every_command_parses_for_its_recipe(profile) -> None:
     commands = _recipe_commands(profile)
     subcommands = {name.split("_")[-1] for name, _, _ in commands if name.startswith("bp_")}
     assert len(commands) >= 10 and {"pretrain", "finetune"} <= subcommands
@@ -155,7 +153,7 @@ def test_every_plan_command_parses_for_its_recipe(profile) -> None:
 
 
 def test_the_cpu_profile_parses_into_the_recipes_arguments() -> None:
-    """The CPU profile's commands give the real dataclasses, with the config files' values and the plan's paths."""
+    """The CPU profile's commands give the real dataclasses, with the config files' values and the run's paths."""
     for name, groups, arguments in _recipe_commands("cpu"):
         task_args, _, training_args = parse_args(groups, arguments)
         assert isinstance(training_args, TrainingArguments) and training_args.use_cpu, name
@@ -171,18 +169,18 @@ def test_a_reciting_model_recites_its_opening_in_its_trainings() -> None:
     trainings of a reciting model (their run records keep them); its scores read them there, and no other model
     recites."""
     for profile in ("cpu", "gpu"):
-        steps = [
-            step for step in plan.plan(profile, PATHS)["birthplace"] if step.command[1] == "recipes/birthplace.py"
-        ]
-        for step in steps:
-            command = expanded(step.command)
-            model = step.name[3:].split("_pretrain")[0].split("_finetune")[0].split("_eval")[0]
+        steps = {
+            name: command for name, command in _commands(profile).items() if command[1] == "recipes/birthplace.py"
+        }
+        for name, step_command in steps.items():
+            command = expanded(step_command)
+            model = name[3:].split("_pretrain")[0].split("_finetune")[0].split("_eval")[0]
             recites = model.endswith("_recite")
-            pretrain = next((s for s in steps if s.name == f"bp_{model}_pretrain"), None)
-            training = recites and "_eval_" not in step.name
-            opening = _flag(expanded(pretrain.command), "--opening_tokens") if training else None
-            assert _flag(command, "--recite_tokens") == opening, step.name
-            assert ("--answer_from_recitation" in command) == training, step.name
+            pretrain = steps.get(f"bp_{model}_pretrain")
+            training = recites and "_eval_" not in name
+            opening = _flag(expanded(pretrain), "--opening_tokens") if training else None
+            assert _flag(command, "--recite_tokens") == opening, name
+            assert ("--answer_from_recitation" in command) == training, name
 
 
 def test_a_flag_of_another_subcommand_is_refused() -> None:
@@ -204,298 +202,60 @@ def test_a_flag_of_another_subcommand_is_refused() -> None:
     assert training_args.use_cpu
 
 
-def test_the_gpu_profile_runs_the_sentiment_finetunings_side_by_side() -> None:
-    for profile, together in (("gpu", True), ("cpu", False)):
-        for pipeline, rows in (("sentiment", 2), ("sentiment_lab", 3)):  # the probe row has no finetuning of its own
-            steps = plan.plan(profile, PATHS)[pipeline]
-            batches = step_runner.batches(steps, plan.PROFILES[profile].side_by_side)
-            finetunes = [step.name for step in steps if step.group == "se_finetune"]
-            assert len(finetunes) == rows * 3
-            assert [step.name for batch in batches for step in batch] == [step.name for step in steps]  # order kept
-            widest = max(batches, key=len)
-            assert [step.name for step in widest] == (finetunes if together else [steps[0].name])
+def test_steps_of_a_side_by_side_group_share_the_cpu_and_every_step_on_a_gpu_has_one() -> None:
+    """On the CPU (2 cores) the birthplace stages run side by side, one core each, and a sentiment finetuning alone
+    has both (two runs on one core each do more than one on both; one finetuning is faster on both); on a GPU
+    machine every step has one core."""
+    for name in ("cpu", "course-cut"):
+        profile = grid.load(name)
+        threads = {step.name: profile.threads(step) for step in profile.steps.values()}
+        assert threads["bp_vanilla_finetune_eval_dev" if name == "course-cut" else "bp_vanilla_recite_pretrain"] == 1
+        assert threads["se_pretrain"] == threads["se_scratch_seed42"] == profile.cores == 2
+    for name in ("gpu", "course"):
+        assert {grid.load(name).threads(step) for step in grid.load(name).steps.values()} == {1}
 
 
-def test_every_sentiment_row_reads_what_a_step_of_the_two_pipelines_writes() -> None:
-    """Issue 18's rows are the `sentiment` pipeline, the lab's the `sentiment_lab` one, which reads the first's
-    tokenizer and backbone and so runs after it (in one chain on a GPU machine, in order on the CPU). The frozen
-    probe row reads the probe that each pretrained LP-FT run keeps (`--save_linear_probe`)."""
-    steps = plan.plan("cpu", PATHS)
-    by_name = {step.name: (pipeline, step) for pipeline in ("sentiment", "sentiment_lab") for step in steps[pipeline]}
-    for row in plan.sentiment_rows("cpu"):
-        pipelines = {by_name[name][0] for name in row.steps}
-        lab_row = row.key in ("scratch", "pretrained", "frozen")
-        assert pipelines == ({"sentiment", "sentiment_lab"} if lab_row else {"sentiment"}), row.key
-        finetunings = [
-            by_name[name][1] for name in row.steps if name.startswith(("se_scratch", "se_pretrained", "se_frozen"))
-        ]
-        for run, step in zip(row.runs, finetunings, strict=True):
-            written = f"{PATHS.out}/{run}"
-            if row.key == "frozen_linear_probe":
-                assert (
-                    "--save_linear_probe" in expanded(step.command)
-                    and written == f"{_flag(step.command, '--output_dir')}/linear_probe"
-                )
-            else:
-                assert _flag(step.command, "--output_dir") == written
-    lab = steps["sentiment_lab"]
-    assert {
-        _flag(step.command, "--tokenizer_name_or_path") or _flag(step.command, "--model_name_or_path")
-        for step in lab
-        if "recipes/finetune_sentiment.py" in step.command
-    } == {f"{PATHS.out}/sentiment/tokenizer", f"{PATHS.out}/sentiment/domain"}
-    assert plan.chains(["sentiment_lab", "birthplace", "sentiment"]) == [
-        ["birthplace"],
-        ["sentiment", "sentiment_lab"],
+@pytest.mark.parametrize("profile", grid.names())
+def test_every_step_reads_only_folders_that_the_steps_it_waits_for_make(profile) -> None:
+    """A model, a tokenizer or a data folder a step reads is the output of a step it waits for (Snakemake runs it
+    after them, and again after they change); the sentiment rows read what the profile's steps write."""
+    steps = grid.load(profile).steps
+    for step in steps.values():
+        command = step.command("python", "OUT", "DATA")
+        made = {f"OUT/{steps[name].folder}" for name in step.reads}
+        for flag in ("--model_name_or_path", "--tokenizer_name_or_path", "--train_files", "--files"):
+            source = _flag(command, flag)
+            if source is not None and source.startswith("OUT/"):
+                assert any(source == folder or source.startswith(f"{folder}/") for folder in made), (step.name, flag)
+    folders = {step.folder for step in steps.values()}
+    for row in grid.load(profile).rows["sentiment"]:
+        assert all(run.removesuffix("/linear_probe") in folders for run in row.runs), row.key
+        assert set(row.steps) <= set(steps)
+
+
+def test_a_profile_that_names_what_it_lacks_is_refused_with_its_file(tmp_path, monkeypatch) -> None:
+    """A step reading a step not made before it, or a placeholder of no list, is refused naming the file and step;
+    so is an unknown profile."""
+    cases = [
+        ("{name: a, run: x.py, args: --model_name_or_path @b}", "step a: @b names no earlier step"),
+        ('{name: "a_{size}", run: x.py}', "no list or value named {size}"),
     ]
+    for step, message in cases:
+        (tmp_path / "bad.yaml").write_text(
+            "suffix: _bad\ntitle: {}\ncolumn: x\ngpu: false\ncores: 1\nside_by_side: all\nthroughput: []\n"
+            f"predictions: p\nconfigs: {{}}\nlists: {{}}\npipelines: {{p: {{steps: [{step}]}}}}\n"
+        )
+        monkeypatch.setattr(grid, "PROFILES_DIR", tmp_path)
+        grid.load.cache_clear()
+        with pytest.raises(grid.ProfileError, match=f"benchmarks/profiles/bad.yaml: .*{message}"):
+            grid.load("bad")
+    with pytest.raises(grid.ProfileError, match="unknown profile 'nope'"):
+        grid.load("nope")
+    grid.load.cache_clear()
 
 
 def _flag(command: tuple[str, ...], flag: str) -> str | None:
     return command[command.index(flag) + 1] if flag in command else None
-
-
-def test_both_profiles_run_the_birthplace_trainings_side_by_side_and_read_only_finished_models() -> None:
-    for profile in ("cpu", "gpu"):
-        steps = plan.plan(profile, PATHS)["birthplace"]
-        batches = step_runner.batches(steps, plan.PROFILES[profile].side_by_side)
-        trainings = [f"bp_{model}_pretrain" for model in plan.PROFILES[profile].birthplace.models]
-        assert [step.name for step in batches[3]] == [*trainings, "bp_nopretrain_finetune"]  # after the tokenizer
-        assert len(batches) == 3 + 3 + 3  # data, London, tokenizer; three stages; two figures and the course's table
-        # What a step reads (a model or a tokenizer) was trained by a step of an earlier batch.
-        trained: set[str] = set()
-        for batch in batches:
-            for step in batch:
-                for source in (
-                    _flag(step.command, "--model_name_or_path"),
-                    _flag(step.command, "--tokenizer_name_or_path"),
-                ):
-                    assert source is None or source in trained, (profile, step.name, source)
-            trained |= {
-                _flag(step.command, "--output_dir")
-                for step in batch
-                if step.name.endswith(("pretrain", "finetune", "tokenizer"))
-            }
-
-
-def test_on_the_cpu_a_side_by_side_batch_shares_the_cores(tmp_path) -> None:
-    """Two steps side by side on 2 threads: one thread each, the tokenizers library in one; a step alone: both, and
-    the tokenizers library's threads. Three: two at a time."""
-
-    def step(name: str, group: str | None) -> step_runner.Step:
-        script = (
-            f"import os; open({str(tmp_path / name)!r}, 'w').write(os.environ['OMP_NUM_THREADS'] + ' ' + "
-            "os.environ['TOKENIZERS_PARALLELISM'])"
-        )
-        return step_runner.Step(name, (sys.executable, "-c", script), timed=False, group=group)
-
-    steps = [step("alone", None), *(step(name, "pair") for name in "abc"), step("after", "other")]
-    failed: list[str] = []
-    env = {"OMP_NUM_THREADS": "2", "TOKENIZERS_PARALLELISM": "false"}
-    step_runner.run_pipeline("cpu", steps, tmp_path, env, failed, ("pair",), threads=2)
-    threads = {name: (tmp_path / name).read_text() for name in ("alone", "a", "b", "c", "after")}
-    alone, shared = "2 true", "1 false"
-    assert failed == [] and threads == {"alone": alone, "a": shared, "b": shared, "c": shared, "after": alone}
-
-
-def _waiting_step(name: str, mine: Path, other: Path, code: int = 0) -> step_runner.Step:
-    """A step that writes its file, then waits (at most 20 s) for the other's: both end only if they run together."""
-    script = (
-        f"import pathlib, sys, time; pathlib.Path({str(mine)!r}).touch()\n"
-        f"for _ in range(200):\n    if pathlib.Path({str(other)!r}).exists(): sys.exit({code})\n    time.sleep(0.1)\n"
-        "sys.exit(3)"
-    )
-    return step_runner.Step(name, (sys.executable, "-c", script), timed=False, group="pair")
-
-
-def test_a_group_runs_together_and_its_failure_stops_the_pipeline(tmp_path) -> None:
-    a, b = tmp_path / "a", tmp_path / "b"
-    after = step_runner.Step("after", (sys.executable, "-c", f"open({str(tmp_path / 'after')!r}, 'w')"), timed=False)
-    failed: list[str] = []
-    step_runner.run_pipeline(
-        "pair", [_waiting_step("a", a, b), _waiting_step("b", b, a), after], tmp_path, {}, failed, True
-    )
-    assert failed == [] and (tmp_path / "after").exists()
-
-    for path in (a, b, tmp_path / "after"):
-        path.unlink()
-    steps = [_waiting_step("a", a, b), _waiting_step("b", b, a, code=1), after]
-    step_runner.run_pipeline("pair", steps, tmp_path, {}, failed, True)
-    assert failed == ["pair"] and not (tmp_path / "after").exists()  # one failed step of the group stops the rest
-    assert "FAILED: b" in (tmp_path / "pair_run.log").read_text()
-
-
-def test_a_run_of_one_pipeline_keeps_the_other_pipelines_timings(tmp_path) -> None:
-    steps = plan.plan("cpu", PATHS)
-    sentiment_step, birthplace_step = steps["sentiment"][-1].name, steps["birthplace"][0].name
-    (tmp_path / "timings.tsv").write_text(f"{sentiment_step}\t60\tcmd\n{birthplace_step}\t9\told\n", encoding="utf-8")
-    step_runner.forget_timings(tmp_path, steps["birthplace"])
-    assert (tmp_path / "timings.tsv").read_text(encoding="utf-8") == f"{sentiment_step}\t60\tcmd\n"
-
-
-def test_resume_keeps_the_steps_finished_with_the_same_command(tmp_path) -> None:
-    steps = plan.plan("cpu", PATHS)["sentiment"]
-    tokenizer, pretrain, domain = (
-        next(step for step in steps if step.name == name) for name in ("se_tokenizer", "se_pretrain", "se_domain")
-    )
-    assert pretrain.record.startswith(" ".join(pretrain.command) + "  # configs ")  # the config file's digest
-    (tmp_path / "timings.tsv").write_text(
-        f"se_tokenizer\t20\t{tokenizer.record}\n"
-        f"se_pretrain\t900\t{pretrain.record}\n"
-        f"se_domain\t60\t{domain.record} --learning_rate 1e-2\n",  # run with another command: not kept
-        encoding="utf-8",
-    )
-    assert step_runner.finished_steps(tmp_path, steps) == {"se_tokenizer", "se_pretrain"}
-    assert step_runner.finished_steps(tmp_path, steps, rerun=("se_pre*",)) == {"se_tokenizer"}  # the code changed
-    assert step_runner.finished_steps(tmp_path / "elsewhere", steps) == set()
-
-
-def test_resume_runs_a_step_again_when_its_config_file_changed(tmp_path, monkeypatch) -> None:
-    monkeypatch.setattr(step_runner, "REPO_ROOT", tmp_path)
-    (tmp_path / "configs").mkdir()
-    config = tmp_path / "configs" / "lm.json"
-    config.write_text('{"learning_rate": 1e-3}', encoding="utf-8")
-    step = step_runner.Step("se_pretrain", ("py", "recipes/pretrain.py", "configs/lm.json", "--output_dir", "o"))
-    (tmp_path / "timings.tsv").write_text(f"se_pretrain\t900\t{step.record}\n", encoding="utf-8")
-    assert step_runner.finished_steps(tmp_path, [step]) == {"se_pretrain"}
-    config.write_text('{"learning_rate": 3e-4}', encoding="utf-8")  # the same command, another rate
-    assert step_runner.finished_steps(tmp_path, [step]) == set()
-
-
-@pytest.mark.parametrize(
-    ("arguments", "message"),
-    [
-        (["--rerun", "se_pretrain"], "within a --resume run"),
-        (["--resume", "--rerun", "se_nothing*"], "matches se_nothing*"),
-    ],
-)
-def test_rerun_names_existing_steps_of_a_resumed_run(tmp_path, monkeypatch, arguments, message) -> None:
-    monkeypatch.setenv("OUT", str(tmp_path / "out"))
-    with pytest.raises(SystemExit, match=message):
-        plan.main(["run", "--profile", "cpu", "--pipeline", "sentiment", *arguments])
-    assert not (tmp_path / "out").exists()  # refused before anything ran
-
-
-def test_a_run_writes_its_command_and_whole_wall_time_and_never_keeps_an_earlier_runs(tmp_path, monkeypatch) -> None:
-    out = tmp_path / "out"
-    monkeypatch.setenv("OUT", str(out))
-
-    def steps_failing(profile, pipelines, steps, where, failed) -> None:
-        failed.append("birthplace")
-
-    monkeypatch.setattr(plan, "_run_pipelines", steps_failing)
-    assert plan.main(["run", "--profile", "course-cut", "--course", "cs224n"]) == 1
-    run = json.loads((out / "run_time.json").read_text(encoding="utf-8"))
-    assert run["command"] == "python benchmarks/plan.py run --profile course-cut --course cs224n"
-    assert run["profile"] == "course-cut" and run["pipelines"] == ["birthplace"] and run["failed"] == ["birthplace"]
-    assert isinstance(run["wall_time_s"], int) and run["resumed"] is False and run["started"].endswith("Z")
-
-    def interrupted(profile, pipelines, steps, where, failed) -> None:
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(plan, "_run_pipelines", interrupted)
-    with pytest.raises(KeyboardInterrupt):
-        plan.main(["run", "--profile", "course-cut", "--course", "cs224n"])
-    assert not (out / "run_time.json").exists()  # the earlier run's time would pass for this one's
-
-
-def test_steps_import_hf_models_from_the_plans_own_tree(tmp_path, monkeypatch) -> None:
-    # A script run from its own folder, as a worktree's recipes are: PYTHONPATH decides where hf_models comes from,
-    # and this tree's goes before any other on it.
-    other, scripts = tmp_path / "other", tmp_path / "recipes"
-    (other / "hf_models").mkdir(parents=True)
-    (other / "hf_models" / "__init__.py").write_text("raise ImportError('the other tree')\n", encoding="utf-8")
-    scripts.mkdir()
-    (scripts / "where.py").write_text("import hf_models; print(hf_models.__file__)\n", encoding="utf-8")
-    monkeypatch.setenv("PYTHONPATH", str(other))
-    env = step_runner.step_environment(OMP_NUM_THREADS="2")
-    assert env["PYTHONPATH"].split(os.pathsep) == [str(plan.REPO_ROOT), str(other)]
-    assert env["OMP_NUM_THREADS"] == "2" and env["HF_HUB_OFFLINE"] == "1"
-    assert env["MALLOC_MMAP_MAX_"] == "0" and int(env["MALLOC_TRIM_THRESHOLD_"]) >= 1 << 30  # freed memory stays
-    monkeypatch.setenv("MALLOC_MMAP_MAX_", "65536")
-    assert step_runner.step_environment()["MALLOC_MMAP_MAX_"] == "65536"  # the caller's setting wins
-    run = subprocess.run(
-        [sys.executable, str(scripts / "where.py")], env=env, capture_output=True, text=True, check=True
-    )
-    assert Path(run.stdout.strip()) == plan.REPO_ROOT / "hf_models" / "__init__.py"
-
-
-def test_a_pool_step_waits_for_what_it_reads_and_no_longer() -> None:
-    """In the birthplace pool, each score and finetuning waits for the training that made its model, and for
-    nothing else: a model's evaluations do not wait for another model's training."""
-    for profile in ("cpu", "gpu"):
-        steps = plan.plan(profile, PATHS)["birthplace"]
-        pool = next(pool for pool in step_runner.pools(steps, plan.PROFILES[profile].side_by_side) if len(pool) > 1)
-        assert pool[0].name == f"bp_{plan.PROFILES[profile].birthplace.models[0]}_pretrain"
-        needs = step_runner.step_dependencies(pool)
-        for model in plan.PROFILES[profile].birthplace.models:
-            assert needs[f"bp_{model}_pretrain"] == set()
-            assert needs[f"bp_{model}_finetune"] == needs[f"bp_{model}_probe"] == {f"bp_{model}_pretrain"}
-            assert needs[f"bp_{model}_pretrain_eval_dev"] == {f"bp_{model}_pretrain"}
-            assert needs[f"bp_{model}_eval_test"] == {f"bp_{model}_finetune"}
-        assert needs["bp_nopretrain_eval_dev"] == {"bp_nopretrain_finetune"}
-
-
-def _step_after(name: str, tmp_path: Path, group: str, reads: str | None = None) -> step_runner.Step:
-    """A step of `group` that records when it starts and ends, and reads the folder of the step named `reads`."""
-    script = (
-        f"import pathlib, time; d = pathlib.Path({str(tmp_path)!r}); (d / '{name}.start').touch()\n"
-        f"time.sleep(3.0 if {name!r} == 'slow' else 0.1); (d / '{name}.end').touch()"
-    )
-    source = ("--model_name_or_path", str(tmp_path / reads)) if reads else ()
-    command = (sys.executable, "-c", script, *source, "--output_dir", str(tmp_path / name))
-    return step_runner.Step(name, command, timed=False, group=group)
-
-
-def test_a_step_starts_when_its_inputs_are_ready_not_when_its_stage_ends(tmp_path) -> None:
-    """Two stages side by side: a scoring step starts once the training it reads ends, not once every training
-    has ended; and never before its own training ends."""
-    steps = [
-        _step_after("slow", tmp_path, "training"),
-        _step_after("fast", tmp_path, "training"),
-        _step_after("reads_slow", tmp_path, "scoring", "slow"),
-        _step_after("reads_fast", tmp_path, "scoring", "fast"),
-    ]
-    failed: list[str] = []
-    step_runner.run_pipeline("pool", steps, tmp_path, {}, failed, True, threads=2)
-    times = {path.name: path.stat().st_mtime for path in tmp_path.glob("*.*") if path.suffix in (".start", ".end")}
-    assert failed == [] and len(times) == 8
-    assert times["fast.end"] <= times["reads_fast.start"] < times["slow.end"]  # did not wait for the slow step
-    assert times["slow.end"] <= times["reads_slow.start"]
-
-
-def test_a_pipeline_starts_beside_the_rest_of_the_one_it_reads_once_its_step_is_done(tmp_path, monkeypatch) -> None:
-    """On a GPU machine `sentiment_lab` needs only `sentiment`'s review stage: it starts once that step has ended,
-    while `sentiment`'s finetunings still run; if the step fails, it does not run; resumed past the step, at once."""
-    for profile in [name for name, profile in plan.PROFILES.items() if not profile.course]:  # the step they wait for
-        assert plan.PIPELINE_STARTS_AFTER["sentiment_lab"] in [
-            step.name for step in plan.plan(profile, PATHS)["sentiment"]
-        ]
-    monkeypatch.setattr(plan, "PIPELINE_NEEDS", {"reader": "maker"})
-    monkeypatch.setattr(plan, "PIPELINE_STARTS_AFTER", {"reader": "made"})
-
-    def step(name: str, seconds: float = 0.1, code: int = 0) -> step_runner.Step:
-        script = (
-            f"import pathlib, sys, time; d = pathlib.Path({str(tmp_path)!r}); (d / '{name}.start').touch()\n"
-            f"time.sleep({seconds}); (d / '{name}.end').touch(); sys.exit({code})"
-        )
-        return step_runner.Step(name, (sys.executable, "-c", script), timed=False)
-
-    def run(maker: list[step_runner.Step]) -> tuple[list[str], dict[str, float]]:
-        for path in tmp_path.glob("*.*"):
-            path.unlink()
-        failed: list[str] = []
-        plan.run_chain(["maker", "reader"], {"maker": maker, "reader": [step("read")]}, tmp_path, {}, failed, True)
-        return failed, {
-            path.name: path.stat().st_mtime for path in tmp_path.glob("*.*") if path.suffix in (".start", ".end")
-        }
-
-    failed, times = run([step("first"), step("made"), step("slow", seconds=3.0)])
-    assert failed == [] and len(times) == 8
-    assert times["made.end"] <= times["read.start"] < times["slow.end"]  # after its step, beside the rest
-    failed, times = run([step("first"), step("made", code=1), step("slow")])
-    assert failed == ["maker", "reader"] and "read.start" not in times and "slow.start" not in times
-    failed, times = run([step("slow", seconds=3.0)])  # `made` finished in an earlier, resumed run
-    assert failed == [] and times["read.start"] < times["slow.end"]
 
 
 @pytest.mark.parametrize(
