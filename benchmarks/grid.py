@@ -218,6 +218,10 @@ class _Builder:
         extra = self.arguments(spec.get("args", ""), values, reads, where)
         config = next((file for file in base.files if file.endswith(".json")), None)
         if config is not None:
+            if not (self.root / config).is_file():
+                raise ProfileError(
+                    f"{where}: {config}: no such config file in {self.root} (run from the repository root)"
+                )
             settings = json.loads((self.root / config).read_text(encoding="utf-8"))
             budget = int(next(value for key, value in values.items() if key.endswith("budget")))
             steps = str(
@@ -364,10 +368,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", default="cpu", help="a profile of benchmarks/profiles/ (default: cpu)")
     parser.add_argument("--bench_dir", default="outputs/bench", help="figures: the run's output folder")
     args = parser.parse_args(argv)
-    grid = load(args.profile)
+    try:
+        grid = load(args.profile)
+    except ProfileError as error:
+        raise SystemExit(str(error)) from None
     if args.action == "figures":
         if not Path(args.bench_dir).is_dir():
-            raise ProfileError(f"--bench_dir {args.bench_dir}: no such folder")
+            raise SystemExit(f"--bench_dir {args.bench_dir}: no such folder")
         written = copy_figures(args.profile, Path(args.bench_dir))
         print("\n".join(f"wrote {path.relative_to(REPO_ROOT)}" for path in written) or "no figure in the run")
         return 0

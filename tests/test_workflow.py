@@ -1,0 +1,212 @@
+"""The benchmark grid on Snakemake (benchmarks/Snakefile): a dry run lists a course's steps and changes nothing; a
+changed config file reruns exactly its step and the steps after it, shown with stand-in steps (each "recipe" is a
+shell script that records its command line and environment, so nothing trains); the SLURM profile of docs/workflow.md
+passes Snakemake's own checks; every script of benchmarks/ refuses a bad folder with one `error:` line."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import course_table
+import grid
+import plot_birthplace
+import plot_label_curve
+import plot_sentiment
+import pytest
+import write_results
+
+from hf_models.safety import command_line
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SNAKEMAKE = Path(sys.executable).parent / "snakemake"
+pytestmark = pytest.mark.skipif(
+    not SNAKEMAKE.exists(), reason="snakemake is not installed (pip install -e '.[bench]')"
+)
+
+
+def _snakemake(workdir: Path, *arguments: str) -> subprocess.CompletedProcess:
+    command = [str(SNAKEMAKE), "-s", str(REPO_ROOT / "benchmarks" / "Snakefile"), "-d", str(workdir), "--cores", "2"]
+    return subprocess.run([*command, *arguments], capture_output=True, text=True, timeout=300)
+
+
+def _jobs(run: subprocess.CompletedProcess) -> set[str]:
+    """The steps a run or dry run lists (Snakemake's `rule NAME:` lines; `all` is the target, not a step)."""
+    assert run.returncode == 0, run.stdout + run.stderr
+    return set(re.findall(r"^(?:local)?rule (\w+):", run.stdout + run.stderr, re.MULTILINE)) - {"all"}
+
+
+@pytest.fixture
+def stand_in_tree(tmp_path) -> Path:
+    """A working folder with the course profile's config files and scripts, and a stand-in interpreter that records
+    each command with the threads it was given and where hf_models comes from."""
+    shutil.copytree(REPO_ROOT / "configs", tmp_path / "configs")
+    for step in grid.load("course-cut").steps.values():
+        script = tmp_path / step.files[0]
+        script.parent.mkdir(parents=True, exist_ok=True)
+        script.touch()
+    stand_in = tmp_path / "stand_in.sh"
+    stand_in.write_text('#!/bin/sh\necho "$OMP_NUM_THREADS ${PYTHONPATH%%:*} $*" >> "$(dirname "$0")/ran.txt"\n')
+    stand_in.chmod(0o755)
+    return tmp_path
+
+
+def _course_run(tree: Path, *arguments: str) -> subprocess.CompletedProcess:
+    config = ["profile=course-cut", "course=cs224n", "out=out", f"python={tree / 'stand_in.sh'}"]
+    return _snakemake(tree, *arguments, "--config", *config)
+
+
+def _edit(config: Path) -> None:
+    values = json.loads(config.read_text(encoding="utf-8"))
+    config.write_text(json.dumps({**values, "seed": values.get("seed", 42) + 1}), encoding="utf-8")
+
+
+def test_a_changed_config_file_reruns_that_step_and_what_follows_it(stand_in_tree) -> None:
+    """Edit one config file: the dry run lists that step and every step after it, nothing else; the run then reruns
+    them and the next dry run lists nothing. The synthesizer's pretraining is followed by its own finetuning and
+    scores, the figure and the table; the vanilla one's also by the model without pretraining (its characters)."""
+    tree = stand_in_tree
+    everything = {step.name for step in grid.load("course-cut").steps.values() if step.pipeline == "birthplace"}
+    assert _jobs(_course_run(tree)) == everything
+    lines = (tree / "ran.txt").read_text().splitlines()
+    assert len(lines) == len(everything) and all(line.split()[1] == str(tree) for line in lines)  # this tree's code
+    threads = {
+        line.split()[line.split().index("--output_dir") + 1]: line.split()[0]
+        for line in lines
+        if "--output_dir" in line
+    }
+    assert threads["out/birthplace/vanilla_pretrain"] == "1" and threads["out/birthplace/london"] == "2"
+    assert _jobs(_course_run(tree, "-n")) == set()
+
+    after = {"bp_plot", "bp_course_table"}
+    synthesizer = {"bp_synthesizer_pretrain", "bp_synthesizer_finetune"}
+    synthesizer |= {"bp_synthesizer_finetune_eval_dev", "bp_synthesizer_finetune_eval_test"}
+    vanilla = {name.replace("synthesizer", "vanilla") for name in synthesizer}
+    nopretrain = {"bp_nopretrain_finetune", "bp_nopretrain_finetune_eval_dev", "bp_nopretrain_finetune_eval_test"}
+    cases = {
+        "pretrain_synthesizer": synthesizer | after,
+        "pretrain_vanilla": vanilla | nopretrain | after,
+        "london": {"bp_london"} | after,
+        "evaluate": {name for name in everything if "_eval_" in name} | after,
+    }
+    for config, expected in cases.items():
+        _edit(tree / "configs" / "cs224n" / "course-cut" / f"{config}.json")
+        assert _jobs(_course_run(tree, "-n")) == expected, config
+        assert _jobs(_course_run(tree)) == expected, config
+    assert _jobs(_course_run(tree, "-n")) == set()
+
+
+def test_a_changed_command_reruns_the_steps_it_changes(stand_in_tree) -> None:
+    """Another data folder changes the commands of the steps that read it (Snakemake's params trigger): they rerun,
+    with what follows them, even though no file changed."""
+    tree = stand_in_tree
+    _jobs(_course_run(tree))
+    config = ["profile=course-cut", "course=cs224n", "out=out", f"python={tree / 'stand_in.sh'}", "data=elsewhere"]
+    rerun = _jobs(_snakemake(tree, "-n", "--config", *config))
+    assert rerun == {step.name for step in grid.load("course-cut").steps.values() if step.pipeline == "birthplace"}
+
+
+@pytest.mark.parametrize("course", ["cs224n", "altegrad"])
+def test_a_dry_run_lists_a_courses_steps_and_changes_nothing(tmp_path, course) -> None:
+    """`make cs224n|altegrad PROFILE=course-cut DRYRUN=1`'s command, from the repository root: the course's steps,
+    nothing run, no run folder made, and no tracked file changed."""
+    before = subprocess.run(["git", "status", "--porcelain"], cwd=REPO_ROOT, capture_output=True, text=True).stdout
+    out = tmp_path / "out"
+    run = subprocess.run(
+        [str(SNAKEMAKE), "-s", "benchmarks/Snakefile", "--cores", "2", "--dry-run"]
+        + ["--config", "profile=course-cut", f"course={course}", f"out={out}"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    profile = grid.load("course-cut")
+    assert _jobs(run) == {step.name for step in profile.of_pipelines(profile.course_pipelines(course))}
+    assert not out.exists()
+    after = subprocess.run(["git", "status", "--porcelain"], cwd=REPO_ROOT, capture_output=True, text=True).stdout
+    assert after == before
+
+
+def test_the_makefile_runs_the_snakefile_with_the_users_profile_and_dry_run() -> None:
+    """`make -n` shows the commands: DRYRUN=1 adds --dry-run, the course and profile reach the Snakefile's config."""
+    shown = subprocess.run(
+        ["make", "-n", "-o", ".venv/.installed", "cs224n", "PROFILE=course-cut", "DRYRUN=1"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+    ).stdout
+    assert "snakemake -s benchmarks/Snakefile" in shown and "--dry-run" in shown
+    assert "profile=course-cut" in shown and "course=cs224n" in shown
+    assert (
+        "--dry-run"
+        not in subprocess.run(
+            ["make", "-n", "-o", ".venv/.installed", "bench"], cwd=REPO_ROOT, capture_output=True, text=True
+        ).stdout
+    )
+
+
+def test_the_slurm_profile_passes_snakemakes_checks(tmp_path) -> None:
+    """docs/workflow.md's cluster profile: Snakemake reads it (its executor plugin, every option) and plans the
+    course profile's jobs on it; no cluster is reached by a dry run."""
+    pytest.importorskip("snakemake_executor_plugin_slurm")
+    run = subprocess.run(
+        [str(SNAKEMAKE), "-s", "benchmarks/Snakefile", "--profile", "benchmarks/cluster/slurm", "--dry-run"]
+        + ["--config", "profile=course", f"out={tmp_path / 'out'}"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert _jobs(run) == set(grid.load("course").steps)
+
+
+def test_an_unknown_profile_pipeline_or_config_folder_is_refused_before_anything_runs(tmp_path) -> None:
+    cases = (
+        (REPO_ROOT, "profile=nope", "unknown profile 'nope'"),
+        (REPO_ROOT, "pipelines=sentiments", "the cpu profile has no pipeline sentiments"),
+        (tmp_path, "profile=cpu", "configs/altegrad/cpu/scratch_lp_ft.json: no such config file"),  # not the root
+    )
+    for workdir, config, message in cases:
+        run = _snakemake(workdir, "-n", "--config", config, f"out={tmp_path / 'out'}")
+        assert run.returncode != 0 and message in run.stdout + run.stderr
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("main", "arguments"),
+    [
+        (write_results.main, []),
+        (course_table.main, ["cs224n"]),
+        (plot_birthplace.main, []),
+        (plot_sentiment.main, []),
+        (plot_label_curve.main, []),
+        (grid.main, ["figures"]),
+    ],
+    ids=["write_results", "course_table", "plot_birthplace", "plot_sentiment", "plot_label_curve", "grid"],
+)
+def test_every_benchmark_script_refuses_a_missing_run_folder_in_one_line(tmp_path, capsys, main, arguments) -> None:
+    status = command_line(main, [*arguments, "--bench_dir", str(tmp_path / "absent")])
+    error = capsys.readouterr().err
+    assert status == 2 and error.startswith("error: --bench_dir") and error.count("\n") == 1, error
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_runs_figures_go_into_the_committed_folder_under_their_profiles_names(tmp_path) -> None:
+    """`grid.py figures`: the figures the run drew under its own folder, and its LM's loss, by the names the report
+    links (the profile's suffix); a figure the run did not draw is not copied."""
+    bench, figures = tmp_path / "bench", tmp_path / "figures"
+    (bench / "figures").mkdir(parents=True)
+    (bench / "figures" / "birthplace_dev_accuracy.png").write_bytes(b"bars")
+    (bench / "birthplace" / "vanilla_pretrain").mkdir(parents=True)
+    (bench / "birthplace" / "vanilla_pretrain" / "loss.png").write_bytes(b"loss")
+    figures.mkdir()
+    written = grid.copy_figures("course-cut", bench, figures)
+    assert sorted(path.name for path in written) == [
+        "birthplace_dev_accuracy_course_cut.png",
+        "birthplace_pretrain_loss_course_cut.png",
+    ]
+    assert (figures / "birthplace_pretrain_loss_course_cut.png").read_bytes() == b"loss"
