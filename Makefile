@@ -77,4 +77,4 @@ readme-check: $(STAMP)
 	nice -n 10 $(PY) docs/check_readme.py
 
 clean:
-	rm -rf $(VENV) runs outputs .pytest_cache .ruff_cache
+	rm -rf $(VENV) runs outputs .pytest_cache .ruff_cache .snakemake

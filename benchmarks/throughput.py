@@ -14,7 +14,7 @@ adds a `torch.compile`d copy of each. Model FLOP utilisation (MFU) is PaLM's est
 FLOPs per trained token, N the parameters that take part in matrix products (all but the embedding lookups; a
 tied token table counts once, as the LM head), L layers, H heads of width Q, T tokens of context; against the
 accelerator's dense bf16 peak (the table below, or `--peak_tflops`). The figures are printed; `--results_json
-benchmarks/results.json` (what `benchmarks/plan.py run` passes) also writes them there, under one key per device.
+benchmarks/results.json` (what a whole `make bench` passes) also writes them there, under one key per device.
 """
 
 import argparse
@@ -377,7 +377,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         "--results_json",
         type=Path,
         default=None,
-        help="the results file to update with this run's figures (the plan gives benchmarks/results.json); "
+        help="the results file to update with this run's figures (make bench gives benchmarks/results.json); "
         "without it the figures are printed only, so that a trial setting never replaces the published ones",
     )
     parser.add_argument(
