@@ -23,7 +23,7 @@ OUT ?= outputs/bench
 DATA_ROOT ?= ../shared/data
 CORES ?= all
 SNAKEMAKE = $(VENV)/bin/snakemake -s benchmarks/Snakefile --cores $(CORES) --show-failed-logs \
-	$(if $(DRYRUN),--dry-run --quiet rules) --config profile=$(PROFILE) out=$(OUT) data=$(DATA_ROOT) python=$(PY)
+	$(if $(filter 1 true yes,$(DRYRUN)),--dry-run --quiet rules) --config profile=$(PROFILE) out=$(OUT) data=$(DATA_ROOT) python=$(PY)
 
 .PHONY: install test lint mutation demo tour bench cs224n altegrad app-test readme-check clean
 
