@@ -362,10 +362,15 @@ def copy_figures(profile: str, bench: Path, figures: Path = FIGURES_DIR) -> list
     return written
 
 
+class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    """-h prints the examples as written and every flag's default (as hf_models.training.HelpFormatter, which the
+    grid does not import: Snakemake reads it)."""
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("action", choices=("show", "figures"), help="show: the steps; figures: copy a run's")
-    parser.add_argument("--profile", default="cpu", help="a profile of benchmarks/profiles/ (default: cpu)")
+    parser.add_argument("--profile", default="cpu", help="a profile of benchmarks/profiles/")
     parser.add_argument("--bench_dir", default="outputs/bench", help="figures: the run's output folder")
     args = parser.parse_args(argv)
     try:
