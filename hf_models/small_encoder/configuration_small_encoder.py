@@ -30,6 +30,12 @@ def positive(value: int | float) -> None:
         raise ValueError(f"must be positive, got {value}")
 
 
+@as_validated_field
+def non_negative(value: int) -> None:
+    if value < 0:
+        raise ValueError(f"must be 0 (off) or positive, got {value}")
+
+
 @strict
 class SmallEncoderConfig(PreTrainedConfig):
     r"""
@@ -79,6 +85,10 @@ class SmallEncoderConfig(PreTrainedConfig):
             2 * (num_hidden_layers + 1) times wider; a frozen backbone's word knowledge sits in its lower layers).
         classifier_dropout: dropout on the pooled vector, before the classification head.
         sep_token_id: the separator (CS224N's `⁇`) used by span corruption and birthplace QA.
+        loss_chunk_size: `SmallEncoderForCausalLM` in training with labels: compute the LM loss this many tokens at a
+            time, so that the (tokens × vocabulary) fp32 logits never exist whole (the lab's 50,001-id head: 3.3 GB
+            for a batch of 128 × 128). 0 computes the logits and transformers' loss on them. The loss and gradients
+            are the same either way (up to rounding); the training forward then returns no logits.
     """
 
     model_type = "small-encoder"
@@ -106,6 +116,7 @@ class SmallEncoderConfig(PreTrainedConfig):
     initializer_range: float = positive(default=0.02)
     lm_head_bias: bool = True
     tie_word_embeddings: bool = False
+    loss_chunk_size: int = non_negative(default=0)
     classifier_pooling: ClassifierPooling = "last"
     classifier_dropout: int | float = probability(default=0.0)
     synthesizer_width: int | None = None

@@ -38,6 +38,83 @@ def _one_cache(cache: Cache | None, past_key_values: Cache | None) -> Cache | No
     return cache if cache is not None else past_key_values
 
 
+class ChunkedLinearCrossEntropy(torch.autograd.Function):
+    """`cross_entropy(hidden @ weight.T + bias, targets, reduction="sum")` a chunk of rows at a time: the logits of
+    one chunk exist at once, never the whole (rows × vocabulary) matrix. The gradients are computed in the forward
+    pass, chunk by chunk (as Liger's fused linear cross-entropy does), so the backward pass only scales them: no
+    logits are kept for it and none are recomputed. Rows whose target is `ignore_index` count for nothing."""
+
+    @staticmethod
+    def forward(ctx, hidden, weight, bias, targets, chunk_size: int, ignore_index: int):
+        needs = ctx.needs_input_grad
+        grad_hidden = torch.zeros_like(hidden) if needs[0] else None
+        grad_weight = torch.zeros_like(weight, dtype=torch.float32) if needs[1] else None
+        grad_bias = torch.zeros_like(bias, dtype=torch.float32) if bias is not None and needs[2] else None
+        loss = torch.zeros((), dtype=torch.float32, device=hidden.device)
+        for start in range(0, hidden.shape[0], chunk_size):
+            rows, chunk_targets = hidden[start : start + chunk_size], targets[start : start + chunk_size]
+            # As the plain loss: the head's product in the autocast dtype, the softmax in fp32.
+            logits = F.linear(rows, weight, bias).float()
+            kept = chunk_targets != ignore_index
+            safe_targets = chunk_targets.masked_fill(~kept, 0)
+            log_probs = torch.log_softmax(logits, dim=-1)
+            loss = loss - (log_probs.gather(1, safe_targets[:, None]).squeeze(1) * kept).sum()
+            if grad_hidden is None and grad_weight is None and grad_bias is None:
+                continue
+            grad_logits = log_probs.exp_()  # d(sum of -log p[target]) / d logits = softmax - one_hot(target)
+            grad_logits.scatter_add_(1, safe_targets[:, None], torch.full_like(grad_logits[:, :1], -1.0))
+            grad_logits.mul_(kept[:, None])
+            # The products in the dtype autocast gives them (as the plain loss's backward), summed in fp32.
+            grad_logits = grad_logits.to(weight.dtype)
+            if grad_hidden is not None:
+                grad_hidden[start : start + chunk_size] = grad_logits @ weight
+            if grad_weight is not None:
+                grad_weight += grad_logits.t() @ rows
+            if grad_bias is not None:
+                grad_bias += grad_logits.sum(0)
+        ctx.save_for_backward(grad_hidden, grad_weight, grad_bias)
+        ctx.weight_dtype = weight.dtype
+        return loss
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        grad_hidden, grad_weight, grad_bias = ctx.saved_tensors
+        scale = grad_output.float()
+        return (
+            grad_hidden * scale.to(grad_hidden.dtype) if grad_hidden is not None else None,
+            (grad_weight * scale).to(ctx.weight_dtype) if grad_weight is not None else None,
+            (grad_bias * scale).to(ctx.weight_dtype) if grad_bias is not None else None,
+            None,
+            None,
+            None,
+        )
+
+
+def chunked_causal_lm_loss(
+    hidden_states: torch.Tensor,
+    lm_head: nn.Linear,
+    labels: torch.LongTensor,
+    chunk_size: int,
+    num_items_in_batch: torch.Tensor | int | None = None,
+    ignore_index: int = -100,
+    shift_labels: torch.LongTensor | None = None,
+    **kwargs,
+) -> torch.Tensor:
+    """transformers' `ForCausalLMLoss` (labels shifted here, mean over the kept tokens, or the sum over
+    `num_items_in_batch` when Trainer gives it) without the whole logits matrix: `ChunkedLinearCrossEntropy` over
+    `chunk_size` tokens at a time."""
+    if shift_labels is None:
+        shift_labels = F.pad(labels, (0, 1), value=ignore_index)[..., 1:]
+    hidden = hidden_states.reshape(-1, hidden_states.shape[-1])
+    targets = shift_labels.reshape(-1).to(hidden.device)
+    total = ChunkedLinearCrossEntropy.apply(hidden, lm_head.weight, lm_head.bias, targets, chunk_size, ignore_index)
+    if num_items_in_batch is None:
+        return total / (targets != ignore_index).sum()
+    if torch.is_tensor(num_items_in_batch):
+        num_items_in_batch = num_items_in_batch.to(total.device)
+    return total / num_items_in_batch
+
+
 class SmallEncoderSinusoidalPositions(nn.Module):
     """The fixed sin/cos table of "Attention is all you need" (the lab's `PositionalEncoding`): no parameters."""
 
@@ -541,12 +618,15 @@ class SmallEncoderForCausalLM(SmallEncoderPreTrainedModel, GenerationMixin):
         output_hidden_states: bool | None = None,
         logits_to_keep: int | torch.Tensor = 0,
         past_key_values: Cache | None = None,
+        skip_logits: bool | None = None,
         **kwargs,
     ) -> CausalLMOutputWithPast:
         r"""
         cache: the key/value cache of earlier steps. `past_key_values` is its name before transformers 5.24.
         labels: the HF convention: equal to `input_ids` (the shift happens here), with -100 on ignored positions.
         logits_to_keep: compute logits for the last N positions only (generation needs 1).
+        skip_logits: with labels and `config.loss_chunk_size`, return the loss only (`logits=None`), computed chunk
+            by chunk without the whole logits matrix. Default: skip them in training, keep them in evaluation.
         """
         outputs: BaseModelOutputWithPast = self.model(
             input_ids=input_ids,
@@ -559,11 +639,16 @@ class SmallEncoderForCausalLM(SmallEncoderPreTrainedModel, GenerationMixin):
             output_hidden_states=output_hidden_states,
         )
         hidden_states = outputs.last_hidden_state
-        slice_indices = slice(-logits_to_keep, None) if isinstance(logits_to_keep, int) else logits_to_keep
-        logits = self.lm_head(hidden_states[:, slice_indices, :])
-        loss = None
-        if labels is not None:
-            loss = self.loss_function(logits=logits, labels=labels, vocab_size=self.config.vocab_size, **kwargs)
+        if skip_logits is None:
+            skip_logits = self.training
+        logits = loss = None
+        if labels is not None and skip_logits and self.config.loss_chunk_size:
+            loss = chunked_causal_lm_loss(hidden_states, self.lm_head, labels, self.config.loss_chunk_size, **kwargs)
+        else:
+            slice_indices = slice(-logits_to_keep, None) if isinstance(logits_to_keep, int) else logits_to_keep
+            logits = self.lm_head(hidden_states[:, slice_indices, :])
+            if labels is not None:
+                loss = self.loss_function(logits=logits, labels=labels, vocab_size=self.config.vocab_size, **kwargs)
 
         return CausalLMOutputWithPast(
             loss=loss,
