@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -208,3 +209,74 @@ def test_attention_kernel_choice_by_device():
     assert _attention_paths("cpu", dropout=0.1, training=False) == ["kernel", "kernel"]
     assert _attention_paths("cpu", dropout=0.0, training=True) == ["kernel", "kernel"]
     assert _attention_paths("meta", dropout=0.0, training=False, output_attentions=True) == ["eager", "eager"]
+
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+COURSE_CONFIGS = sorted(REPO_ROOT.glob("configs/*/course/*.json"))
+# The course trainings whose batches keep one shape: the lab's LM reads packed blocks of 128 tokens, CS224N's
+# pretrainings span-corrupted paragraphs padded to the block (then trimmed to the batch's longest, 115 of 128 at
+# nearly every batch of 256 or 512). Dynamically padded batches (the finetunings) would recompile at each new length.
+COMPILED_COURSE_STEPS = {"altegrad/lm.json", "cs224n/pretrain_vanilla.json", "cs224n/pretrain_synthesizer.json"}
+
+
+def test_the_course_presets_compile_their_fixed_shape_trainings_with_cuda_graphs(fake_gpu, monkeypatch, tmp_path):
+    """On a GPU, `Trainer` compiles what the course presets say: inductor with CUDA graphs (`reduce-overhead`), for
+    the fixed-shape trainings only; the lab's LM also computes its loss in chunks."""
+    import dataclasses
+    import json
+
+    import transformers.training_args as training_args_module
+    from transformers import TrainingArguments
+
+    fake_gpu("NVIDIA H100 80GB HBM3")
+    monkeypatch.setattr(training_args_module, "is_torch_bf16_gpu_available", lambda *args, **kwargs: True)
+    monkeypatch.setattr(TrainingArguments, "device", property(lambda self: torch.device("cuda", 0)))
+    monkeypatch.delenv("ACCELERATE_MIXED_PRECISION", raising=False)
+    fields = {field.name for field in dataclasses.fields(TrainingArguments)}
+    compiled = set()
+    assert len(COURSE_CONFIGS) == 10
+    for path in COURSE_CONFIGS:
+        values = json.loads(path.read_text(encoding="utf-8"))
+        args = TrainingArguments(output_dir=str(tmp_path), **{k: v for k, v in values.items() if k in fields})
+        step = f"{path.parent.parent.name}/{path.name}"
+        if args.torch_compile:
+            compiled.add(step)
+            assert (args.torch_compile_backend, args.torch_compile_mode) == ("inductor", "reduce-overhead"), step
+            trainer = object.__new__(ReproducibleTrainer)  # what Trainer hands accelerate, without a model
+            trainer.args, trainer.model = args, None
+            plugin = trainer._build_accelerator_args()["dynamo_plugin"]
+            assert (plugin.backend.value.lower(), plugin.mode) == ("inductor", "reduce-overhead"), step
+        overrides = dict(o.split("=") for o in values.get("config_overrides", "").split(",") if o)
+        assert ("loss_chunk_size" in overrides) == (step == "altegrad/lm.json"), step
+    assert compiled == COMPILED_COURSE_STEPS
+
+
+def test_the_lab_lm_trains_on_its_chunked_loss_at_full_size(monkeypatch):
+    """The lab's LM as its course preset builds it (vocabulary 50,001, a batch of 128 x 128), on the meta device
+    (shapes only): the training step computes its loss in chunks and returns no logits; evaluation returns them."""
+    import json
+
+    values = json.loads((REPO_ROOT / "configs/altegrad/course/lm.json").read_text(encoding="utf-8"))
+    config = SmallEncoderConfig.from_preset(values["model_config"])
+    config.update_from_string(values["config_overrides"])
+    assert config.loss_chunk_size == 4096 and config.vocab_size == 50001
+    chunks = []
+    real = modeling_small_encoder.F.linear
+
+    def linear(input, weight, bias=None):
+        if weight.shape[0] == config.vocab_size:
+            chunks.append(tuple(input.shape))
+        return real(input, weight, bias)
+
+    monkeypatch.setattr(modeling_small_encoder.F, "linear", linear)
+    with torch.device("meta"):
+        model = SmallEncoderForCausalLM(config)
+        batch = torch.zeros(values["per_device_train_batch_size"], values["block_size"], dtype=torch.long)
+    outputs = model.train()(input_ids=batch, labels=batch)
+    outputs.loss.backward()
+    assert outputs.logits is None and model.lm_head.weight.grad.shape == (50001, 200)
+    assert chunks == [(4096, 200)] * 4  # 16,384 tokens: at most 4,096 x 50,001 logits at once, never all
+    chunks.clear()
+    with torch.no_grad():
+        logits = model.eval()(input_ids=batch[:2], labels=batch[:2]).logits
+    assert logits.shape == (2, 128, 50001)
