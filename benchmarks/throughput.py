@@ -33,7 +33,7 @@ from transformers import GPT2Config, GPT2LMHeadModel
 
 from hf_models import SmallEncoderConfig, SmallEncoderForCausalLM
 from hf_models.safety import command_line
-from hf_models.textio import atomic_write_text
+from hf_models.textio import UsageError, atomic_write_text
 from hf_models.training import HelpFormatter
 
 # Dense (not sparse) bf16 peak, in TFLOP/s, of the accelerators we may be lent, matched in order against
@@ -383,7 +383,16 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument(
         "--no_results_json", action="store_true", help="print only (the default without --results_json)"
     )
+    parser.add_argument(
+        "--merge_results",
+        type=Path,
+        default=None,
+        help="measure nothing: copy the throughput sections of this file (a lent GPU's --results_json, "
+        "dev/gpu_lease.sh) into --results_json",
+    )
     args = parser.parse_args(argv)
+    if args.merge_results is not None and args.results_json is None:
+        parser.error("--merge_results needs --results_json, the file to copy the sections into")
     if args.device == "cuda" and not torch.cuda.is_available():
         parser.error("--device cuda: no CUDA device is available")
     if args.max_batch_search and args.device != "cuda":
@@ -429,8 +438,25 @@ def print_memory(memory: dict, device: torch.device) -> None:
         print(f"  {key:<28} {value:>8.1f}" if value is not None else f"  {key:<28} {'n/a':>8}")
 
 
+def merge_results(source: Path, target: Path) -> dict:
+    """Copy the `throughput*` sections of `source` into `target`, each replacing the section of its name."""
+    try:
+        loaded = json.loads(source.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise UsageError(f"{source}: not JSON ({error})") from None
+    sections = {key: value for key, value in loaded.items() if key.startswith("throughput")}
+    if not sections:
+        raise UsageError(f"{source}: no throughput section to copy")
+    for key, value in sections.items():
+        update_results_json(target, key, value)
+        print(f"wrote {key} ({value.get('hardware')}, {value.get('date')}) to {target}")
+    return sections
+
+
 def main(argv=None) -> dict:
     args = parse_args(argv)
+    if args.merge_results is not None:
+        return merge_results(args.merge_results, args.results_json)
     args.threads = args.threads or len(os.sched_getaffinity(0))
     torch.set_num_threads(args.threads)
     device = torch.device(args.device)

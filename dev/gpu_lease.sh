@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# The runs still missing from a lent GPU, in one call of the device tool (600 s at most a call, 900 s of device time
+# a session, the machine's start included). Here, first: `bash dev/gpu_bundle.sh` (.whl/ and .data/), then
+#   DRYRUN=1 bash dev/gpu_lease.sh          # what it would run, with each part's time limit; runs nothing
+# and, with the device tool, carrying .whl and .data, timeout_s 590:
+#   bash dev/gpu_lease.sh                   # LIMIT=560 s for all the parts; PARTS to run some of them
+#
+# The parts, in the issue's order, through the make targets (so that they outlive any rewrite of the runner):
+#   cs224n      make cs224n PROFILE=course: CS224N's chain in the course's setting, vanilla (the row not yet measured
+#               against the course's 10 %) to its end, with London, no pretraining and the synthesizer beside it.
+#               Eager on an H100: 469 s for the chain with the synthesizer at batch 256; vanilla at batch 512 in fp32
+#               reached epoch 600 of 650 after 240 s. Compiled with CUDA graphs the target is 650 epochs in 240 s.
+#   altegrad    make altegrad PROFILE=course, beside cs224n: the lab's LM (its model, vocabulary 50,001, 6,000 steps
+#               of 128 x 128 tokens), then its three rows with 3 seeds each (validation accuracy, test predictions).
+#               Eager on an H100 the LM alone reached step 5,850 after 530 s; compiled, with CUDA graphs and its
+#               loss in chunks, the target is 180 s. The 9 finetunings have never run on a GPU.
+#   throughput  alone on the GPU once the courses end (or are stopped THROUGHPUT_S seconds before LIMIT): the base
+#               preset's MFU, written as `throughput_gpu_base` of results.json (the 2026-11-26 H200 call measured
+#               40.8 % at batch 32 with every dropout 0, the settings used here). Its time was never recorded alone:
+#               THROUGHPUT_S (150 s) is a budget, not a measurement.
+#   curve       only when CURVE_MIN_S (300 s) are left: the label curve at the gpu_large size, `make bench
+#               PROFILE=gpu_large PIPELINES="sentiment sentiment_curve"` (that profile's sentiment pipeline alone took
+#               489 s on an H200, so in practice a call of its own: PARTS=curve LIMIT=560). The plan draws one
+#               subset per finetuning seed (3 draws); make has no switch for fewer.
+#
+# What comes back in the device's $OUT, without weights: gpu.txt, hardware.txt, one log per part (<part>.txt),
+# lease.txt (each part's exit status and time), throughput.json (results.json's throughput entry) and lease.tgz (the
+# courses' and the curve's run folders: logs, metrics, predictions, timings). Then, here:
+#   mkdir -p outputs/lease && tar xzf lease.tgz -C outputs/lease && HW="$(cat hardware.txt)"
+#   python benchmarks/write_results.py --profile course --tasks birthplace --bench_dir outputs/lease/outputs/lease/cs224n --hardware "$HW"
+#   python benchmarks/write_results.py --profile course --tasks sentiment --bench_dir outputs/lease/outputs/lease/altegrad --hardware "$HW"
+#   python benchmarks/throughput.py --merge_results throughput.json --results_json benchmarks/results.json
+#   python benchmarks/write_results.py --profile gpu_large --tasks sentiment_curve --bench_dir outputs/lease/outputs/lease/curve --hardware "$HW"
+#   python benchmarks/write_results.py --report
+# (a part stopped by its limit: `--stopped STEP=TEXT` with its last logged step instead of its rows; dev/README.md).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+[[ "${1:-}" == "--dry-run" ]] && DRYRUN=1
+DRYRUN=${DRYRUN:-}
+LIMIT=${LIMIT:-560}
+THROUGHPUT_S=${THROUGHPUT_S:-150}
+CURVE_MIN_S=${CURVE_MIN_S:-300}
+PARTS=" ${PARTS:-cs224n altegrad throughput curve} "
+PY=${PY:-python3}
+SITE=${SITE:-/tmp/site}  # where the carried wheels go (and snakemake's script, when the bundle carries it)
+export DATA_ROOT=${DATA_ROOT:-.data} PY PYTHONUNBUFFERED=1 PYTHONPATH=$SITE:$PWD
+if [[ -n "$DRYRUN" ]]; then
+    RETURN=${OUT:-outputs/lease_dry_run}
+else
+    RETURN=${OUT:?"run this on the device machine (its tool sets OUT, the folder that comes back), or DRYRUN=1"}
+fi
+unset OUT  # the runner reads OUT as its own output folder: each part names its own below
+RUNS=${RUNS:-outputs/lease}  # the parts' run folders (git-ignored), packed into lease.tgz
+start=$(date +%s)
+dry_spent=0  # a dry run counts each part's limit as spent, to print the limits a real run would give
+left() { echo $((start + LIMIT - dry_spent - $(date +%s))); }
+has() { [[ "$PARTS" == *" $1 "* ]]; }
+
+# `make TARGET PROFILE=...` without the install step ($(STAMP) is taken as done: the GPU machine has no network),
+# with this machine's python and the part's own output folder.
+course_make() {  # TARGET PROFILE OUT [make variables...]
+    local target=$1 profile=$2 out=$3
+    shift 3
+    echo make -o "$SITE/.installed" "$target" VENV="$SITE" PY="$PY" PROFILE="$profile" OUT="$out" \
+        DATA_ROOT="$DATA_ROOT" "$@"
+}
+
+note() {  # a line for the log that comes back (printed only in a dry run)
+    if [[ -n "$DRYRUN" ]]; then echo "$1"; else echo "$1" | tee -a "$RETURN/lease.txt"; fi
+}
+
+# Runs a part's command under `timeout SECONDS` with its output in $RETURN/<part>.txt; in a dry run, prints it.
+run_part() {  # PART SECONDS COMMAND...
+    local part=$1 seconds=$2
+    shift 2
+    if [[ -n "$DRYRUN" ]]; then
+        echo "[$part] timeout $seconds $(printf '%q ' "$@")"
+        return 0
+    fi
+    local began status
+    began=$(date +%s)
+    timeout "$seconds" "$@" > "$RETURN/$part.txt" 2>&1
+    status=$?
+    note "$part: exit status $status (124: stopped at its limit), $(($(date +%s) - began)) s"
+    return "$status"
+}
+
+if [[ -z "$DRYRUN" ]]; then
+    mkdir -p "$SITE" "$RUNS"
+    if compgen -G ".whl/*.whl" > /dev/null; then
+        $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$SITE" .whl/*.whl || exit 1
+    fi
+    nvidia-smi --query-gpu=name,memory.total --format=csv,noheader > "$RETURN/gpu.txt" 2>&1
+    echo "$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $(nproc) CPU cores" > "$RETURN/hardware.txt"
+fi
+
+# 1 and 2: both courses side by side, stopped in time to leave the throughput its slot.
+reserve=0
+has throughput && reserve=$THROUGHPUT_S
+courses_s=$(($(left) - reserve))
+pids=()
+for course in cs224n altegrad; do
+    if has "$course"; then
+        # shellcheck disable=SC2046  # course_make prints the words of one command
+        run_part "$course" "$courses_s" $(course_make "$course" course "$RUNS/$course") &
+        pids+=($!)
+        [[ -n "$DRYRUN" ]] && wait "$!"  # a dry run prints them in order
+    fi
+done
+for pid in "${pids[@]}"; do wait "$pid"; done
+[[ -n "$DRYRUN" && ${#pids[@]} -gt 0 ]] && dry_spent=$courses_s
+
+# 3: the base preset's MFU, alone on the GPU (the settings of the 40.8 % measurement).
+if has throughput; then
+    run_part throughput "$(left)" "$PY" benchmarks/throughput.py --device cuda --dtype bf16 --preset base \
+        --contenders ours_sdpa gpt2 --compile --dropout 0 --batch_size 32 --results_json "$RETURN/throughput.json"
+    [[ -n "$DRYRUN" ]] && dry_spent=$((dry_spent + THROUGHPUT_S))
+fi
+
+# 4: the label curve at the gpu_large size, when enough time is left.
+if has curve; then
+    if [[ $(left) -ge $CURVE_MIN_S ]]; then
+        # shellcheck disable=SC2046
+        run_part curve "$(left)" $(course_make bench gpu_large "$RUNS/curve") PIPELINES="sentiment sentiment_curve"
+    else
+        note "curve: not started, $(left) s left (it starts with CURVE_MIN_S=$CURVE_MIN_S): PARTS=curve in a call of its own"
+    fi
+fi
+
+if [[ -n "$DRYRUN" ]]; then
+    echo "dry run: nothing ran; LIMIT=$LIMIT s, the courses side by side for $courses_s s, then the rest in turn"
+    exit 0
+fi
+tar czf "$RETURN/lease.tgz" --exclude='*.safetensors' --exclude='*.bin' --exclude='*.pt' --exclude='*/data' "$RUNS"
+note "lease: $(($(date +%s) - start)) s in all"
+ls -l "$RETURN"

@@ -1,0 +1,134 @@
+"""`dev/gpu_lease.sh`, the one command for a lent GPU: its dry run prints each part with the time limit a real run
+gives it, its make calls reach the course profiles through the Makefile, its throughput command parses, and a run
+with stand-ins for make, nvidia-smi and python stops a part at its limit, keeps the next part's slot and packs
+what comes back."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import tarfile
+from pathlib import Path
+
+import pytest
+import throughput
+import torch
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+LEASE = REPO_ROOT / "dev" / "gpu_lease.sh"
+
+
+def lease(env: dict[str, str], *args: str, timeout: int = 60) -> subprocess.CompletedProcess:
+    """Run the script with `env` over this environment (OUT removed unless given)."""
+    full = {k: v for k, v in os.environ.items() if k not in ("OUT", "DRYRUN", "PARTS", "LIMIT")} | env
+    return subprocess.run(
+        ["bash", str(LEASE), *args], env=full, capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+def planned(stdout: str) -> dict[str, tuple[int, list[str]]]:
+    """`[part] timeout SECONDS COMMAND...` lines of a dry run: part -> (seconds, command words)."""
+    parts = {}
+    for line in stdout.splitlines():
+        if line.startswith("["):
+            part, rest = line[1:].split("] ", 1)
+            words = shlex.split(rest)
+            if words[0] == "timeout":
+                parts[part] = (int(words[1]), words[2:])
+    return parts
+
+
+def test_the_dry_run_prints_each_part_with_its_limit_and_runs_nothing(tmp_path):
+    result = lease({"DRYRUN": "1", "LIMIT": "560", "THROUGHPUT_S": "150", "RUNS": str(tmp_path / "runs")})
+    assert result.returncode == 0, result.stderr
+    parts = planned(result.stdout)
+    assert set(parts) == {"cs224n", "altegrad", "throughput"}
+    # Both courses side by side until the throughput's slot, which ends at the limit.
+    assert parts["cs224n"][0] == parts["altegrad"][0] == 410 and parts["throughput"][0] == 150
+    assert "curve: not started, 0 s left" in result.stdout
+    assert not (tmp_path / "runs").exists() and not (REPO_ROOT / "outputs" / "lease_dry_run").exists()
+    assert lease({"RUNS": str(tmp_path / "runs")}, "--dry-run").stdout == result.stdout  # the flag's spelling
+
+    alone = planned(lease({"DRYRUN": "1", "PARTS": "curve", "LIMIT": "500"}).stdout)
+    seconds, command = alone["curve"]
+    assert seconds == 500 and command[:4] == ["make", "-o", "/tmp/site/.installed", "bench"]
+    assert "PROFILE=gpu_large" in command and "PIPELINES=sentiment sentiment_curve" in command
+
+
+def test_the_make_calls_reach_each_course_profile(tmp_path):
+    """`make -n` (print, run nothing) with the dry run's words: the targets exist, the install step is skipped and
+    the profile reaches the runner's command."""
+    parts = planned(lease({"DRYRUN": "1", "PARTS": "cs224n altegrad curve", "CURVE_MIN_S": "0"}).stdout)
+    for part, profile in (("cs224n", "course"), ("altegrad", "course"), ("curve", "gpu_large")):
+        make = parts[part][1]
+        assert make[0] == "make" and f"PROFILE={profile}" in make and "PY=python3" in make
+        shown = subprocess.run(
+            ["make", "-n", *make[1:]], cwd=REPO_ROOT, capture_output=True, text=True, timeout=30, check=False
+        )
+        assert shown.returncode == 0, shown.stderr
+        assert "pip install" not in shown.stdout and profile in shown.stdout, shown.stdout
+        assert (part in shown.stdout) or part == "curve"
+
+
+def test_the_throughput_command_parses_on_a_gpu(monkeypatch):
+    seconds, command = planned(lease({"DRYRUN": "1", "PARTS": "throughput"}).stdout)["throughput"]
+    assert command[:2] == ["python3", "benchmarks/throughput.py"]
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    args = throughput.parse_args(command[2:])
+    assert (args.device, args.dtype, args.preset, args.compile, args.dropout) == ("cuda", "bf16", "base", True, 0.0)
+    assert args.batch_size == 32 and throughput.results_key(args) == "throughput_gpu_base"
+    assert args.results_json.name == "throughput.json"  # a file of its own, merged here afterwards
+
+
+def test_merging_the_returned_throughput_section(tmp_path):
+    returned, results = tmp_path / "throughput.json", tmp_path / "results.json"
+    returned.write_text(json.dumps({"throughput_gpu_base": {"mfu": 0.4, "hardware": "H", "date": "d"}}))
+    results.write_text(json.dumps({"throughput_gpu_base": {"mfu": 0.3}, "other": 1}))
+    throughput.main(["--merge_results", str(returned), "--results_json", str(results)])
+    assert json.loads(results.read_text()) == {
+        "throughput_gpu_base": {"mfu": 0.4, "hardware": "H", "date": "d"},
+        "other": 1,
+    }
+    returned.write_text(json.dumps({"other": 2}))
+    with pytest.raises(ValueError, match="no throughput section"):
+        throughput.main(["--merge_results", str(returned), "--results_json", str(results)])
+
+
+def test_a_run_stops_a_part_at_its_limit_and_keeps_the_next_parts_slot(tmp_path):
+    """Stand-ins: `make` for cs224n ends at once, for altegrad outlives the courses' limit; `nvidia-smi` names a
+    card; the python writes the throughput file it is given."""
+    bin_dir, out, runs = tmp_path / "bin", tmp_path / "out", tmp_path / "runs"
+    bin_dir.mkdir()
+    out.mkdir()
+    (bin_dir / "make").write_text(
+        '#!/usr/bin/env bash\necho "make $*"\nmkdir -p "$(printf "%s\\n" "$@" | sed -n "s/^OUT=//p")"\n'
+        'case " $* " in *" altegrad "*) sleep 30;; esac\n'
+    )
+    (bin_dir / "nvidia-smi").write_text('#!/usr/bin/env bash\necho "NVIDIA H100 80GB HBM3"\n')
+    (bin_dir / "fakepython").write_text(
+        '#!/usr/bin/env bash\nwhile [[ $# -gt 0 ]]; do [[ $1 == --results_json ]] && echo "{}" > "$2"; shift; done\n'
+    )
+    for tool in bin_dir.iterdir():
+        tool.chmod(0o755)
+    env = {
+        "OUT": str(out),
+        "RUNS": str(runs),
+        "SITE": str(tmp_path / "site"),
+        "PY": "fakepython",
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "LIMIT": "6",
+        "THROUGHPUT_S": "3",
+    }
+    result = lease(env)
+    assert result.returncode == 0, result.stderr
+    log = (out / "lease.txt").read_text()
+    assert "cs224n: exit status 0" in log and "altegrad: exit status 124" in log  # stopped at 6 - 3 s
+    assert "throughput: exit status 0" in log and "curve: not started" in log
+    assert (out / "throughput.json").read_text() == "{}\n"
+    assert (out / "hardware.txt").read_text().startswith("NVIDIA H100 80GB HBM3, ")
+    assert "PROFILE=course" in (out / "cs224n.txt").read_text()
+    with tarfile.open(out / "lease.tgz") as packed:
+        names = packed.getnames()
+    assert any(name.endswith("runs/cs224n") for name in names)
