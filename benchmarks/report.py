@@ -26,7 +26,7 @@ COMMANDS = {
     "throughput_gpu": "python benchmarks/throughput.py --device cuda --dtype bf16 --batch_size 64",
     "throughput_gpu_base": (
         "python benchmarks/throughput.py --device cuda --dtype bf16 --preset base --contenders ours_sdpa gpt2 "
-        "--compile --batch_size 8 --max_batch_search"
+        "--compile --dropout 0 --batch_size 32"
     ),
     "tokenizer": "python tokenizer/train_tokenizer.py --files FILES --vocab_size VOCABULARY --output_dir OUTPUT_DIR",
     "bench": "make bench",
@@ -319,7 +319,7 @@ def throughput_section(results: dict) -> list[str]:
                 f"{entry['train_tokens_per_s']:,}",
                 f"{entry['train_ratio_vs_gpt2']:.2f}×",
                 mfu,
-                f"{entry['kv_cache_speedup']:.2f}×",
+                f"{entry['kv_cache_speedup']:.2f}×" if "kv_cache_speedup" in entry else "—",
                 entry["date"],
             ]
         )
@@ -328,7 +328,8 @@ def throughput_section(results: dict) -> list[str]:
             body.append(
                 [f"`{key}`, `torch.compile`", *cells, *compiled, percent(entry["compiled_mfu"]), "—", entry["date"]]
             )
-        commands.append(f"- `{key}`: `{COMMANDS.get(key, entry['command'])}`")
+        source = f"; recorded from {entry['source']}" if "source" in entry else ""
+        commands.append(f"- `{key}`: `{COMMANDS.get(key, entry['command'])}`{source}")
     header = [
         "section",
         "preset",

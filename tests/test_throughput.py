@@ -87,3 +87,29 @@ def test_compiled_contenders_and_arguments(throughput):
     assert throughput.results_key(argparse.Namespace(device="cuda", preset="base")) == "throughput_gpu_base"
     with pytest.raises(SystemExit):
         throughput.parse_args(["--max_batch_search"])  # CUDA only
+
+
+def test_every_recorded_gpu_mfu_follows_from_its_tokens_per_second(throughput):
+    """results.json's GPU sections: each MFU is its tokens/s times the preset's FLOPs per token over the card's
+    peak, and each ratio its tokens/s over GPT-2's, so that a figure copied in by hand (the H200 section comes from
+    an earlier report's printed figures) cannot drift from the figures it derives from."""
+    import torch
+
+    results = json.loads((REPO_ROOT / "benchmarks" / "results.json").read_text(encoding="utf-8"))
+    checked = 0
+    for key, entry in results.items():
+        if not key.startswith("throughput_gpu"):
+            continue
+        args = throughput.parse_args(["--preset", entry["preset"], "--seq_len", str(entry["seq_len"])])
+        with torch.device("meta"):
+            model = throughput.build_model("ours_sdpa", args, args.seq_len)
+        per_token = throughput.flops_per_token(model, args.seq_len)
+        card = entry["hardware"].split(",")[0]
+        peak = next(tflops for row, tflops in throughput.PEAK_BF16_TFLOPS if row in card) * 1e12
+        for tokens, mfu in (("train_tokens_per_s", "mfu"), ("compiled_train_tokens_per_s", "compiled_mfu")):
+            if mfu in entry:
+                assert entry[mfu] == pytest.approx(entry[tokens] * per_token / peak, abs=6e-5), (key, mfu)
+                checked += 1
+    assert checked >= 5
+    h200 = results["throughput_gpu_base"]
+    assert (h200["compiled_mfu"], h200["batch_size"], h200["dropout"]) == (0.4082, 32, 0.0)
