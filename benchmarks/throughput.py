@@ -10,7 +10,12 @@ machine hits every contender alike. Medians over the repeats are reported, with 
 
 Contenders: `ours_sdpa` and `ours_eager` (our model with each attention path) and `gpt2` (`GPT2LMHeadModel` with
 SDPA, built from the preset's width, depth, heads, feed-forward, block, vocabulary, dropouts and tying); `--compile`
-adds a `torch.compile`d copy of each. Model FLOP utilisation (MFU) is PaLM's estimate (appendix B): 6·N + 12·L·H·Q·T
+adds a `torch.compile`d copy of each. `ours_chunked` (not run by default) is `ours_sdpa` with its LM loss computed
+`--loss_chunk_size` tokens at a time (`config.loss_chunk_size`: no whole logits matrix), to time and size beside it:
+
+    python benchmarks/throughput.py --preset altegrad-lab --contenders ours_sdpa ours_chunked --skip generation
+
+Model FLOP utilisation (MFU) is PaLM's estimate (appendix B): 6·N + 12·L·H·Q·T
 FLOPs per trained token, N the parameters that take part in matrix products (all but the embedding lookups; a
 tied token table counts once, as the LM head), L layers, H heads of width Q, T tokens of context; against the
 accelerator's dense bf16 peak (the table below, or `--peak_tflops`). The figures are printed; `--results_json
@@ -48,6 +53,7 @@ PEAK_BF16_TFLOPS = (
 )
 DEFAULT_PRESET = "cs224n-mingpt"  # the preset whose figures are `throughput` / `throughput_gpu` in results.json
 BASE_CONTENDERS = ("ours_sdpa", "gpt2", "ours_eager")
+CONTENDERS = (*BASE_CONTENDERS, "ours_chunked")
 
 
 def preset_config(args: argparse.Namespace, block_size: int | None = None) -> SmallEncoderConfig:
@@ -84,7 +90,7 @@ def gpt2_config(config: SmallEncoderConfig) -> GPT2Config:
 
 
 def build_model(name: str, args: argparse.Namespace, block_size: int) -> nn.Module:
-    """A contender by name (`ours_sdpa`, `ours_eager`, `gpt2`, each with an optional `_compiled` suffix), built
+    """A contender by name (`ours_sdpa`, `ours_eager`, `ours_chunked`, `gpt2`, each with an optional `_compiled` suffix), built
     under the current seed; a compiled contender is `torch.compile` of the same model."""
     base_name = name.removesuffix("_compiled")
     config = preset_config(args, block_size)
@@ -94,6 +100,8 @@ def build_model(name: str, args: argparse.Namespace, block_size: int) -> nn.Modu
     else:
         model = SmallEncoderForCausalLM(config)
         model.set_attn_implementation("eager" if base_name == "ours_eager" else "sdpa")
+        if base_name == "ours_chunked":
+            model.config.loss_chunk_size = args.loss_chunk_size
     if name.endswith("_compiled"):
         # in place: parameters and .config stay where they are
         model.compile(backend=args.compile_backend, mode=args.compile_mode)
@@ -180,6 +188,8 @@ def measure_training(args: argparse.Namespace, device: torch.device, autocast_dt
         result["train_ratio_vs_gpt2"] = ours["tokens_per_s"] / gpt2["tokens_per_s"]
     if ours and "ours_eager" in result:
         result["sdpa_vs_eager"] = ours["tokens_per_s"] / result["ours_eager"]["tokens_per_s"]
+    if ours and "ours_chunked" in result:
+        result["chunked_vs_plain"] = result["ours_chunked"]["tokens_per_s"] / ours["tokens_per_s"]
     if "ours_sdpa_compiled" in result and "gpt2_compiled" in result:
         result["compiled_ratio_vs_gpt2"] = (
             result["ours_sdpa_compiled"]["tokens_per_s"] / result["gpt2_compiled"]["tokens_per_s"]
@@ -347,7 +357,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--seq_len", type=int, default=None, help="default: the preset's block size")
     parser.add_argument("--dropout", type=float, default=0.1, help="all dropouts of both models (minGPT's is 0.1)")
     parser.add_argument(
-        "--contenders", nargs="+", default=list(BASE_CONTENDERS), choices=BASE_CONTENDERS, help="models to time"
+        "--contenders", nargs="+", default=list(BASE_CONTENDERS), choices=CONTENDERS, help="models to time"
+    )
+    parser.add_argument(
+        "--loss_chunk_size", type=int, default=4096, help="ours_chunked: tokens per chunk of its LM loss"
     )
     parser.add_argument("--compile", action="store_true", help="add a torch.compile'd copy of each contender")
     parser.add_argument("--compile_backend", default="inductor", help="torch.compile backend")
@@ -415,6 +428,7 @@ def print_training(training: dict, args: argparse.Namespace) -> None:
         ("train_ratio_vs_gpt2", "ours / GPT-2"),
         ("compiled_ratio_vs_gpt2", "ours / GPT-2, compiled"),
         ("sdpa_vs_eager", "SDPA / eager"),
+        ("chunked_vs_plain", "chunked loss / whole logits"),
     ):
         if key in training:
             print(f"  {label:<24} = {training[key]:.2f}x")

@@ -89,6 +89,23 @@ def test_compiled_contenders_and_arguments(throughput):
         throughput.parse_args(["--max_batch_search"])  # CUDA only
 
 
+def test_the_chunked_loss_contender_beside_the_plain_one(throughput):
+    """`ours_chunked` is `ours_sdpa` with its loss in chunks: the same model and FLOPs, timed beside it, and less
+    memory kept for the backward pass (the gradients of the head, V x d + T x d, instead of T x V logits)."""
+    report = throughput.main(
+        TINY
+        + ["--contenders", "ours_sdpa", "ours_chunked", "--loss_chunk_size", "48"]
+        + ["--skip", "generation", "--no_results_json"]
+    )
+    training, memory = report["training"], report["memory"]
+    assert training["ours_chunked"]["parameters"] == training["ours_sdpa"]["parameters"]
+    assert training["ours_chunked"]["flops_per_token"] == training["ours_sdpa"]["flops_per_token"]
+    assert training["chunked_vs_plain"] == pytest.approx(
+        training["ours_chunked"]["tokens_per_s"] / training["ours_sdpa"]["tokens_per_s"]
+    )
+    assert 0 < memory["ours_chunked_peak_mib"] < memory["ours_sdpa_peak_mib"]
+
+
 def test_every_recorded_gpu_mfu_follows_from_its_tokens_per_second(throughput):
     """results.json's GPU sections: each MFU is its tokens/s times the preset's FLOPs per token over the card's
     peak, and each ratio its tokens/s over GPT-2's, so that a figure copied in by hand (the H200 section comes from
