@@ -84,3 +84,36 @@ def test_trainer_torch_compile_matches_eager(tmp_path):
     # ... and ended where eager training did (AdamW normalises each step: near-zero gradients differ by rounding).
     for key, value in eager.model.state_dict().items():
         torch.testing.assert_close(trained[key], value, rtol=1e-3, atol=1e-4)
+
+
+@pytest.mark.parametrize("preset", ["altegrad-lab", "cs224n-mingpt"])
+def test_a_training_step_compiles_to_one_graph_with_the_eager_loss(preset):
+    """CUDA graphs (`reduce-overhead`) replay whole graphs: a training forward with an attention mask (padded or
+    all ones, as the collators give) and the chunked loss traces without a graph break, and gives eager's loss
+    and gradients (aot_eager: dynamo and AOTAutograd, no C++ build)."""
+    import torch._dynamo
+
+    config = SmallEncoderConfig.from_preset(preset, **{**TINY_BASE, "activation_dropout": 0.0}, loss_chunk_size=20)
+    torch.manual_seed(0)
+    model = SmallEncoderForCausalLM(config).train()
+    ids = torch.randint(0, TINY_BASE["vocab_size"], (3, 32), generator=torch.Generator().manual_seed(2))
+    padded = torch.ones_like(ids)
+    padded[1, 20:] = 0
+    for mask in (padded, torch.ones_like(ids)):
+        labels = ids.masked_fill(mask == 0, -100)
+
+        def step(ids, mask, labels):
+            return model(input_ids=ids, attention_mask=mask, labels=labels).loss
+
+        explained = torch._dynamo.explain(step)(ids, mask, labels)
+        assert (explained.graph_count, explained.graph_break_count) == (1, 0), explained.break_reasons
+        losses, grads = [], []
+        for run in (step, torch.compile(step, backend="aot_eager")):
+            model.zero_grad(set_to_none=True)
+            loss = run(ids, mask, labels)
+            loss.backward()
+            losses.append(loss.detach())
+            grads.append({name: p.grad.clone() for name, p in model.named_parameters()})
+        torch.testing.assert_close(losses[1], losses[0], rtol=1e-5, atol=1e-6)
+        for name, grad in grads[0].items():
+            torch.testing.assert_close(grads[1][name], grad, rtol=1e-4, atol=1e-6, msg=name)

@@ -500,9 +500,13 @@ class SmallEncoderModel(SmallEncoderPreTrainedModel):
     def _build_attention_mask(
         self, attention_mask: torch.Tensor | None, query_length: int, past_length: int
     ) -> torch.Tensor | None:
-        """A boolean [B, 1, Lq, Lkv] mask (True = attend), or None when SDPA's `is_causal` (or nothing) suffices."""
+        """A boolean [B, 1, Lq, Lkv] mask (True = attend), or None when SDPA's `is_causal` (or nothing) suffices.
+
+        Under `torch.compile` a given `attention_mask` is always applied, as transformers' `create_causal_mask` does:
+        asking whether it has padding would read a tensor on the host, a graph break (and on a GPU a synchronisation)
+        at every step, and CUDA graphs need the step in one graph."""
         key_length = past_length + query_length
-        has_padding = attention_mask is not None and not bool(attention_mask.all())
+        has_padding = attention_mask is not None and (torch.compiler.is_compiling() or not bool(attention_mask.all()))
         needs_causal_mask = self.config.is_causal and query_length > 1 and past_length > 0
         if not has_padding and not needs_causal_mask:
             return None
