@@ -86,14 +86,18 @@ def test_trainer_torch_compile_matches_eager(tmp_path):
         torch.testing.assert_close(trained[key], value, rtol=1e-3, atol=1e-4)
 
 
-@pytest.mark.parametrize("preset", ["altegrad-lab", "cs224n-mingpt"])
-def test_a_training_step_compiles_to_one_graph_with_the_eager_loss(preset):
+@pytest.mark.parametrize(
+    ("preset", "attention"),
+    [("altegrad-lab", {}), ("cs224n-mingpt", {}), ("cs224n-mingpt", {"attention_type": "synthesizer"})],
+)
+def test_a_training_step_compiles_to_one_graph_with_the_eager_loss(preset, attention):
     """CUDA graphs (`reduce-overhead`) replay whole graphs: a training forward with an attention mask (padded or
     all ones, as the collators give) and the chunked loss traces without a graph break, and gives eager's loss
     and gradients (aot_eager: dynamo and AOTAutograd, no C++ build)."""
     import torch._dynamo
 
-    config = SmallEncoderConfig.from_preset(preset, **{**TINY_BASE, "activation_dropout": 0.0}, loss_chunk_size=20)
+    overrides = {**TINY_BASE, "activation_dropout": 0.0, **attention}
+    config = SmallEncoderConfig.from_preset(preset, **overrides, loss_chunk_size=20)
     torch.manual_seed(0)
     model = SmallEncoderForCausalLM(config).train()
     ids = torch.randint(0, TINY_BASE["vocab_size"], (3, 32), generator=torch.Generator().manual_seed(2))
