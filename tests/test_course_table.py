@@ -87,8 +87,9 @@ def test_the_course_profiles_run_the_courses_own_chains() -> None:
 
 
 # What the GPU run (`course`) may change to fit the device time: the batch (with the rate, scaled by its square root
-# or kept), bf16, the loader's workers, compilation (with CUDA graphs) and the model's chunked loss, which change no
-# arithmetic beyond rounding. The cut (`course-cut`) keeps the course's own values.
+# or kept), bf16, the loader's workers, compilation (with CUDA graphs; `tf32 false` keeps an fp32 run in fp32, which
+# Trainer's compilation would turn to TF32) and the model's chunked loss, which change no arithmetic beyond rounding.
+# The cut (`course-cut`) keeps the course's own values.
 GPU_SCALING = {
     "per_device_train_batch_size",
     "gradient_accumulation_steps",
@@ -98,6 +99,7 @@ GPU_SCALING = {
     "dataloader_persistent_workers",
     "torch_compile",
     "torch_compile_mode",
+    "tf32",
 }
 GPU_MODEL_OVERRIDES = ("loss_chunk_size",)
 

@@ -246,6 +246,8 @@ def test_the_course_presets_compile_their_fixed_shape_trainings_with_cuda_graphs
             trainer.args, trainer.model = args, None
             plugin = trainer._build_accelerator_args()["dynamo_plugin"]
             assert (plugin.backend.value.lower(), plugin.mode) == ("inductor", "reduce-overhead"), step
+            # An fp32 training stays fp32: Trainer turns TF32 on for a compiled run unless told not to.
+            assert args.bf16 or args.tf32 is False, step
         overrides = dict(o.split("=") for o in values.get("config_overrides", "").split(",") if o)
         assert ("loss_chunk_size" in overrides) == (step == "altegrad/lm.json"), step
     assert compiled == COMPILED_COURSE_STEPS
