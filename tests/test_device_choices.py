@@ -282,3 +282,18 @@ def test_the_lab_lm_trains_on_its_chunked_loss_at_full_size(monkeypatch):
     with torch.no_grad():
         logits = model.eval()(input_ids=batch[:2], labels=batch[:2]).logits
     assert logits.shape == (2, 128, 50001)
+
+
+@pytest.mark.parametrize(("mode", "marks"), [("reduce-overhead", 1), (None, 0), ("default", 0)])
+def test_each_loss_of_a_cuda_graphs_run_starts_a_new_step(monkeypatch, mode, marks):
+    """With CUDA graphs (`--torch_compile_mode reduce-overhead`) every loss Trainer computes, in training or in an
+    evaluation between two steps, tells torch that a new step begins; other modes leave torch alone."""
+    from transformers import Trainer
+
+    calls = []
+    monkeypatch.setattr(torch.compiler, "cudagraph_mark_step_begin", lambda: calls.append("mark"))
+    monkeypatch.setattr(Trainer, "compute_loss", lambda self, model, inputs, *a, **k: calls.append("loss") or 1.0)
+    trainer = object.__new__(ReproducibleTrainer)
+    trainer.args = SimpleNamespace(torch_compile_mode=mode)
+    assert trainer.compute_loss(None, {}, return_outputs=False) == 1.0
+    assert calls == ["mark"] * marks + ["loss"]

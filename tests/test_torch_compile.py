@@ -43,6 +43,8 @@ def train(tmp_path, compile_model: bool, loss_chunk_size: int = 0):
     ids = torch.randint(0, TINY_BASE["vocab_size"], (24, 32), generator=torch.Generator().manual_seed(1)).tolist()
     dataset = Dataset.from_dict({"input_ids": ids, "labels": ids})
     flags = ["--output_dir", str(tmp_path / f"compile_{compile_model}"), "--torch_compile", str(compile_model).lower()]
+    # The course presets' mode: CUDA graphs on a GPU; on the CPU inductor skips them, and Trainer marks each step.
+    flags += ["--torch_compile_mode", "reduce-overhead"] if compile_model else []
     flags += [
         "--max_steps",
         "3",
@@ -62,11 +64,14 @@ def train(tmp_path, compile_model: bool, loss_chunk_size: int = 0):
     return trainer
 
 
-def test_trainer_torch_compile_matches_eager(tmp_path):
+def test_trainer_torch_compile_matches_eager(tmp_path, monkeypatch):
     if cpp_compiler() is None:
         pytest.skip("torch.compile's inductor backend builds C++ kernels on the CPU and found no C++ compiler")
-    # 8 x 32 tokens a batch: chunks of 100, 100 and 56.
-    eager, compiled = train(tmp_path, False), train(tmp_path, True, loss_chunk_size=100)
+    eager = train(tmp_path, False)
+    marks, mark = [], torch.compiler.cudagraph_mark_step_begin
+    monkeypatch.setattr(torch.compiler, "cudagraph_mark_step_begin", lambda: marks.append(1) or mark())
+    compiled = train(tmp_path, True, loss_chunk_size=100)  # 8 x 32 tokens a batch: chunks of 100, 100 and 56
+    assert len(marks) == 3  # a new CUDA-graph step at each training step
     assert compiled.args.torch_compile and hasattr(compiled.model_wrapped, "_orig_mod")  # it did run compiled
     losses = {
         name: [e["loss"] for e in t.state.log_history if "loss" in e] for name, t in (("e", eager), ("c", compiled))

@@ -81,6 +81,14 @@ class ReproducibleTrainer(Trainer):
         batch_size = self.args.train_batch_size * self.args.gradient_accumulation_steps
         return ShuffledLengthBuckets([len(ids) for ids in dataset["input_ids"]], batch_size)
 
+    def compute_loss(self, model, inputs, *args: Any, **kwargs: Any):
+        if self.args.torch_compile_mode == "reduce-overhead":
+            # CUDA graphs replay into the memory of their last run, and torch cannot tell where a step of this loop
+            # begins (an evaluation may come between two trainings): mark it, so that no output still read is
+            # overwritten and none is taken for one.
+            torch.compiler.cudagraph_mark_step_begin()
+        return super().compute_loss(model, inputs, *args, **kwargs)
+
     def evaluate(self, *args: Any, **kwargs: Any) -> dict[str, float]:
         devices = [torch.cuda.current_device()] if torch.cuda.is_available() else []
         with torch.random.fork_rng(devices=devices):
