@@ -49,6 +49,9 @@ def test_the_dry_run_prints_each_part_with_its_limit_and_runs_nothing(tmp_path):
     assert parts["cs224n"][0] == parts["altegrad"][0] == 410 and parts["throughput"][0] == 150
     assert "curve: not started, 0 s left" in result.stdout
     assert not (tmp_path / "runs").exists() and not (REPO_ROOT / "outputs" / "lease_dry_run").exists()
+    # A limit shorter than the throughput's slot: no part gets `timeout 0` (no limit at all) or more than the limit.
+    short = lease({"DRYRUN": "1", "LIMIT": "100"}).stdout
+    assert "cs224n: not started, no time left" in short and planned(short)["throughput"][0] == 100
     assert lease({"RUNS": str(tmp_path / "runs")}, "--dry-run").stdout == result.stdout  # the flag's spelling
 
     alone = planned(lease({"DRYRUN": "1", "PARTS": "curve", "LIMIT": "500"}).stdout)
@@ -60,7 +63,8 @@ def test_the_dry_run_prints_each_part_with_its_limit_and_runs_nothing(tmp_path):
 def test_the_make_calls_reach_each_course_profile(tmp_path):
     """`make -n` (print, run nothing) with the dry run's words: the targets exist, the install step is skipped and
     the profile reaches the runner's command."""
-    parts = planned(lease({"DRYRUN": "1", "PARTS": "cs224n altegrad curve", "CURVE_MIN_S": "0"}).stdout)
+    parts = planned(lease({"DRYRUN": "1", "PARTS": "cs224n altegrad"}).stdout)
+    parts |= planned(lease({"DRYRUN": "1", "PARTS": "curve"}).stdout)
     for part, profile in (("cs224n", "course"), ("altegrad", "course"), ("curve", "gpu_large")):
         make = parts[part][1]
         assert make[0] == "make" and f"PROFILE={profile}" in make and "PY=python3" in make
