@@ -6,14 +6,16 @@
 #   bash dev/gpu_lease.sh                   # LIMIT=560 s for all the parts; PARTS to run some of them
 #
 # The parts, in the issue's order, through the make targets (so that they outlive any rewrite of the runner):
-#   cs224n      make cs224n PROFILE=course: CS224N's chain in the course's setting, vanilla (the row not yet measured
-#               against the course's 10 %) to its end, with London, no pretraining and the synthesizer beside it.
-#               Eager on an H100: 469 s for the chain with the synthesizer at batch 256; vanilla at batch 512 in fp32
-#               reached epoch 600 of 650 after 240 s. Compiled with CUDA graphs the target is 650 epochs in 240 s.
-#   altegrad    make altegrad PROFILE=course, beside cs224n: the lab's LM (its model, vocabulary 50,001, 6,000 steps
-#               of 128 x 128 tokens), then its three rows with 3 seeds each (validation accuracy, test predictions).
-#               Eager on an H100 the LM alone reached step 5,850 after 530 s; compiled, with CUDA graphs and its
-#               loss in chunks, the target is 180 s. The 9 finetunings have never run on a GPU.
+#   cs224n      CS224N's chain in the course's setting: vanilla (the row not yet measured against the course's 10 %)
+#               to its end, with London, no pretraining and the synthesizer beside it. Eager on an H100: 469 s for
+#               the chain with the synthesizer at batch 256; vanilla at batch 512 in fp32 reached epoch 600 of 650
+#               after 240 s. Compiled with CUDA graphs the target is 650 epochs in 240 s.
+#   altegrad    the lab's LM (its model, vocabulary 50,001, 6,000 steps of 128 x 128 tokens), then its three rows
+#               with 3 seeds each (validation accuracy, test predictions). Eager on an H100 the LM alone reached step
+#               5,850 after 530 s; compiled, with CUDA graphs and its loss in chunks, the target is 180 s. The 9
+#               finetunings have never run on a GPU.
+#               Both courses: `make bench PROFILE=course`, one Snakemake run, every step side by side on the GPU;
+#               one of them alone: `make cs224n|altegrad PROFILE=course`.
 #   throughput  alone on the GPU once the courses end (or are stopped THROUGHPUT_S seconds before LIMIT): the base
 #               preset's MFU, written as `throughput_gpu_base` of results.json (the 2026-11-26 H200 call measured
 #               40.8 % at batch 32 with every dropout 0, the settings used here). Its time was never recorded alone:
@@ -27,8 +29,7 @@
 # lease.txt (each part's exit status and time), throughput.json (results.json's throughput entry) and lease.tgz (the
 # courses' and the curve's run folders: logs, metrics, predictions, timings). Then, here:
 #   mkdir -p outputs/lease && tar xzf lease.tgz -C outputs/lease && HW="$(cat hardware.txt)"
-#   python benchmarks/write_results.py --profile course --tasks birthplace --bench_dir outputs/lease/outputs/lease/cs224n --hardware "$HW"
-#   python benchmarks/write_results.py --profile course --tasks sentiment --bench_dir outputs/lease/outputs/lease/altegrad --hardware "$HW"
+#   python benchmarks/write_results.py --profile course --tasks birthplace sentiment --bench_dir outputs/lease/outputs/lease/course --hardware "$HW"
 #   python benchmarks/throughput.py --merge_results throughput.json --results_json benchmarks/results.json
 #   python benchmarks/write_results.py --profile gpu_large --tasks sentiment_curve --bench_dir outputs/lease/outputs/lease/curve --hardware "$HW"
 #   python benchmarks/write_results.py --report
@@ -94,25 +95,31 @@ if [[ -z "$DRYRUN" ]]; then
     if compgen -G ".whl/*.whl" > /dev/null; then
         $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$SITE" .whl/*.whl || exit 1
     fi
+    # The Makefile runs $(VENV)/bin/snakemake: here, Snakemake's greedy scheduler (no PuLP is carried).
+    mkdir -p "$SITE/bin"
+    printf '#!/usr/bin/env bash\nexec %q -m snakemake --scheduler greedy "$@"\n' "$PY" > "$SITE/bin/snakemake"
+    chmod +x "$SITE/bin/snakemake"
     nvidia-smi --query-gpu=name,memory.total --format=csv,noheader > "$RETURN/gpu.txt" 2>&1
     echo "$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $(nproc) CPU cores" > "$RETURN/hardware.txt"
 fi
 
-# 1 and 2: both courses side by side, stopped in time to leave the throughput its slot.
+# 1 and 2: both courses side by side (one Snakemake run of the course profile), stopped in time to leave the
+# throughput its slot; or one course alone.
 reserve=0
 has throughput && reserve=$THROUGHPUT_S
 courses_s=$(($(left) - reserve))
-pids=()
-for course in cs224n altegrad; do
-    if has "$course"; then
-        # shellcheck disable=SC2046  # course_make prints the words of one command
-        run_part "$course" "$courses_s" $(course_make "$course" course "$RUNS/$course") &
-        pids+=($!)
-        [[ -n "$DRYRUN" ]] && wait "$!"  # a dry run prints them in order
-    fi
-done
-for pid in "${pids[@]}"; do wait "$pid"; done
-[[ -n "$DRYRUN" && ${#pids[@]} -gt 0 ]] && dry_spent=$((courses_s > 0 ? courses_s : 0))
+courses=()
+if has cs224n && has altegrad; then
+    courses=(courses "$(course_make bench course "$RUNS/course")")
+elif has cs224n || has altegrad; then
+    course=$(has cs224n && echo cs224n || echo altegrad)
+    courses=("$course" "$(course_make "$course" course "$RUNS/course")")
+fi
+if ((${#courses[@]})); then
+    # shellcheck disable=SC2086  # the make command's words
+    run_part "${courses[0]}" "$courses_s" ${courses[1]}
+    [[ -n "$DRYRUN" ]] && dry_spent=$((courses_s > 0 ? courses_s : 0))
+fi
 
 # 3: the base preset's MFU, alone on the GPU (the settings of the 40.8 % measurement). No memory part: it would
 # compile both compiled contenders a second time.
@@ -134,9 +141,12 @@ if has curve; then
 fi
 
 if [[ -n "$DRYRUN" ]]; then
-    echo "dry run: nothing ran; LIMIT=$LIMIT s, the courses side by side for $courses_s s, then the rest in turn"
+    echo "dry run: nothing ran; LIMIT=$LIMIT s, the courses for $courses_s s, then the rest in turn"
     exit 0
 fi
-tar czf "$RETURN/lease.tgz" --exclude='*.safetensors' --exclude='*.bin' --exclude='*.pt' --exclude='*/data' "$RUNS"
+records=()  # Snakemake's records too, so that a later call can resume (dev/README.md)
+[[ -d .snakemake/metadata ]] && records=(.snakemake/metadata)
+tar czf "$RETURN/lease.tgz" --exclude='*.safetensors' --exclude='*.bin' --exclude='*.pt' --exclude='*/data' "$RUNS" \
+    "${records[@]}"
 note "lease: $(($(date +%s) - start)) s in all"
 ls -l "$RETURN"

@@ -44,14 +44,15 @@ def test_the_dry_run_prints_each_part_with_its_limit_and_runs_nothing(tmp_path):
     result = lease({"DRYRUN": "1", "LIMIT": "560", "THROUGHPUT_S": "150", "RUNS": str(tmp_path / "runs")})
     assert result.returncode == 0, result.stderr
     parts = planned(result.stdout)
-    assert set(parts) == {"cs224n", "altegrad", "throughput"}
-    # Both courses side by side until the throughput's slot, which ends at the limit.
-    assert parts["cs224n"][0] == parts["altegrad"][0] == 410 and parts["throughput"][0] == 150
+    assert set(parts) == {"courses", "throughput"}
+    # Both courses in one run until the throughput's slot, which ends at the limit.
+    assert parts["courses"][0] == 410 and parts["throughput"][0] == 150
+    assert parts["courses"][1][3:5] == ["bench", "VENV=/tmp/site"] and "PROFILE=course" in parts["courses"][1]
     assert "curve: not started, 0 s left" in result.stdout
     assert not (tmp_path / "runs").exists() and not (REPO_ROOT / "outputs" / "lease_dry_run").exists()
     # A limit shorter than the throughput's slot: no part gets `timeout 0` (no limit at all) or more than the limit.
     short = lease({"DRYRUN": "1", "LIMIT": "100"}).stdout
-    assert "cs224n: not started, no time left" in short and planned(short)["throughput"][0] == 100
+    assert "courses: not started, no time left" in short and planned(short)["throughput"][0] == 100
     assert lease({"RUNS": str(tmp_path / "runs")}, "--dry-run").stdout == result.stdout  # the flag's spelling
 
     alone = planned(lease({"DRYRUN": "1", "PARTS": "curve", "LIMIT": "500"}).stdout)
@@ -63,17 +64,19 @@ def test_the_dry_run_prints_each_part_with_its_limit_and_runs_nothing(tmp_path):
 def test_the_make_calls_reach_each_course_profile(tmp_path):
     """`make -n` (print, run nothing) with the dry run's words: the targets exist, the install step is skipped and
     the profile reaches the runner's command."""
-    parts = planned(lease({"DRYRUN": "1", "PARTS": "cs224n altegrad"}).stdout)
-    parts |= planned(lease({"DRYRUN": "1", "PARTS": "curve"}).stdout)
-    for part, profile in (("cs224n", "course"), ("altegrad", "course"), ("curve", "gpu_large")):
+    parts = {}
+    for chosen in ("cs224n altegrad", "cs224n", "altegrad", "curve"):
+        parts |= planned(lease({"DRYRUN": "1", "PARTS": chosen}).stdout)
+    for part, profile in (("courses", "course"), ("cs224n", "course"), ("altegrad", "course"), ("curve", "gpu_large")):
         make = parts[part][1]
         assert make[0] == "make" and f"PROFILE={profile}" in make and "PY=python3" in make
         shown = subprocess.run(
             ["make", "-n", *make[1:]], cwd=REPO_ROOT, capture_output=True, text=True, timeout=30, check=False
         )
         assert shown.returncode == 0, shown.stderr
-        assert "pip install" not in shown.stdout and profile in shown.stdout, shown.stdout
-        assert (part in shown.stdout) or part == "curve"
+        assert "pip install" not in shown.stdout and f"profile={profile}" in shown.stdout, shown.stdout
+        assert "/tmp/site/bin/snakemake" in shown.stdout  # the wrapper the run writes there
+        assert (f"course={part}" in shown.stdout) == (part in ("cs224n", "altegrad"))
 
 
 def test_the_throughput_command_parses_on_a_gpu(monkeypatch):
@@ -101,14 +104,13 @@ def test_merging_the_returned_throughput_section(tmp_path):
 
 
 def test_a_run_stops_a_part_at_its_limit_and_keeps_the_next_parts_slot(tmp_path):
-    """Stand-ins: `make` for cs224n ends at once, for altegrad outlives the courses' limit; `nvidia-smi` names a
-    card; the python writes the throughput file it is given."""
+    """Stand-ins: `make` outlives the courses' limit; `nvidia-smi` names a card; the python writes the throughput
+    file it is given."""
     bin_dir, out, runs = tmp_path / "bin", tmp_path / "out", tmp_path / "runs"
     bin_dir.mkdir()
     out.mkdir()
     (bin_dir / "make").write_text(
-        '#!/usr/bin/env bash\necho "make $*"\nmkdir -p "$(printf "%s\\n" "$@" | sed -n "s/^OUT=//p")"\n'
-        'case " $* " in *" altegrad "*) sleep 30;; esac\n'
+        '#!/usr/bin/env bash\necho "make $*"\nmkdir -p "$(printf "%s\\n" "$@" | sed -n "s/^OUT=//p")"\nsleep 30\n'
     )
     (bin_dir / "nvidia-smi").write_text('#!/usr/bin/env bash\necho "NVIDIA H100 80GB HBM3"\n')
     (bin_dir / "fakepython").write_text(
@@ -128,11 +130,13 @@ def test_a_run_stops_a_part_at_its_limit_and_keeps_the_next_parts_slot(tmp_path)
     result = lease(env)
     assert result.returncode == 0, result.stderr
     log = (out / "lease.txt").read_text()
-    assert "cs224n: exit status 0" in log and "altegrad: exit status 124" in log  # stopped at 6 - 3 s
+    assert "courses: exit status 124" in log  # stopped at 6 - 3 s
     assert "throughput: exit status 0" in log and "curve: not started" in log
+    wrapper = (tmp_path / "site" / "bin" / "snakemake").read_text()
+    assert "-m snakemake --scheduler greedy" in wrapper  # what make's $(VENV)/bin/snakemake runs there
     assert (out / "throughput.json").read_text() == "{}\n"
     assert (out / "hardware.txt").read_text().startswith("NVIDIA H100 80GB HBM3, ")
-    assert "PROFILE=course" in (out / "cs224n.txt").read_text()
+    assert "bench" in (out / "courses.txt").read_text() and "PROFILE=course" in (out / "courses.txt").read_text()
     with tarfile.open(out / "lease.tgz") as packed:
         names = packed.getnames()
-    assert any(name.endswith("runs/cs224n") for name in names)
+    assert any(name.endswith("runs/course") for name in names)
