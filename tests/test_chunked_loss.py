@@ -1,6 +1,6 @@
 """`config.loss_chunk_size`: the causal LM's loss a chunk of tokens at a time, without the whole logits matrix. It
-must give transformers' loss and the same gradients, keep the logits whenever they are asked for, and trace under
-`torch.compile`."""
+must give transformers' loss and the same gradients and keep the logits whenever they are asked for (compiled:
+tests/test_torch_compile.py)."""
 
 from __future__ import annotations
 
@@ -120,18 +120,6 @@ def test_bf16_autocast_matches_the_plain_loss():
     torch.testing.assert_close(loss, plain_loss, rtol=1e-3, atol=1e-3)
     for name, grad in grads.items():
         torch.testing.assert_close(grad, plain_grads[name], rtol=2e-2, atol=2e-3, msg=name)
-
-
-def test_compiled_forward_and_loss_equal_eager():
-    """Dynamo and AOTAutograd trace the chunked loss's autograd function (aot_eager: no C++ build; inductor's
-    kernels are compared through Trainer in test_torch_compile.py)."""
-    tester = ChunkedLossTester()
-    eager_loss, eager_grads, _ = tester.loss_and_grads(7)
-    tester.model.compile(backend="aot_eager", fullgraph=False)
-    compiled_loss, compiled_grads, _ = tester.loss_and_grads(7)
-    assert tester.model._compiled_call_impl is not None
-    torch.testing.assert_close(compiled_loss, eager_loss, rtol=1e-6, atol=1e-6)
-    assert_same_grads(compiled_grads, eager_grads)
 
 
 def test_the_chunk_size_is_checked_and_set_from_a_string():

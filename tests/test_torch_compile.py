@@ -93,7 +93,7 @@ def test_trainer_torch_compile_matches_eager(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize(
     ("preset", "attention"),
-    [("altegrad-lab", {}), ("cs224n-mingpt", {}), ("cs224n-mingpt", {"attention_type": "synthesizer"})],
+    [("altegrad-lab", {}), ("cs224n-mingpt", {"attention_type": "synthesizer"})],
 )
 def test_a_training_step_compiles_to_one_graph_with_the_eager_loss(preset, attention):
     """CUDA graphs (`reduce-overhead`) replay whole graphs: a training forward with an attention mask (padded or
