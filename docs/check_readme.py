@@ -23,6 +23,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from hf_models.environment import OFFLINE_ENVIRONMENT
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 # (pattern of a command, flags appended to it): the first match applies.
 OVERRIDES = [
@@ -32,13 +34,6 @@ OVERRIDES = [
     (r"recipes/prepare_data\.py sentiment-corpus\b", "--news_lines 200 --novel_lines 2000"),
     (r"tokenizer/train_tokenizer\.py\b", "--max_chars 2000000 --no_progress"),
 ]
-OFFLINE = {
-    "HF_HUB_OFFLINE": "1",
-    "HF_DATASETS_OFFLINE": "1",
-    "HF_EVALUATE_OFFLINE": "1",
-    "TRANSFORMERS_OFFLINE": "1",
-    "TOKENIZERS_PARALLELISM": "false",
-}
 
 
 def code_blocks(markdown: str, language: str) -> list[str]:
@@ -115,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     text = script((clone / "README.md").read_text(encoding="utf-8"))
     env = {
         **os.environ,
-        **OFFLINE,
+        **OFFLINE_ENVIRONMENT,
         "PYTHONPATH": str(clone),
         "PATH": f"{clone / '.venv' / 'bin'}:{os.environ['PATH']}",
     }

@@ -22,7 +22,6 @@ CS224N data at a CPU-sized budget. `--quick` is the shortened version the test s
 import argparse
 import contextlib
 import json
-import os
 import sys
 import time
 import warnings
@@ -30,10 +29,9 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-# Quiet, offline, and one tokenizer thread pool per process (the demo runs everything in-process).
-for _var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "HF_EVALUATE_OFFLINE", "TRANSFORMERS_OFFLINE"):
-    os.environ.setdefault(_var, "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+from hf_models.environment import go_offline
+
+go_offline()  # before transformers and datasets read it (the demo runs everything in-process)
 
 import datasets  # noqa: E402
 import transformers  # noqa: E402

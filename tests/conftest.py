@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from hf_models.environment import go_offline
+
 # Everything must work without the Hub: set before transformers/datasets are imported by any test.
-for _var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "HF_EVALUATE_OFFLINE", "TRANSFORMERS_OFFLINE"):
-    os.environ.setdefault(_var, "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+go_offline()
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
 REPO_ROOT = Path(__file__).resolve().parent.parent

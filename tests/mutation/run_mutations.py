@@ -29,6 +29,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from hf_models.environment import OFFLINE_ENVIRONMENT
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # What the tests read; a name the checkout lacks (configs/ before it exists) is left out.
 COPIED = (
@@ -1147,9 +1149,7 @@ def copy_tree(destination: Path) -> Path:
 def run_pytest(root: Path, tests: tuple[str, ...], timeout: float) -> tuple[int | None, str]:
     """Exit code (None on timeout) and the output of a quiet, single-process, fail-fast pytest run in `root`."""
     env = dict(os.environ, PYTHONPATH=str(root), OMP_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1")
-    for var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "HF_EVALUATE_OFFLINE", "TRANSFORMERS_OFFLINE"):
-        env[var] = "1"
-    env["TOKENIZERS_PARALLELISM"] = "false"
+    env.update(OFFLINE_ENVIRONMENT)
     command = [sys.executable, "-m", "pytest", "-q", "-x", "-n", "0", "-p", "no:cacheprovider", "-p", "no:randomly"]
     command += ["-W", "ignore::DeprecationWarning", *tests]
     try:
