@@ -22,6 +22,7 @@ from tiny import QUIET, TINY
 
 import hf_models
 from hf_models import hub
+from hf_models.environment import OFFLINE_ENVIRONMENT
 from hf_models.hub.publish import EXPORT_MARKER
 from hf_models.run_record import read_record
 from hf_models.small_encoder import AUTO_MAP, HEADS, SmallEncoderPreTrainedModel, modeling_small_encoder
@@ -560,10 +561,8 @@ print("FRESH-OK", repr(generated), [r["label"] for r in results])
 def test_export_loads_with_remote_code_in_fresh_process(runs: dict[str, Path]) -> None:
     env = {
         **os.environ,
-        "HF_HUB_OFFLINE": "1",
-        "TRANSFORMERS_OFFLINE": "1",
+        **OFFLINE_ENVIRONMENT,
         "HF_HOME": str(runs["root"] / "hf_home"),  # remote-code module cache outside the user's home
-        "TOKENIZERS_PARALLELISM": "false",
     }
     env.pop("PYTHONPATH", None)
     proc = subprocess.run(
