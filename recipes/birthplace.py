@@ -5,14 +5,14 @@ Three subcommands, as in the course's `run.py` (each has its own -h; the README 
 
     # 1. pretrain on wiki.txt (trains a BPE tokenizer first unless --tokenizer_name_or_path is given):
     #    the course's span corruption (the default), or ours: openings + the training QA pairs
-    python recipes/birthplace.py pretrain --variant vanilla --data_dir ../shared/data/birthplace \
+    python recipes/birthplace.py pretrain --attention_type vanilla --data_dir ../shared/data/birthplace \
         --pretraining_objective openings --pretrain_with_qa --num_train_epochs 76 --learning_rate 1e-3 \
         --output_dir runs/bp/vanilla
     # 2. finetune on birth_places_train.tsv: from the pretrained model, or from scratch (no pretraining; its BPE
     #    trained on wiki.txt as pretrain's, unless --tokenizer_name_or_path is given)
     python recipes/birthplace.py finetune --data_dir ../shared/data/birthplace \
         --model_name_or_path runs/bp/vanilla --output_dir runs/bp/vanilla-finetuned
-    python recipes/birthplace.py finetune --data_dir ../shared/data/birthplace --variant vanilla \
+    python recipes/birthplace.py finetune --data_dir ../shared/data/birthplace --attention_type vanilla \
         --output_dir runs/bp/nopretrain
     # 3. greedy-decode the answers to the dev questions and score them: "Correct: X out of Y: Z%"
     python recipes/birthplace.py evaluate --data_dir ../shared/data/birthplace \
@@ -27,14 +27,16 @@ Three subcommands, as in the course's `run.py` (each has its own -h; the README 
 character span corruption, block 128 and 32-character answers (`finetune` and `evaluate` take it from the model's
 tokenizer). QA examples are
 `question ⁇ answer ⁇ </s>` with the loss on the answer only; `evaluate` generates after `question ⁇` until the
-next `⁇` (or `</s>`) and writes one prediction per line. The logic is library code: `hf_models.tasks.birthplace`.
+next `⁇` (or `</s>`) and writes one prediction per line. The Trainer flags' defaults are the course's
+(configs/cs224n/course/). The logic is library code: `hf_models.tasks.birthplace`, imported once the flags are
+accepted.
 """
 
 import sys
 from functools import partial
 
 from hf_models.safety import command_line
-from hf_models.tasks.birthplace import main
+from hf_models.tasks.birthplace_arguments import main
 
 if __name__ == "__main__":
     sys.exit(command_line(partial(main, doc=__doc__), sys.argv[1:]))

@@ -18,14 +18,20 @@ r"""Finetune a SmallEncoder for French book-review sentiment (CLS-FR books) with
         pretrained=runs/sentiment/pretrained frozen=runs/sentiment/frozen --output runs/sentiment/accuracy.png
 
 Validation accuracy and F1 every epoch (accuracy.png), one predicted label per test review (test_predictions.txt);
-the README has the benchmark's settings. The logic is library code: `hf_models.tasks.sentiment`.
+the README has the benchmark's settings. The Trainer flags' defaults are the lab's (configs/altegrad/course/). The
+logic is library code: `hf_models.tasks.sentiment`, imported (with torch and datasets) once the flags are accepted.
 """
 
 import sys
-from functools import partial
 
 from hf_models.safety import command_line
-from hf_models.tasks.sentiment import main
+from hf_models.tasks.sentiment_arguments import ARGUMENT_GROUPS
+from hf_models.training.arguments import help_sections, run_task
+
+
+def main(args: list[str]) -> dict:
+    return run_task("hf_models.tasks.sentiment:finetune", ARGUMENT_GROUPS, args, **help_sections(__doc__))
+
 
 if __name__ == "__main__":
-    sys.exit(command_line(partial(main, doc=__doc__), sys.argv[1:]))
+    sys.exit(command_line(main, sys.argv[1:]))

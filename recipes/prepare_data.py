@@ -23,6 +23,7 @@ from pathlib import Path
 
 from hf_models.data.loaders import detokenize_spm
 from hf_models.safety import check_flag_ranges, check_output_file, command_line
+from hf_models.safety.ranges import NON_NEGATIVE, SEED, Range
 from hf_models.textio import atomic_write, atomic_write_text, iter_text_lines, read_lines
 from hf_models.training import HelpFormatter, expand_arguments_file
 
@@ -70,6 +71,15 @@ def sentiment_corpus(data_root: Path, out: Path, news_lines: int, novel_lines: i
     print(f"{dst / 'pretrain.txt'}: {chars:,} characters; lines per source: {counts}")
 
 
+# The allowed values of the numeric flags below (`check_flag_ranges`).
+FLAG_RANGES = {
+    "tune_fraction": Range(0, 1, low_open=True, high_open=True),
+    "news_lines": NON_NEGATIVE,
+    "novel_lines": NON_NEGATIVE,
+    "seed": SEED,
+}
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("what", choices=["birthplace-tune", "sentiment-corpus"], help="which data to prepare")
@@ -90,7 +100,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = build_parser()
     # `sentiment-corpus CONFIG.json --data_root ...`: a config file's values (configs/altegrad/*/corpus.json)
     args = parser.parse_args(expand_arguments_file(parser, sys.argv[1:] if argv is None else argv, position=1))
-    check_flag_ranges(args)
+    check_flag_ranges(args, ranges=FLAG_RANGES)
     if args.what == "birthplace-tune":
         birthplace_tune(Path(args.data_root), Path(args.out), args.tune_fraction, args.seed)
     else:

@@ -18,14 +18,20 @@ with `--multi_gpu --num_processes N`); a JSON file of arguments first (configs/)
 overriding it. The run reports the evaluation loss and perplexity in `OUTPUT_DIR/report.json`, with loss.png
 beside it.
 
-The logic is library code: `hf_models.tasks.pretraining`.
+The logic is library code: `hf_models.tasks.pretraining`, imported (with torch and datasets) once the flags are
+accepted: -h and a refused flag answer at once.
 """
 
 import sys
-from functools import partial
 
 from hf_models.safety import command_line
-from hf_models.tasks.pretraining import main
+from hf_models.tasks.pretraining_arguments import ARGUMENT_GROUPS
+from hf_models.training.arguments import help_sections, run_task
+
+
+def main(args: list[str]) -> dict:
+    return run_task("hf_models.tasks.pretraining:pretrain", ARGUMENT_GROUPS, args, **help_sections(__doc__))
+
 
 if __name__ == "__main__":
-    sys.exit(command_line(partial(main, doc=__doc__), sys.argv[1:]))
+    sys.exit(command_line(main, sys.argv[1:]))

@@ -72,7 +72,9 @@ def runs(
     birthplace.main(
         [*finetune, "--model_name_or_path", str(folders["pretrain"]), "--output_dir", str(folders["birthplace"])]
     )
-    birthplace.main([*finetune, "--variant", "synthesizer", "--output_dir", str(folders["synthesizer"]), *model])
+    birthplace.main(
+        [*finetune, "--attention_type", "synthesizer", "--output_dir", str(folders["synthesizer"]), *model]
+    )
     corpus = _control_corpus(synthetic_birthplace_dir, root / "wiki-with-backspaces.txt")
     pretraining.main(
         ["--train_files", str(corpus), "--block_size", "32", "--output_dir", str(folders["lm"]), *model, *steps]

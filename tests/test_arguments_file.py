@@ -32,7 +32,7 @@ def test_a_flag_beats_the_file_and_the_file_beats_the_default(tmp_path) -> None:
         {
             "learning_rate": 6e-3,
             "num_train_epochs": 650,
-            "variant": "synthesizer",
+            "attention_type": "synthesizer",
             "course_vocabulary": True,
             "max_steps": -1,
             "lr_scheduler_kwargs": {"min_lr_rate": 0.1},
@@ -40,7 +40,7 @@ def test_a_flag_beats_the_file_and_the_file_beats_the_default(tmp_path) -> None:
         },
     )
     groups = subcommand_groups("pretrain", DEFAULT_PRESET)
-    task, _, training = parse_args(groups, [config, "--learning_rate", "1e-4", "--output_dir", "o"])
+    task, model, training = parse_args(groups, [config, "--learning_rate", "1e-4", "--output_dir", "o"])
     assert isinstance(training, TrainingArguments)
     assert training.learning_rate == 1e-4  # the flag
     assert (training.num_train_epochs, training.max_steps, training.lr_scheduler_kwargs) == (
@@ -48,7 +48,7 @@ def test_a_flag_beats_the_file_and_the_file_beats_the_default(tmp_path) -> None:
         -1,
         {"min_lr_rate": 0.1},
     )
-    assert (task.variant, task.course_vocabulary, training.output_dir) == ("synthesizer", True, "o")
+    assert (model.attention_type, task.course_vocabulary, training.output_dir) == ("synthesizer", True, "o")
     _, _, defaults = parse_args(groups, ["--output_dir", "o"])
     assert training.weight_decay == defaults.weight_decay and task.block_size is None  # neither given: the defaults
     # A flag of the file turned off on the command line; the file alone is run_clm.py's arguments file.
@@ -85,7 +85,11 @@ def test_an_argparse_tool_reads_a_config_file(tmp_path) -> None:
         ("[1, 2]", r"config\.json holds a JSON list; an arguments file holds one object"),
         ('"text"', r"config\.json holds a JSON str; an arguments file holds one object"),
         ('{"learning_rate": 1e-3,\n  oops', r"config\.json:2: not valid JSON"),
-        ({"variant": "transformer"}, r"config\.json: argument --variant: invalid choice: 'transformer'"),
+        (
+            {"attention_type": "transformer"},
+            r"config\.json: argument --attention_type\S*: invalid choice: 'transformer'",
+        ),
+        ({"variant": "synthesizer"}, r"config\.json: key 'variant' is now 'attention_type'"),
         ({"num_train_epochs": "many"}, r"config\.json: argument --num_train_epochs.*invalid float value: 'many'"),
     ],
 )

@@ -113,7 +113,7 @@ def test_pretrain_two_processes_on_cpu(tmp_path, synthetic_birthplace_dir, tiny_
 
     from transformers import AutoModelForCausalLM
 
-    import hf_models  # noqa: F401  (registers the Auto classes)
+    import hf_models.small_encoder  # noqa: F401  (registers the Auto classes)
 
     model = AutoModelForCausalLM.from_pretrained(out)
     assert type(model).__name__ == "SmallEncoderForCausalLM"
@@ -147,7 +147,7 @@ def test_fsdp2_two_processes_on_cpu(tmp_path):
     import torch
     from transformers import AutoModelForCausalLM
 
-    import hf_models  # noqa: F401  (registers the Auto classes)
+    import hf_models.small_encoder  # noqa: F401  (registers the Auto classes)
 
     probe = torch.load(out / "probe.pt")
     model = AutoModelForCausalLM.from_pretrained(out)

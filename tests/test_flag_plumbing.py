@@ -432,7 +432,7 @@ def _recited_rows(run: Run, longest: int) -> bool:
 
 BIRTHPLACE_PRETRAIN_ROWS = [
     TINY_ROW,
-    Flag(("--variant", "synthesizer"), lambda r: _all(r.config["attention_type"] == "synthesizer")),
+    Flag(("--attention_type", "synthesizer"), lambda r: _all(r.config["attention_type"] == "synthesizer")),
     Flag(
         ("--tokenizer_vocab_size", "300"),
         lambda r: _all(r.config["vocab_size"] == 300, r.record.hyperparameters["tokenizer_vocab_size"] == 300),

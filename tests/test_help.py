@@ -1,7 +1,8 @@
 """Every command line's `--help` reads well: it exits with status 0, fits a screen (120 lines of 80 columns), its
 first group of flags is the command's own (a recipe's before the few Trainer flags it sets: `--help_trainer` lists
-them all, and every one still parses), every flag has a help text, the defaults are shown (a recipe's own where
-Trainer's are not the benchmark's), and the examples print as written."""
+them all, and every one still parses), every flag has a help text, the defaults are shown (Trainer's own, or a course
+recipe's: its handout's, read from the course's config file and said so), and the examples print as written; `-h`
+imports neither torch nor datasets."""
 
 from __future__ import annotations
 
@@ -9,18 +10,20 @@ import argparse
 import contextlib
 import dataclasses
 import io
+import json
 import re
 import runpy
+import subprocess
 import sys
 from pathlib import Path
 
-import grid  # benchmarks/grid.py (tests/conftest.py puts benchmarks/ on the path)
 import pytest
 from transformers import TrainingArguments
 
 from hf_models.tasks import birthplace, pretraining, sentiment
 from hf_models.tasks.birthplace_arguments import EVALUATE_TRAINER_TITLE, subcommand_groups
 from hf_models.training import TRAINER_TITLE, build_parser, parse_args
+from hf_models.training.arguments import HANDOUT_FLAGS
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SCREEN_LINES = 120
@@ -51,8 +54,8 @@ COMMANDS = [
     ("docs/check_readme.py", [], "options"),
 ]
 RECIPE_FIELDS = {  # the birthplace subcommands take only their own flags
-    "pretrain": {"--pretraining_objective", "--augment", "--variant", "--model_config"},
-    "finetune": {"--variant", "--model_config"},
+    "pretrain": {"--pretraining_objective", "--augment", "--attention_type", "--model_config"},
+    "finetune": {"--attention_type", "--model_config"},
     "evaluate": {"--london_baseline", "--eval_split", "--max_new_tokens"},
 }
 
@@ -159,7 +162,7 @@ def test_help_exits_0_with_its_own_flags_first(command, arguments, first_group, 
     if command.startswith("recipes/") and groups[0].title.startswith(("Pretraining", "Sentiment", "Birthplace")):
         titles = [group.title for group in groups]
         trainer = EVALUATE_TRAINER_TITLE if arguments == ["evaluate"] else TRAINER_TITLE  # evaluate: the few it reads
-        assert titles[-1] == trainer and titles.index("Model arguments") < titles.index(trainer)
+        assert titles[-1].startswith(trainer[:-1]) and titles.index("Model arguments") < len(titles) - 1
 
 
 def test_birthplace_help_lists_the_subcommands(monkeypatch) -> None:
@@ -223,36 +226,79 @@ def test_a_trainer_flag_left_out_of_help_still_parses(recipe, tmp_path) -> None:
     assert (training_args.optim, training_args.adam_beta1) == ("adafactor", 0.8)
 
 
-def _cpu_profile_commands(command: str, arguments: list[str]) -> list[list[str]]:
-    """The flags of the cpu profile's steps that run `command` (and subcommand), their config files' written out."""
-    from test_plan_flags import expanded
-
-    steps = [step.command("python", "outputs/bench") for step in grid.load("cpu").steps.values()]
-    return [
-        list(expanded(step)[2 + len(arguments) :])
-        for step in steps
-        if step[1] == command and list(step[2 : 2 + len(arguments)]) == arguments
-    ]
+# The course recipes and the config file of their handout's Trainer settings (pretrain.py keeps Trainer's, as run_clm.py).
+COURSE_FILES = {
+    "finetune_sentiment": ("the lab's", "configs/altegrad/course/pretrained.json"),
+    "birthplace pretrain": ("the course's", "configs/cs224n/course/pretrain_vanilla.json"),
+    "birthplace finetune": ("the course's", "configs/cs224n/course/finetune.json"),
+}
 
 
 @pytest.mark.parametrize("recipe", sorted(RECIPES))
-def test_the_defaults_said_to_be_the_benchmarks_are_the_cpu_profiles_and_are_used(recipe) -> None:
-    """A default whose help says "benchmark's cpu profile" is the value a step of that profile gives the recipe; and
-    what -h shows is what a run without the flag gets."""
-    groups, command, arguments = RECIPES[recipe]
+def test_a_default_is_trainers_own_or_the_course_files_and_help_says_which(recipe) -> None:
+    """A Trainer flag's default is TrainingArguments' own, or, in a course recipe, the value of the course's config file
+    (its help says whose, the group's title names the file); no help text gives a benchmark profile's value; and what
+    -h shows is what a run without the flag gets."""
+    groups, _, _ = RECIPES[recipe]
     parser = build_parser(groups)
-    commands = _cpu_profile_commands(command, arguments)
-    assert commands
-    profile_defaults = [a for a in parser._actions if a.help and "benchmark's cpu profile" in a.help]
-    assert profile_defaults, f"{recipe}: no default is the benchmark's"
-    for action in profile_defaults:
-        flag = f"--{action.dest}"
-        values = [c[c.index(flag) + 1] for c in commands if flag in c[:-1]]
-        parsed = {parser.parse_args([flag, value]).__dict__[action.dest] for value in values}
-        assert action.default in parsed, f"{recipe}: {flag} {action.default!r}, the cpu profile gives {values}"
+    source, config = COURSE_FILES.get(recipe, (None, None))
+    course = json.loads((REPO_ROOT / config).read_text(encoding="utf-8")) if config else {}
+    trainer_defaults = {spec.name: spec.default for spec in dataclasses.fields(TrainingArguments)}
     *_, training_args = parse_args(groups, ["--output_dir", "o", "--use_cpu"])
-    for action in [a for a in parser._actions if a.dest in TrainingArguments.__dataclass_fields__]:
-        if action.help != argparse.SUPPRESS and action.default is not None and action.dest != "use_cpu":
+    for action in parser._actions:
+        assert "benchmark" not in (action.help or "") and "profile" not in (action.help or ""), action.help
+        if action.dest not in trainer_defaults or action.help == argparse.SUPPRESS:
+            continue
+        expected = trainer_defaults[action.dest]
+        expected = getattr(expected, "value", expected)
+        if action.dest in course and action.dest in HANDOUT_FLAGS:
+            value = course[action.dest]
+            expected = json.dumps(value) if isinstance(value, dict) else value
+            assert action.help.endswith(f"({source}).") and config in groups[-1].title, (recipe, action.dest)
+        else:
+            assert "the lab's" not in action.help and "the course's" not in action.help, (recipe, action.help)
+        if isinstance(expected, int | float | str | bool) and action.default is not None:
+            assert action.default == expected, (recipe, action.dest, action.default, expected)
             used = getattr(training_args, action.dest)
             used = getattr(used, "value", used)  # an enum: its value
-            assert used == action.default or (action.dest == "lr_scheduler_kwargs"), (recipe, action.dest, used)
+            if action.dest not in ("lr_scheduler_kwargs", "use_cpu"):  # given above; a JSON string parsed
+                assert used == action.default, (recipe, action.dest, used)
+    if recipe == "finetune_sentiment":  # the lab's 15 epochs, said to be the lab's
+        (epochs,) = [a for a in parser._actions if a.dest == "num_train_epochs"]
+        assert (epochs.default, epochs.help.endswith("(the lab's).")) == (15, True)
+
+
+RECIPE_SCRIPTS = ["recipes/pretrain.py", "recipes/finetune_sentiment.py", "recipes/birthplace.py"]
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        [RECIPE_SCRIPTS[0], "-h"],
+        [RECIPE_SCRIPTS[1], "-h"],
+        [RECIPE_SCRIPTS[2], "-h"],
+        [RECIPE_SCRIPTS[2], "pretrain", "-h"],
+        [RECIPE_SCRIPTS[2], "evaluate", "-h"],
+        [RECIPE_SCRIPTS[1], "--learning_rate", "nan", "--data_dir", "d"],  # refused: out of range
+        [RECIPE_SCRIPTS[0], "--no_such_flag", "1"],  # refused: unknown
+        [RECIPE_SCRIPTS[2], "finetune", "--variant", "vanilla"],  # refused: renamed
+    ],
+    ids=" ".join,
+)
+def test_help_and_a_refused_flag_import_neither_torch_nor_datasets(arguments) -> None:
+    """`-h` and a refused flag answer without importing torch, datasets or transformers' Trainer (seconds of CPU):
+    they are imported once a recipe runs. (How long it takes is benchmarks/help_speed.py's to measure.)"""
+    probe = (
+        "import runpy, sys\n"
+        f"sys.argv = {arguments!r}\n"
+        "try:\n"
+        "    runpy.run_path(sys.argv[0], run_name='__main__')\n"
+        "except SystemExit as exit_:\n"
+        "    code = exit_.code\n"
+        "heavy = sorted(name for name in ('torch', 'datasets', 'transformers.trainer') if name in sys.modules)\n"
+        "print('IMPORTED', heavy, 'EXIT', code)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+    assert "IMPORTED [] EXIT" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
+    expected = "EXIT 0" if arguments[-1] == "-h" else "EXIT 2"
+    assert expected in done.stdout, done.stdout[-500:] + done.stderr[-2000:]

@@ -53,7 +53,7 @@ def test_label_file_one_is_the_positive_class(trained_classifier):
 def test_saved_config_pipeline_and_card_say_positive(trained_classifier):
     from transformers import pipeline
 
-    import hf_models  # noqa: F401  (registers the Auto classes)
+    import hf_models.small_encoder  # noqa: F401  (registers the Auto classes)
 
     data, out = trained_classifier
     config = json.loads((out / "config.json").read_text(encoding="utf-8"))

@@ -107,7 +107,7 @@ def test_pretrain_objectives(tmp_path, synthetic_birthplace_dir, tiny_tokenizer_
         assert config["attention_type"] == "synthesizer"
     from transformers import AutoModelForCausalLM, AutoModelForMaskedLM
 
-    import hf_models  # noqa: F401  (registers the Auto classes)
+    import hf_models.small_encoder  # noqa: F401  (registers the Auto classes)
 
     auto = AutoModelForMaskedLM if objective == "mlm" else AutoModelForCausalLM
     model = auto.from_pretrained(out)
@@ -447,7 +447,7 @@ def test_birthplace_pretrain_finetune_evaluate(tmp_path, synthetic_birthplace_di
     data = str(synthetic_birthplace_dir)
     pre, ft = tmp_path / "pretrain", tmp_path / "finetune"
     birthplace.main(
-        ["pretrain", "--data_dir", data, "--variant", "vanilla", "--output_dir", str(pre)]
+        ["pretrain", "--data_dir", data, "--attention_type", "vanilla", "--output_dir", str(pre)]
         + ["--tokenizer_vocab_size", "600", "--config_overrides", TINY, "--pretrain_with_qa"]
         + ["--max_steps", "16", "--per_device_train_batch_size", "32", "--learning_rate", "5e-3"]
         + COMMON
@@ -495,7 +495,7 @@ def test_birthplace_from_scratch_synthesizer_and_baselines(
     data = str(synthetic_birthplace_dir)
     out = tmp_path / "scratch"
     birthplace.main(
-        ["finetune", "--data_dir", data, "--variant", "synthesizer", "--output_dir", str(out)]
+        ["finetune", "--data_dir", data, "--attention_type", "synthesizer", "--output_dir", str(out)]
         + ["--tokenizer_name_or_path", str(tiny_tokenizer_dir), "--config_overrides", TINY]
         + ["--max_steps", "12", "--per_device_train_batch_size", "32", "--learning_rate", "5e-3"]
         + COMMON
@@ -600,7 +600,7 @@ def test_every_recipe_accepts_the_base_preset(
         from safetensors import safe_open
         from transformers import AutoModelForCausalLM
 
-        import hf_models  # noqa: F401  (registers the Auto classes)
+        import hf_models.small_encoder  # noqa: F401  (registers the Auto classes)
 
         with safe_open(out / "model.safetensors", "pt") as saved:
             assert "lm_head.weight" not in saved.keys() and "model.embed_tokens.weight" in saved.keys()

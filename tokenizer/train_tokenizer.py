@@ -23,6 +23,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "true")
 
 
 from hf_models.safety import check_flag_ranges, check_output_dir, command_line, saving_into
+from hf_models.safety.ranges import POSITIVE, TOKEN_ID_LIMIT, Range
 from hf_models.textio import UsageError
 from hf_models.tokenization import (
     DEFAULT_MODEL_MAX_LENGTH,
@@ -34,6 +35,14 @@ from hf_models.tokenization import (
     train_bpe_tokenizer,
 )
 from hf_models.training import HelpFormatter, expand_arguments_file
+
+# The allowed values of the numeric flags below (`check_flag_ranges`).
+FLAG_RANGES = {
+    "vocab_size": Range(1, TOKEN_ID_LIMIT, high_open=True),
+    "min_frequency": Range(0, 2**63 - 1),
+    "model_max_length": POSITIVE,
+    "max_chars": POSITIVE,
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -80,7 +89,7 @@ def _take_chars(lines: Iterator[str], max_chars: int | None) -> Iterator[str]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    check_flag_ranges(args)
+    check_flag_ranges(args, ranges=FLAG_RANGES)
     files = iter_text_files(args.files)
     inputs = [("--files", f) for f in [*args.files, *files]]
     check_output_dir(args.output_dir, overwrite=args.overwrite_output_dir, inputs=inputs)

@@ -14,62 +14,52 @@
 - A synthetic birthplace task for demos: `write_synthetic_birthplace` (in `hf_models.data.synthetic`).
 """
 
-from .augmentation import AUGMENT_FORMS, augment_forms, augment_paragraph, augmentation_cost, augmented_copies
-from .errors import DataError, DataWarning
-from .loaders import (
-    BIRTHPLACE_FILES,
-    detokenize_spm,
-    load_birthplace,
-    load_birthplace_corpus,
-    load_cls_books,
-    load_text_corpus,
-    read_lines,
-)
-from .objectives import (
-    IGNORE_INDEX,
-    SpanCorruptionCollator,
-    check_characters,
-    corrupt_for_evaluation,
-    encode_birthplace_qa,
-    encode_char_qa,
-    encode_openings,
-    encode_reciting_qa,
-    person_name,
-    span_corrupt,
-)
-from .processing import TrimPaddingCollator, group_texts, tokenize_and_group, tokenize_documents
-from .subsets import balanced_subset
-from .synthetic import write_synthetic_birthplace
+import importlib
 
-__all__ = [
-    "BIRTHPLACE_FILES",
-    "AUGMENT_FORMS",
-    "IGNORE_INDEX",
-    "DataError",
-    "DataWarning",
-    "augment_forms",
-    "augment_paragraph",
-    "augmentation_cost",
-    "augmented_copies",
-    "balanced_subset",
-    "SpanCorruptionCollator",
-    "TrimPaddingCollator",
-    "check_characters",
-    "corrupt_for_evaluation",
-    "detokenize_spm",
-    "encode_birthplace_qa",
-    "encode_char_qa",
-    "encode_openings",
-    "encode_reciting_qa",
-    "group_texts",
-    "load_birthplace",
-    "load_birthplace_corpus",
-    "load_cls_books",
-    "load_text_corpus",
-    "person_name",
-    "read_lines",
-    "span_corrupt",
-    "tokenize_and_group",
-    "tokenize_documents",
-    "write_synthetic_birthplace",
-]
+# Each name and its module, imported when first used (a command line's checks need no datasets).
+_MODULES = {
+    "BIRTHPLACE_FILES": "loaders",
+    "AUGMENT_FORMS": "augmentation",
+    "IGNORE_INDEX": "objectives",
+    "DataError": "errors",
+    "DataWarning": "errors",
+    "augment_forms": "augmentation",
+    "augment_paragraph": "augmentation",
+    "augmentation_cost": "augmentation",
+    "augmented_copies": "augmentation",
+    "balanced_subset": "subsets",
+    "SpanCorruptionCollator": "objectives",
+    "TrimPaddingCollator": "processing",
+    "check_characters": "objectives",
+    "corrupt_for_evaluation": "objectives",
+    "detokenize_spm": "loaders",
+    "encode_birthplace_qa": "objectives",
+    "encode_char_qa": "objectives",
+    "encode_openings": "objectives",
+    "encode_reciting_qa": "objectives",
+    "group_texts": "processing",
+    "load_birthplace": "loaders",
+    "load_birthplace_corpus": "loaders",
+    "load_cls_books": "loaders",
+    "load_text_corpus": "loaders",
+    "person_name": "objectives",
+    "read_lines": "loaders",
+    "span_corrupt": "objectives",
+    "tokenize_and_group": "processing",
+    "tokenize_documents": "processing",
+    "write_synthetic_birthplace": "synthetic",
+}
+
+__all__ = list(_MODULES)
+
+
+def __getattr__(name: str):
+    if name not in _MODULES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_MODULES[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_MODULES])

@@ -12,10 +12,9 @@ file in one step, check numeric flags where they are parsed, and turn the user's
 from .atomic import saving_into
 from .errors import USER_ERRORS, check_json_files, command_line, describe_os_error, one_line, reading
 from .outputs import Inputs, check_not_input, check_output_dir, check_output_file, used_files
-from .ranges import FLAG_RANGES, Range, check_flag_ranges, check_paths_given
+from .ranges import Range, check_flag_ranges, check_paths_given
 
 __all__ = [
-    "FLAG_RANGES",
     "Inputs",
     "Range",
     "USER_ERRORS",

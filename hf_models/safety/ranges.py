@@ -1,7 +1,10 @@
-"""Numeric flags checked where they are parsed, for every command line: one table of ranges by flag name, applied to
-`TrainingArguments`, the project's argument dataclasses and argparse's namespaces alike, so that a learning rate of
-NaN, a batch size of 0 or a probability of 1.5 is one line naming the flag, before any work (not a
-`ZeroDivisionError` or a `KeyError: 'eval_loss'` after the data and the model are loaded)."""
+"""Numeric flags checked where they are parsed, for every command line, so that a learning rate of NaN, a batch size
+of 0 or a probability of 1.5 is one line naming the flag, before any work (not a `ZeroDivisionError` or a
+`KeyError: 'eval_loss'` after the data and the model are loaded).
+
+A flag's range sits beside its definition, so that removing the flag removes its range: in a dataclass field's
+metadata (`field(metadata={"help": ..., "range": POSITIVE})`), or, for an argparse script or a class of another
+library (`TrainingArguments`), in a `ranges` mapping beside the flags, whose every name must be a flag."""
 
 from __future__ import annotations
 
@@ -14,7 +17,19 @@ from typing import Any
 
 from ..textio import UsageError
 
-__all__ = ["FLAG_RANGES", "Range", "check_flag_ranges", "check_paths_given"]
+__all__ = [
+    "NON_NEGATIVE",
+    "PERCENT",
+    "POSITIVE",
+    "RANGE_KEY",
+    "Range",
+    "SEED",
+    "SHARE",
+    "TOKEN_ID_LIMIT",
+    "check_flag_ranges",
+    "check_paths_given",
+    "field_ranges",
+]
 
 
 @dataclass(frozen=True)
@@ -50,64 +65,7 @@ SHARE = Range(0, 1)  # a probability or a fraction
 PERCENT = Range(0, 100, high_open=True)  # a share held out: 100 would leave nothing to train on
 SEED = Range(0, 2**32 - 1)  # numpy's seeds
 TOKEN_ID_LIMIT = 2**31  # tokenizers' ids and counts are 32-bit
-
-# By flag name; a name missing from a command's arguments is skipped. Every float flag must also be finite.
-FLAG_RANGES: dict[str, Range] = {
-    # TrainingArguments
-    "learning_rate": NON_NEGATIVE,
-    "weight_decay": NON_NEGATIVE,
-    "max_grad_norm": NON_NEGATIVE,
-    "adam_beta1": Range(0, 1, high_open=True),
-    "adam_beta2": Range(0, 1, high_open=True),
-    "adam_epsilon": NON_NEGATIVE,
-    "label_smoothing_factor": SHARE,
-    "num_train_epochs": NON_NEGATIVE,
-    "warmup_steps": NON_NEGATIVE,
-    "per_device_train_batch_size": POSITIVE,
-    "per_device_eval_batch_size": POSITIVE,
-    "gradient_accumulation_steps": POSITIVE,
-    "eval_accumulation_steps": POSITIVE,
-    "logging_steps": POSITIVE,
-    "eval_steps": POSITIVE,
-    "save_steps": POSITIVE,
-    "save_total_limit": POSITIVE,
-    "seed": SEED,
-    "data_seed": SEED,
-    "dataloader_num_workers": NON_NEGATIVE,
-    # the project's dataclasses and scripts
-    "max_train_samples": POSITIVE,
-    "max_eval_samples": POSITIVE,
-    "validation_split_percentage": PERCENT,
-    "selection_split_percentage": PERCENT,
-    "mlm_probability": Range(0, 1, low_open=True),  # nothing masked: no loss to learn from
-    "block_size": POSITIVE,
-    "max_seq_length": POSITIVE,
-    "max_new_tokens": POSITIVE,
-    "opening_tokens": POSITIVE,
-    "generator_layers": POSITIVE,
-    "preprocessing_num_workers": POSITIVE,
-    "tokenizer_vocab_size": Range(1, TOKEN_ID_LIMIT, high_open=True),
-    "vocab_size": Range(1, TOKEN_ID_LIMIT, high_open=True),
-    "min_frequency": Range(0, 2**63 - 1),
-    "model_max_length": POSITIVE,
-    "max_chars": POSITIVE,
-    "batch_size": POSITIVE,
-    "dropout": SHARE,
-    "classifier_dropout": SHARE,
-    "counterfactual_qa": SHARE,
-    "wise_ft_alpha": SHARE,
-    "backbone_learning_rate": NON_NEGATIVE,
-    "rtd_weight": NON_NEGATIVE,
-    "auxiliary_lm_weight": NON_NEGATIVE,
-    "decay_toward_start": NON_NEGATIVE,
-    "keep_review_end": NON_NEGATIVE,
-    "recite_tokens": NON_NEGATIVE,
-    "linear_probe_folds": Range(2),
-    # recipes/prepare_data.py
-    "tune_fraction": Range(0, 1, low_open=True, high_open=True),
-    "news_lines": NON_NEGATIVE,
-    "novel_lines": NON_NEGATIVE,
-}
+RANGE_KEY = "range"  # a dataclass field's metadata key for its Range
 
 
 def _values(arguments: Any) -> Mapping[str, Any]:
@@ -118,14 +76,30 @@ def _values(arguments: Any) -> Mapping[str, Any]:
     return arguments
 
 
-def check_flag_ranges(*arguments: Any, ranges: Mapping[str, Range] = FLAG_RANGES) -> None:
-    """Refuse, as `UsageError('--flag value: give ...')`, a NaN or infinite float flag, or a value out of its
-    `ranges` entry, in the parsed `arguments` (dataclasses, argparse namespaces or dicts). None means not given."""
-    for values in map(_values, arguments):
-        for name, value in values.items():
+def field_ranges(arguments: Any) -> dict[str, Range]:
+    """The ranges written in the metadata of the fields of a dataclass (an instance or the class); {} otherwise."""
+    if not dataclasses.is_dataclass(arguments):
+        return {}
+    return {
+        spec.name: spec.metadata[RANGE_KEY] for spec in dataclasses.fields(arguments) if RANGE_KEY in spec.metadata
+    }
+
+
+def check_flag_ranges(*arguments: Any, ranges: Mapping[str, Range] | None = None) -> None:
+    """Refuse, as `UsageError('--flag value: give ...')`, a NaN or infinite float flag, or a value out of its range,
+    in the parsed `arguments` (dataclasses, argparse namespaces or dicts). A dataclass's ranges are its fields'
+    metadata; `ranges` adds those of flags defined elsewhere (an argparse script's, `TrainingArguments`'): a name there
+    that no argument has is a bug (a removed flag's range), refused. None means not given."""
+    values = [_values(argument) for argument in arguments]
+    unknown = set(ranges or {}) - {name for names in values for name in names}
+    if unknown:
+        raise ValueError(f"ranges of flags that these arguments do not have: {sorted(unknown)}")
+    for argument, named in zip(arguments, values, strict=True):
+        allowed_by_name = {**field_ranges(argument), **(ranges or {})}
+        for name, value in named.items():
             if value is None or isinstance(value, bool) or not isinstance(value, int | float):
                 continue
-            allowed = ranges.get(name)
+            allowed = allowed_by_name.get(name)
             if isinstance(value, float) and not math.isfinite(value):
                 raise UsageError(f"--{name} {value}: give a finite number" + (f", {allowed}" if allowed else ""))
             if allowed is not None and value not in allowed:

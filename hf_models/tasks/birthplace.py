@@ -17,7 +17,6 @@ its run record.
 from __future__ import annotations
 
 import logging
-import sys
 from collections.abc import Sequence
 
 import datasets
@@ -48,34 +47,28 @@ from hf_models.training import (
     check_run_output,
     finish_run,
     load_or_build_model,
-    run_task,
     train_model,
     unigram_entropy,
 )
 
 from .birthplace_arguments import (
     DATASET,
+    DEFAULT_PRESET,
     LANGUAGE,
     BirthplaceArguments,
     data_files,
     require_data_dir,
-    subcommand_groups,
-    subcommand_help,
-    top_level_parser,
 )
-from .birthplace_evaluation import evaluate_answers
+from .birthplace_arguments import SUBCOMMANDS as SUBCOMMANDS  # noqa: F401  (the recipe's, re-exported)
+from .birthplace_arguments import main as main
+from .birthplace_evaluation import evaluate_answers as evaluate_answers
 from .qa_formats import BPEQAFormat, CourseQAFormat, QAFormat, RecitingQAFormat, answer_shape
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_PRESET = "cs224n-mingpt"
-SUBCOMMANDS = ("pretrain", "finetune", "evaluate")
-
 
 def _model(model_args: ModelArguments, bp_args: BirthplaceArguments, tokenizer) -> SmallEncoderForCausalLM:
-    return load_or_build_model(
-        SmallEncoderForCausalLM, model_args, tokenizer, DEFAULT_PRESET, attention_type=bp_args.variant, is_causal=True
-    )
+    return load_or_build_model(SmallEncoderForCausalLM, model_args, tokenizer, DEFAULT_PRESET, is_causal=True)
 
 
 # Arguments of the pretraining only: not hyperparameters of a finetuning run.
@@ -90,16 +83,13 @@ PRETRAINING_ONLY = (
 
 
 def _finish(trainer, arguments: tuple, metrics: dict, timer: RunTimer, task: str, objective: str, split_sizes: dict):
-    """Save the run, with its record: the variant applies to a new model only, the pretraining options to the
-    pretraining only. The record alone keeps how the model answers (`--recite_tokens`, `--answer_from_recitation`
+    """Save the run, with its record: the pretraining options apply to the pretraining only. The record alone keeps how the model answers (`--recite_tokens`, `--answer_from_recitation`
     with the training answers' shape): `evaluate` and the app read it there."""
-    model_args, bp_args = arguments[0], arguments[1]
+    bp_args = arguments[1]
     answering = (
         answer_shape(load_birthplace(bp_args.data_dir)["train"]["answer"]) if bp_args.answer_from_recitation else {}
     )
-    not_applicable = (PRETRAINING_ONLY if task == "birthplace-qa" else ()) + (
-        ("variant",) if model_args.model_name_or_path else ()
-    )
+    not_applicable = PRETRAINING_ONLY if task == "birthplace-qa" else ()
     return finish_run(
         trainer,
         arguments,
@@ -274,19 +264,3 @@ def finetune(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
     metrics["pretrained_from"] = model_args.model_name_or_path
     split_sizes = {split: len(encoded[split]) for split in encoded}
     return _finish(trainer, (model_args, bp_args, training_args), metrics, timer, "birthplace-qa", "qa", split_sizes)
-
-
-def main(args: Sequence[str] | None = None, doc: str | None = None) -> dict | int:
-    """`recipes/birthplace.py {pretrain|finetune|evaluate} --data_dir DIR [options]`; `doc`, the recipe's docstring,
-    is its --help."""
-    args = list(sys.argv[1:] if args is None else args)
-    if args[:1] in (["-h"], ["--help"]):
-        top_level_parser(doc).print_help()
-        return 0
-    if not args or args[0] not in SUBCOMMANDS:
-        raise UsageError(
-            f"usage: birthplace.py {{{'|'.join(SUBCOMMANDS)}}} [CONFIG.json] --data_dir DIR [options]; -h for help"
-        )
-    step = {"pretrain": pretrain, "finetune": finetune, "evaluate": evaluate_answers}[args[0]]
-    groups = subcommand_groups(args[0], DEFAULT_PRESET)
-    return run_task(step, groups, args[1:], **subcommand_help(args[0], doc))

@@ -1,19 +1,35 @@
 """The command-line arguments of `recipes/birthplace.py`, beside `hf_models.tasks.birthplace`: one dataclass for the
 three steps, of which each subcommand takes only the fields it uses (`subcommand_groups`), and the checks of the data
-folder that every step reads."""
+folder that every step reads. Importable without torch: `-h` and a refused flag answer at once (`main` imports the
+step once its flags are accepted)."""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from transformers import TrainingArguments
-
-from hf_models.data import augment_forms
+from hf_models.data.augmentation import augment_forms
+from hf_models.safety.ranges import NON_NEGATIVE, POSITIVE, TOKEN_ID_LIMIT, Range
 from hf_models.textio import UsageError
-from hf_models.training import FlagGroup, HelpFormatter, ModelArguments, help_sections, model_group, trainer_group
+from hf_models.training.arguments import (
+    HANDOUT_FLAGS,
+    FlagGroup,
+    HelpFormatter,
+    ModelArguments,
+    course_defaults,
+    help_sections,
+    model_group,
+    run_task,
+    trainer_flags,
+    trainer_group,
+)
+
+DEFAULT_PRESET = "cs224n-mingpt"
+SUBCOMMANDS = ("pretrain", "finetune", "evaluate")
 
 
 @dataclass
@@ -22,18 +38,15 @@ class BirthplaceArguments:
         default=None,
         metadata={"help": "Folder of wiki.txt and the birth_*.tsv question files."},
     )
-    variant: str = field(
-        default="vanilla",
-        metadata={"help": "Attention of a model built from scratch.", "choices": ["vanilla", "synthesizer"]},
-    )
     block_size: int | None = field(
-        default=None, metadata={"help": "Tokens per sequence; default: the model's positions."}
+        default=None, metadata={"help": "Tokens per sequence; default: the model's positions.", "range": POSITIVE}
     )
     tokenizer_vocab_size: int = field(
         default=2000,
         metadata={
             "help": "Without --tokenizer_name_or_path (pretrain; finetune from scratch): size of the BPE trained "
-            "on wiki.txt."
+            "on wiki.txt.",
+            "range": Range(1, TOKEN_ID_LIMIT, high_open=True),
         },
     )
     pretraining_objective: str = field(
@@ -44,7 +57,9 @@ class BirthplaceArguments:
             "choices": ["span_corruption", "openings"],
         },
     )
-    opening_tokens: int = field(default=40, metadata={"help": "pretrain with 'openings': tokens kept per paragraph."})
+    opening_tokens: int = field(
+        default=40, metadata={"help": "pretrain with 'openings': tokens kept per paragraph.", "range": POSITIVE}
+    )
     pretrain_with_qa: bool = field(
         default=False,
         metadata={
@@ -73,7 +88,9 @@ class BirthplaceArguments:
     most_common_baseline: bool = field(
         default=False, metadata={"help": "evaluate: answer the most common training birthplace to every question."}
     )
-    max_new_tokens: int = field(default=16, metadata={"help": "evaluate: longest generated answer, in tokens."})
+    max_new_tokens: int = field(
+        default=16, metadata={"help": "evaluate: longest generated answer, in tokens.", "range": POSITIVE}
+    )
     max_predict_samples: int | None = field(
         default=None,
         metadata={"help": "evaluate: answer only the first N questions of --eval_split (debugging, a smoke test)."},
@@ -86,7 +103,8 @@ class BirthplaceArguments:
         metadata={
             "help": "Recite, then answer (our BPE; 0: off): QA rows start with the first N tokens of the person's "
             "paragraph, written from the name. Use the pretraining's --opening_tokens; the run record keeps it "
-            "for evaluate and the app."
+            "for evaluate and the app.",
+            "range": NON_NEGATIVE,
         },
     )
     # The span: a run of words within a clause, no longer than the longest training answer, capitalized if they all
@@ -165,7 +183,6 @@ _ANSWERING = ("recite_tokens", "answer_from_recitation")
 SUBCOMMAND_FIELDS = {
     "pretrain": (
         *_SHARED,
-        "variant",
         "course_vocabulary",
         "tokenizer_vocab_size",
         "pretraining_objective",
@@ -174,7 +191,7 @@ SUBCOMMAND_FIELDS = {
         "augment",
         *_ANSWERING,
     ),
-    "finetune": (*_SHARED, "variant", "tokenizer_vocab_size", *_ANSWERING),
+    "finetune": (*_SHARED, "tokenizer_vocab_size", *_ANSWERING),
     "evaluate": (
         *_SHARED,
         "eval_split",
@@ -191,67 +208,33 @@ EVALUATE_MODEL_HELPS = {"model_name_or_path": "The trained model folder that ans
 # ... and no Trainer: of TrainingArguments it reads only these.
 EVALUATE_TRAINER_FIELDS = ("output_dir", "per_device_eval_batch_size", "seed", "use_cpu", "log_level")
 EVALUATE_TRAINER_TITLE = "Trainer arguments (the few of transformers.TrainingArguments that evaluate reads)"
-# The Trainer flags each training's -h lists, and its defaults: the benchmark's cpu profile's (nanoGPT's AdamW and
-# cosine schedule for the pretrainings; the course's 10 epochs at 6e-4 for the finetuning), where they differ from
-# Trainer's.
+# The Trainer flags each training's -h lists; their defaults are the course's (its handout's optimization, in the
+# config file of each step of its own setting), the others Trainer's.
 _TRAINING = ("output_dir", "num_train_epochs", "max_steps", "learning_rate", "lr_scheduler_type")
 _BATCHES = ("per_device_train_batch_size", "logging_steps", "seed", "bf16", "use_cpu", "resume_from_checkpoint")
 TRAINER_FLAGS = {
     "pretrain": (*_TRAINING, "lr_scheduler_kwargs", "warmup_steps", "weight_decay", "adam_beta2", *_BATCHES),
     "finetune": (*_TRAINING, "warmup_steps", "weight_decay", "eval_strategy", "per_device_eval_batch_size", *_BATCHES),
 }
-TRAINER_DEFAULTS = {
-    "pretrain": {
-        "num_train_epochs": 4,
-        "learning_rate": 1e-3,
-        "lr_scheduler_type": "cosine_with_min_lr",
-        "lr_scheduler_kwargs": '{"min_lr_rate": 0.1}',
-        "warmup_steps": 100,
-        "weight_decay": 0.1,
-        "adam_beta2": 0.95,
-        "per_device_train_batch_size": 32,
-        "logging_steps": 50,
-    },
-    "finetune": {
-        "num_train_epochs": 10,
-        "learning_rate": 6e-4,
-        "lr_scheduler_type": "cosine",
-        "warmup_steps": 20,
-        "weight_decay": 0.1,
-        "eval_strategy": "epoch",
-        "per_device_train_batch_size": 32,
-        "per_device_eval_batch_size": 100,
-        "logging_steps": 20,
-    },
-    "evaluate": {"per_device_eval_batch_size": 100},
+COURSE_CONFIGS = {
+    "pretrain": "configs/cs224n/course/pretrain_vanilla.json",
+    "finetune": "configs/cs224n/course/finetune.json",
+    "evaluate": "configs/cs224n/course/evaluate.json",
 }
-_PROFILE = "benchmark's cpu profile"
 TRAINER_FLAG_HELPS = {
     "pretrain": {
-        "num_train_epochs": f"Passes over the corpus ({_PROFILE}, span corruption; reciting: 17 and 12).",
-        "learning_rate": f"Peak learning rate of AdamW ({_PROFILE}).",
-        "lr_scheduler_type": f"Learning-rate schedule after the warmup ({_PROFILE}).",
-        "lr_scheduler_kwargs": f"The schedule's own arguments, as JSON ({_PROFILE}: down to a tenth).",
-        "warmup_steps": f"Steps of linear warmup ({_PROFILE}).",
-        "weight_decay": f"AdamW's weight decay ({_PROFILE}).",
-        "adam_beta2": f"AdamW's beta2 ({_PROFILE}).",
-        "per_device_train_batch_size": f"Paragraphs per batch ({_PROFILE}).",
-        "logging_steps": f"Steps between two logged losses ({_PROFILE}).",
+        "num_train_epochs": "Passes over the corpus.",
+        "per_device_train_batch_size": "Paragraphs per batch.",
     },
     "finetune": {
-        "num_train_epochs": f"Passes over the questions (the course's; {_PROFILE}, after span corruption).",
-        "learning_rate": f"Peak learning rate of AdamW (the course's; {_PROFILE}, after span corruption).",
-        "lr_scheduler_type": f"Learning-rate schedule after the warmup ({_PROFILE}).",
-        "warmup_steps": f"Steps of linear warmup ({_PROFILE}).",
-        "weight_decay": f"AdamW's weight decay ({_PROFILE}).",
-        "eval_strategy": f"When to compute the dev loss: no, steps or epoch ({_PROFILE}).",
-        "per_device_train_batch_size": f"Questions per training batch ({_PROFILE}).",
-        "per_device_eval_batch_size": f"Questions per dev batch ({_PROFILE}).",
-        "logging_steps": f"Steps between two logged losses ({_PROFILE}).",
+        "num_train_epochs": "Passes over the questions.",
+        "eval_strategy": "When to compute the dev loss: no, steps or epoch.",
+        "per_device_train_batch_size": "Questions per training batch.",
+        "per_device_eval_batch_size": "Questions per dev batch.",
     },
     "evaluate": {
         "output_dir": "Where the predictions and the report go (none: the score is printed only).",
-        "per_device_eval_batch_size": f"Questions answered at once ({_PROFILE}).",
+        "per_device_eval_batch_size": "Questions answered at once.",
         "use_cpu": "Answer on the CPU, even with a GPU.",
     },
 }
@@ -269,19 +252,19 @@ def subcommand_groups(subcommand: str, default_preset: str) -> tuple[FlagGroup, 
             text = text.removeprefix(prefix)
             helps[spec.name] = text[:1].upper() + text[1:]
     own = FlagGroup(title, BirthplaceArguments, SUBCOMMAND_FIELDS[subcommand], helps)
-    trainer_helps, trainer_defaults = TRAINER_FLAG_HELPS[subcommand], TRAINER_DEFAULTS[subcommand]
+    trainer_helps, config = TRAINER_FLAG_HELPS[subcommand], COURSE_CONFIGS[subcommand]
     if subcommand == "evaluate":
         model = FlagGroup("Model arguments", ModelArguments, EVALUATE_MODEL_FIELDS, EVALUATE_MODEL_HELPS)
         fields = EVALUATE_TRAINER_FIELDS
-        return (
-            own,
-            model,
-            FlagGroup(EVALUATE_TRAINER_TITLE, TrainingArguments, fields, trainer_helps, trainer_defaults),
-        )
+        defaults = course_defaults(config, set(fields) & set(HANDOUT_FLAGS))
+        for name in defaults:
+            trainer_helps = {**trainer_helps, name: f"{trainer_helps[name].removesuffix('.')} (the course's)."}
+        title = f"{EVALUATE_TRAINER_TITLE[:-1]}; the course's values: {config})"
+        return (own, model, trainer_flags(title, names=fields, helps=trainer_helps, defaults=defaults))
     return (
         own,
         model_group(default_preset),
-        trainer_group(TRAINER_FLAGS[subcommand], trainer_defaults, **trainer_helps),
+        trainer_group(TRAINER_FLAGS[subcommand], config, "the course's", **trainer_helps),
     )
 
 
@@ -317,3 +300,24 @@ def top_level_parser(doc: str | None) -> argparse.ArgumentParser:
     for name, text in SUBCOMMAND_HELP.items():
         subcommands.add_parser(name, help=text)
     return parser
+
+
+def main(args: Sequence[str] | None = None, doc: str | None = None) -> dict | int:
+    """`recipes/birthplace.py {pretrain|finetune|evaluate} --data_dir DIR [options]`; `doc`, the recipe's docstring,
+    is its --help. The step (`hf_models.tasks.birthplace`, with torch and datasets) is imported once the flags are
+    accepted."""
+    args = list(sys.argv[1:] if args is None else args)
+    if args[:1] in (["-h"], ["--help"]):
+        top_level_parser(doc).print_help()
+        return 0
+    if not args or args[0] not in SUBCOMMANDS:
+        raise UsageError(
+            f"usage: birthplace.py {{{'|'.join(SUBCOMMANDS)}}} [CONFIG.json] --data_dir DIR [options]; -h for help"
+        )
+    step = {
+        "pretrain": "hf_models.tasks.birthplace:pretrain",
+        "finetune": "hf_models.tasks.birthplace:finetune",
+        "evaluate": "hf_models.tasks.birthplace_evaluation:evaluate_answers",
+    }[args[0]]
+    groups = subcommand_groups(args[0], DEFAULT_PRESET)
+    return run_task(step, groups, args[1:], **subcommand_help(args[0], doc))

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from transformers import DataCollatorForLanguageModeling, TrainingArguments
@@ -26,7 +25,6 @@ from hf_models.metrics import load_metric
 from hf_models.textio import UsageError
 from hf_models.tokenization import resolve_tokenizer
 from hf_models.training import (
-    FlagGroup,
     ModelArguments,
     RunTimer,
     check_block_size,
@@ -35,58 +33,14 @@ from hf_models.training import (
     finish_run,
     help_sections,
     load_or_build_model,
-    model_group,
     run_task,
     train_model,
-    trainer_group,
     unigram_entropy,
 )
 
+from .pretraining_arguments import ARGUMENT_GROUPS, DEFAULT_PRESET, DataTrainingArguments
+
 logger = logging.getLogger(__name__)
-
-DEFAULT_PRESET = "altegrad-lab"
-
-
-@dataclass
-class DataTrainingArguments:
-    objective: str = field(
-        default="clm",
-        metadata={
-            "help": "Pretraining objective: causal LM, span corruption or masked LM.",
-            "choices": ["clm", "span_corruption", "mlm"],
-        },
-    )
-    train_files: list[str] = field(
-        default_factory=list,
-        metadata={"help": "Text files (plain or .gz) or folders of them; one document per line."},
-    )
-    validation_files: list[str] | None = field(
-        default=None,
-        metadata={"help": "Held-out text files. Without them, a share of the training lines is held out."},
-    )
-    validation_split_percentage: float = field(
-        default=5.0, metadata={"help": "Percent of the training lines held out when no --validation_files."}
-    )
-    block_size: int | None = field(
-        default=None,
-        metadata={"help": "Tokens per training sequence. Defaults to min(128, the model's max_position_embeddings)."},
-    )
-    mlm_probability: float = field(default=0.15, metadata={"help": "Share of tokens masked for --objective mlm."})
-    max_train_samples: int | None = field(default=None, metadata={"help": "Truncate the training set (debugging)."})
-    max_eval_samples: int | None = field(default=None, metadata={"help": "Truncate the validation set."})
-    preprocessing_num_workers: int | None = field(default=None, metadata={"help": "Processes for tokenization."})
-    # The altegrad-lab-raw tokenizer is built from the folder's sentencepiece.french.model and dict.txt unless
-    # --tokenizer_name_or_path or the model folder has one. Objective clm only: the lab's vocabulary has no mask token.
-    lab_vocabulary: str | None = field(
-        default=None,
-        metadata={
-            "help": "A cls-books folder: pretrain on the lab's 50,001 ids over raw text (the altegrad-lab preset's; "
-            "clm only)."
-        },
-    )
-    language: str | None = field(
-        default=None, metadata={"help": "ISO code of the corpus language (e.g. fr, en), recorded for the model card."}
-    )
 
 
 def _datasets(data_args: DataTrainingArguments, training_args: TrainingArguments, tokenizer, block_size: int):
@@ -184,53 +138,6 @@ def pretrain(model_args: ModelArguments, data_args: DataTrainingArguments, train
         split_sizes={"train": len(train_dataset), **({"validation": len(eval_dataset)} if eval_dataset else {})},
         hyperparameters={"block_size": block_size},
     )
-
-
-# The Trainer flags -h lists, with the defaults of the benchmark's cpu profile's language model from scratch (its
-# continued pretraining on the reviews: 2 epochs at 3e-4, linear, 20 warmup steps).
-TRAINER_FLAGS = (
-    "output_dir",
-    "num_train_epochs",
-    "max_steps",
-    "learning_rate",
-    "lr_scheduler_type",
-    "warmup_steps",
-    "weight_decay",
-    "per_device_train_batch_size",
-    "per_device_eval_batch_size",
-    "logging_steps",
-    "seed",
-    "bf16",
-    "use_cpu",
-    "resume_from_checkpoint",
-)
-TRAINER_DEFAULTS = {
-    "learning_rate": 1e-3,
-    "lr_scheduler_type": "cosine",
-    "warmup_steps": 100,
-    "weight_decay": 0.01,
-    "per_device_train_batch_size": 32,
-    "per_device_eval_batch_size": 64,
-    "logging_steps": 50,
-}
-_PROFILE = "benchmark's cpu profile, its LM"
-TRAINER_FLAG_HELPS = {
-    "max_steps": "Optimizer steps in all, instead of --num_train_epochs (-1: by epochs; the benchmark's LM: 1400).",
-    "learning_rate": f"Peak learning rate of AdamW ({_PROFILE}).",
-    "lr_scheduler_type": f"Learning-rate schedule after the warmup ({_PROFILE}).",
-    "warmup_steps": f"Steps of linear warmup ({_PROFILE}).",
-    "weight_decay": f"AdamW's weight decay ({_PROFILE}).",
-    "per_device_train_batch_size": f"Blocks per training batch ({_PROFILE}).",
-    "per_device_eval_batch_size": f"Blocks per evaluation batch ({_PROFILE}).",
-    "logging_steps": f"Steps between two logged losses ({_PROFILE}).",
-}
-
-# The command line: the task's flags, the model's, then Trainer's (each group under its title in --help).
-ARGUMENT_GROUPS = (
-    FlagGroup("Pretraining arguments", DataTrainingArguments),
-    model_group(DEFAULT_PRESET),
-    trainer_group(TRAINER_FLAGS, TRAINER_DEFAULTS, **TRAINER_FLAG_HELPS),
-)
 
 
 def main(args: Sequence[str] | None = None, doc: str | None = None) -> dict:

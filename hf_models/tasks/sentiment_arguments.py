@@ -1,11 +1,28 @@
-"""The command-line arguments of `recipes/finetune_sentiment.py`, beside `hf_models.tasks.sentiment`."""
+"""The command-line arguments of `recipes/finetune_sentiment.py`, beside `hf_models.tasks.sentiment` (importable
+without torch: the recipe's -h and its refused flags answer at once)."""
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from hf_models.small_encoder.configuration_small_encoder import CLASSIFIER_POOLINGS
-from hf_models.training import FlagGroup, model_group, trainer_group
+from hf_models.safety.ranges import NON_NEGATIVE, POSITIVE, SHARE, Range
+from hf_models.training.arguments import FlagGroup, model_group, trainer_group
+
+
+def _literal_values(module: Path, name: str) -> list[str]:
+    """The values of `name = Literal[...]` in `module`'s source: the model config's own list, read without importing
+    the config (it imports torch)."""
+    for node in ast.parse(module.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == name for t in node.targets):
+            return list(ast.literal_eval(node.value.slice))
+    raise LookupError(f"{module} has no {name} = Literal[...]")
+
+
+CLASSIFIER_POOLINGS = _literal_values(
+    Path(__file__).resolve().parent.parent / "small_encoder" / "configuration_small_encoder.py", "ClassifierPooling"
+)
 
 DEFAULT_PRESET = "altegrad-lab"  # the model from scratch, unless --model_config names another
 
@@ -28,7 +45,7 @@ class SentimentArguments:
         },
     )
     classifier_dropout: float | None = field(
-        default=None, metadata={"help": "Dropout before the head. Default: the model's."}
+        default=None, metadata={"help": "Dropout before the head. Default: the model's.", "range": SHARE}
     )
     gradual_unfreezing: int = field(
         default=0,
@@ -37,7 +54,8 @@ class SentimentArguments:
     backbone_learning_rate: float | None = field(
         default=None,
         metadata={
-            "help": "ULMFiT's discriminative rate: the backbone's (the head's: --learning_rate). Default: one rate."
+            "help": "ULMFiT's discriminative rate: the backbone's (the head's: --learning_rate). Default: one rate.",
+            "range": NON_NEGATIVE,
         },
     )
     # LP-FT's probe: a logistic regression fitted to convergence on the frozen model's features of the training
@@ -56,8 +74,10 @@ class SentimentArguments:
         default=False,
         metadata={"help": "With linear_probe: also save the probe, unfinetuned, as a run in OUTPUT_DIR/linear_probe."},
     )
-    linear_probe_folds: int = field(default=5, metadata={"help": "Folds of the probe's cross-validation."})
-    max_seq_length: int = field(default=256, metadata={"help": "Tokens read of each review."})
+    linear_probe_folds: int = field(
+        default=5, metadata={"help": "Folds of the probe's cross-validation.", "range": Range(2)}
+    )
+    max_seq_length: int = field(default=256, metadata={"help": "Tokens read of each review.", "range": POSITIVE})
     # Half the positions of a random batch of 16 are padding. Unlike --train_sampling_strategy group_by_length, whose
     # batches run longest first, every epoch ends on reviews of any length.
     length_buckets: bool = field(
@@ -69,7 +89,9 @@ class SentimentArguments:
         default=None,
         metadata={"help": "Train on N training reviews, half of each label (default: all of them)."},
     )
-    max_eval_samples: int | None = field(default=None, metadata={"help": "Truncate the validation set (debugging)."})
+    max_eval_samples: int | None = field(
+        default=None, metadata={"help": "Truncate the validation set (debugging).", "range": POSITIVE}
+    )
     max_predict_samples: int | None = field(
         default=None, metadata={"help": "Predict only the first N test reviews (debugging, a smoke test)."}
     )
@@ -86,14 +108,17 @@ class SentimentArguments:
     )
 
 
-# The Trainer flags -h lists, and the recipe's defaults: the benchmark's cpu profile's, where they differ from Trainer's.
+# The Trainer flags -h lists; their defaults are the lab's (its handout's optimization, in the config file of its
+# finetuning from the pretrained model), the others Trainer's.
 TRAINER_FLAGS = (
     "output_dir",
     "num_train_epochs",
     "max_steps",
     "learning_rate",
+    "lr_scheduler_type",
     "warmup_steps",
     "weight_decay",
+    "max_grad_norm",
     "per_device_train_batch_size",
     "per_device_eval_batch_size",
     "logging_steps",
@@ -102,28 +127,18 @@ TRAINER_FLAGS = (
     "use_cpu",
     "resume_from_checkpoint",
 )
-TRAINER_DEFAULTS = {
-    "num_train_epochs": 4,
-    "learning_rate": 3e-4,
-    "warmup_steps": 20,
-    "weight_decay": 0.01,
-    "per_device_train_batch_size": 16,
-    "per_device_eval_batch_size": 64,
-    "logging_steps": 25,
-}
+LAB_CONFIG = "configs/altegrad/course/pretrained.json"
 TRAINER_FLAG_HELPS = {
-    "num_train_epochs": "Passes over the reviews (the lab's; benchmark's cpu profile).",
-    "learning_rate": "AdamW's peak rate (benchmark's cpu profile, pretrained; from scratch: 5e-4, frozen: 3e-3).",
-    "warmup_steps": "Steps of linear warmup (benchmark's cpu profile).",
-    "weight_decay": "AdamW's weight decay (benchmark's cpu profile).",
-    "per_device_train_batch_size": "Reviews per training batch (benchmark's cpu profile).",
-    "per_device_eval_batch_size": "Reviews per evaluation batch (benchmark's cpu profile).",
-    "logging_steps": "Steps between two logged losses (benchmark's cpu profile).",
+    "num_train_epochs": "Passes over the reviews.",
+    "learning_rate": "AdamW's peak rate.",
+    "max_grad_norm": "Gradients clipped to this norm.",
+    "per_device_train_batch_size": "Reviews per training batch.",
+    "per_device_eval_batch_size": "Reviews per evaluation batch.",
 }
 
 # The command line: the task's flags, the model's, then Trainer's (each group under its title in --help).
 ARGUMENT_GROUPS = (
     FlagGroup("Sentiment arguments", SentimentArguments),
     model_group(DEFAULT_PRESET),
-    trainer_group(TRAINER_FLAGS, TRAINER_DEFAULTS, **TRAINER_FLAG_HELPS),
+    trainer_group(TRAINER_FLAGS, LAB_CONFIG, "the lab's", **TRAINER_FLAG_HELPS),
 )

@@ -1,6 +1,7 @@
 """Training, shared by the tasks in `hf_models.tasks`, one stage of a run per module:
 
-- `arguments`: `ModelArguments`, parsing flags or one JSON file, logging and the seed (`run_task`);
+- `arguments`: `ModelArguments`, parsing flags or one JSON file, logging and the seed (`run_task`), with
+  `trainer_flags`: TrainingArguments' flags without torch;
 - `setup`: the model to start from (`load_or_build_model`, `build_config`) and `check_block_size`;
 - `trainer`: `ReproducibleTrainer`, `ShuffledLengthBuckets` and `train_model`;
 - `plots`: `loss.png` and `accuracy.png`, redrawn during training;
@@ -13,70 +14,59 @@ The run's tokenizer comes from `hf_models.tokenization.resolve_tokenizer`, its m
 `hf_models.metrics.load_metric`.
 """
 
-from .arguments import (
-    TRAINER_GROUP,
-    TRAINER_TITLE,
-    FlagGroup,
-    HelpFormatter,
-    ModelArguments,
-    build_parser,
-    check_run_output,
-    check_training_arguments,
-    expand_arguments_file,
-    help_sections,
-    model_group,
-    parse_args,
-    read_arguments_file,
-    run_task,
-    setup_run,
-    trainer_group,
-)
-from .finish import RunTimer, finish_run, model_source, write_report
-from .linear_probe import init_head_by_linear_probe
-from .plateau import PLATEAU_KEYS, check_plateau, unigram_entropy
-from .plots import PlotCallback, plot_curves
-from .setup import build_config, check_block_size, load_or_build_model, load_pretrained
-from .trainer import ReproducibleTrainer, ShuffledLengthBuckets, last_logged, train_model
-from .transfer import (
-    GradualUnfreezingCallback,
-    discriminative_optimizer,
-)
+import importlib
 
-__all__ = [
-    "TRAINER_GROUP",
-    "TRAINER_TITLE",
-    "trainer_group",
-    "FlagGroup",
-    "HelpFormatter",
-    "build_parser",
-    "help_sections",
-    "model_group",
-    "PLATEAU_KEYS",
-    "GradualUnfreezingCallback",
-    "discriminative_optimizer",
-    "init_head_by_linear_probe",
-    "ModelArguments",
-    "PlotCallback",
-    "ReproducibleTrainer",
-    "ShuffledLengthBuckets",
-    "RunTimer",
-    "build_config",
-    "check_block_size",
-    "check_run_output",
-    "check_training_arguments",
-    "expand_arguments_file",
-    "check_plateau",
-    "finish_run",
-    "last_logged",
-    "load_or_build_model",
-    "load_pretrained",
-    "model_source",
-    "parse_args",
-    "read_arguments_file",
-    "plot_curves",
-    "run_task",
-    "setup_run",
-    "train_model",
-    "unigram_entropy",
-    "write_report",
-]
+# Each name and its module, imported when first used: parsing a command line (`arguments`) needs neither torch nor
+# datasets, which the other stages import.
+_MODULES = {
+    "TRAINER_GROUP": "arguments",
+    "TRAINER_TITLE": "arguments",
+    "trainer_group": "arguments",
+    "FlagGroup": "arguments",
+    "HelpFormatter": "arguments",
+    "build_parser": "arguments",
+    "help_sections": "arguments",
+    "model_group": "arguments",
+    "PLATEAU_KEYS": "plateau",
+    "GradualUnfreezingCallback": "transfer",
+    "discriminative_optimizer": "transfer",
+    "init_head_by_linear_probe": "linear_probe",
+    "ModelArguments": "arguments",
+    "PlotCallback": "plots",
+    "ReproducibleTrainer": "trainer",
+    "ShuffledLengthBuckets": "trainer",
+    "RunTimer": "finish",
+    "build_config": "setup",
+    "check_block_size": "setup",
+    "check_run_output": "arguments",
+    "check_training_arguments": "arguments",
+    "expand_arguments_file": "arguments",
+    "check_plateau": "plateau",
+    "finish_run": "finish",
+    "last_logged": "trainer",
+    "load_or_build_model": "setup",
+    "load_pretrained": "setup",
+    "model_source": "finish",
+    "parse_args": "arguments",
+    "read_arguments_file": "arguments",
+    "plot_curves": "plots",
+    "run_task": "arguments",
+    "setup_run": "arguments",
+    "train_model": "trainer",
+    "unigram_entropy": "plateau",
+    "write_report": "finish",
+}
+
+__all__ = list(_MODULES)
+
+
+def __getattr__(name: str):
+    if name not in _MODULES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_MODULES[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_MODULES])

@@ -1,11 +1,15 @@
 """The command line of every task, as run_clm.py: the task's own dataclass, `ModelArguments` and `TrainingArguments`,
 from flags or one JSON file, then logging and the seed. `--help` shows each dataclass in a group of its own, the
-task's first and Trainer's last, and a subcommand can take only the fields it uses (`FlagGroup`)."""
+task's first and Trainer's last, and a subcommand can take only the fields it uses (`FlagGroup`).
+
+Parsing imports neither torch nor datasets (nor transformers' Trainer): `-h` and a refused flag answer at once, and
+`TrainingArguments` itself is built only once the flags are accepted (`trainer_flags`)."""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib
 import json
 import logging
 import os
@@ -13,13 +17,28 @@ import sys
 import typing
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-import datasets
-import transformers
-from transformers import HfArgumentParser, TrainingArguments, set_seed
+from transformers.hf_argparser import HfArgumentParser  # transformers' lazy package, without torch
 
-from ..safety import check_flag_ranges, check_output_dir, check_paths_given
+from ..safety.outputs import check_output_dir
+from ..safety.ranges import (
+    NON_NEGATIVE,
+    POSITIVE,
+    RANGE_KEY,
+    SEED,
+    SHARE,
+    Range,
+    check_flag_ranges,
+    check_paths_given,
+    field_ranges,
+)
 from ..textio import TEXT_ENCODING, UsageError
+from .trainer_flags import TrainingArgumentsFlags, training_arguments
+
+if TYPE_CHECKING:
+    from transformers import TrainingArguments
 
 __all__ = [
     "FlagGroup",
@@ -30,7 +49,9 @@ __all__ = [
     "build_parser",
     "check_run_output",
     "check_training_arguments",
+    "course_defaults",
     "expand_arguments_file",
+    "merge_config_overrides",
     "help_sections",
     "model_group",
     "parse_args",
@@ -58,7 +79,10 @@ class ModelArguments:
     )
     config_overrides: str | None = field(
         default=None,
-        metadata={"help": "From scratch: config changes, e.g. 'hidden_size=64,dropout=0' (as run_clm.py)."},
+        metadata={
+            "help": "From scratch: config changes, e.g. 'hidden_size=64,dropout=0' (as run_clm.py; 'dropout' sets "
+            "the four dropouts). Merged key by key with an arguments file's, the flag's winning."
+        },
     )
     attention_type: str | None = field(
         default=None,
@@ -105,7 +129,9 @@ class FlagGroup:
     """One dataclass of a command line, shown under `title` in --help; `names`: only these of its fields are flags
     (None: all of them), `helps`: help texts that replace the dataclass's for this command, `defaults`: the
     command's own defaults (shown by --help and used, from flags or a JSON file), `listed`: the flags that -h lists
-    (None: all of them); the others still parse, and `--help_trainer` lists them."""
+    (None: all of them); the others still parse, and `--help_trainer` lists them. `build_with`: what builds the
+    parsed object from the flags' values (default: `arguments`), `ranges`: the allowed values of flags whose
+    dataclass is not ours (ours have them in their fields' metadata)."""
 
     title: str
     arguments: type
@@ -113,6 +139,8 @@ class FlagGroup:
     helps: dict[str, str] = field(default_factory=dict)
     defaults: dict[str, object] = field(default_factory=dict)
     listed: tuple[str, ...] | None = None
+    build_with: Callable[..., object] | None = None
+    ranges: dict[str, Range] = field(default_factory=dict)
 
     def flags(self) -> type:
         """The dataclass of the flags (a copy of the chosen fields, with the group's title for HfArgumentParser)."""
@@ -122,6 +150,7 @@ class FlagGroup:
             if not spec.init or (self.names is not None and spec.name not in self.names):
                 continue
             metadata = {**spec.metadata, **({"help": self.helps[spec.name]} if spec.name in self.helps else {})}
+            metadata.pop(RANGE_KEY, None)  # checked after parsing (`check_flag_ranges`), not an argparse keyword
             default = {"default": spec.default} if spec.default is not dataclasses.MISSING else {}
             if spec.default_factory is not dataclasses.MISSING:
                 default = {"default_factory": spec.default_factory}
@@ -135,16 +164,52 @@ class FlagGroup:
         name = f"{self.arguments.__name__}Flags"
         return dataclasses.make_dataclass(name, chosen, namespace={"_argument_group_name": self.title})
 
+    def flag_ranges(self, flags) -> dict[str, Range]:
+        """The ranges of the group's flags (`flags`, parsed): its dataclass's fields' and the group's `ranges`."""
+        names = {spec.name for spec in dataclasses.fields(flags)}
+        ranges = {**field_ranges(self.arguments), **self.ranges}
+        return {name: allowed for name, allowed in ranges.items() if name in names}
+
     def build(self, flags) -> object:
         """The group's own dataclass from its parsed flags (the other fields keep their defaults)."""
-        return self.arguments(**{spec.name: getattr(flags, spec.name) for spec in dataclasses.fields(flags)})
+        values = {spec.name: getattr(flags, spec.name) for spec in dataclasses.fields(flags)}
+        return (self.build_with or self.arguments)(**values)
 
 
 MAX_HELP_POSITION = 40  # the column of the help texts; a longer flag has its own line
 
-TRAINER_GROUP = FlagGroup(
-    "Trainer arguments (transformers.TrainingArguments: the usual Trainer flags)", TrainingArguments
-)
+# The allowed values of TrainingArguments' numeric flags (its fields are transformers'; our own dataclasses keep a
+# flag's range in its field's metadata). Every name is a TrainingArguments field (`check_flag_ranges` refuses others).
+TRAINER_RANGES: dict[str, Range] = {
+    "learning_rate": NON_NEGATIVE,
+    "weight_decay": NON_NEGATIVE,
+    "max_grad_norm": NON_NEGATIVE,
+    "adam_beta1": Range(0, 1, high_open=True),
+    "adam_beta2": Range(0, 1, high_open=True),
+    "adam_epsilon": NON_NEGATIVE,
+    "label_smoothing_factor": SHARE,
+    "num_train_epochs": NON_NEGATIVE,
+    "warmup_steps": NON_NEGATIVE,
+    "per_device_train_batch_size": POSITIVE,
+    "per_device_eval_batch_size": POSITIVE,
+    "gradient_accumulation_steps": POSITIVE,
+    "eval_accumulation_steps": POSITIVE,
+    "logging_steps": POSITIVE,
+    "eval_steps": POSITIVE,
+    "save_steps": POSITIVE,
+    "save_total_limit": POSITIVE,
+    "seed": SEED,
+    "data_seed": SEED,
+    "dataloader_num_workers": NON_NEGATIVE,
+}
+
+
+def trainer_flags(title: str, **options) -> FlagGroup:
+    """A group of `TrainingArguments` flags: parsed without torch, built as the real `TrainingArguments`."""
+    return FlagGroup(title, TrainingArgumentsFlags, build_with=training_arguments, ranges=TRAINER_RANGES, **options)
+
+
+TRAINER_GROUP = trainer_flags("Trainer arguments (transformers.TrainingArguments: the usual Trainer flags)")
 TRAINER_TITLE = "Trainer arguments (--help_trainer lists all of TrainingArguments)"
 # Shorter help texts than TrainingArguments' own, for the Trainer flags a recipe lists.
 TRAINER_HELPS = {
@@ -172,16 +237,51 @@ TRAINER_HELPS = {
 }
 
 
-def trainer_group(listed: Sequence[str], defaults: dict[str, object] | None = None, **helps: str) -> FlagGroup:
+REPO_ROOT = Path(__file__).resolve().parents[2]
+# The Trainer flags a course's handout sets (its optimization); a course config's other keys (precision, logging,
+# data loading) are the machine's, not the course's.
+HANDOUT_FLAGS = (
+    "num_train_epochs",
+    "max_steps",
+    "learning_rate",
+    "lr_scheduler_type",
+    "lr_scheduler_kwargs",
+    "warmup_steps",
+    "weight_decay",
+    "adam_beta1",
+    "adam_beta2",
+    "adam_epsilon",
+    "max_grad_norm",
+    "per_device_train_batch_size",
+    "per_device_eval_batch_size",
+    "gradient_accumulation_steps",
+)
+
+
+def course_defaults(config: str, names: Iterable[str] = HANDOUT_FLAGS) -> dict[str, object]:
+    """The values of the Trainer flags `names` that a course's config file (`configs/COURSE/course/...json`, from the
+    repository root) sets: a course recipe's defaults, read from the one file that holds them."""
+    values = read_arguments_file(str(REPO_ROOT / config))
+    names = set(names)
+    return {key: json.dumps(v) if isinstance(v, dict) else v for key, v in values.items() if key in names}
+
+
+def trainer_group(
+    listed: Sequence[str], defaults_file: str | None = None, source: str = "the course's", **helps: str
+) -> FlagGroup:
     """`TrainingArguments` as a recipe shows them: the flags it sets `listed` (every other still parses, and
-    `--help_trainer` lists it), its own `defaults` (Trainer's are not the courses'), and their help texts (`helps`
-    replaces `TRAINER_HELPS`' for this recipe)."""
+    `--help_trainer` lists it), their help texts (`helps` replaces `TRAINER_HELPS`' for this recipe), and Trainer's
+    own defaults, or a course recipe's: the handout's (`course_defaults(defaults_file)`), whose help says `source`
+    (the group's title names the file)."""
+    defaults = course_defaults(defaults_file) if defaults_file else {}
     texts = {name: helps.get(name, TRAINER_HELPS.get(name)) for name in listed}
-    return FlagGroup(
-        TRAINER_TITLE,
-        TrainingArguments,
+    for name in defaults:
+        if texts.get(name):
+            texts[name] = f"{texts[name].removesuffix('.')} ({source})."
+    return trainer_flags(
+        f"{TRAINER_TITLE[:-1]}; {source} values: {defaults_file})" if defaults_file else TRAINER_TITLE,
         helps={name: text for name, text in texts.items() if text},
-        defaults=dict(defaults or {}),
+        defaults=defaults,
         listed=tuple(listed),
     )
 
@@ -322,8 +422,11 @@ def expand_arguments_file(parser: argparse.ArgumentParser, args: Sequence[str], 
     path = args[position]
     actions = {option[2:]: action for action in parser._actions for option in action.option_strings}
     tokens = []
-    for key, value in read_arguments_file(path).items():
+    values = read_arguments_file(path)
+    for key, value in values.items():
         action = actions.get(key)
+        if key in RENAMED_FLAGS:
+            raise UsageError(f"{path}: key {key!r} is now {RENAMED_FLAGS[key]!r} ({parser.prog} -h)")
         if action is None or action.dest != key or key == "help":
             raise UsageError(f"{path}: unknown key {key!r}: {parser.prog} has no --{key} flag ({parser.prog} -h)")
         if value is None:
@@ -340,7 +443,39 @@ def expand_arguments_file(parser: argparse.ArgumentParser, args: Sequence[str], 
         parser.parse_known_args(tokens)
     finally:
         del parser.error
-    return [*args[:position], *tokens, *args[position + 1 :]]
+    rest = args[position + 1 :]
+    if values.get("config_overrides") and "config_overrides" in actions:
+        rest = _merged_overrides(rest, actions["config_overrides"].option_strings, values["config_overrides"])
+    return [*args[:position], *tokens, *rest]
+
+
+def merge_config_overrides(earlier: str | None, later: str | None) -> str | None:
+    """Two `--config_overrides` ('key=value,...') merged key by key: `earlier`'s keys that `later` does not set, then
+    `later`'s (applied in order, so that a later `dropout` sets the four dropouts after an earlier one's)."""
+    if not earlier or not later:
+        return later or earlier
+    items = [item.strip() for item in later.split(",") if item.strip()]
+    later_keys = {item.split("=", 1)[0].strip() for item in items}
+    kept = [
+        item.strip() for item in earlier.split(",") if item.strip() and item.split("=", 1)[0].strip() not in later_keys
+    ]
+    return ",".join([*kept, *items])
+
+
+def _merged_overrides(args: list[str], options: Sequence[str], from_file: str) -> list[str]:
+    """`args` with each `--config_overrides` value merged with the arguments file's (`merge_config_overrides`)."""
+    merged = list(args)
+    for i, token in enumerate(merged):
+        if token in options and i + 1 < len(merged):
+            merged[i + 1] = merge_config_overrides(from_file, merged[i + 1])
+        for option in options:
+            if token.startswith(f"{option}="):
+                merged[i] = f"{option}={merge_config_overrides(from_file, token.split('=', 1)[1])}"
+    return merged
+
+
+# Flags that were renamed: a one-line error that names the new flag, not "unknown argument".
+RENAMED_FLAGS = {"variant": "attention_type"}
 
 
 def parse_args(groups: Sequence[FlagGroup], args: Sequence[str] | None = None, **parser_kwargs) -> tuple:
@@ -358,13 +493,17 @@ def parse_args(groups: Sequence[FlagGroup], args: Sequence[str] | None = None, *
             args=args, look_for_args_file=False, return_remaining_strings=True
         )
         if unknown:  # a typo, or a flag of another subcommand
+            for token in unknown:
+                if (old := token.split("=", 1)[0].removeprefix("--")) in RENAMED_FLAGS:
+                    raise UsageError(f"{parser.prog}: --{old} is now --{RENAMED_FLAGS[old]} ({parser.prog} -h)")
             raise UsageError(f"{parser.prog}: unknown arguments {' '.join(unknown)}; {parser.prog} -h lists its flags")
+        for group, flags_ in zip(groups, flags, strict=True):  # before building: TrainingArguments imports torch
+            check_flag_ranges(dataclasses.asdict(flags_), ranges=group.flag_ranges(flags_))
         parsed = tuple(group.build(flags_) for group, flags_ in zip(groups, flags, strict=True))
     except UsageError:
         raise
     except (TypeError, ValueError) as error:  # a wrong type, a dataclass's own check
         raise UsageError(f"{source}: {' '.join(str(error).split())}") from None
-    check_flag_ranges(*parsed)
     check_paths_given(*parsed)
     return parsed
 
@@ -414,6 +553,9 @@ def check_run_output(
 
 def setup_run(training_args: TrainingArguments) -> None:
     """Logging (to stdout, at the process's level, for datasets and transformers too) and the seed, as run_clm.py."""
+    import datasets
+    import transformers
+
     logging.basicConfig(
         format="%(asctime)s - %(levelname)s - %(name)s - %(message)s", handlers=[logging.StreamHandler(sys.stdout)]
     )
@@ -421,15 +563,19 @@ def setup_run(training_args: TrainingArguments) -> None:
     logging.getLogger("hf_models").setLevel(log_level)
     datasets.utils.logging.set_verbosity(log_level)
     transformers.utils.logging.set_verbosity(log_level)
-    set_seed(training_args.seed)
+    transformers.set_seed(training_args.seed)
 
 
 def run_task(
-    step: Callable[..., dict], groups: Sequence[FlagGroup], args: Sequence[str] | None = None, **parser_kwargs
+    step: Callable[..., dict] | str, groups: Sequence[FlagGroup], args: Sequence[str] | None = None, **parser_kwargs
 ) -> dict:
     """A task's command line: parse its groups (the task's dataclass, `ModelArguments`, `TrainingArguments`, in
     that order) from flags or one JSON file, set up logging and the seed, and run
-    `step(model_args, task_args, training_args)`."""
+    `step(model_args, task_args, training_args)`. `step` may be named 'module:function', imported once the flags
+    are accepted (a recipe's -h and its refused flags never import the task's torch and datasets)."""
     task_args, model_args, training_args = parse_args(groups, args, **parser_kwargs)
+    if isinstance(step, str):
+        module, _, name = step.partition(":")
+        step = getattr(importlib.import_module(module), name)
     setup_run(training_args)
     return step(model_args, task_args, training_args)

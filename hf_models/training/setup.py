@@ -44,6 +44,21 @@ def _check_overrides(config_overrides: str | None, tokenizer: PreTrainedTokenize
         )
 
 
+# `dropout=X` in --config_overrides: every dropout of the model (the lab's nn.TransformerEncoder has one), in its place.
+DROPOUT_SHORTHAND = "dropout"
+
+
+def expand_dropout(config_overrides: str, config: SmallEncoderConfig) -> str:
+    """`config_overrides` with each `dropout=X` written as every `*_dropout` field of the model but the classifier's
+    (set by --classifier_dropout), in its place: the items apply in order."""
+    fields = [name for name in config.to_dict() if name.endswith("_dropout") and name != "classifier_dropout"]
+    items = []
+    for item in (item.strip() for item in config_overrides.split(",") if item.strip()):
+        key, _, value = item.partition("=")
+        items += [f"{name}={value.strip()}" for name in fields] if key.strip() == DROPOUT_SHORTHAND else [item]
+    return ",".join(items)
+
+
 def build_config(
     model_config: str,
     config_overrides: str | None = None,
@@ -71,7 +86,7 @@ def build_config(
         raise UsageError(f"--model_config {model_config}: {_first_line(error)}") from None
     if config_overrides:
         try:
-            config.update_from_string(config_overrides)
+            config.update_from_string(expand_dropout(config_overrides, config))
         except (ValueError, StrictDataclassError) as error:
             raise UsageError(f"--config_overrides {config_overrides!r}: {_first_line(error)}") from None
     for key, value in fields.items():
