@@ -120,6 +120,8 @@ class RunRecord:
     split_sizes: dict[str, int] = field(default_factory=dict)
     language: str | None = None
     preset: str | None = None
+    # A new model's --config_overrides on its preset: an arguments file's and the flag's, merged key by key.
+    config_overrides: str | None = None
     # Size: num_parameters, trainable_parameters and the config's shape (layers, hidden size, heads, ...).
     model_size: dict[str, int] = field(default_factory=dict)
     finetuned_from: str | None = None

@@ -4,6 +4,7 @@ makes its own tokenizer, and `--max_predict_samples`, which caps a smoke test's 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -15,7 +16,7 @@ from hf_models.tasks import pretraining, sentiment
 from hf_models.tasks.birthplace import DEFAULT_PRESET
 from hf_models.tasks.birthplace_arguments import subcommand_groups
 from hf_models.textio import UsageError
-from hf_models.training import parse_args
+from hf_models.training import ModelArguments, parse_args
 
 QUIET = ["--use_cpu", *NO_NOISE, "--seed", "0"]
 
@@ -146,3 +147,80 @@ def test_max_predict_samples_caps_the_test_predictions(tmp_path, write_toy_cls_b
         + ["--per_device_train_batch_size", "8", *QUIET]
     )
     assert len((out / "test_predictions.txt").read_text().splitlines()) == metrics["test_samples"] == 4
+
+
+LAB_DROPOUTS = "embedding_dropout=0.0,attention_dropout=0.0,hidden_dropout=0.0,activation_dropout=0.0"
+
+
+@pytest.mark.parametrize(
+    ("command_line", "merged"),
+    [
+        (["--config_overrides", "hidden_size=64"], f"{LAB_DROPOUTS},hidden_size=64"),
+        (  # a key of both: the flag's wins, the file's others stay
+            ["--config_overrides=hidden_dropout=0.3,num_hidden_layers=1"],
+            "embedding_dropout=0.0,attention_dropout=0.0,activation_dropout=0.0,hidden_dropout=0.3,num_hidden_layers=1",
+        ),
+        ([], LAB_DROPOUTS),
+    ],
+)
+def test_config_overrides_of_the_flag_merge_with_the_files_key_by_key(tmp_path, command_line, merged) -> None:
+    """The lab's file sets its dropouts to 0; `--config_overrides hidden_size=64` adds to them, not replaces them."""
+    config = _config(tmp_path, {"model_config": "altegrad-lab", "config_overrides": LAB_DROPOUTS})
+    _, model, _ = parse_args(
+        subcommand_groups("pretrain", DEFAULT_PRESET), [config, *command_line, "--output_dir", "o"]
+    )
+    assert model.config_overrides == merged
+
+
+def test_the_help_example_of_config_overrides_builds_a_model_config() -> None:
+    """`--config_overrides hidden_size=64,dropout=0`, the flag's help example: `dropout` sets every dropout but the
+    classifier's, in its place (a later key wins)."""
+    from hf_models.training import build_config
+
+    help_text = {spec.name: spec.metadata["help"] for spec in dataclasses.fields(ModelArguments)}["config_overrides"]
+    assert "'hidden_size=64,dropout=0'" in help_text
+    config = build_config("altegrad-lab", "hidden_size=64,dropout=0")
+    dropouts = {name: value for name, value in config.to_dict().items() if name.endswith("_dropout")}
+    assert config.hidden_size == 64 and len(dropouts) >= 5
+    assert all(value == 0 for name, value in dropouts.items() if name != "classifier_dropout"), dropouts
+    assert build_config("altegrad-lab", "dropout=0,hidden_dropout=0.2").hidden_dropout == 0.2
+    assert build_config("altegrad-lab", "hidden_dropout=0.2,dropout=0").hidden_dropout == 0
+
+
+def test_trainer_flags_parse_as_trainings_arguments_own() -> None:
+    """TrainingArguments' flags, read without torch (`trainer_flags`), are HfArgumentParser's own: the same flags,
+    choices and defaults, and the same TrainingArguments from the same command line."""
+    import argparse
+
+    from transformers import HfArgumentParser
+
+    from hf_models.training.arguments import TRAINER_GROUP, TRAINER_RANGES
+
+    def flags(parser):
+        return {
+            action.dest: (sorted(action.option_strings), action.nargs, action.choices and list(action.choices))
+            for action in parser._actions
+            if not isinstance(action, argparse._HelpAction)
+        }
+
+    real, light = HfArgumentParser(TrainingArguments), HfArgumentParser(TRAINER_GROUP.flags())
+    assert flags(light) == flags(real)
+    real_defaults = {tuple(action.option_strings): action.default for action in real._actions}
+    for action in light._actions:
+        default = real_defaults[tuple(action.option_strings)]
+        assert action.default == getattr(default, "value", default), action.option_strings
+    argv = [
+        "--output_dir",
+        "o",
+        "--learning_rate",
+        "3e-4",
+        "--lr_scheduler_type",
+        "cosine",
+        "--eval_strategy",
+        "epoch",
+    ]
+    argv += ["--lr_scheduler_kwargs", '{"num_cycles": 0.3}', "--no_dataloader_pin_memory", "--bf16", "false"]
+    (expected,) = real.parse_args_into_dataclasses(argv)
+    (flags_,) = light.parse_args_into_dataclasses(argv)
+    assert TRAINER_GROUP.build(flags_).to_dict() == expected.to_dict()
+    assert set(TRAINER_RANGES) <= {spec.name for spec in dataclasses.fields(TrainingArguments)}

@@ -46,8 +46,8 @@ class RunTimer:
 
 
 def model_source(model_args: ModelArguments, default_preset: str) -> dict[str, str | None]:
-    """The record's `preset` and `finetuned_from`: a new model's preset name (None for a config file); a
-    pretrained model's name, and the preset its own record names."""
+    """The record's `preset`, `config_overrides` and `finetuned_from`: a new model's preset name (None for a config
+    file) and overrides; a pretrained model's name, and the preset its own record names."""
     if model_args.model_name_or_path:
         parent = read_record(model_args.model_name_or_path) if os.path.isdir(model_args.model_name_or_path) else None
         return {
@@ -55,7 +55,11 @@ def model_source(model_args: ModelArguments, default_preset: str) -> dict[str, s
             "finetuned_from": model_reference(model_args.model_name_or_path),
         }
     preset = model_args.model_config or default_preset
-    return {"preset": preset if preset in SmallEncoderConfig.available_presets() else None, "finetuned_from": None}
+    return {
+        "preset": preset if preset in SmallEncoderConfig.available_presets() else None,
+        "config_overrides": model_args.config_overrides,
+        "finetuned_from": None,
+    }
 
 
 def run_results(trainer: Trainer, metrics: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -17,7 +17,7 @@ import json
 import os
 import zlib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Optional
 
 from ..textio import atomic_write_text
 
@@ -71,6 +71,9 @@ def describe_training_arguments() -> list[dict[str, Any]]:
                 "name": spec.name,
                 "kind": kind,
                 "many": action.nargs == "+",
+                # a text flag that may stand alone (`--fsdp`: its `const`)
+                "optional_value": action.nargs == "?",
+                "const": _plain(action.const),
                 "choices": [_plain(choice) for choice in action.choices] if action.choices else None,
                 "default": _plain(action.default),
                 "help": action.help,
@@ -101,9 +104,12 @@ def _flags_dataclass(described: list[dict[str, Any]]) -> type:
         kind = Literal[tuple(flag["choices"])] if flag["choices"] and flag["kind"] == "str" else _KINDS[flag["kind"]]
         kind = list[kind] if flag["many"] else kind
         default = flag["default"]
-        if default is None:
-            kind = kind | None
+        switch = flag["kind"] == "bool" and flag["optional_value"]  # `--flag` alone is true, even with no default
+        if default is None and not switch:
+            kind = Optional[kind]  # noqa: UP045  (HfArgumentParser compares the type with Optional[bool])
         metadata = {"help": flag["help"]}
+        if flag["optional_value"] and flag["kind"] == "str":
+            metadata.update(nargs="?", const=flag["const"])
         if isinstance(default, list | dict):
             spec = dataclasses.field(default_factory=lambda value=default: type(value)(value), metadata=metadata)
         else:
