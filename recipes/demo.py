@@ -14,7 +14,8 @@ The CS224N birthplace pipeline, end to end, offline, on CPU:
 With no `--data_dir`, the data is a synthetic knowledge task from a seeded generator: a few hundred
 fictional people, each with a paragraph stating the birthplace in one of several phrasings, among other
 facts that name other places. `--data_dir ../shared/data/birthplace` runs the same pipeline on the real
-CS224N data at a CPU-sized budget. `--quick` is the shortened version the test suite runs.
+CS224N data at a CPU-sized budget. `--quick` is the shortened version the test suite runs. Each setting is a file
+of configs/demo/ (its README says why each value).
 
     python recipes/demo.py [--data_dir DIR] [--output_dir runs/demo] [--quick] [--seed 0]
 """
@@ -30,46 +31,20 @@ from collections.abc import Callable
 from pathlib import Path
 
 from hf_models.environment import go_offline
+from hf_models.safety import command_line, used_files
+from hf_models.textio import UsageError, atomic_write_text
+from hf_models.training.arguments import REPO_ROOT, HelpFormatter, ModelArguments, read_arguments_file
 
 go_offline()  # before transformers and datasets read it (the demo runs everything in-process)
 
-import datasets  # noqa: E402
-import transformers  # noqa: E402
-from transformers import TrainingArguments  # noqa: E402
+# The settings: configs/demo/NAME.json. torch, transformers and datasets are imported once the flags are accepted.
+SETTINGS_DIR = REPO_ROOT / "configs" / "demo"
 
-from hf_models.data import DataWarning, load_birthplace  # noqa: E402
-from hf_models.data.synthetic import write_synthetic_birthplace  # noqa: E402
-from hf_models.safety import command_line, used_files  # noqa: E402
-from hf_models.tasks.birthplace import BirthplaceArguments, evaluate_answers, finetune, pretrain  # noqa: E402
-from hf_models.textio import UsageError, atomic_write_text  # noqa: E402
-from hf_models.tokenization import iter_text_lines, train_bpe_tokenizer  # noqa: E402
-from hf_models.training import HelpFormatter, ModelArguments, setup_run  # noqa: E402
 
-# Budgets, for about 5 minutes (synthetic), 2.5 minutes (quick) and 10 minutes (real data) on one CPU core.
-# Held-out accuracy on the synthetic task is bound by how many times pretraining repeats each person's one
-# paragraph: 300 people and many epochs beat more people, deeper models or fewer epochs for the same time.
-SETTINGS = {
-    "synthetic": {
-        "num_people": 300,
-        "vocab_size": 2000,
-        "model": "hidden_size=128,num_hidden_layers=2,num_attention_heads=4,intermediate_size=512,max_position_embeddings=64",
-        "pretrain": {"num_train_epochs": 240, "learning_rate": 5e-3, "per_device_train_batch_size": 32},
-        "finetune": {"num_train_epochs": 10, "learning_rate": 6e-4, "per_device_train_batch_size": 32},
-    },
-    "quick": {
-        "num_people": 300,
-        "vocab_size": 2000,
-        "model": "hidden_size=128,num_hidden_layers=2,num_attention_heads=4,intermediate_size=512,max_position_embeddings=64",
-        "pretrain": {"num_train_epochs": 120, "learning_rate": 5e-3, "per_device_train_batch_size": 32},
-        "finetune": {"num_train_epochs": 10, "learning_rate": 6e-4, "per_device_train_batch_size": 32},
-    },
-    "real": {
-        "vocab_size": 4000,
-        "model": "hidden_size=128,num_hidden_layers=2,num_attention_heads=4,intermediate_size=512,max_position_embeddings=128",
-        "pretrain": {"num_train_epochs": 16, "learning_rate": 5e-3, "per_device_train_batch_size": 32},
-        "finetune": {"num_train_epochs": 10, "learning_rate": 6e-4, "per_device_train_batch_size": 32},
-    },
-}
+def read_setting(name: str) -> dict:
+    """configs/demo/NAME.json: the tokenizer's size, the model, each training's Trainer arguments (and the synthetic
+    task's number of people)."""
+    return read_arguments_file(str(SETTINGS_DIR / f"{name}.json"))
 
 
 def _correct(score: dict) -> str:
@@ -92,11 +67,15 @@ def _run(
     name: str,
     step: Callable[..., dict],
     model_args: ModelArguments,
-    bp_args: BirthplaceArguments,
+    bp_args,
     **training,
 ) -> dict:
     """One step of `hf_models.tasks.birthplace`; its printed metrics go to logs/NAME.log, while Trainer's progress
     bars (stderr) stay on screen and its per-step logs go to the run's trainer_state.json and loss.png."""
+    from transformers import TrainingArguments
+
+    from hf_models.training import setup_run
+
     training_args = TrainingArguments(**training)
     with open(logs / f"{name}.log", "w", encoding="utf-8") as log, contextlib.redirect_stdout(log):
         setup_run(training_args)
@@ -120,17 +99,19 @@ def _print_table(scores: dict[str, dict], place: str, elapsed: float) -> None:
     print(f"Wall time: {_minutes(elapsed)}")
 
 
-def _finetune_and_score(
-    out: Path, setting: dict, bp_args: BirthplaceArguments, num_questions: int, common: dict, overwrite: dict
-):
+def _finetune_and_score(out: Path, setting: dict, bp_args, num_questions: int, common: dict, overwrite: dict):
     """3. Finetuning, with and without pretraining (same tokenizer, architecture and budget), then 4. greedy
     decoding of the held-out people's answers, scored by exact match."""
+    from hf_models.tasks.birthplace import evaluate_answers, finetune
+
     runs = {
         "with pretraining": ("finetune", ModelArguments(model_name_or_path=str(out / "pretrain"), **overwrite)),
         "without pretraining": (
             "finetune_scratch",
             ModelArguments(
-                tokenizer_name_or_path=str(out / "tokenizer"), config_overrides=setting["model"], **overwrite
+                tokenizer_name_or_path=str(out / "tokenizer"),
+                config_overrides=setting["config_overrides"],
+                **overwrite,
             ),
         ),
     }
@@ -172,6 +153,11 @@ def run_demo(
 ) -> dict[str, dict]:
     """Run the whole pipeline and return the three scores (`correct`, `total`, `exact_match` each). An earlier demo
     in `output_dir` is refused unless `overwrite_output_dir`."""
+    from hf_models.data import DataWarning, load_birthplace
+    from hf_models.data.synthetic import write_synthetic_birthplace
+    from hf_models.tasks.birthplace import BirthplaceArguments, evaluate_answers, pretrain
+    from hf_models.tokenization import iter_text_lines, train_bpe_tokenizer
+
     start = time.perf_counter()
     out = Path(output_dir)
     earlier = [name for name in ("tokenizer", "pretrain", "finetune", "finetune_scratch") if used_files(out / name)]
@@ -181,7 +167,7 @@ def run_demo(
             "--overwrite_output_dir to replace it"
         )
     setting_name = "real" if data_dir else "quick" if quick else "synthetic"
-    setting = SETTINGS[setting_name]
+    setting = read_setting(setting_name)
     if data_dir is None:
         data_dir = str(write_synthetic_birthplace(out / "data", num_people=setting["num_people"], seed=seed))
         print(f"[demo] synthetic birthplace task (seed {seed}) written to {data_dir}")
@@ -192,18 +178,18 @@ def run_demo(
     # 1. Tokenizer: the pretraining corpus and the training questions (never the held-out ones).
     paragraphs = list(iter_text_lines(Path(data_dir) / "wiki.txt"))
     texts = paragraphs + list(qa["train"]["question"])
-    tokenizer = train_bpe_tokenizer(texts, setting["vocab_size"], output_dir=out / "tokenizer", show_progress=False)
+    vocab_size = setting["tokenizer_vocab_size"]
+    tokenizer = train_bpe_tokenizer(texts, vocab_size, output_dir=out / "tokenizer", show_progress=False)
     print(f"[demo] 1. tokenizer: {len(tokenizer)} tokens ({_minutes(time.perf_counter() - start)})")
     print(f"[demo] pretraining corpus: {len(paragraphs)} wiki.txt paragraphs")
     (out / "logs").mkdir(parents=True, exist_ok=True)
     common = {"seed": seed, "use_cpu": True, "report_to": "none", "save_strategy": "no", "log_level": "warning"}
-    common["warmup_steps"] = 0.05
     bp_args = BirthplaceArguments(data_dir=data_dir)
 
     # 2. Pretraining with span corruption.
     overwrite = {"overwrite_output_dir": overwrite_output_dir}
     model_args = ModelArguments(
-        tokenizer_name_or_path=str(out / "tokenizer"), config_overrides=setting["model"], **overwrite
+        tokenizer_name_or_path=str(out / "tokenizer"), config_overrides=setting["config_overrides"], **overwrite
     )
     steps = _logging_steps(len(paragraphs), setting["pretrain"])
     metrics = _run(
@@ -262,7 +248,9 @@ def main(args: list[str] | None = None) -> int:
         "speed when OpenMP threads compete with other processes for the cores)",
     )
     parsed = parser.parse_args(args)
+    import datasets
     import torch
+    import transformers
 
     torch.set_num_threads(parsed.threads)
     # No datasets bars (tokenizing a few hundred lines); Trainer's own bars stay.

@@ -34,3 +34,24 @@ def test_quick_demo_pretraining_beats_both_baselines(tmp_path, capsys):
 def test_the_demo_prints_percentages_to_one_decimal():
     assert demo._correct({"correct": 13, "total": 30}) == "Correct: 13 out of 30: 43.3%"
     assert demo._correct({"correct": 1, "total": 2}) == "Correct: 1 out of 2: 50.0%"
+
+
+def test_the_demo_runs_the_settings_of_its_config_file(tmp_path, monkeypatch):
+    """`make demo`'s settings are configs/demo/*.json, read when it runs (not a copy in the script): a changed file
+    is what the pretraining gets."""
+    setting = demo.read_setting("quick")
+    setting["pretrain"]["num_train_epochs"] = 7
+    setting["config_overrides"] += ",num_hidden_layers=1"
+    (tmp_path / "quick.json").write_text(json.dumps(setting), encoding="utf-8")
+    monkeypatch.setattr(demo, "SETTINGS_DIR", tmp_path)
+    given = {}
+
+    def first_step(logs, name, step, model_args, bp_args, **training):
+        given.update(training, config_overrides=model_args.config_overrides)
+        raise KeyboardInterrupt  # the pretraining's arguments are all this test needs
+
+    monkeypatch.setattr(demo, "_run", first_step)
+    with pytest.raises(KeyboardInterrupt):
+        demo.run_demo(output_dir=str(tmp_path / "demo"), quick=True, seed=0)
+    assert given["num_train_epochs"] == 7 and given["config_overrides"].endswith(",num_hidden_layers=1")
+    assert given["learning_rate"] == setting["pretrain"]["learning_rate"]

@@ -51,6 +51,7 @@ COMMANDS = [
     ("benchmarks/plot_label_curve.py", [], "options"),
     ("benchmarks/write_results.py", [], "options"),
     ("benchmarks/throughput.py", [], "options"),
+    ("benchmarks/help_speed.py", [], "options"),
     ("docs/check_readme.py", [], "options"),
 ]
 RECIPE_FIELDS = {  # the birthplace subcommands take only their own flags
