@@ -1,7 +1,7 @@
 """Convert a checkpoint trained with the course code into a `small-encoder` `save_pretrained` folder.
 
     python -m hf_models.convert altegrad-lab CHECKPOINT.pt --output_dir DIR [--tokenizer TOKENIZER_DIR]
-    python -m hf_models.convert cs224n-mingpt CHECKPOINT.pt --output_dir DIR [--variant vanilla|synthesizer]
+    python -m hf_models.convert cs224n-mingpt CHECKPOINT.pt --output_dir DIR [--attention_type vanilla|synthesizer]
 
 In the spirit of transformers' `convert_*_original_pytorch_checkpoint_to_pytorch.py` scripts: the input is the state
 dict the course code saves (`torch.save(model.state_dict(), path)`, or a dict holding it under `model_state_dict` or

@@ -22,7 +22,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--output_dir", required=True, help="where to save_pretrained the model")
     parser.add_argument("--tokenizer", default=None, help="a tokenizer folder to save with the model")
     parser.add_argument(
-        "--variant",
+        "--attention_type",
         choices=("vanilla", "synthesizer"),
         default=None,
         help="minGPT's attention (default: detected from the keys)",
@@ -64,7 +64,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         args.checkpoint,
         args.output_dir,
         tokenizer_dir=args.tokenizer,
-        variant=args.variant,
+        variant=args.attention_type,
         num_heads=args.num_heads,
         share_synthesizer_heads=args.share_synthesizer_heads,
     )

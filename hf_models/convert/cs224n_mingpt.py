@@ -26,7 +26,7 @@ def _variant(state_dict: StateDict, variant: str | None, source: str) -> str:
     detected = "synthesizer" if "blocks.0.attn.w2" in state_dict else "vanilla"
     if variant is not None and variant != detected:
         raise CheckpointError(
-            f"{source}: --variant {variant} was asked, but the checkpoint holds {detected} attention "
+            f"{source}: --attention_type {variant} was asked, but the checkpoint holds {detected} attention "
             f"({'blocks.0.attn.w2 present' if detected == 'synthesizer' else 'no blocks.0.attn.w2'})"
         )
     return detected

@@ -60,7 +60,7 @@ def convert_checkpoint(
     source = str(checkpoint_path)
     if course == "altegrad-lab":
         if variant not in (None, "vanilla"):
-            raise UsageError(f"the lab's model has vanilla attention only, not --variant {variant}")
+            raise UsageError(f"the lab's model has vanilla attention only, not --attention_type {variant}")
         model = convert_altegrad_lab(state_dict, num_heads=num_heads, source=source)
     elif course == "cs224n-mingpt":
         model = convert_cs224n_mingpt(state_dict, variant, num_heads, share_synthesizer_heads, source=source)

@@ -125,7 +125,7 @@ def load_or_build_model(
         model = load_pretrained(model_class, model_args.model_name_or_path, causal=causal, **overrides)
         check_vocabulary(tokenizer, model.config.vocab_size, model_args.tokenizer_path, model_args.model_name_or_path)
         return model
-    # --attention_type wins over a task's default (the birthplace --variant).
+    # --attention_type wins over the preset's.
     config_fields["attention_type"] = model_args.attention_type or config_fields.get("attention_type")
     config = build_config(
         model_args.model_config or default_preset, model_args.config_overrides, tokenizer, **config_fields

@@ -61,6 +61,7 @@ F1 = "hf_models/metrics/f1/f1.py"
 PERPLEXITY = "hf_models/metrics/perplexity/perplexity.py"
 ACCURACY = "hf_models/metrics/accuracy/accuracy.py"
 TRAINER = "hf_models/training/trainer.py"
+SETUP = "hf_models/training/setup.py"
 PRETRAINING = "hf_models/tasks/pretraining.py"
 FINISH = "hf_models/training/finish.py"
 SENTIMENT = "hf_models/tasks/sentiment.py"
@@ -608,12 +609,12 @@ MUTANTS: tuple[Mutant, ...] = (
         "--opening_tokens stays 40",
     ),
     Mutant(
-        "flag-variant-ignored",
-        BIRTHPLACE,
-        "attention_type=bp_args.variant, is_causal=True",
-        'attention_type="vanilla", is_causal=True',
+        "flag-attention-type-ignored",
+        SETUP,
+        'config_fields["attention_type"] = model_args.attention_type or config_fields.get("attention_type")',
+        'config_fields["attention_type"] = config_fields.get("attention_type")',
         BIRTHPLACE_FLAG_TESTS,
-        "--variant synthesizer builds vanilla",
+        "--attention_type synthesizer builds vanilla",
     ),
     Mutant(
         "flag-tokenizer-vocab-size-ignored",
