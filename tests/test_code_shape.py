@@ -40,6 +40,7 @@ def test_push_to_hub_is_a_thin_command_line() -> None:
 # The package's layers, lowest first: a module imports from its own layer or the ones below, never from above.
 LAYERS = (
     "small_encoder",
+    "environment",
     "textio",
     "safety",
     "metrics",
