@@ -224,3 +224,40 @@ def test_trainer_flags_parse_as_trainings_arguments_own() -> None:
     (flags_,) = light.parse_args_into_dataclasses(argv)
     assert TRAINER_GROUP.build(flags_).to_dict() == expected.to_dict()
     assert set(TRAINER_RANGES) <= {spec.name for spec in dataclasses.fields(TrainingArguments)}
+
+
+@pytest.mark.slow
+def test_the_run_record_keeps_the_merged_config_overrides(tmp_path, synthetic_birthplace_dir, tiny_tokenizer_dir):
+    """The file's dropouts and the flag's size, merged: the model is built from both, and the run record says so."""
+    torch.set_num_threads(1)
+    out = tmp_path / "run"
+    config = _config(tmp_path, {"config_overrides": LAB_DROPOUTS, "block_size": 32, "max_steps": 1})
+    pretraining.main(
+        [config, "--train_files", str(synthetic_birthplace_dir / "wiki.txt"), "--output_dir", str(out)]
+        + ["--tokenizer_name_or_path", str(tiny_tokenizer_dir), "--config_overrides", f"{TINY_SIZES},hidden_act=gelu"]
+        + ["--per_device_train_batch_size", "4", *QUIET]
+    )
+    record = json.loads((out / "run_record.json").read_text(encoding="utf-8"))
+    assert record["config_overrides"] == f"{LAB_DROPOUTS},{TINY_SIZES},hidden_act=gelu"
+    model_config = json.loads((out / "config.json").read_text(encoding="utf-8"))
+    assert (model_config["hidden_size"], model_config["hidden_act"], model_config["hidden_dropout"]) == (32, "gelu", 0)
+
+
+def test_a_range_sits_beside_its_flag() -> None:
+    """Our dataclasses keep a flag's range in its field's metadata (refused before any work); a range named apart
+    from its flag (an argparse script's, TrainingArguments') must name an existing flag, or it is a bug."""
+    import argparse
+
+    from hf_models.safety import check_flag_ranges
+    from hf_models.safety.ranges import POSITIVE
+    from hf_models.tasks.pretraining_arguments import ARGUMENT_GROUPS
+
+    with pytest.raises(UsageError, match=r"--mlm_probability 1\.5: give a number in \(0, 1\]"):
+        parse_args(ARGUMENT_GROUPS, ["--train_files", "f", "--output_dir", "o", "--mlm_probability", "1.5"])
+    with pytest.raises(UsageError, match=r"--per_device_train_batch_size 0: give a number > 0"):
+        parse_args(ARGUMENT_GROUPS, ["--train_files", "f", "--output_dir", "o", "--per_device_train_batch_size", "0"])
+    with pytest.raises(ValueError, match=r"ranges of flags that these arguments do not have: \['gone'\]"):
+        check_flag_ranges(argparse.Namespace(kept=1), ranges={"kept": POSITIVE, "gone": POSITIVE})
+    import hf_models.safety as safety
+
+    assert not hasattr(safety, "FLAG_RANGES")  # no table of ranges apart from the flags
