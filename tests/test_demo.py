@@ -55,3 +55,18 @@ def test_the_demo_runs_the_settings_of_its_config_file(tmp_path, monkeypatch):
         demo.run_demo(output_dir=str(tmp_path / "demo"), quick=True, seed=0)
     assert given["num_train_epochs"] == 7 and given["config_overrides"].endswith(",num_hidden_layers=1")
     assert given["learning_rate"] == setting["pretrain"]["learning_rate"]
+
+
+@pytest.mark.parametrize("name", ["synthetic", "quick", "real"])
+def test_each_demo_setting_holds_a_model_and_trainer_arguments(name):
+    """Every file of configs/demo/ builds what the demo builds from it: a model config and two TrainingArguments."""
+    from transformers import TrainingArguments
+
+    from hf_models.training import build_config
+
+    setting = demo.read_setting(name)
+    assert set(setting) <= {"num_people", "tokenizer_vocab_size", "config_overrides", "pretrain", "finetune"}
+    assert build_config("cs224n-mingpt", setting["config_overrides"]).num_hidden_layers == 2
+    for step in ("pretrain", "finetune"):
+        TrainingArguments(output_dir="o", use_cpu=True, **setting[step])
+    assert ("num_people" in setting) == (name != "real")  # the real data has its own people

@@ -81,7 +81,8 @@ def _config_recipe(path: Path) -> tuple:
     return (pretraining.ARGUMENT_GROUPS if stem.startswith("lm") else sentiment.ARGUMENT_GROUPS,)
 
 
-CONFIG_FILES = sorted(CONFIGS.rglob("*.json"))
+# The courses' config files (configs/demo/ holds `make demo`'s settings: tests/test_demo.py reads them).
+CONFIG_FILES = sorted(path for course in ("cs224n", "altegrad") for path in (CONFIGS / course).rglob("*.json"))
 
 
 @pytest.mark.parametrize("path", CONFIG_FILES, ids=[str(p.relative_to(CONFIGS)) for p in CONFIG_FILES])
@@ -155,13 +156,14 @@ def test_every_command_parses_for_its_recipe(profile) -> None:
 def test_the_cpu_profile_parses_into_the_recipes_arguments() -> None:
     """The CPU profile's commands give the real dataclasses, with the config files' values and the run's paths."""
     for name, groups, arguments in _recipe_commands("cpu"):
-        task_args, _, training_args = parse_args(groups, arguments)
+        task_args, model_args, training_args = parse_args(groups, arguments)
         assert isinstance(training_args, TrainingArguments) and training_args.use_cpu, name
         assert training_args.output_dir == arguments[arguments.index("--output_dir") + 1], name
         if name == "bp_vanilla_recite_pretrain":
             assert isinstance(task_args, BirthplaceArguments)
             assert (task_args.pretraining_objective, task_args.pretrain_with_qa) == ("openings", True)
-            assert (task_args.variant, task_args.recite_tokens, training_args.num_train_epochs) == ("vanilla", 40, 17)
+            attention = model_args.attention_type
+            assert (attention, task_args.recite_tokens, training_args.num_train_epochs) == ("vanilla", 40, 17)
 
 
 def test_a_reciting_model_recites_its_opening_in_its_trainings() -> None:
