@@ -213,7 +213,9 @@ def test_bad_checkpoint_lists_every_problem(tmp_path):
 
 def test_wrong_variant_and_wrong_course_are_clear_errors(tmp_path):
     torch.save(course_gpt(synthesizer=True).state_dict(), tmp_path / "synth.pt")
-    with pytest.raises(CheckpointError, match="--attention_type vanilla was asked, but the checkpoint holds synthesizer"):
+    with pytest.raises(
+        CheckpointError, match="--attention_type vanilla was asked, but the checkpoint holds synthesizer"
+    ):
         convert_checkpoint("cs224n-mingpt", tmp_path / "synth.pt", tmp_path / "hf", variant="vanilla")
     with pytest.raises(CheckpointError, match="base.encoder.weight must be a 2-d tensor"):
         convert_checkpoint("altegrad-lab", tmp_path / "synth.pt", tmp_path / "hf")
@@ -229,7 +231,9 @@ def test_command_line(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "Saved SmallEncoderForCausalLM" in result.stdout and (tmp_path / "hf" / "config.json").is_file()
     bad = subprocess.run(
-        [*command, "--output_dir", str(tmp_path / "x"), "--attention_type", "synthesizer"], capture_output=True, text=True
+        [*command, "--output_dir", str(tmp_path / "x"), "--attention_type", "synthesizer"],
+        capture_output=True,
+        text=True,
     )
     assert bad.returncode != 0 and "error:" in bad.stderr and "Traceback" not in bad.stderr
 
