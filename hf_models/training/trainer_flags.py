@@ -5,8 +5,9 @@ transformers version and install; `TrainingArgumentsFlags` is a dataclass of the
 the same flags, and `training_arguments` builds the real `TrainingArguments` from their parsed values (torch is
 imported then, when a recipe runs).
 
-Nothing here is written by hand: a new transformers release brings its own flags, and `tests/test_help.py` checks
-that the flags parse as `TrainingArguments`' own."""
+Nothing here is written by hand: a new transformers release brings its own flags (a new cache file, named by the
+install's path and training_args.py's time stamp; `HF_MODELS_CACHE` names another folder), and
+`tests/test_arguments_file.py` checks that the flags parse as `TrainingArguments`' own."""
 
 from __future__ import annotations
 
