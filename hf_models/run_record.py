@@ -41,6 +41,7 @@ __all__ = [
     "one_per_epoch",
     "read_record",
     "to_json",
+    "training_run",
     "training_hyperparameters",
     "updating_record",
 ]
@@ -74,6 +75,9 @@ TRAINING_HYPERPARAMETERS = (
     "bf16",
     "fp16",
 )
+# Task arguments that choose the tokenizer: the record names the tokenizer the run used instead (`tokenizer`), which
+# a model's own tokenizer (`--model_name_or_path` with no flag) makes differ from the flags.
+TOKENIZER_ARGUMENTS = ("lab_vocabulary", "lab_raw_text")
 # Trainer's training metrics (train_loss, train_runtime, ...) and ours (final_train_loss).
 TRAIN_METRIC_PREFIXES = ("train_", "final_train_", "total_flos")
 # An argument whose name holds one of these names a local file or folder: never kept in a record.
@@ -116,7 +120,11 @@ class RunRecord:
 
     task: str
     objective: str
+    # The data's name (a folder or file name, never its path); the card describes it in its text.
     dataset: str | None = None
+    # Hub ids of the data sets the run read, the only ones the card's metadata names (`datasets:`, `model-index`).
+    # The recipes read local folders and files only, so they leave it empty.
+    hub_datasets: list[str] = field(default_factory=list)
     split_sizes: dict[str, int] = field(default_factory=dict)
     language: str | None = None
     preset: str | None = None
@@ -131,6 +139,13 @@ class RunRecord:
     train_metrics: dict[str, Any] = field(default_factory=dict)
     evaluations: list[Evaluation] = field(default_factory=list)
     hyperparameters: dict[str, Any] = field(default_factory=dict)
+    # What ran, from Trainer's state (`trainer_state.json`): `training_run`'s steps, epochs and examples seen.
+    trained: dict[str, Any] = field(default_factory=dict)
+    # The tokenizer the run used: its vocabulary (`hf_models.tokenization.vocabulary_of`: "bpe", "altegrad-lab-raw",
+    # ...); its size is the model's `vocab_size`.
+    tokenizer: str | None = None
+    # The longest input the model trained on, in tokens: a review's cut, a block's size.
+    max_length: int | None = None
     # world_size, mixed_precision, device ("cpu", or the GPU's name).
     hardware: dict[str, Any] = field(default_factory=dict)
     wall_time_s: float | None = None
@@ -183,7 +198,14 @@ class RunRecord:
         `hyperparameters` are the task's own values (they win over the arguments'); `not_applicable` names the task
         arguments that did not apply to this run (left out of the hyperparameters); `train_metric_keys` are the
         task's own training metrics kept besides Trainer's `train_*`."""
+        from .tokenization import VOCABULARY_LANGUAGES, vocabulary_of
+
         record = cls(**fields)
+        if trainer.processing_class is not None:
+            record.tokenizer = vocabulary_of(trainer.processing_class)
+            # A course's vocabulary is of its course's language (the lab's French pieces) unless the task said.
+            record.language = record.language or VOCABULARY_LANGUAGES.get(record.tokenizer)
+        record.trained = training_run(trainer)
         record.model_size = model_size(trainer.accelerator.unwrap_model(trainer.model))
         record.train_metrics = {
             key: value
@@ -203,7 +225,8 @@ class RunRecord:
             evaluation.num_examples = evaluation.num_examples or record.split_sizes.get(evaluation.split)
             record.add_evaluation(evaluation)
         values = {**training_hyperparameters(trainer.args, task_args), **(hyperparameters or {})}
-        record.hyperparameters = {key: value for key, value in values.items() if key not in not_applicable}
+        left_out = (*not_applicable, *TOKENIZER_ARGUMENTS)
+        record.hyperparameters = {key: value for key, value in values.items() if key not in left_out}
         record.hardware = hardware(trainer.args)
         record.wall_time_s = wall_time_s
         return record
@@ -218,6 +241,7 @@ class RunRecord:
         record.evaluated_model = model_reference(self.evaluated_model)
         if self.dataset:
             record.dataset = ", ".join(model_reference(name.strip()) or "" for name in self.dataset.split(","))
+        record.hub_datasets = [name for name in self.hub_datasets if not _names_local_file(name)]
         record.hyperparameters = _without_local_paths(self.hyperparameters)
         record.train_metrics = _without_local_paths(self.train_metrics)
         record.hardware = _without_local_paths(self.hardware)
@@ -270,6 +294,30 @@ def one_per_epoch(entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(by_epoch.values())
 
 
+def training_run(trainer: Any) -> dict[str, Any]:
+    """What a training ran, from Trainer's state (as `trainer_state.json` saves it) and the training set: the
+    optimizer steps, the epochs (a fraction when `--max_steps` stops the run first), the training examples drawn
+    (repeats across epochs counted) and the distinct ones among them (of a label budget: the labels the model saw).
+
+    An epoch is ceil(N / B) steps of B examples (batch x accumulation x processes), its last step the remainder: so
+    the count is exact on one process, and counts the sampler's padding on several."""
+    state, args = trainer.state, trainer.args
+    dataset = trainer.train_dataset
+    n_train = len(dataset) if dataset is not None else 0
+    steps = int(state.global_step)
+    batch = args.train_batch_size * args.gradient_accumulation_steps * args.world_size
+    seen = 0
+    if n_train and steps:
+        full_epochs, rest = divmod(steps, math.ceil(n_train / batch))
+        seen = full_epochs * n_train + min(rest * batch, n_train)
+    return {
+        "steps": steps,
+        "epochs": round(float(state.epoch or 0.0), 4),
+        "examples_seen": seen,
+        "distinct_examples_seen": min(seen, n_train),
+    }
+
+
 def model_size(model: Any) -> dict[str, int]:
     """A model's parameters (all, and those that train) and the config fields that give its shape."""
     return {
@@ -283,6 +331,8 @@ def training_hyperparameters(training_args: Any, task_args: Any) -> dict[str, An
     """The curated `TrainingArguments` plus the task's own scalar arguments, without local paths, unset values and
     the options of the evaluation step (their help starts with 'evaluate:')."""
     values = {key: getattr(training_args, key) for key in TRAINING_HYPERPARAMETERS}
+    # Trainer runs --max_steps when it is positive, else --num_train_epochs: the other one did not apply.
+    values.pop("num_train_epochs" if training_args.max_steps > 0 else "max_steps")
     for task_field in dataclasses.fields(task_args):
         key, value = task_field.name, getattr(task_args, task_field.name)
         if task_field.metadata.get("help", "").startswith("evaluate:"):
@@ -337,8 +387,35 @@ def _is_local_path(value: Any) -> bool:
     return value.startswith(("/", "~")) or bool(WINDOWS_ABSOLUTE.match(value)) or (len(home) > 1 and home in value)
 
 
+def _names_local_file(value: Any) -> bool:
+    """Whether a text names a file or folder of this machine: absolute, existing here, with a backslash or a
+    leading `.` (`../shared/data/cls-books`, `runs\\tok`); a Hub id (`owner/name`) is not one."""
+    if isinstance(value, dict):
+        return any(_names_local_file(v) for v in value.values())
+    if isinstance(value, list | tuple | set):
+        return any(_names_local_file(v) for v in value)
+    if not isinstance(value, str) or not value:
+        return False
+    return _is_local_path(value) or "\\" in value or value.startswith(".") or os.path.exists(value)
+
+
 def _without_local_paths(values: dict[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in values.items() if not _names_a_path(key) and not _is_local_path(value)}
+    """Values without any that name a file or folder, by the argument's name or by the text (a relative path too:
+    `--lab_vocabulary ../shared/data/cls-books`, `--model_config configs/x.json`)."""
+    return {
+        key: value
+        for key, value in values.items()
+        if not _names_a_path(key) and not _names_local_file(value) and not _has_separator(value)
+    }
+
+
+def _has_separator(value: Any) -> bool:
+    """A text with a `/`: in a hyperparameter, training metric or hardware field, a relative path."""
+    if isinstance(value, dict):
+        return any(_has_separator(v) for v in value.values())
+    if isinstance(value, list | tuple | set):
+        return any(_has_separator(v) for v in value)
+    return isinstance(value, str) and "/" in value
 
 
 def _is_number(value: Any) -> bool:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +22,6 @@ __all__ = [
     "PushError",
     "build_model_card",
     "head_of",
-    "hub_datasets",
     "own_hyperparameters",
     "preset_text",
 ]
@@ -56,6 +54,20 @@ PRESET_DESCRIPTIONS = {
     "altegrad-lab": "the model of the ALTeGraD transfer-learning lab (post-norm `nn.TransformerEncoder` blocks, "
     "sinusoidal positions)",
 }
+# The recipes' local data sets, as the card describes them (their names are no Hub ids).
+DATASET_DESCRIPTIONS = {
+    "cls-books": "the ALTeGraD lab's copy of the CLS-FR book reviews (French, positive or negative)",
+    "birthplace": "CS224N assignment 5's `wiki.txt` and its questions *Where was X born?*",
+}
+# The tokenizer the run used (the record's `tokenizer`), in words.
+TOKENIZERS = {
+    "bpe": "a byte-level BPE trained by `tokenizer/train_tokenizer.py`",
+    "altegrad-lab": "the ALTeGraD lab's ids over its SentencePiece pieces (`dict.txt`)",
+    "altegrad-lab-raw": "the ALTeGraD lab's ids over raw text (`sentencepiece.french.model`, then `dict.txt`)",
+    "cs224n-char": "CS224N's characters (one id a character of `wiki.txt`)",
+}
+# The prompt of the usage example of a language model, in the model's language.
+PROMPTS = {"fr": "Il était une fois", "en": "Once upon a time"}
 SIZE_LABELS = {
     "num_hidden_layers": "layers",
     "hidden_size": "hidden size",
@@ -72,8 +84,6 @@ OBJECTIVE_ARGUMENTS = {
     "mlm_probability": ("mlm",),
     "opening_tokens": ("openings",),
 }
-# A Hub repository id: `name` or `owner/name`, of the characters the Hub allows.
-HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?")
 LANGUAGES = {"en": "English", "fr": "French"}
 BIRTHPLACE_LIMITATION = (
     "**This model answers every question confidently, whether it retrieved the fact or made it up.** Nothing in its "
@@ -115,16 +125,6 @@ def _format_seconds(seconds: float) -> str:
     return f"{seconds / 60:.1f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
 
 
-def hub_datasets(dataset: str | None) -> list[str]:
-    """The record's data sets (names joined by ", ") that are Hub data set ids, for the card's `datasets:` metadata,
-    which the Hub turns into links. An id is `owner/name` or a bare name, has no file extension and is not a path
-    that exists here: `small.txt` or `wiki.txt` (a local file a recipe read) is named under "Training data" only."""
-    names = [name.strip() for name in (dataset or "").split(",") if name.strip()]
-    return [
-        name for name in names if HUB_ID.fullmatch(name) and not os.path.splitext(name)[1] and not os.path.exists(name)
-    ]
-
-
 def preset_text(preset: str | None, config: dict[str, Any]) -> str | None:
     """The preset as the card names it: `` `X` ``, or `` `X` with overrides a=1, b=2 `` where the exported config's
     shape differs from the preset's; None for a custom configuration."""
@@ -147,21 +147,23 @@ def own_hyperparameters(record: RunRecord) -> dict[str, Any]:
 
 
 def _card_data(record: RunRecord, config: dict[str, Any], options: CardOptions, birthplace: bool) -> ModelCardData:
-    """YAML metadata, with a `model-index` of the model's own evaluations (never a baseline's)."""
+    """YAML metadata, with a `model-index` of the model's own evaluations (never a baseline's) when the run's data
+    is on the Hub: `datasets:` and the index's data set are Hub ids, or absent (a local data set is in the text)."""
     _, pipeline_tag = head_of(config["architectures"][0])
+    hub_dataset = record.hub_datasets[0] if record.hub_datasets else None
     eval_results = [
         EvalResult(
             task_type=pipeline_tag,
             task_name=TASK_NAMES[pipeline_tag],
-            dataset_type=record.dataset or "custom",
-            dataset_name=record.dataset or "custom",
+            dataset_type=hub_dataset,
+            dataset_name=hub_dataset,
             dataset_split=evaluation.split,
             metric_type=name,
             metric_name=name,
             metric_value=value,
         )
         for evaluation in record.evaluations
-        if evaluation.baseline is None
+        if evaluation.baseline is None and hub_dataset
         for name, value in evaluation.metrics.items()
     ]
     tags = ["small-encoder", "custom_code", f"attention-{config.get('attention_type', 'vanilla')}"]
@@ -171,7 +173,7 @@ def _card_data(record: RunRecord, config: dict[str, Any], options: CardOptions, 
         pipeline_tag=pipeline_tag,
         language=options.language or record.language,
         license=options.license,
-        datasets=hub_datasets(record.dataset) or None,
+        datasets=list(record.hub_datasets) or None,
         tags=tags,
         model_name=(options.repo_id or "").split("/")[-1] or None,
         eval_results=eval_results or None,
@@ -211,12 +213,49 @@ def _hardware(hardware: dict[str, Any]) -> str | None:
     )
 
 
+def _data_line(record: RunRecord) -> str:
+    """The training data: its name, a Hub id's link or a local data set's description, and its split sizes."""
+    if not record.dataset:
+        return "- **Training data:** not recorded in the run."
+    splits = ", ".join(f"{split} {n:,}" for split, n in record.split_sizes.items())
+    where = (
+        "on the Hub"
+        if record.dataset in record.hub_datasets
+        else f"a local data set: {DATASET_DESCRIPTIONS.get(record.dataset, 'files of the author')}, not on the Hub"
+    )
+    return f"- **Training data:** `{record.dataset}`, {where}" + (f" ({splits} examples)." if splits else ".")
+
+
+def _run_line(record: RunRecord) -> str | None:
+    """What ran: steps, epochs and examples seen (`RunRecord.trained`, from Trainer's state)."""
+    trained = record.trained
+    if not trained:
+        return None
+    n_train = record.split_sizes.get("train")
+    of_train = f" of the {n_train:,} training examples" if n_train is not None else ""
+    return (
+        f"- **Trained for:** {trained['steps']:,} optimizer steps ({trained['epochs']:.4g} epochs), "
+        f"{trained['examples_seen']:,} examples seen ({trained['distinct_examples_seen']:,} distinct{of_train})."
+    )
+
+
+def _time_line(record: RunRecord) -> str:
+    """Trainer's `train_runtime`; the whole run's wall time (data, evaluation, saving) beside it."""
+    runtime = record.train_metrics.get("train_runtime")
+    whole = f"the whole run took {_format_seconds(record.wall_time_s)}" if record.wall_time_s is not None else None
+    if runtime is None:
+        return f"- **Training time:** not recorded{f' ({whole})' if whole else ''}."
+    return (
+        f"- **Training time:** {_format_seconds(runtime)} (Trainer's `train_runtime`{f'; {whole}' if whole else ''})."
+    )
+
+
 def _setup_section(record: RunRecord, config: dict[str, Any], birthplace: bool) -> list[str]:
-    """Objective, starting point, preset, attention, size, data, hardware, time, final loss and labels."""
+    """Objective, starting point, preset, attention, size, tokenizer, data, what ran, hardware, time, final loss and
+    labels."""
     attention = config.get("attention_type", "vanilla")
     size = ", ".join(f"{label} {config[key]}" for key, label in SIZE_LABELS.items() if key in config)
     n_params = record.model_size.get("num_parameters")
-    splits = ", ".join(f"{split} {n:,}" for split, n in record.split_sizes.items())
     hardware = _hardware(record.hardware)
     final_loss = record.train_metrics.get("final_train_loss")
     lines = [
@@ -235,13 +274,12 @@ def _setup_section(record: RunRecord, config: dict[str, Any], birthplace: bool) 
         + (", causal" if config.get("is_causal", True) else ", bidirectional")
         + ".",
         f"- **Size:** {size}" + (f"; {n_params:,} parameters." if n_params else "."),
-        f"- **Training data:** `{record.dataset}`" + (f" ({splits} examples)." if splits else ".")
-        if record.dataset
-        else "- **Training data:** not recorded in the run.",
+        *([f"- **Tokenizer:** {TOKENIZERS.get(record.tokenizer, 'a custom tokenizer')}."] if record.tokenizer else []),
+        *([f"- **Input length:** trained on at most {record.max_length:,} tokens."] if record.max_length else []),
+        _data_line(record),
+        *filter(None, [_run_line(record)]),
         f"- **Hardware:** {hardware}." if hardware else "- **Hardware:** not recorded in the run.",
-        f"- **Training time:** {_format_seconds(record.wall_time_s)}."
-        if record.wall_time_s is not None
-        else "- **Training time:** not recorded.",
+        _time_line(record),
         *([f"- **Final training loss:** {_fmt(final_loss)}."] if final_loss is not None else []),
     ]
     if config.get("id2label") and config["architectures"][0].endswith("ForSequenceClassification"):
@@ -310,8 +348,13 @@ def _limitations(record: RunRecord, config: dict[str, Any], language: str | None
     lines = [
         f"- It is {size} trained on little data for a course exercise: expect mistakes and do not use it for "
         "decisions about people.",
-        f"- It only saw {LANGUAGES.get(language or '', 'its training')} text; inputs longer than "
-        f"{config.get('max_position_embeddings', 'the maximum')} tokens cannot be processed.",
+        f"- It only saw {LANGUAGES.get(language or '', 'its training')} text, "
+        + (
+            f"in inputs of at most {record.max_length:,} tokens: longer ones are beyond what it learned"
+            f" (its {config.get('max_position_embeddings')} positions are a ceiling, not a trained length)."
+            if record.max_length
+            else f"and takes at most {config.get('max_position_embeddings', 'its maximum')} tokens."
+        ),
         "- The metrics above come from the author's own run on a small evaluation set; they were not reproduced "
         "independently.",
         "- Loading runs the code shipped in this repository (`trust_remote_code=True`): review it, and pin a "
@@ -344,7 +387,11 @@ def build_model_card(
     source = f"the preset {preset_text(preset, config)}" if preset else "a custom configuration"
     _, pipeline_tag = head_of(config["architectures"][0])
     auto_class, _ = head_of(config["architectures"][0])
-    prompt = "Where was Albert Einstein born?" + (_sep_token(run_dir, config) or "") if birthplace else "The"
+    prompt = (
+        "Where was Albert Einstein born?" + (_sep_token(run_dir, config) or "")
+        if birthplace
+        else PROMPTS.get(language or "", PROMPTS["en"])
+    )
     lines = [
         f"# {repo_id.split('/')[-1]}",
         "",
@@ -359,9 +406,9 @@ def build_model_card(
         "",
         "The architecture is not part of `transformers`, so pass `trust_remote_code=True` (read "
         f"`modeling_small_encoder.py` first: it is executed on your machine). `{auto_class}` and `pipeline` then "
-        "work as for any Hub model. `AutoTokenizer` takes the flag too: the tokenizer is a standard "
-        "`PreTrainedTokenizerFast`, but `AutoTokenizer` reads `config.json`, whose `auto_map` names the shipped code "
-        "(without the flag, transformers stops to ask).",
+        "work as for any Hub model. `AutoTokenizer` takes the flag too: it reads `config.json` first, whose `auto_map` "
+        "names the shipped code (without the flag, transformers stops to ask). The tokenizer itself is a built-in "
+        "`PreTrainedTokenizerFast`: `PreTrainedTokenizerFast.from_pretrained` loads it with no flag.",
         "",
         _usage(repo_id, config, language, prompt),
         "",

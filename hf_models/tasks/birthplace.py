@@ -101,6 +101,7 @@ def _finish(trainer, arguments: tuple, metrics: dict, timer: RunTimer, task: str
         dataset=DATASET,
         split_sizes=split_sizes,
         language=LANGUAGE,
+        max_length=metrics["block_size"],
         hyperparameters={"block_size": metrics["block_size"], **answering},
         not_applicable=not_applicable,
     )

@@ -136,6 +136,7 @@ def pretrain(model_args: ModelArguments, data_args: DataTrainingArguments, train
         language=data_args.language,
         dataset=", ".join(Path(f).name for f in data_args.train_files),
         split_sizes={"train": len(train_dataset), **({"validation": len(eval_dataset)} if eval_dataset else {})},
+        max_length=block_size,
         hyperparameters={"block_size": block_size},
     )
 

@@ -158,7 +158,8 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
         dataset=DATASET,
         language=LANGUAGE,
         split_sizes={split: len(encoded[split]) for split in encoded},
-        hyperparameters={"max_length": max_length, **budget_draw},
+        max_length=max_length,
+        hyperparameters=budget_draw,
     )
 
 

@@ -22,7 +22,17 @@ from .bpe import (
     load_tokenizer,
     train_bpe_tokenizer,
 )
-from .courses import COURSE_VOCABULARIES, build_course_tokenizer, is_course_tokenizer, load_course_tokenizer
+from .courses import (
+    ALTEGRAD_LAB,
+    ALTEGRAD_LAB_RAW,
+    COURSE_VOCABULARIES,
+    CS224N_CHAR,
+    build_course_tokenizer,
+    is_course_tokenizer,
+    is_cs224n_char_tokenizer,
+    load_course_tokenizer,
+)
+from .lab_dictionary import LAB_SPECIAL_TOKENS
 
 __all__ = [
     "CONFIG_TOKENS",
@@ -31,6 +41,7 @@ __all__ = [
     "SPECIAL_TOKENS",
     "TextDecodeError",
     "VOCABULARIES",
+    "VOCABULARY_LANGUAGES",
     "build_course_tokenizer",
     "chars_per_token",
     "config_token_ids",
@@ -43,10 +54,27 @@ __all__ = [
     "open_binary",
     "resolve_tokenizer",
     "train_bpe_tokenizer",
+    "vocabulary_of",
 ]
 
 BPE = "bpe"
 VOCABULARIES = (BPE, *COURSE_VOCABULARIES)
+# The language of a course's text, which its vocabulary was made for.
+VOCABULARY_LANGUAGES = {ALTEGRAD_LAB: "fr", ALTEGRAD_LAB_RAW: "fr", CS224N_CHAR: "en"}
+
+
+def vocabulary_of(tokenizer: PreTrainedTokenizerBase) -> str:
+    """Which vocabulary a tokenizer is, read from the tokenizer itself (not from the flags that chose it): CS224N's
+    characters, the lab's 50,001 ids over pieces (`altegrad-lab`) or over raw text (`altegrad-lab-raw`, its
+    SentencePiece pre-tokenizer), our byte-level BPE, else "custom"."""
+    if is_cs224n_char_tokenizer(tokenizer):
+        return CS224N_CHAR
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    pre_tokenizer = type(getattr(backend, "pre_tokenizer", None)).__name__
+    lab_ids = tokenizer.convert_ids_to_tokens(list(range(len(LAB_SPECIAL_TOKENS)))) == list(LAB_SPECIAL_TOKENS)
+    if lab_ids and tokenizer.mask_token is None:
+        return ALTEGRAD_LAB_RAW if pre_tokenizer == "Metaspace" else ALTEGRAD_LAB
+    return BPE if pre_tokenizer == "ByteLevel" else "custom"
 
 
 def resolve_tokenizer(
