@@ -325,7 +325,7 @@ SENTIMENT_ROWS = [
     Flag(
         ("--max_seq_length", "6"),
         lambda r: _all(
-            r.record.hyperparameters["max_length"] == 6,
+            r.record.max_length == 6,
             max(len(x) for x in r.trained["train_dataset"]["input_ids"]) == 6,
         ),
     ),

@@ -303,6 +303,8 @@ def test_a_public_record_holds_no_local_path_and_keeps_how_the_model_answers(tmp
             "windows_corpus": "C:\\Users\\me\\wiki.txt",
             "corpora": [str(tmp_path / "a.txt")],
             "init": "/models/base",
+            "lab_corpus": "../shared/data/cls-books",  # a relative path, under a name that does not say so
+            "model_config": "configs/altegrad/lm.json",
         },
         hardware={"world_size": 1, "mixed_precision": "no", "device": "cpu"},
     )
@@ -372,13 +374,13 @@ def test_birthplace_model_card(runs: dict[str, Path]) -> None:
         "en",
         "apache-2.0",
     )
-    assert data.datasets == ["birthplace"]
+    assert data.datasets is None and data.eval_results is None  # a local data set: described in the text only
     assert {"small-encoder", "custom_code", "cs224n-mingpt", "birthplace", "birthplace-qa"} <= set(data.tags)
     # The finetuning's dev loss and the evaluate step's exact match; never the London baseline's.
     validation = record.evaluation("validation")
     assert set(validation.metrics) == {"loss", "exact_match"} and validation.num_examples == 60
-    assert {r.metric_name: r.metric_value for r in data.eval_results} == validation.metrics
-    assert {(r.task_type, r.dataset_split) for r in data.eval_results} == {("text-generation", "validation")}
+    for name, value in validation.metrics.items():
+        assert f"| {name} | validation | {value:.4g} |" in card.text
     london = record.evaluation("validation", baseline="london_baseline").metrics["exact_match"]
     text = card.text
     assert f"| london_baseline_exact_match (baseline, not this model) | validation | {london:.4g} |" in text
@@ -391,7 +393,8 @@ def test_birthplace_model_card(runs: dict[str, Path]) -> None:
     assert "| per_device_eval_batch_size |" not in text and "| max_new_tokens |" not in text
     assert "| pretraining_objective |" not in text and "| london_baseline |" not in text
     assert "Hardware:** 1 training process, CPU, mixed precision `no`." in text
-    assert f"Training time:** {record.wall_time_s:.0f} s." in text
+    runtime = record.train_metrics["train_runtime"]
+    assert f"Training time:** {runtime:.0f} s (Trainer's `train_runtime`; the whole run took " in text
     assert "Initialised from:** `pretrain-wiki`." in text
     shape = (
         "num_hidden_layers=2, hidden_size=32, num_attention_heads=2, intermediate_size=64, max_position_embeddings=64"
@@ -409,13 +412,16 @@ def test_sentiment_model_card(runs: dict[str, Path]) -> None:
     record = read_record(runs["cls_dir"])
     card = ModelCard.load(runs["cls_out"] / "README.md")
     assert card.data.pipeline_tag == "text-classification"
-    assert card.data.language == "fr" and card.data.datasets == ["cls-books"]
+    assert card.data.language == "fr" and card.data.datasets is None and card.data.eval_results is None
     metrics = record.evaluation("validation").metrics
     assert set(metrics) == {"loss", "accuracy", "f1"}
-    assert {r.metric_name: r.metric_value for r in card.data.eval_results} == metrics
     assert 'pipeline("text-classification"' in card.text
     assert "AutoModelForSequenceClassification" in card.text and "`negative`" in card.text
-    assert "Training data:** `cls-books` (train 32, validation 16, test 8 examples)." in card.text
+    assert (
+        "Training data:** `cls-books`, a local data set: the ALTeGraD lab's copy of the CLS-FR book reviews"
+        in card.text
+    )
+    assert "not on the Hub (train 32, validation 16, test 8 examples)." in card.text
     assert "Initialised from:** random weights" in card.text
     overrides = "num_hidden_layers=2, hidden_size=32, intermediate_size=64, max_position_embeddings=64"  # 2 heads kept
     assert f"Preset:** `altegrad-lab` with overrides {overrides}." in card.text
@@ -434,23 +440,26 @@ def _card(tmp_path: Path, record, **config) -> ModelCard:
 
 
 def test_card_metadata_lists_hub_datasets_only(tmp_path: Path) -> None:
-    """`datasets:` names Hub ids (`owner/name`, or a bare name with no extension that is no local path); a local file
-    is named in the text only."""
-    from hf_models.hub.card import hub_datasets
-    from hf_models.run_record import RunRecord
+    """`datasets:` and the model-index name the record's Hub data sets, never a local name (`cls-books`, a file):
+    a local data set is described in the text, and a model-index without a Hub data set is left out."""
+    from hf_models.run_record import Evaluation, RunRecord
 
-    local = tmp_path / "corpus"
-    local.mkdir()
-    assert hub_datasets("small.txt") == [] and hub_datasets("wiki.txt, more.txt.gz") == []
-    assert hub_datasets("owner/name") == ["owner/name"] and hub_datasets("cls-books") == ["cls-books"]
-    assert hub_datasets(f"{local}, wikitext") == ["wikitext"]  # an existing folder is local, whatever its name
-    assert hub_datasets("a/b/c") == [] and hub_datasets(None) == []
-
-    card = _card(tmp_path, RunRecord(task="pretraining", objective="clm", dataset="small.txt"))
-    assert card.data.datasets is None and "datasets:" not in str(card).split("---")[1]
-    assert "Training data:** `small.txt`." in card.text
-    card = _card(tmp_path, RunRecord(task="pretraining", objective="clm", dataset="owner/corpus"))
-    assert card.data.datasets == ["owner/corpus"]
+    scores = [Evaluation("validation", {"accuracy": 0.75}, 16)]
+    for dataset in ("small.txt", "cls-books"):
+        card = _card(tmp_path, RunRecord(task="pretraining", objective="clm", dataset=dataset, evaluations=scores))
+        metadata = str(card).split("---")[1]
+        assert card.data.datasets is None and card.data.eval_results is None and dataset not in metadata
+        assert f"Training data:** `{dataset}`, a local data set" in card.text
+        assert "| accuracy | validation | 0.75 |" in card.text
+    record = RunRecord(
+        task="pretraining", objective="clm", dataset="owner/corpus", hub_datasets=["owner/corpus"], evaluations=scores
+    )
+    card = _card(tmp_path, record)
+    assert card.data.datasets == ["owner/corpus"] and "Training data:** `owner/corpus`, on the Hub." in card.text
+    assert [(r.dataset_type, r.metric_value) for r in card.data.eval_results] == [("owner/corpus", 0.75)]
+    assert RunRecord(task="t", objective="clm", hub_datasets=["owner/corpus", "../data"]).public().hub_datasets == [
+        "owner/corpus"
+    ]
 
 
 def test_card_lists_the_hyperparameters_of_the_runs_objective(tmp_path: Path) -> None:

@@ -81,7 +81,9 @@ def test_run_record_reports_the_models_evaluation(scored_folder, split):
 def test_model_card_reports_the_model_and_labels_each_baseline(scored_folder):
     out, scores = scored_folder
     config = json.loads((out / "config.json").read_text(encoding="utf-8"))
-    card = build_model_card(out, config, read_record(out), CardOptions(repo_id="me/model"))
+    record = read_record(out)
+    record.hub_datasets = ["someone/birthplace"]  # the model-index names a Hub data set only
+    card = build_model_card(out, config, record, CardOptions(repo_id="me/model"))
     index = {(r.dataset_split, r.metric_type): r.metric_value for r in card.data.eval_results}
     assert index == {(split, "exact_match"): scores[split, "model"] for split in ("validation", "train")}
     results = card.text.split("## Results")[1].split("##")[0]

@@ -726,8 +726,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "score-card-model-index-has-baselines",
         CARD,
-        "        if evaluation.baseline is None\n",
-        "",
+        "if evaluation.baseline is None and hub_dataset",
+        "if hub_dataset",
         SCORE_TESTS,
         "the card's model-index lists baselines as the model's results",
     ),
