@@ -709,3 +709,79 @@ def test_offline_or_no_token_is_one_line(runs: dict[str, Path], env: dict, expec
     assert len(lines) == 1, proc.stderr
     assert lines[0].startswith("error: ") and expected in lines[0]
     assert "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# A run folder is Hub-ready: its own README.md card, and the recipes' --push_to_hub
+# ----------------------------------------------------------------------------------------------------------------
+def test_the_run_folders_card_is_the_exports_and_follows_the_evaluation(
+    runs: dict[str, Path], tmp_path: Path, synthetic_birthplace_dir: Path
+) -> None:
+    """Every recipe writes the card `push_to_hub.py` exports into its run folder; `evaluate` into a model's folder
+    rewrites it with the scores, and a folder that holds no model (a baseline's) gets no card."""
+    for name in ("pre_dir", "mlm_dir"):  # nothing planted beside these: the export's card is the same file
+        export = hub.export_folder(runs[name], tmp_path / name)
+        assert (runs[name] / "README.md").read_text(encoding="utf-8") == str(export.card)
+    card = ModelCard.load(runs["lm_dir"] / "README.md")
+    assert f"| exact_match | validation | {runs['scores']['exact_match']:.4g} |" in card.text
+    assert "| london_baseline_exact_match (baseline, not this model) | validation |" in card.text
+    from hf_models.tasks import birthplace
+
+    london = tmp_path / "london"
+    birthplace.main(
+        ["evaluate", "--data_dir", str(synthetic_birthplace_dir), "--output_dir", str(london)]
+        + ["--london_baseline", "--use_cpu"]
+    )
+    assert (london / "run_record.json").is_file() and not (london / "README.md").exists()
+
+
+def _sentiment_run(books: Path, tokenizer: Path, out: Path, *extra: str) -> list[str]:
+    return [
+        *("--data_dir", str(books), "--from_scratch", "--tokenizer_name_or_path", str(tokenizer)),
+        *("--output_dir", str(out), "--config_overrides", TINY, "--max_steps", "1", *QUIET, *extra),
+    ]
+
+
+def test_push_to_hub_offline_is_one_line_before_training(
+    tmp_path: Path,
+    tiny_tokenizer_dir: Path,
+    write_alternating_cls_books,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture,
+) -> None:
+    from hf_models.safety import command_line
+    from hf_models.tasks import sentiment
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    books, out = write_alternating_cls_books(tmp_path / "books", (8, 4, 2)), tmp_path / "run"
+    assert command_line(sentiment.main, _sentiment_run(books, tiny_tokenizer_dir, out, "--push_to_hub")) == 2
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if line.startswith("error:")]  # beside the tokenizing progress bars
+    assert "Traceback" not in err and len(errors) == 1
+    assert errors[0].startswith("error: --push_to_hub: offline mode is on (HF_HUB_OFFLINE=1)")
+    assert not (out / "model.safetensors").exists()  # refused before training
+
+
+def test_push_to_hub_shares_the_export_with_our_card(
+    tmp_path: Path, tiny_tokenizer_dir: Path, write_alternating_cls_books, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A recipe's `--push_to_hub` uploads what `push_to_hub.py` would (the allowlist, the public record, our card
+    for the token's user), never Trainer's own push of the whole folder with its card."""
+    from hf_models.tasks import sentiment
+
+    RecordingHfApi.calls = []
+    monkeypatch.setattr(hub.publish, "HfApi", RecordingHfApi)
+    monkeypatch.setattr(hub.publish, "get_token", lambda: "hf_fake_token")
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    books, out = write_alternating_cls_books(tmp_path / "books", (8, 4, 2)), tmp_path / "tiny-sentiment"
+    sentiment.main(_sentiment_run(books, tiny_tokenizer_dir, out, "--push_to_hub"))
+    calls = dict(RecordingHfApi.calls)
+    assert calls["create_repo"]["repo_id"] == calls["upload_folder"]["repo_id"] == "tester/tiny-sentiment"
+    assert calls["upload_folder"]["allow_patterns"] == hub.ALLOW_PATTERNS
+    staged = calls["upload_folder"]["_staged"]
+    run_card = (out / "README.md").read_text(encoding="utf-8")
+    assert staged["README.md"].decode() == run_card.replace("your-username/", "tester/")
+    assert "training_args.bin" not in staged and "report.json" not in staged and "run_record.json" in staged
+    assert json.loads((out / "report.json").read_text(encoding="utf-8"))["arguments"]["TrainingArguments"][
+        "push_to_hub"
+    ]

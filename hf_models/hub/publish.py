@@ -26,7 +26,7 @@ from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled, StrictD
 from safetensors import SafetensorError, safe_open
 
 from .. import small_encoder
-from ..run_record import RECORD_FILE, read_record
+from ..run_record import RECORD_FILE, RunRecord, read_record
 from ..textio import atomic_write, atomic_write_text
 from .card import CardOptions, PushError, build_model_card, head_of
 
@@ -38,7 +38,10 @@ __all__ = [
     "copy_file",
     "explain",
     "export_folder",
+    "run_card",
+    "share_run",
     "upload",
+    "write_run_card",
 ]
 
 PROG = "push_to_hub.py"
@@ -184,6 +187,32 @@ def code_files(run_dir: str | os.PathLike) -> list[Path]:
 
 
 # ----------------------------------------------------------------------------------------------------------------
+# The card of a run folder: the export's README.md, and the run folder's own
+# ----------------------------------------------------------------------------------------------------------------
+def run_card(
+    run_dir: str | os.PathLike,
+    config: dict[str, Any],
+    options: CardOptions | None = None,
+    skip: str | os.PathLike | None = None,
+) -> tuple[ModelCard, RunRecord | None]:
+    """The card of a run folder (`build_model_card`), from its run record in public form (returned too), its
+    config and its plots: the export's README.md, and the one every recipe writes into its run folder."""
+    record = read_record(run_dir)
+    record = record.public() if record is not None else None
+    plots = [f for f in collect_files(run_dir, skip=skip) if fnmatch(f.name, PLOT_PATTERN)]
+    return build_model_card(run_dir, config, record, options or CardOptions(), plots), record
+
+
+def write_run_card(run_dir: str | os.PathLike) -> Path:
+    """Write the run folder's `README.md`: the card `push_to_hub.py` exports (with its default options), so that
+    the folder a recipe saved is Hub-ready as it is, as `run_clm.py`'s `trainer.create_model_card()` makes it."""
+    run_dir = Path(run_dir)
+    config = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
+    card, _ = run_card(run_dir, config)
+    return atomic_write_text(run_dir / "README.md", str(card))
+
+
+# ----------------------------------------------------------------------------------------------------------------
 # Export (dry run and upload staging share this) and upload
 # ----------------------------------------------------------------------------------------------------------------
 def _check_run_dir(run_dir: Path) -> dict[str, Any]:
@@ -311,12 +340,9 @@ def export_folder(
             file=sys.stderr,
         )
     # One record for the card and for the app and `evaluate` of a Hub copy (how a birthplace model answers).
-    record = read_record(run_dir)
-    record = record.public() if record is not None else None
+    card, record = run_card(run_dir, config, options, skip=local_dir)
     if record is not None:
         record.save(local_dir)
-    plots = [f for f in files if fnmatch(f.name, PLOT_PATTERN)]
-    card = build_model_card(run_dir, config, record, options or CardOptions(), plots)
     atomic_write_text(local_dir / "README.md", str(card))
     staged = sorted(
         (p.relative_to(local_dir) for p in local_dir.rglob("*") if p.is_file()), key=lambda p: p.as_posix()
@@ -385,6 +411,46 @@ def hub_client() -> HfApi:
             "no Hugging Face token found; run 'hf auth login' (or 'huggingface-cli login') or set HF_TOKEN"
         )
     return HfApi(token=token)
+
+
+RECIPE_OFFLINE_MESSAGE = (
+    "--push_to_hub: offline mode is on (HF_HUB_OFFLINE=1); unset it and check your network, or train without "
+    "--push_to_hub and share the run folder later with push_to_hub.py"
+)
+
+
+def check_push_to_hub() -> None:
+    """A recipe's `--push_to_hub`, refused before training when it cannot succeed: in offline mode, or without a
+    token (PushError: one line, status 2)."""
+    try:
+        hub_client()
+    except PushError as error:
+        raise PushError(
+            RECIPE_OFFLINE_MESSAGE if str(error) == OFFLINE_MESSAGE else f"--push_to_hub: {error}"
+        ) from None
+
+
+def share_run(
+    run_dir: str | os.PathLike, repo_id: str | None = None, *, private: bool = False, revision: str | None = None
+) -> str:
+    """A recipe's `--push_to_hub`: upload the run folder as `push_to_hub.py` does (the allowlisted export, its
+    card, the public run record) to `repo_id` (`--hub_model_id`; default: the folder's name under the token's
+    user). Returns the commit URL. A failure is one line that says the run is saved and how to share it later."""
+    run_dir = Path(run_dir)
+    try:
+        api = hub_client()
+        repo_id = repo_id or run_dir.resolve().name
+        if "/" not in repo_id:
+            repo_id = f"{api.whoami()['name']}/{repo_id}"
+        url, _ = upload(run_dir, CardOptions(repo_id=repo_id), private=private, revision=revision)
+        return url
+    except PushError as error:
+        raise PushError(f"the run is saved in {run_dir}, but not shared: {error}") from None
+    except network_errors() as error:
+        raise PushError(
+            f"the run is saved in {run_dir}, but not shared: {explain(error)}; share it later with "
+            f"python push_to_hub.py {run_dir} --repo_id {repo_id or 'USER/NAME'}"
+        ) from None
 
 
 def upload(

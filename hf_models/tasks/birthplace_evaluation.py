@@ -16,6 +16,7 @@ from transformers import TrainingArguments
 
 from hf_models import SmallEncoderForCausalLM
 from hf_models.data import BIRTHPLACE_FILES, load_birthplace, read_lines
+from hf_models.hub import write_run_card
 from hf_models.metrics import load_metric
 from hf_models.run_record import Evaluation, RunRecord, model_reference, updating_record
 from hf_models.safety import check_output_file
@@ -101,6 +102,9 @@ def _record_evaluation(output_dir: str, bp_args: BirthplaceArguments, source: st
     with updating_record(output_dir, start) as record:
         scores = {"exact_match": metrics["exact_match"]}
         record.add_evaluation(Evaluation(bp_args.eval_split, scores, metrics["total"], baseline=baseline))
+        if os.path.isfile(os.path.join(output_dir, "config.json")):  # a model's folder: its card gains the scores
+            record.save(output_dir)
+            write_run_card(output_dir)
 
 
 def _evaluation_outputs(model_args: ModelArguments, bp_args: BirthplaceArguments, training_args) -> tuple:

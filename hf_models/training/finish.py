@@ -1,7 +1,9 @@
 """The end of every run: the model and tokenizer, the trainer state, run_clm.py's result files, the plots, the run
 record and `report.json`.
 
-The run record (`RunRecord.from_trainer`) is the one account of the run. `train_results.json`, `eval_results.json` and
+The run record (`RunRecord.from_trainer`) is the one account of the run; the run folder's `README.md` is the model
+card built from it (`hf_models.hub.write_run_card`: the card `push_to_hub.py` exports), as `run_clm.py`'s
+`trainer.create_model_card()` writes one. `train_results.json`, `eval_results.json` and
 `all_results.json` are what `Trainer.save_metrics` writes at the end of transformers' example scripts, and
 `trainer_state.json` its `save_state`. `report.json` is `evaluate.save`'s metric report of the same metrics and
 arguments, for `evaluate`'s tools.
@@ -19,7 +21,8 @@ from typing import Any
 import evaluate
 from transformers import Trainer, TrainingArguments
 
-from ..run_record import RunRecord, hardware, model_reference, read_record, to_json
+from ..hub import share_run, write_run_card
+from ..run_record import RunRecord, hardware, model_reference, read_record, to_json, training_run
 from ..small_encoder import SmallEncoderConfig
 from .arguments import ModelArguments
 from .plateau import PLATEAU_KEYS
@@ -127,7 +130,7 @@ def finish_run(
     **record_fields: Any,
 ) -> dict[str, Any]:
     """End of every task's training step: save the model and tokenizer, the trainer state, the results, the plots,
-    the record and the report.
+    the record, the card (README.md) and the report.
 
     `arguments` are the run's argument dataclasses (model, task, training); `record_fields` what the task knows for
     `RunRecord.from_trainer` (task, objective, dataset, split sizes, language, its own hyperparameters and the
@@ -142,6 +145,8 @@ def finish_run(
     if hasattr(unwrapped.config, "use_cache"):
         unwrapped.config.use_cache = True
     trainer.save_model()
+    share = getattr(trainer, "share_on_hub", False)
+    training_args.push_to_hub = share  # as asked, in report.json (`train_model` took it from Trainer: ours shares)
     wall_time_s = timer.seconds
     if trainer.is_world_process_zero():
         trainer.save_state()
@@ -164,8 +169,18 @@ def finish_run(
             **record_fields,
         )
         record.save(training_args.output_dir)
+        write_run_card(training_args.output_dir)
     report_metrics = {key: value for key, value in metrics.items() if key != MEAN_TRAIN_LOSS}
+    report_metrics["trained"] = training_run(trainer)  # what ran, as the record has it
     write_report(training_args, arguments, report_metrics, wall_time_s)
     # The barrier keeps ranks from exiting before the report is written.
     trainer.accelerator.wait_for_everyone()
+    if share and trainer.is_world_process_zero():
+        url = share_run(
+            training_args.output_dir,
+            training_args.hub_model_id,
+            private=bool(training_args.hub_private_repo),
+            revision=training_args.hub_revision,
+        )
+        print(f"The run is shared on the Hub: {url}")
     return metrics

@@ -122,6 +122,14 @@ def train_model(
     fitted before, e.g. a linear-probe head on a frozen backbone) trains nothing: the trainer is returned to
     evaluate and save, with `train_steps` 0."""
     quiet_defaults(training_args, model)
+    # `--push_to_hub`: `finish_run` shares the run folder as push_to_hub.py does, with our card and the public
+    # record; Trainer's own push would upload the whole folder with its card. Refused now if it cannot succeed.
+    share = training_args.push_to_hub
+    if share:
+        from ..hub.publish import check_push_to_hub
+
+        check_push_to_hub()
+        training_args.push_to_hub = False
     trainer = ReproducibleTrainer(
         model=model,
         args=training_args,
@@ -133,6 +141,7 @@ def train_model(
         length_buckets=length_buckets,
         **trainer_kwargs,
     )
+    trainer.share_on_hub = share
     if training_args.max_steps <= 0 and training_args.num_train_epochs == 0:
         return trainer, {"train_samples": len(train_dataset), "train_steps": 0, "final_train_loss": None}
     result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
