@@ -34,6 +34,13 @@ OVERRIDES = [
     (r"recipes/prepare_data\.py sentiment-corpus\b", "--news_lines 200 --novel_lines 2000"),
     (r"tokenizer/train_tokenizer\.py\b", "--max_chars 2000000 --no_progress"),
 ]
+# The run folders README's Python example reads that its bash blocks do not make (tiny runs, made before it).
+PYTHON_RUNS = [
+    "python recipes/finetune_sentiment.py --data_dir ../shared/data/cls-books --from_scratch --lab_raw_text "
+    "--output_dir runs/sentiment/pretrained",
+    "python recipes/pretrain.py --train_files ../shared/data/french-corpus/orangesum_news.txt.gz --lab_vocabulary "
+    "../shared/data/cls-books --output_dir runs/lm-fr-reviews",
+]
 
 
 def code_blocks(markdown: str, language: str) -> list[str]:
@@ -67,7 +74,7 @@ def with_overrides(line: str) -> str:
 def script(markdown: str) -> str:
     bash = [with_overrides(line) for block in code_blocks(markdown, "bash") for line in logical_lines(block)]
     python = code_blocks(markdown, "python")
-    lines = ["set -euo pipefail", "set -x", "mkdir -p runs", *bash]
+    lines = ["set -euo pipefail", "set -x", "mkdir -p runs", *bash, *(with_overrides(line) for line in PYTHON_RUNS)]
     for number, block in enumerate(python, 1):
         lines += [
             f"cat > runs/readme_block_{number}.py <<'PYTHON'",

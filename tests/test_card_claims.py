@@ -104,7 +104,7 @@ def test_steps_epochs_and_examples_are_what_ran(exported: dict) -> None:
     state, results = files["trainer_state"], files["train_results"]
     claim = _claim(
         card,
-        r"\*\*Trained for:\*\* ([\d,]+) optimizer steps \(([\d.]+) epochs\), ([\d,]+) examples seen "
+        r"\*\*Trained for:\*\* ([\d,]+) optimizer steps \(([\d.]+) epochs?\), ([\d,]+) examples seen "
         r"\(([\d,]+) distinct of the ([\d,]+) training examples\)",
     )
     steps, epochs, seen, distinct, n_train = (_number(g) for g in claim.groups())

@@ -6,9 +6,11 @@ exactly as its run folder does), the allowlist, the upload calls and the offline
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -563,6 +565,9 @@ for folder in (pretrain_dir, lm_out):
     tokenizer = AutoTokenizer.from_pretrained(folder, trust_remote_code=True)
     assert type(tokenizer).__module__.startswith("transformers."), type(tokenizer)
     assert tokenizer("Where was Ada born? ⁇")["input_ids"] == ref["tokenized"]
+    # The tokenizer alone needs no flag (it never reads config.json), as the card and the README say.
+    from transformers import PreTrainedTokenizerFast
+    assert PreTrainedTokenizerFast.from_pretrained(folder)("Where was Ada born? ⁇")["input_ids"] == ref["tokenized"]
 print("FRESH-OK", repr(generated), [r["label"] for r in results])
 """
 
@@ -785,3 +790,22 @@ def test_push_to_hub_shares_the_export_with_our_card(
     assert json.loads((out / "report.json").read_text(encoding="utf-8"))["arguments"]["TrainingArguments"][
         "push_to_hub"
     ]
+
+
+def test_the_readmes_python_example_runs_on_run_folders(runs: dict[str, Path], capsys: pytest.CaptureFixture) -> None:
+    """README's "Use it from Python", run as written on the recipes' tiny run folders (its paths replaced): a
+    sentiment label, a continuation of the prompt and a birthplace answer, with no `trust_remote_code`."""
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Use it from Python")[1].split("\n## ")[0]
+    (block,) = re.findall(r"^```python\n(.*?)^```", section, re.S | re.M)
+    folders = {"runs/sentiment/pretrained": "cls_dir", "runs/lm-fr-reviews": "pre_dir", "runs/bp/nopretrain": "lm_dir"}
+    for path, name in folders.items():
+        assert f'"{path}"' in block, path
+        block = block.replace(f'"{path}"', repr(str(runs[name])))
+    assert "trust_remote_code" not in block
+    exec(compile(block, "README.md", "exec"), {})
+    label, generated, answers = capsys.readouterr().out.strip().splitlines()[-3:]
+    labels = json.loads((runs["cls_dir"] / "config.json").read_text(encoding="utf-8"))["id2label"].values()
+    assert any(f"'label': '{name}'" in label for name in labels), label
+    assert generated.startswith("Il était une fois") and len(generated) > len("Il était une fois"), generated
+    assert len(ast.literal_eval(answers)) == 1, answers

@@ -221,7 +221,7 @@ def _data_line(record: RunRecord) -> str:
     where = (
         "on the Hub"
         if record.dataset in record.hub_datasets
-        else f"a local data set: {DATASET_DESCRIPTIONS.get(record.dataset, 'files of the author')}, not on the Hub"
+        else f"a local data set: {DATASET_DESCRIPTIONS.get(record.dataset, 'files the author trained on')}, not on the Hub"
     )
     return f"- **Training data:** `{record.dataset}`, {where}" + (f" ({splits} examples)." if splits else ".")
 
@@ -234,7 +234,7 @@ def _run_line(record: RunRecord) -> str | None:
     n_train = record.split_sizes.get("train")
     of_train = f" of the {n_train:,} training examples" if n_train is not None else ""
     return (
-        f"- **Trained for:** {trained['steps']:,} optimizer steps ({trained['epochs']:.4g} epochs), "
+        f"- **Trained for:** {trained['steps']:,} optimizer steps ({trained['epochs']:.4g} epoch{'' if trained['epochs'] == 1 else 's'}), "
         f"{trained['examples_seen']:,} examples seen ({trained['distinct_examples_seen']:,} distinct{of_train})."
     )
 
