@@ -218,11 +218,8 @@ def _data_line(record: RunRecord) -> str:
     if not record.dataset:
         return "- **Training data:** not recorded in the run."
     splits = ", ".join(f"{split} {n:,}" for split, n in record.split_sizes.items())
-    where = (
-        "on the Hub"
-        if record.dataset in record.hub_datasets
-        else f"a local data set: {DATASET_DESCRIPTIONS.get(record.dataset, 'files the author trained on')}, not on the Hub"
-    )
+    described = DATASET_DESCRIPTIONS.get(record.dataset, "files the author trained on")
+    where = "on the Hub" if record.dataset in record.hub_datasets else f"a local data set: {described}, not on the Hub"
     return f"- **Training data:** `{record.dataset}`, {where}" + (f" ({splits} examples)." if splits else ".")
 
 
@@ -233,8 +230,9 @@ def _run_line(record: RunRecord) -> str | None:
         return None
     n_train = record.split_sizes.get("train")
     of_train = f" of the {n_train:,} training examples" if n_train is not None else ""
+    epochs = f"{trained['epochs']:.4g} epoch" + ("" if trained["epochs"] == 1 else "s")
     return (
-        f"- **Trained for:** {trained['steps']:,} optimizer steps ({trained['epochs']:.4g} epoch{'' if trained['epochs'] == 1 else 's'}), "
+        f"- **Trained for:** {trained['steps']:,} optimizer steps ({epochs}), "
         f"{trained['examples_seen']:,} examples seen ({trained['distinct_examples_seen']:,} distinct{of_train})."
     )
 

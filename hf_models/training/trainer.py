@@ -120,7 +120,8 @@ def train_model(
     Returns the trainer and the training metrics, with `train_samples` and `final_train_loss`: the last logged
     loss, or Trainer's mean loss for a run too short to log a step. Zero epochs and no `--max_steps` (a model
     fitted before, e.g. a linear-probe head on a frozen backbone) trains nothing: the trainer is returned to
-    evaluate and save, with `train_steps` 0."""
+    evaluate and save, with `train_steps` 0. `--push_to_hub` is checked here (offline: one line, before training)
+    and left to `finish_run`, which shares the run as `push_to_hub.py` does (`trainer.share_on_hub`)."""
     quiet_defaults(training_args, model)
     # `--push_to_hub`: `finish_run` shares the run folder as push_to_hub.py does, with our card and the public
     # record; Trainer's own push would upload the whole folder with its card. Refused now if it cannot succeed.
