@@ -404,9 +404,9 @@ def build_model_card(
         "",
         "The architecture is not part of `transformers`, so pass `trust_remote_code=True` (read "
         f"`modeling_small_encoder.py` first: it is executed on your machine). `{auto_class}` and `pipeline` then "
-        "work as for any Hub model. `AutoTokenizer` takes the flag too: it reads `config.json` first, whose `auto_map` "
-        "names the shipped code (without the flag, transformers stops to ask). The tokenizer itself is a built-in "
-        "`PreTrainedTokenizerFast`: `PreTrainedTokenizerFast.from_pretrained` loads it with no flag.",
+        "work as for any Hub model. `AutoTokenizer` takes the flag too: it reads `config.json` first, whose "
+        "`auto_map` names the shipped code (without the flag, transformers stops to ask). The tokenizer itself is a "
+        "built-in `PreTrainedTokenizerFast`: `PreTrainedTokenizerFast.from_pretrained` loads it with no flag.",
         "",
         _usage(repo_id, config, language, prompt),
         "",
