@@ -113,6 +113,8 @@ def test_steps_epochs_and_examples_are_what_ran(exported: dict) -> None:
     assert n_train == results["train_samples"] == BUDGET
     assert seen == _examples_drawn(BUDGET, state["train_batch_size"], ACCUMULATION, state["global_step"]) == 40
     assert distinct == min(seen, n_train) == BUDGET
+    report = json.loads((exported["root"] / "runs" / "sentiment" / "report.json").read_text(encoding="utf-8"))
+    assert report["trained"] == files["run_record"]["trained"]  # report.json reads what ran from the same state
     hyperparameters = card.text.split("Hyperparameters:")[1].split("##")[0]
     assert "| num_train_epochs |" not in hyperparameters  # --max_steps ran, not the epochs
     assert f"| max_steps | {STEPS} |" in hyperparameters and f"| label_budget | {BUDGET} |" in hyperparameters
