@@ -19,13 +19,13 @@ from pathlib import Path
 
 import pytest
 from huggingface_hub import ModelCard
+from tiny import QUIET, TINY_ONE_LAYER
 
 from hf_models.hub import CardOptions, export_folder
 from hf_models.tasks import pretraining, sentiment
 
-TINY = "hidden_size=32,num_hidden_layers=1,num_attention_heads=2,intermediate_size=64"
-QUIET = ["--use_cpu", "--report_to", "none", "--save_strategy", "no", "--disable_tqdm", "true"]
-QUIET += ["--log_level", "warning", "--logging_steps", "1"]  # a loss logged each step: the last differs from the mean
+TINY = TINY_ONE_LAYER  # 64 positions: more than either run trains on
+LOGGED = [*QUIET, "--logging_steps", "1"]  # a loss logged each step: the last differs from the mean
 LAB_FILES = ("dict.txt", "sentencepiece.french.model")
 BUDGET, STEPS, BATCH, ACCUMULATION, REVIEW_TOKENS, BLOCK = 24, 3, 8, 2, 12, 16
 FRENCH = "Le livre raconte une histoire de famille dans un village de montagne.\n" * 40
@@ -54,12 +54,12 @@ def exported(tmp_path_factory: pytest.TempPathFactory, write_toy_cls_books, tiny
             ["--data_dir", "data/books", "--from_scratch", *classifier_tokens, "--output_dir", "runs/sentiment"]
             + ["--label_budget", str(BUDGET), "--max_steps", str(STEPS), "--per_device_train_batch_size", str(BATCH)]
             + ["--gradient_accumulation_steps", str(ACCUMULATION), "--max_seq_length", str(REVIEW_TOKENS)]
-            + ["--config_overrides", TINY, "--max_eval_samples", "8", "--max_predict_samples", "4", *QUIET]
+            + ["--config_overrides", TINY, "--max_eval_samples", "8", "--max_predict_samples", "4", *LOGGED]
         )
         pretraining.main(
             ["--objective", "clm", "--train_files", "data/corpus.txt", *lm_tokens, "--output_dir", "runs/lm"]
             + ["--block_size", str(BLOCK), "--max_steps", str(STEPS), "--per_device_train_batch_size", "4"]
-            + ["--config_overrides", TINY, "--validation_split_percentage", "10", *QUIET]
+            + ["--config_overrides", TINY, "--validation_split_percentage", "10", *LOGGED]
             + ([] if lab else ["--language", "fr"])
         )
         for name in ("sentiment", "lm"):
