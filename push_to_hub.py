@@ -14,7 +14,7 @@ an allowlist of file names. The logic is in `hf_models.hub`.
 
 `--space USER/APP` also publishes a Gradio Space that loads the model from `--repo_id`: the project's own app
 (`recipes/app.py` and the `hf_models` package, byte for byte), a pinned `requirements.txt` and a README with the Space
-metadata (`hf_models.hub.space`). With `--dry_run`, OUT/model gets the model export and OUT/space the Space.
+metadata (`hf_models.app.space`). With `--dry_run`, OUT/model gets the model export and OUT/space the Space.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from pathlib import Path
 from huggingface_hub.errors import HFValidationError
 from huggingface_hub.utils import validate_repo_id
 
+from hf_models.app.space import export_space, publish_space
 from hf_models.hub import (
     DEFAULT_LICENSE,
     PROG,
@@ -39,7 +40,6 @@ from hf_models.hub import (
     one_line,
     upload,
 )
-from hf_models.hub.space import export_space, publish_space
 from hf_models.safety import command_line
 from hf_models.training import HelpFormatter
 

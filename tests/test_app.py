@@ -512,7 +512,7 @@ def space_export(runs: dict, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_space_ships_the_projects_app_byte_for_byte(space_export: Path) -> None:
-    from hf_models.hub import space
+    from hf_models.app import space
 
     package = {p.relative_to(space.PACKAGE_DIR).as_posix() for p in space.PACKAGE_DIR.rglob("*.py")} - {
         p.relative_to(space.PACKAGE_DIR).as_posix() for p in space.PACKAGE_DIR.rglob("__pycache__/*.py")
@@ -590,7 +590,8 @@ class RecordingHfApi:
 
 
 def test_space_upload_creates_a_gradio_space_after_the_model(runs: dict, space_export: Path, monkeypatch) -> None:
-    from hf_models.hub import publish, space
+    from hf_models.app import space
+    from hf_models.hub import publish
 
     RecordingHfApi.calls = []
     monkeypatch.setattr(publish, "HfApi", RecordingHfApi)  # one client for the model and the Space

@@ -47,11 +47,11 @@ LAYERS = (
     "tokenization",
     "data",
     "run_record",
+    "hub",  # the card and the export, from the record: what every run writes at its end (`training`)
     "training",
     "tasks",
     "convert",
-    "app",
-    "hub",
+    "app",  # with the Space export of the app (`app.space`), over `hub`'s
 )
 PACKAGE = REPO_ROOT / "hf_models"
 MODELING_FILE = PACKAGE / "small_encoder" / "modeling_small_encoder.py"

@@ -1,5 +1,5 @@
-"""A Gradio Space for a shared model (`push_to_hub.py RUN --repo_id USER/MODEL --space USER/NAME`); `hf_models.hub.publish` shares
-the model itself.
+"""A Gradio Space for a shared model (`push_to_hub.py RUN --repo_id USER/MODEL --space USER/NAME`);
+`hf_models.hub.publish` shares the model itself.
 
 The Space runs the project's own app, not a copy of it:
 - `app.py` is `recipes/app.py` byte for byte (a short launcher of `hf_models.app.main` under
@@ -28,10 +28,10 @@ from pathlib import Path
 
 from huggingface_hub import SpaceCard, SpaceCardData
 
-from ..app import APP_CONFIG_FILE
+from ..hub.card import PushError
+from ..hub.publish import _prepare_local_dir, copy_file, hub_client
 from ..textio import atomic_write_text
-from .card import PushError
-from .publish import _prepare_local_dir, copy_file, hub_client
+from .loading import APP_CONFIG_FILE
 
 __all__ = ["SPACE_ALLOW_PATTERNS", "SpaceExport", "export_space", "publish_space", "space_requirements"]
 
