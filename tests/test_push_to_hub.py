@@ -809,3 +809,27 @@ def test_the_readmes_python_example_runs_on_run_folders(runs: dict[str, Path], c
     assert any(f"'label': '{name}'" in label for name in labels), label
     assert generated.startswith("Il était une fois") and len(generated) > len("Il était une fois"), generated
     assert len(ast.literal_eval(answers)) == 1, answers
+
+
+def test_a_run_folder_loads_its_tokenizer_with_no_prompt(runs: dict[str, Path]) -> None:
+    """`AutoTokenizer` on a run folder, stdin closed: after `import hf_models` (which registers the model) no
+    `[y/N]` and no flag; without it, `PreTrainedTokenizerFast` (the class `tokenizer_config.json` names) needs none."""
+    code = (
+        "import sys, hf_models\n"
+        "from transformers import AutoTokenizer, PreTrainedTokenizerFast\n"
+        "auto, fast = AutoTokenizer.from_pretrained(sys.argv[1]), PreTrainedTokenizerFast.from_pretrained(sys.argv[1])\n"
+        "assert auto('Un livre')['input_ids'] == fast('Un livre')['input_ids']\n"
+        "print('LOADED', type(auto).__name__)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(runs["cls_dir"])],
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert proc.returncode == 0 and "LOADED" in proc.stdout, proc.stdout + proc.stderr
+    assert "[y/N]" not in proc.stdout + proc.stderr
+    config = json.loads((runs["cls_dir"] / "tokenizer_config.json").read_text(encoding="utf-8"))
+    assert config["tokenizer_class"] in ("TokenizersBackend", "PreTrainedTokenizerFast")  # built into transformers
