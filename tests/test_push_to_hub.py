@@ -812,10 +812,11 @@ def test_the_readmes_python_example_runs_on_run_folders(runs: dict[str, Path], c
 
 
 def test_a_run_folder_loads_its_tokenizer_with_no_prompt(runs: dict[str, Path]) -> None:
-    """`AutoTokenizer` on a run folder, stdin closed: after `import hf_models` (which registers the model) no
-    `[y/N]` and no flag; without it, `PreTrainedTokenizerFast` (the class `tokenizer_config.json` names) needs none."""
+    """`AutoTokenizer` on a run folder, stdin closed: after `import hf_models.small_encoder` (which registers the
+    model) no `[y/N]` and no flag; without it, `PreTrainedTokenizerFast` (the class `tokenizer_config.json` names)
+    needs none."""
     code = (
-        "import sys, hf_models\n"
+        "import sys, hf_models.small_encoder\n"
         "from transformers import AutoTokenizer, PreTrainedTokenizerFast\n"
         "auto, fast = AutoTokenizer.from_pretrained(sys.argv[1]), PreTrainedTokenizerFast.from_pretrained(sys.argv[1])\n"
         "assert auto('Un livre')['input_ids'] == fast('Un livre')['input_ids']\n"
