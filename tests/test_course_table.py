@@ -86,6 +86,18 @@ def test_the_course_profiles_run_the_courses_own_chains() -> None:
     assert grid.load("course-cut").rows == profile.rows  # the cut: the same chain and rows, its own config files
 
 
+def batch(config: dict) -> int:
+    return config.get("per_device_train_batch_size", 8) * config.get("gradient_accumulation_steps", 1)
+
+
+def optimizer_steps(config: dict) -> float | None:
+    """A number proportional to the run's optimizer steps (its max_steps, or its epochs over its batch); None when
+    it does not train."""
+    if config.get("max_steps", -1) > 0:
+        return config["max_steps"]
+    return config["num_train_epochs"] / batch(config) if "num_train_epochs" in config else None
+
+
 # What the GPU run (`course`) may change to fit the device time: the batch (with the rate, scaled by its square root
 # or kept), bf16, the loader's workers, compilation (with CUDA graphs; `tf32 false` keeps an fp32 run in fp32, which
 # Trainer's compilation would turn to TF32) and the model's chunked loss, which change no arithmetic beyond rounding.
@@ -113,9 +125,10 @@ def without_gpu_overrides(config: dict) -> dict:
 
 
 def test_the_cut_differs_from_the_course_in_its_epochs_steps_and_gpu_scaling_alone() -> None:
-    """course-cut: the course's settings with fewer epochs or steps, and the schedule's cycles that follow from them
-    (the course's learning rate at a step is the same; docs/courses.md). course: the same epochs, with the GPU's
-    scaling: a larger batch keeps the rate or scales it by the square root of the batch's ratio."""
+    """course-cut: the course's settings with fewer epochs or steps, and the schedule's cycles and warm-up steps
+    that follow from them (the course's learning rate at a step is the same; docs/courses.md). course: the same
+    epochs, with the GPU's scaling: a larger batch keeps the rate or scales it by the square root of the batch's
+    ratio."""
     course = REPO_ROOT / "configs"
     for folder in ("cs224n", "altegrad"):
         full = {
@@ -127,14 +140,18 @@ def test_the_cut_differs_from_the_course_in_its_epochs_steps_and_gpu_scaling_alo
         for name, values in full.items():
             keys = set(values) | set(cut[name])
             changed = {key for key in keys if values.get(key) != cut[name].get(key)}
-            assert changed <= {"num_train_epochs", "max_steps", "lr_scheduler_kwargs", *GPU_SCALING}, (folder, name)
+            allowed = {"num_train_epochs", "max_steps", "lr_scheduler_kwargs", "warmup_steps", *GPU_SCALING}
+            assert changed <= allowed, (folder, name)
             if "lr_scheduler_kwargs" in changed:
                 ratio = cut[name]["num_train_epochs"] / values["num_train_epochs"]
                 cycles = values["lr_scheduler_kwargs"]["num_cycles"], cut[name]["lr_scheduler_kwargs"]["num_cycles"]
                 assert abs(cycles[1] - cycles[0] * ratio) < 1e-4, (folder, name)
-
-            def batch(config: dict) -> int:
-                return config.get("per_device_train_batch_size", 8) * config.get("gradient_accumulation_steps", 1)
+            # The warm-up is the same share of the run: scaled by the cut's ratio of optimizer steps, to the step
+            # (the lab's LM: 100 of 6,000 steps, so 1 of the cut's 80, whose rate then peaks and decays).
+            if optimizer_steps(values) is not None:
+                steps = optimizer_steps(cut[name]) / optimizer_steps(values)
+                warmup = values.get("warmup_steps", 0), cut[name].get("warmup_steps", 0)
+                assert warmup[1] == round(warmup[0] * steps), (folder, name, warmup, steps)
 
             if "learning_rate" in values:
                 growth, rate = batch(values) / batch(cut[name]), values["learning_rate"] / cut[name]["learning_rate"]
