@@ -70,7 +70,7 @@ class TextDecodeError(DataError):
 def iter_text_files(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> list[Path]:
     """Expand files and folders (recursively, sorted, hidden files skipped) into a list of files.
 
-    Raises `FileNotFoundError` naming the first path that does not exist, and `ValueError` when a
+    Raises `FileNotFoundError` naming the first path that does not exist, and `UsageError` when a
     folder holds no file, so that a typo never yields an empty corpus.
     """
     if isinstance(paths, str | os.PathLike):
@@ -84,7 +84,7 @@ def iter_text_files(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> l
                 if f.is_file() and not any(part.startswith(".") for part in f.relative_to(p).parts)
             )
             if not found:
-                raise ValueError(f"{p}: folder holds no text file")
+                raise UsageError(f"{p}: the folder holds no text file; give a folder of .txt or .txt.gz files")
             files.extend(found)
         else:
             check_text_file(p)
@@ -269,7 +269,7 @@ def atomic_write(path: str | os.PathLike) -> Iterator[Path]:
         os.replace(tmp, path)
     except OSError as error:  # a full disk, say: named by the file the user asked for, not the temporary one
         Path(tmp).unlink(missing_ok=True)
-        if error.errno is None or error.filename != tmp:
+        if error.errno is None or error.filename not in (None, tmp):  # a flush on close names no file
             raise
         raise OSError(error.errno, error.strerror, str(path)) from None
     except BaseException:

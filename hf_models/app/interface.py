@@ -147,6 +147,12 @@ def _sentiment_tab(gr, models: Sequence[LoadedModel]) -> None:
     classify.click(shown_as_one_line(run), inputs=review, outputs=labels or None, api_name="sentiment")
 
 
+def _index_range(count: int) -> dict[str, Any]:
+    """A slider over the indices 0 to `count - 1`, at 0; Gradio refuses a slider from 0 to 0, so one layer or one
+    head is a slider from 0 to 1 locked at 0."""
+    return {"minimum": 0, "maximum": max(count - 1, 1), "value": 0, "interactive": count > 1}
+
+
 def _attention_tab(gr, models: Sequence[LoadedModel]) -> None:
     by_label = {m.label: m for m in models}
     gr.Markdown(
@@ -157,16 +163,16 @@ def _attention_tab(gr, models: Sequence[LoadedModel]) -> None:
     first = models[0].model.config
     with gr.Row():
         choice = gr.Dropdown(list(by_label), value=models[0].label, label="Model", elem_id="attention-model")
-        layer = gr.Slider(0, first.num_hidden_layers - 1, value=0, step=1, label="Layer", elem_id="attention-layer")
-        head = gr.Slider(0, first.num_attention_heads - 1, value=0, step=1, label="Head", elem_id="attention-head")
+        layer = gr.Slider(**_index_range(first.num_hidden_layers), step=1, label="Layer", elem_id="attention-layer")
+        head = gr.Slider(**_index_range(first.num_attention_heads), step=1, label="Head", elem_id="attention-head")
     show = gr.Button("Show attention", variant="primary", elem_id="attention-button")
     heatmap = gr.Image(label="Attention", type="pil", elem_id="attention-image")
 
     def limits(label: str) -> tuple[Any, Any]:
         config = by_label[label].model.config
         return (
-            gr.Slider(maximum=config.num_hidden_layers - 1, value=0),
-            gr.Slider(maximum=config.num_attention_heads - 1, value=0),
+            gr.Slider(**_index_range(config.num_hidden_layers)),
+            gr.Slider(**_index_range(config.num_attention_heads)),
         )
 
     def run(label: str, words: str, layer_index: float, head_index: float):

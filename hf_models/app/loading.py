@@ -15,6 +15,7 @@ import torch
 from transformers import AutoConfig, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
 from ..run_record import read_record
+from ..safety import reading
 from ..textio import UsageError
 from ..tokenization.courses import CourseCharTokenizer, is_cs224n_char_tokenizer
 
@@ -136,12 +137,20 @@ def load_model(source: str, label: str | None = None) -> LoadedModel:
         raise AppError(f"{source} is a {architecture or 'headless'} model; the app needs a causal LM or a classifier")
     auto_class = AutoModelForCausalLM if kind == "causal-lm" else AutoModelForSequenceClassification
     try:
-        model = auto_class.from_pretrained(source, dtype=torch.float32).eval()
+        with reading(source, "the model"):  # truncated weights, or weights of other shapes, named in one line
+            model = auto_class.from_pretrained(source, dtype=torch.float32).eval()
         tokenizer = AutoTokenizer.from_pretrained(source)
         if is_cs224n_char_tokenizer(tokenizer):  # the same files, with an error that names an unknown character
             tokenizer = CourseCharTokenizer.from_pretrained(source)
+    except UsageError as error:
+        raise AppError(str(error)) from None
     except (OSError, ValueError) as error:
         raise AppError(f"cannot load the model or tokenizer of {source}: {first_line(error)}") from None
+    if len(tokenizer) > config.vocab_size:  # its last ids would index past the embedding table at the first input
+        raise AppError(
+            f"{source}: its tokenizer has {len(tokenizer)} tokens but the model a vocabulary of {config.vocab_size}: "
+            "the tokenizer files come from another run; copy the run's own tokenizer back into the folder"
+        )
     try:
         task = trained_task(source)
     except ValueError as error:  # a run record that is not one: `read_record` names the file

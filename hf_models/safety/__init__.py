@@ -9,7 +9,7 @@ file in one step, check numeric flags where they are parsed, and turn the user's
 - `atomic`: `saving_into`, a folder saved file by file in one step each (one file: `textio.atomic_write`).
 """
 
-from .atomic import saving_into
+from .atomic import keeping_earlier_files, saving_into
 from .errors import USER_ERRORS, check_json_files, command_line, describe_os_error, one_line, reading
 from .outputs import Inputs, check_not_input, check_output_dir, check_output_file, used_files
 from .ranges import Range, check_flag_ranges, check_paths_given
@@ -28,6 +28,7 @@ __all__ = [
     "describe_os_error",
     "one_line",
     "reading",
+    "keeping_earlier_files",
     "saving_into",
     "used_files",
 ]

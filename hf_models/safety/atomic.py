@@ -5,13 +5,16 @@ old model or tokenizer whole, never half of a new one (`textio.atomic_write` doe
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["saving_into"]
+from .errors import machine_errno
+
+__all__ = ["keeping_earlier_files", "saving_into"]
 
 STAGING_PREFIX = ".staging-"
 
@@ -31,6 +34,21 @@ def _move_files(staging: Path, folder: Path) -> None:
             os.replace(source, target)
 
 
+# torch.save's C++ writer on a full disk: no errno, only these words.
+_TORCH_WRITE_ERRORS = ("iostream error", "PytorchStreamWriter", "unexpected pos", "file write failed")
+
+
+def _full_disk(error: BaseException, folder: Path) -> int | None:
+    """ENOSPC for torch.save's write error where the disk of `folder` is (nearly) full; None otherwise."""
+    if not isinstance(error, RuntimeError) or not any(words in str(error) for words in _TORCH_WRITE_ERRORS):
+        return None
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:
+        return None
+    return errno.ENOSPC if free < 1 << 20 else None
+
+
 @contextlib.contextmanager
 def saving_into(folder: str | os.PathLike) -> Iterator[Path]:
     """Yield an empty staging folder inside `folder` (created if needed; same disk, so `os.replace` is one step) to
@@ -48,9 +66,53 @@ def saving_into(folder: str | os.PathLike) -> Iterator[Path]:
                 with open(path, "rb") as f:
                     os.fsync(f.fileno())
         _move_files(staging, folder)
-    except BaseException:
+    except BaseException as error:
         shutil.rmtree(staging, ignore_errors=True)
         if created and not any(folder.iterdir()):  # a failed save leaves no empty folder either
             folder.rmdir()
+        code = machine_errno(error) or _full_disk(error, folder)
+        if code is not None and not isinstance(error, OSError):  # a library's "(os error 28)": the disk, named
+            raise OSError(code, os.strerror(code), str(folder)) from error
         raise
     shutil.rmtree(staging, ignore_errors=True)
+
+
+EARLIER_PREFIX = ".earlier-"
+
+
+def _movable(path: Path) -> bool:
+    # The hidden staging folders and the checkpoints (a resumed run's own) stay where they are.
+    return not path.name.startswith(".") and not (path.name.startswith("checkpoint-") and path.is_dir())
+
+
+@contextlib.contextmanager
+def keeping_earlier_files(folder: str | os.PathLike, discard: tuple[str, ...] = ()) -> Iterator[None]:
+    """Around the writes that end a run in `folder`: the earlier files (its top level, but the checkpoints) wait aside
+    in a hidden folder on the same disk (a rename: no space needed). If the block fails (a full disk half-way), what
+    it wrote is removed and the earlier files come back, the folder as it was; if it ends well, the earlier files it
+    did not replace come back, but for the names in `discard` (an earlier run's files the new one must not leave)."""
+    folder = Path(folder)
+    created = not folder.exists()
+    folder.mkdir(parents=True, exist_ok=True)
+    aside = Path(tempfile.mkdtemp(prefix=EARLIER_PREFIX, dir=folder))
+    earlier = [path for path in sorted(folder.iterdir()) if path != aside and _movable(path)]
+    try:
+        for path in earlier:
+            os.rename(path, aside / path.name)
+        yield
+    except BaseException as error:
+        for path in folder.iterdir():
+            if path != aside and _movable(path):
+                shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+        for path in aside.iterdir():
+            os.rename(path, folder / path.name)
+        aside.rmdir()
+        if created and not any(folder.iterdir()):
+            folder.rmdir()
+        if isinstance(error, OSError) and error.errno is not None and error.filename is None:  # a flush on close
+            raise OSError(error.errno, error.strerror, str(folder)) from error
+        raise
+    for path in aside.iterdir():
+        if path.name not in discard and not os.path.lexists(folder / path.name):
+            os.rename(path, folder / path.name)
+    shutil.rmtree(aside)

@@ -8,6 +8,7 @@ import contextlib
 import errno
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -47,6 +48,13 @@ def describe_os_error(error: OSError) -> str | None:
     what, advice = meaning
     paths = " -> ".join(str(name) for name in (error.filename, error.filename2) if name is not None)
     return f"{paths or 'a file'}: {what}; {advice}"
+
+
+def machine_errno(error: BaseException) -> int | None:
+    """The `errno` of the machine's error that a Rust library (safetensors, tokenizers) reports in its message as
+    "... (os error 28)", when it is one of `USER_OS_ERRORS`; None otherwise."""
+    found = re.search(r"\(os error (\d+)\)", str(error))
+    return int(found.group(1)) if found and int(found.group(1)) in USER_OS_ERRORS else None
 
 
 def one_line(error: BaseException) -> str:

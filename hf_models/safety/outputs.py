@@ -109,6 +109,11 @@ def check_output_dir(
         raise UsageError("--output_dir is empty: give the folder to write to")
     output_dir = Path(output_dir)
     inputs = list(inputs)
+    if output_dir.is_symlink() and not output_dir.exists():
+        raise UsageError(
+            f"--output_dir {output_dir} is a symbolic link to {os.readlink(output_dir)}, which does not exist: "
+            "remove the link, or make the folder it points to"
+        )
     check_not_input(output_dir, inputs, "--output_dir")
     if output_dir.exists() and not output_dir.is_dir():
         raise UsageError(f"--output_dir {output_dir} is a file, not a folder; pick a folder")

@@ -381,6 +381,8 @@ def build_parser(groups: Sequence[FlagGroup], **parser_kwargs) -> HfArgumentPars
 
 def read_arguments_file(path: str) -> dict:
     """The flags of an arguments file (`configs/...json`): one JSON object of flag names and values."""
+    if os.path.isdir(path):
+        raise UsageError(f"{path} is a folder, not an arguments file; give the JSON file of flags")
     if not os.path.isfile(path):
         raise UsageError(f"{path}: arguments file not found")
     try:
@@ -397,10 +399,12 @@ def read_arguments_file(path: str) -> dict:
     return values
 
 
-def _flag_tokens(action: argparse.Action, value) -> list[str]:
-    """`value` of a file as the command line would give it to `action`."""
+def _flag_tokens(action: argparse.Action, value, path: str) -> list[str]:
+    """`value` of a file as the command line would give it to `action`; a switch takes true or false only."""
     flag = action.option_strings[0]
     if action.nargs == 0:  # store_true / store_false: the flag alone, when the file asks for its constant
+        if not isinstance(value, bool):
+            raise UsageError(f"{path}: {flag[2:]!r} is a switch: give true or false (JSON), not {json.dumps(value)}")
         return [flag] if value == action.const else []
     if isinstance(value, list):
         return [flag, *map(str, value)]
@@ -429,10 +433,12 @@ def expand_arguments_file(parser: argparse.ArgumentParser, args: Sequence[str], 
             raise UsageError(f"{path}: key {key!r} is now {RENAMED_FLAGS[key]!r} ({parser.prog} -h)")
         if action is None or action.dest != key or key == "help":
             raise UsageError(f"{path}: unknown key {key!r}: {parser.prog} has no --{key} flag ({parser.prog} -h)")
-        if value is None:
+        if value is None:  # null: the flag's own "not given", where it has one
+            if action.required or action.default is not None:
+                raise UsageError(f"{path}: {key!r} is null; give it a value, or drop the key for its default")
             parser.set_defaults(**{key: None})
         else:
-            tokens += _flag_tokens(action, value)
+            tokens += _flag_tokens(action, value, path)
 
     def file_error(message: str):
         if not message.startswith("the following arguments are required"):  # the command line may give those

@@ -27,6 +27,7 @@ from ..small_encoder import SmallEncoderConfig
 from .arguments import ModelArguments
 from .plateau import PLATEAU_KEYS
 from .plots import plot_curves
+from .trainer import saving_run
 
 __all__ = ["RunTimer", "finish_run", "model_source", "run_results", "write_report"]
 
@@ -120,6 +121,7 @@ def write_report(
     return path
 
 
+@saving_run
 def finish_run(
     trainer: Trainer,
     arguments: Sequence[Any],

@@ -3,6 +3,7 @@ callback, batches of similar lengths in random order, and the final loss."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -12,11 +13,21 @@ from torch.utils.data import Sampler, SequentialSampler
 from transformers import PreTrainedModel, PreTrainedTokenizerBase, Trainer, TrainerCallback, TrainingArguments
 from transformers.trainer_pt_utils import LengthGroupedSampler
 
-from ..safety import saving_into
+from ..safety import keeping_earlier_files, saving_into
 from ..textio import atomic_write
 from .plots import PlotCallback
 
-__all__ = ["ReproducibleTrainer", "ShuffledLengthBuckets", "last_logged", "quiet_defaults", "train_model"]
+__all__ = [
+    "ReproducibleTrainer",
+    "ShuffledLengthBuckets",
+    "last_logged",
+    "quiet_defaults",
+    "saving_run",
+    "train_model",
+]
+
+# Files of an earlier run that a new one in the same folder removes when it has none of its own (no evaluation).
+STALE_RESULTS = ("train_results.json", "eval_results.json")
 
 
 class ShuffledLengthBuckets(Sampler[int]):
@@ -138,7 +149,7 @@ def train_model(
         eval_dataset=eval_dataset,
         processing_class=tokenizer,
         data_collator=data_collator,
-        callbacks=[PlotCallback(), *callbacks],
+        callbacks=[PlotCallback(training_args.output_dir), *callbacks],
         length_buckets=length_buckets,
         **trainer_kwargs,
     )
@@ -167,3 +178,24 @@ def quiet_defaults(training_args: TrainingArguments, model: torch.nn.Module) -> 
 def last_logged(trainer: Trainer, key: str = "loss", default: float | None = None) -> float | None:
     """The last value of `key` in the trainer's log history (the final training loss), else `default`."""
     return next((entry[key] for entry in reversed(trainer.state.log_history) if key in entry), default)
+
+
+def saving_run(finish: Callable[..., Any]) -> Callable[..., Any]:
+    """`finish(trainer, ...)`, the writes that end a run, all or nothing on the main process: a failure half-way (a
+    full disk) leaves the folder as it was before them (`safety.keeping_earlier_files`), an earlier run's files
+    included, and no plot this run drew into a new folder."""
+
+    @functools.wraps(finish)
+    def wrapper(trainer: Trainer, *args: Any, **kwargs: Any) -> Any:
+        if not trainer.is_world_process_zero():
+            return finish(trainer, *args, **kwargs)
+        try:
+            with keeping_earlier_files(trainer.args.output_dir, discard=STALE_RESULTS):
+                return finish(trainer, *args, **kwargs)
+        except BaseException:
+            for callback in trainer.callback_handler.callbacks:
+                if isinstance(callback, PlotCallback):
+                    callback.discard(trainer.args.output_dir)
+            raise
+
+    return wrapper
