@@ -7,6 +7,7 @@ repaired and reported in one counted `DataWarning` per file. No row is dropped s
 
 from __future__ import annotations
 
+import math
 import os
 import warnings
 import zlib
@@ -276,6 +277,13 @@ def load_text_corpus(
     if len(corpus) == 0:
         raise DataError(f"no text in {', '.join(map(str, files))}")
     if validation_fraction > 0:
+        held_out = math.ceil(len(corpus) * validation_fraction)  # as `train_test_split` rounds
+        if not 0 < held_out < len(corpus):
+            raise DataError(
+                f"{', '.join(map(str, files))}: {len(corpus)} line(s) of text (one document per line) cannot be "
+                f"split into training and {validation_fraction:.0%} validation lines; give more lines, or "
+                "--validation_files"
+            )
         split = corpus.train_test_split(test_size=validation_fraction, seed=seed, shuffle=True)
         return DatasetDict({"train": split["train"], "validation": split["test"]})
     return DatasetDict({"train": corpus})

@@ -161,6 +161,10 @@ def command_line(main: Callable[[Sequence[str] | None], Any], argv: Sequence[str
     try:
         with _parser_errors_raised():
             result = main(argv)
+    except KeyboardInterrupt as interrupt:  # Ctrl-C: one line (a training run's says its last checkpoint), 130
+        if _is_first_process():
+            print(f"error: {one_line(interrupt) if str(interrupt) else 'interrupted'}", file=sys.stderr)
+        return 130
     except SystemExit as exit_:  # `raise SystemExit("message")`, a script's way to refuse: one line too
         if not isinstance(exit_.code, str):
             raise

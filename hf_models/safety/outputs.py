@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..textio import UsageError
 
-__all__ = ["Inputs", "check_not_input", "check_output_dir", "check_output_file", "used_files"]
+__all__ = ["Inputs", "check_checkpoint", "check_not_input", "check_output_dir", "check_output_file", "used_files"]
 
 # `(flag, path)` pairs: what a command reads, by the flag that named it. A folder stands for its files too.
 Inputs = Iterable[tuple[str, "str | os.PathLike | None"]]
@@ -135,3 +135,24 @@ def check_output_dir(
         f"--output_dir {output_dir} already holds earlier output ({shown}); pick a new folder, or add {flag} to "
         f"replace it{resume_hint}"
     )
+
+
+def check_checkpoint(checkpoint: str | bool | None) -> None:
+    """`--resume_from_checkpoint FOLDER` names a checkpoint Trainer saved (`checkpoint-N`, with its
+    `trainer_state.json`), not a folder of other files (code, a model alone) nor a finished run's folder, which
+    Trainer would take for one, resuming another run's weights and step as if they were this run's."""
+    if not isinstance(checkpoint, str) or not checkpoint or checkpoint.lower() in ("true", "false"):
+        return  # not given, or Trainer's own "the last checkpoint of --output_dir"
+    folder = Path(checkpoint)
+    if not folder.is_dir():
+        raise UsageError(f"--resume_from_checkpoint {checkpoint}: no such folder; give a checkpoint-N folder")
+    if (folder / "run_record.json").is_file():
+        raise UsageError(
+            f"--resume_from_checkpoint {checkpoint} is a finished run's folder, not a checkpoint: resume from one of "
+            "its checkpoint-N folders, or start from its model with --model_name_or_path"
+        )
+    if not (folder / "trainer_state.json").is_file():
+        raise UsageError(
+            f"--resume_from_checkpoint {checkpoint} holds no trainer_state.json: it is not a checkpoint Trainer "
+            "saved (a checkpoint-N folder of a run with --save_strategy steps or epoch)"
+        )

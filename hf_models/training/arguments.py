@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from transformers.hf_argparser import HfArgumentParser  # transformers' lazy package, without torch
 
-from ..safety.outputs import check_output_dir
+from ..safety.outputs import check_checkpoint, check_output_dir
 from ..safety.ranges import (
     NON_NEGATIVE,
     POSITIVE,
@@ -545,6 +545,7 @@ def check_run_output(
     model, the tokenizer, `inputs`) nor a used folder, unless `--overwrite_output_dir` or
     `--resume_from_checkpoint`. `fitted_otherwise`: zero training steps are allowed (`check_training_arguments`)."""
     check_training_arguments(training_args, fitted_otherwise)
+    check_checkpoint(training_args.resume_from_checkpoint)
     check_output_dir(
         training_args.output_dir,
         overwrite=model_args.overwrite_output_dir,

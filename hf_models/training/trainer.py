@@ -4,6 +4,7 @@ callback, batches of similar lengths in random order, and the final loss."""
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ import torch
 from torch.utils.data import Sampler, SequentialSampler
 from transformers import PreTrainedModel, PreTrainedTokenizerBase, Trainer, TrainerCallback, TrainingArguments
 from transformers.trainer_pt_utils import LengthGroupedSampler
+from transformers.trainer_utils import get_last_checkpoint
 
 from ..safety import keeping_earlier_files, saving_into
 from ..textio import atomic_write
@@ -156,10 +158,21 @@ def train_model(
     trainer.share_on_hub = share
     if training_args.max_steps <= 0 and training_args.num_train_epochs == 0:
         return trainer, {"train_samples": len(train_dataset), "train_steps": 0, "final_train_loss": None}
-    result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
+    try:
+        result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
+    except KeyboardInterrupt:  # Ctrl-C: one line that says where to continue from (`safety.command_line`)
+        raise KeyboardInterrupt(interrupted_run(training_args.output_dir)) from None
     metrics = {**result.metrics, "train_samples": len(train_dataset)}
     metrics["final_train_loss"] = last_logged(trainer, "loss", default=result.training_loss)
     return trainer, metrics
+
+
+def interrupted_run(output_dir: str) -> str:
+    """What an interrupted run leaves: its last checkpoint and how to continue from it, or that it saved none."""
+    last = get_last_checkpoint(output_dir) if os.path.isdir(output_dir) else None
+    if last is None:
+        return "interrupted before any checkpoint was saved (--save_strategy steps or epoch saves some)"
+    return f"interrupted; continue with the same flags and --resume_from_checkpoint {last}"
 
 
 def quiet_defaults(training_args: TrainingArguments, model: torch.nn.Module) -> None:
