@@ -24,7 +24,7 @@ from pathlib import Path
 from hf_models.data.loaders import detokenize_spm
 from hf_models.safety import check_flag_ranges, check_output_file, command_line
 from hf_models.safety.ranges import NON_NEGATIVE, SEED, Range
-from hf_models.textio import atomic_write, atomic_write_text, iter_text_lines, read_lines
+from hf_models.textio import UsageError, atomic_write, atomic_write_text, iter_text_lines, read_lines
 from hf_models.training import HelpFormatter, expand_arguments_file
 
 
@@ -36,8 +36,15 @@ def birthplace_tune(data_root: Path, out: Path, fraction: float, seed: int) -> N
     lines = [line for line in read_lines(src / "birth_places_train.tsv") if line.strip()]
     random.Random(seed).shuffle(lines)
     n_held = round(len(lines) * fraction)
-    atomic_write_text(dst / "birth_places_train.tsv", "\n".join(lines[n_held:]) + "\n")
-    atomic_write_text(dst / "birth_dev.tsv", "\n".join(lines[:n_held]) + "\n")
+    split = {"birth_places_train.tsv": lines[n_held:], "birth_dev.tsv": lines[:n_held]}
+    for name, kept in split.items():  # run again, the same split is kept; another seed or fraction is refused
+        if (dst / name).is_file() and (dst / name).read_text(encoding="utf-8") != "\n".join(kept) + "\n":
+            raise UsageError(
+                f"{dst / name} holds another split (another --seed or --tune_fraction): the runs tuned on it would "
+                "no longer match; remove the folder to prepare it again, or pick another --out"
+            )
+    for name, kept in split.items():
+        atomic_write_text(dst / name, "\n".join(kept) + "\n")
     for name in ("wiki.txt", "birth_test_inputs.tsv"):
         link = dst / name
         if link.is_symlink() or link.exists():
@@ -101,6 +108,9 @@ def main(argv: list[str] | None = None) -> None:
     # `sentiment-corpus CONFIG.json --data_root ...`: a config file's values (configs/altegrad/*/corpus.json)
     args = parser.parse_args(expand_arguments_file(parser, sys.argv[1:] if argv is None else argv, position=1))
     check_flag_ranges(args, ranges=FLAG_RANGES)
+    for flag in ("data_root", "out"):
+        if not getattr(args, flag).strip():
+            raise UsageError(f"--{flag} is empty: give a folder")
     if args.what == "birthplace-tune":
         birthplace_tune(Path(args.data_root), Path(args.out), args.tune_fraction, args.seed)
     else:

@@ -18,7 +18,7 @@ from hf_models import SmallEncoderForCausalLM
 from hf_models.data import BIRTHPLACE_FILES, load_birthplace, read_lines
 from hf_models.hub import write_run_card
 from hf_models.metrics import load_metric
-from hf_models.run_record import Evaluation, RunRecord, model_reference, updating_record
+from hf_models.run_record import Evaluation, RunRecord, model_reference, read_record, updating_record
 from hf_models.safety import check_output_file
 from hf_models.textio import UsageError, atomic_write_text
 from hf_models.tokenization import BPE, resolve_tokenizer
@@ -127,15 +127,37 @@ def _evaluation_outputs(model_args: ModelArguments, bp_args: BirthplaceArguments
             for p in Path(model_args.model_name_or_path).iterdir()
             if not p.name.startswith(("predictions", "report"))
         ]
+    if output_dir:
+        _check_evaluation_folder(output_dir, model_args.model_name_or_path, bp_args.data_dir)
     for path in [p for p in (predictions_file, report) if p]:
         what = "--predictions_file" if path == predictions_file else "the report"
-        check_output_file(path, [*data_files(bp_args), *model_files], what)
+        check_output_file(path, [*data_files(bp_args), *model_files], what, inside=path == report)
         if os.path.exists(path) and not model_args.overwrite_output_dir:
             raise UsageError(
                 f"{path} already exists; pick another --output_dir or --predictions_file, or add "
                 "--overwrite_output_dir to replace it"
             )
     return output_dir, predictions_file, report
+
+
+def _check_evaluation_folder(output_dir: str, model: str | None, data_dir: str | None) -> None:
+    """`evaluate` writes a report and adds its scores to the run record of `output_dir`: never into the data folder,
+    and never into the record of another model than the one evaluated (a baseline's scores may go beside a model's)."""
+    folder = Path(output_dir).resolve()
+    if data_dir and folder.is_relative_to(Path(data_dir).resolve()):
+        raise UsageError(
+            f"--output_dir {output_dir} is --data_dir {data_dir} or lies inside it: evaluate never writes into its "
+            "data folder; pick another --output_dir (the model's own folder, say)"
+        )
+    if not model or (os.path.isdir(model) and folder == Path(model).resolve()):
+        return
+    record = read_record(folder) if folder.is_dir() else None
+    if record is not None and record.evaluated_model != model_reference(model):
+        whose = f"of {record.evaluated_model}" if record.evaluated_model else f"of another run ({record.task})"
+        raise UsageError(
+            f"--output_dir {output_dir} holds the run record {whose}: the scores of {model} would be added to it; "
+            "give the model's own folder, or a new --output_dir"
+        )
 
 
 def _output_name(bp_args: BirthplaceArguments) -> str:
