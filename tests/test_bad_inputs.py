@@ -27,6 +27,7 @@ import pytest
 import torch
 from tiny import EVALUATE_QUIET, TINY_ONE_LAYER
 from tiny import QUIET_ERRORS_ONLY as QUIET
+from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
 from hf_models import app, convert
 from hf_models.safety import command_line, saving_into
@@ -54,6 +55,7 @@ COMMANDS: dict[str, Callable] = {
     "plot_sentiment": _script("benchmarks/plot_sentiment.py", "plot_sentiment_bad_inputs").main,
     "convert": convert.main,
     "app": app.main,
+    "app_load": app.load_models,  # the app's models, loaded as it serves them (it would serve them next)
 }
 
 
@@ -113,6 +115,37 @@ def _files(root: Path, data: Path) -> None:
     (root / "out_with_link" / "tokenizer.json").symlink_to(root / "tok" / "tokenizer.json")
 
 
+def _round4(root: Path, data: Path) -> None:
+    """Earlier work for the last kinds: a run to overwrite (its plot included), a folder of no text, a corpus of one
+    huge line, a dangling output link, a folder of code files only, arguments files with a switch as a string and
+    a null count, a folder named like one, a prepared split, a model whose tokenizer outgrew its vocabulary, and a
+    one-layer, one-head model."""
+    shutil.copytree(root / "model", root / "old_run")
+    (root / "no_text").mkdir()
+    (root / "no_text" / ".notes").write_text("hidden, not text to train on")
+    (root / "one_line.txt").write_text(" ".join(["mot"] * 4000) + "\n")
+    (root / "dangling_out").symlink_to(root / "nowhere_out")
+    (root / "code_only").mkdir()
+    for code in (root / "model").glob("*.py"):
+        shutil.copy(code, root / "code_only")
+    (root / "folder.json").mkdir()
+    switch = {"files": [str(data / "wiki.txt")], "vocab_size": 300, "no_progress": "false", "output_dir": "x"}
+    (root / "switch_as_string.json").write_text(json.dumps(switch))
+    (root / "null_count.json").write_text(json.dumps({"news_lines": None}))
+    shutil.copytree(data, root / "prep_root" / "birthplace")
+    prepare_data = COMMANDS["prepare_data"]
+    prepare_data(["birthplace-tune", "--data_root", str(root / "prep_root"), "--out", str(root / "prepared")])
+    shutil.copytree(root / "model", root / "tokenizer_past_vocab")
+    tokenizer = AutoTokenizer.from_pretrained(root / "model")
+    tokenizer.add_tokens([f"<extra_{i}>" for i in range(8)])
+    tokenizer.save_pretrained(root / "tokenizer_past_vocab")
+    one_head = ["--config_overrides", TINY_ONE_LAYER.replace("num_attention_heads=2", "num_attention_heads=1")]
+    birthplace.main(
+        ["pretrain", "--data_dir", str(data), "--output_dir", str(root / "one_head"), "--tokenizer_name_or_path"]
+        + [str(root / "tok"), *one_head, *STEPS]
+    )
+
+
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory, synthetic_birthplace_dir: Path, tiny_tokenizer_dir: Path) -> Path:
     """A folder of earlier work: data, a tokenizer, a causal and a masked LM, and damaged copies of them."""
@@ -138,18 +171,24 @@ def world(tmp_path_factory: pytest.TempPathFactory, synthetic_birthplace_dir: Pa
     _copy(tok, root / "bad_tokenizer", _write("tokenizer.json", '{"version": "1.0", "model": 3}'))
     _copy(tok, root / "broken_tokenizer_config", _write("tokenizer_config.json", "{broken"))
     _files(root, data)
+    _round4(root, data)
     return root
 
 
 @dataclass(frozen=True)
 class Row:
     """A command, its arguments (`{root}`: the folder of earlier work), what its one line says, and the error the
-    machine gives to writes under `{root}/new` (`(errno, whether folders fail too)`), if any."""
+    machine gives to writes under `{root}/new` or `failing_under` (`(errno, whether folders fail too)`), if any."""
 
     command: str
     argv: list[str]
     expected: str
     failing_writes: tuple[int, bool] | None = None
+    # the folder under `{root}` whose writes fail, and the file names that fail there (all when empty): a disk that
+    # fills half-way through a save
+    failing_under: str = "new"
+    failing_names: tuple[str, ...] = ()
+    patch: Callable[[pytest.MonkeyPatch], None] | None = None  # the machine's answer that no write patch reaches
 
 
 NEW = "{root}/new"  # a fresh output folder: the error must come before anything is written there
@@ -341,7 +380,82 @@ ROWS: dict[str, Row] = {
         "corrupt.pt: not a PyTorch state dict, or a corrupt one",
     ),
     "app-over-a-missing-model-folder": Row("app", ["{root}/no_such_run"], "no_such_run: no such run folder"),
+    # 6. round 4: the last kinds, one row each
+    "full-disk-half-way-through-an-overwrite": Row(
+        "pretrain",
+        _pre("--output_dir", "{root}/old_run", "--overwrite_output_dir", "--max_steps", "1"),
+        "old_run/all_results.json: no space left on the device",
+        (errno.ENOSPC, False),
+        failing_under="old_run",
+        failing_names=("all_results.json",),
+    ),
+    "full-disk-half-way-through-a-new-run": Row(
+        "pretrain",
+        _pre("--max_steps", "1"),
+        "new/all_results.json: no space left on the device",
+        (errno.ENOSPC, False),
+        failing_names=("all_results.json",),
+    ),
+    "full-disk-in-the-tokenizers-library": Row(
+        "train_tokenizer",
+        _tok("--overwrite_output_dir", output="{root}/old_run"),
+        "old_run: no space left on the device",
+        patch=lambda patch: patch.setattr(PreTrainedTokenizerFast, "save_pretrained", _rust_full_disk),
+    ),
+    "output-dir-a-dangling-link": Row(
+        "train_tokenizer", _tok(output="{root}/dangling_out"), "is a symbolic link to {root}/nowhere_out"
+    ),
+    "output-dir-a-link-to-the-corpus": Row(
+        "train_tokenizer", _tok(output="{root}/dev_link.tsv", files="{root}/data/birth_dev.tsv"), "is also --files"
+    ),
+    "a-folder-of-no-text": Row("pretrain", _pre("--train_files", "{root}/no_text"), "no_text: the folder holds no"),
+    "one-huge-line-to-split": Row(
+        "pretrain", _pre("--train_files", "{root}/one_line.txt"), "one_line.txt: 1 line(s) of text"
+    ),
+    "app-over-truncated-weights": Row("app", ["{root}/truncated"], "model.safetensors) cannot be read"),
+    "app-over-a-tokenizer-past-the-vocabulary": Row("app_load", ["{root}/tokenizer_past_vocab"], "its tokenizer has"),
+    "resume-from-code-files-only": Row(
+        "pretrain", _pre("--resume_from_checkpoint", "{root}/code_only"), "code_only holds no trainer_state.json"
+    ),
+    "resume-from-another-tasks-run-folder": Row(
+        "birthplace",
+        _finetune("{root}/model", "--resume_from_checkpoint", "{root}/mlm"),
+        "mlm is a finished run's folder, not a checkpoint",
+    ),
+    "evaluate-into-another-models-record": Row(
+        "birthplace",
+        _bp("evaluate", "--model_name_or_path", "{root}/one_head", "--output_dir", "{root}/model"),
+        "holds the run record",
+    ),
+    "evaluate-into-its-data-folder": Row(
+        "birthplace",
+        _bp("evaluate", "--london_baseline", "--output_dir", "{root}/data"),
+        "evaluate never writes into its data folder",
+    ),
+    "prepare-again-with-another-seed": Row(
+        "prepare_data",
+        ["birthplace-tune", "--data_root", "{root}/prep_root", "--out", "{root}/prepared", "--seed", "1"],
+        "holds another split",
+    ),
+    "prepare-into-an-empty-out": Row(
+        "prepare_data", ["birthplace-tune", "--data_root", "{root}/prep_root", "--out", ""], "--out is empty"
+    ),
+    "arguments-file-a-folder": Row("pretrain", ["{root}/folder.json"], "folder.json is a folder"),
+    "arguments-file-switch-as-a-string": Row(
+        "train_tokenizer", ["{root}/switch_as_string.json", "--output_dir", NEW], "'no_progress' is a switch"
+    ),
+    "arguments-file-null-count": Row(
+        "prepare_data",
+        ["sentiment-corpus", "{root}/null_count.json", "--data_root", "{root}", "--out", NEW],
+        "'news_lines' is null",
+    ),
 }
+
+
+def _rust_full_disk(self, save_directory, *args, **kwargs):
+    """The tokenizers library on a full disk: a first file written, then its Rust error (no errno, no file)."""
+    (Path(save_directory) / "tokenizer.json").write_text("{half a tokenizer")
+    raise Exception("No space left on device (os error 28)")
 
 
 def _snapshot(root: Path) -> dict[str, str]:
@@ -358,13 +472,19 @@ def _snapshot(root: Path) -> dict[str, str]:
     return files
 
 
-def _failing_writes(monkeypatch: pytest.MonkeyPatch, under: Path, code: int, folders: bool) -> None:
-    """The machine's answer to every write under `under` (a full disk, a read-only or forbidden folder): opening a
-    file for writing, and with `folders` making a folder, raise `OSError(code)`."""
+def _failing_writes(
+    monkeypatch: pytest.MonkeyPatch, under: Path, code: int, folders: bool, names: tuple[str, ...] = ()
+) -> None:
+    """The machine's answer to every write under `under` (a full disk, a read-only or forbidden folder), or with
+    `names` to the writes of those file names only (a disk that fills half-way): opening a file for writing, and
+    with `folders` making a folder, raise `OSError(code)`."""
     under = under.resolve()
 
     def inside(path) -> bool:
-        return not isinstance(path, int) and Path(os.fsdecode(path)).resolve().is_relative_to(under)
+        if isinstance(path, int):
+            return False
+        path = Path(os.fsdecode(path))
+        return path.resolve().is_relative_to(under) and (not names or path.name in names)
 
     def fail(path):
         raise OSError(code, os.strerror(code), os.fsdecode(path))
@@ -409,7 +529,9 @@ def test_a_bad_input_is_one_line_exit_2_and_changes_nothing(
     capsys.readouterr()
     with monkeypatch.context() as patch:
         if row.failing_writes:
-            _failing_writes(patch, world / "new", *row.failing_writes)
+            _failing_writes(patch, world / row.failing_under, *row.failing_writes, names=row.failing_names)
+        if row.patch:
+            row.patch(patch)
         status = command_line(COMMANDS[row.command], argv)
     err = capsys.readouterr().err
     errors = [line for line in err.splitlines() if line.startswith("error:")]
@@ -520,3 +642,43 @@ def test_throughput_writes_results_json_only_when_asked() -> None:
     throughput = _script("benchmarks/throughput.py", "throughput_bad_inputs")
     assert throughput.parse_args([]).results_json is None  # a trial setting prints only
     assert throughput.parse_args(["--results_json", "r.json"]).results_json == Path("r.json")
+
+
+def test_ctrl_c_prints_one_line_and_leaves_a_checkpoint_that_resumes(
+    world: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    """Ctrl-C at the third step: one line that names the last checkpoint (exit 130, the shell's for Ctrl-C), and
+    the same command with --resume_from_checkpoint ends the run from there."""
+    from hf_models.training import ReproducibleTrainer
+
+    run = tmp_path / "run"
+    argv = [a.format(root=world) for a in _pre("--output_dir", str(run), "--max_steps", "3")]
+    argv += ["--save_strategy", "steps", "--save_steps", "1"]
+    real_step, steps = ReproducibleTrainer.training_step, []
+
+    def interrupted_step(self, *args, **kwargs):
+        steps.append(1)
+        if len(steps) == 3:
+            raise KeyboardInterrupt
+        return real_step(self, *args, **kwargs)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(ReproducibleTrainer, "training_step", interrupted_step)
+        assert command_line(pretraining.main, argv) == 130
+    err = capsys.readouterr().err
+    assert [line for line in err.splitlines() if line.startswith("error:")] == [
+        f"error: interrupted; continue with the same flags and --resume_from_checkpoint {run / 'checkpoint-2'}"
+    ], err
+    assert "Traceback" not in err
+    assert command_line(pretraining.main, [*argv, "--resume_from_checkpoint", str(run / "checkpoint-2")]) == 0
+    assert json.loads((run / "trainer_state.json").read_text())["global_step"] == 3
+
+
+def test_a_one_layer_one_head_model_is_shown_in_the_app(world: Path) -> None:
+    """Gradio refuses a slider from 0 to 0: the app still builds, and draws the one head's attention."""
+    pytest.importorskip("gradio")
+    models = app.load_models([str(world / "one_head")])
+    assert (models[0].model.config.num_hidden_layers, models[0].model.config.num_attention_heads) == (1, 1)
+    app.build_app(models)
+    attention = app.attention_map(models[0], "Where was Ada born?", 0, 0)
+    assert attention.weights.shape == (len(attention.tokens), len(attention.tokens))
