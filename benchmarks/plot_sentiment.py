@@ -20,7 +20,7 @@ import numpy as np
 
 from hf_models.run_record import RECORD_FILE, read_record
 from hf_models.safety import check_output_file, command_line
-from hf_models.textio import atomic_write
+from hf_models.textio import UsageError, atomic_write
 from hf_models.training import HelpFormatter
 
 
@@ -29,6 +29,11 @@ def accuracy_per_epoch(run_dir: str | Path) -> tuple[list[float], list[float]]:
     record = read_record(run_dir)
     if record is None:
         raise FileNotFoundError(f"{run_dir}: no {RECORD_FILE}; pass the --output_dir of recipes/finetune_sentiment.py")
+    if record.task != "sentiment":  # another kind of run has no accuracy per epoch to draw
+        raise UsageError(
+            f"{run_dir} is a {record.task or 'task-less'} run, not a sentiment one: pass the --output_dir of "
+            "recipes/finetune_sentiment.py"
+        )
     return record.accuracy_per_epoch()
 
 

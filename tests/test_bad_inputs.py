@@ -53,6 +53,8 @@ COMMANDS: dict[str, Callable] = {
     "prepare_data": _script("recipes/prepare_data.py", "prepare_data_bad_inputs").main,
     "tfidf": _script("benchmarks/tfidf_baseline.py", "tfidf_bad_inputs").main,
     "plot_sentiment": _script("benchmarks/plot_sentiment.py", "plot_sentiment_bad_inputs").main,
+    "plot_birthplace": _script("benchmarks/plot_birthplace.py", "plot_birthplace_bad_inputs").main,
+    "course_table": _script("benchmarks/course_table.py", "course_table_bad_inputs").main,
     "convert": convert.main,
     "app": app.main,
     "app_load": app.load_models,  # the app's models, loaded as it serves them (it would serve them next)
@@ -448,6 +450,21 @@ ROWS: dict[str, Row] = {
         "prepare_data",
         ["sentiment-corpus", "{root}/null_count.json", "--data_root", "{root}", "--out", NEW],
         "'news_lines' is null",
+    ),
+    "max-predict-samples-0": Row(
+        "birthplace", _bp("evaluate", "--london_baseline", "--max_predict_samples", "0"), "--max_predict_samples 0"
+    ),
+    "max-predict-samples-negative": Row("sentiment", _cls("--max_predict_samples", "-1"), "--max_predict_samples -1"),
+    "plot-a-pretraining-run-as-sentiment": Row(
+        "plot_sentiment", ["--runs", "a={root}/model", "--output", "{root}/new/plot.png"], "not a sentiment one"
+    ),
+    "plot-a-missing-bench-folder": Row(
+        "plot_birthplace",
+        ["--bench_dir", "{root}/no_bench", "--output", "{root}/new/plot.png"],
+        "no_bench: no such folder",
+    ),
+    "table-of-a-missing-bench-folder": Row(
+        "course_table", ["cs224n", "--bench_dir", "{root}/no_bench"], "--bench_dir {root}/no_bench: no such folder"
     ),
 }
 

@@ -11,7 +11,15 @@ file in one step, check numeric flags where they are parsed, and turn the user's
 
 from .atomic import keeping_earlier_files, saving_into
 from .errors import USER_ERRORS, check_json_files, command_line, describe_os_error, one_line, reading
-from .outputs import Inputs, check_checkpoint, check_not_input, check_output_dir, check_output_file, used_files
+from .outputs import (
+    Inputs,
+    check_checkpoint,
+    check_count,
+    check_not_input,
+    check_output_dir,
+    check_output_file,
+    used_files,
+)
 from .ranges import Range, check_flag_ranges, check_paths_given
 
 __all__ = [
@@ -19,6 +27,7 @@ __all__ = [
     "Range",
     "USER_ERRORS",
     "check_checkpoint",
+    "check_count",
     "check_json_files",
     "check_flag_ranges",
     "check_not_input",

@@ -10,7 +10,15 @@ from pathlib import Path
 
 from ..textio import UsageError
 
-__all__ = ["Inputs", "check_checkpoint", "check_not_input", "check_output_dir", "check_output_file", "used_files"]
+__all__ = [
+    "Inputs",
+    "check_checkpoint",
+    "check_count",
+    "check_not_input",
+    "check_output_dir",
+    "check_output_file",
+    "used_files",
+]
 
 # `(flag, path)` pairs: what a command reads, by the flag that named it. A folder stands for its files too.
 Inputs = Iterable[tuple[str, "str | os.PathLike | None"]]
@@ -156,3 +164,10 @@ def check_checkpoint(checkpoint: str | bool | None) -> None:
             f"--resume_from_checkpoint {checkpoint} holds no trainer_state.json: it is not a checkpoint Trainer "
             "saved (a checkpoint-N folder of a run with --save_strategy steps or epoch)"
         )
+
+
+def check_count(flag: str, value: int | None) -> None:
+    """A count of examples to keep (`--max_predict_samples`): None for all of them, else at least 1 (0 would score
+    nothing, and a negative count would silently mean another number)."""
+    if value is not None and value < 1:
+        raise UsageError(f"{flag} {value}: give a count of at least 1, or leave it out for all of them")

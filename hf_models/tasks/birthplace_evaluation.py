@@ -19,7 +19,7 @@ from hf_models.data import BIRTHPLACE_FILES, load_birthplace, read_lines
 from hf_models.hub import write_run_card
 from hf_models.metrics import load_metric
 from hf_models.run_record import Evaluation, RunRecord, model_reference, read_record, updating_record
-from hf_models.safety import check_output_file
+from hf_models.safety import check_count, check_output_file
 from hf_models.textio import UsageError, atomic_write_text
 from hf_models.tokenization import BPE, resolve_tokenizer
 from hf_models.training import ModelArguments, RunTimer, check_block_size, load_pretrained, write_report
@@ -118,6 +118,7 @@ def _evaluation_outputs(model_args: ModelArguments, bp_args: BirthplaceArguments
         os.path.join(output_dir, f"predictions_{name}.txt") if output_dir else None
     )
     report = os.path.join(output_dir, f"report_evaluate_{name}.json") if output_dir else None
+    check_count("--max_predict_samples", bp_args.max_predict_samples)
     if bp_args.max_new_tokens <= 0:
         raise UsageError(f"--max_new_tokens {bp_args.max_new_tokens}: give a positive number of tokens")
     model_files = []  # the model's own files; its earlier predictions and reports are outputs

@@ -16,7 +16,7 @@ from transformers import DataCollatorWithPadding, TrainingArguments
 from transformers.trainer_utils import IntervalStrategy
 
 from hf_models import SmallEncoderForSequenceClassification
-from hf_models.safety import check_output_file
+from hf_models.safety import check_count, check_output_file
 from hf_models.textio import UsageError
 from hf_models.training import (
     GradualUnfreezingCallback,
@@ -95,6 +95,7 @@ def _check_before_training(model_args: ModelArguments, data_args: SentimentArgum
             "probe is the classifier; give a positive number of epochs"
         )
     check_run_output(model_args, training_args, [("--data_dir", data_args.data_dir)], fitted_otherwise=probe_only)
+    check_count("--max_predict_samples", data_args.max_predict_samples)
     predictions = predictions_path(training_args)
     data_dir = data_args.data_dir
     names = os.listdir(data_dir) if os.path.isdir(data_dir) else []
