@@ -55,6 +55,7 @@ COMMANDS: dict[str, Callable] = {
     "plot_sentiment": _script("benchmarks/plot_sentiment.py", "plot_sentiment_bad_inputs").main,
     "plot_birthplace": _script("benchmarks/plot_birthplace.py", "plot_birthplace_bad_inputs").main,
     "course_table": _script("benchmarks/course_table.py", "course_table_bad_inputs").main,
+    "push_to_hub": _script("push_to_hub.py", "push_to_hub_bad_inputs").main,
     "convert": convert.main,
     "app": app.main,
     "app_load": app.load_models,  # the app's models, loaded as it serves them (it would serve them next)
@@ -121,8 +122,11 @@ def _round4(root: Path, data: Path) -> None:
     """Earlier work for the last kinds: a run to overwrite (its plot included), a folder of no text, a corpus of one
     huge line, a dangling output link, a folder of code files only, arguments files with a switch as a string and
     a null count, a folder named like one, a prepared split, a model whose tokenizer outgrew its vocabulary, and a
-    one-layer, one-head model."""
+    one-layer, one-head model; for the export, a run folder with a stray weight shard and one with a corrupt record."""
     shutil.copytree(root / "model", root / "old_run")
+    shutil.copytree(root / "model", root / "stray_shard")
+    shutil.copy(root / "model" / "model.safetensors", root / "stray_shard" / "model-00001-of-00002.safetensors")
+    _copy(root / "model", root / "corrupt_record", _write("run_record.json", '{"task": "birthplace-qa",'))
     (root / "no_text").mkdir()
     (root / "no_text" / ".notes").write_text("hidden, not text to train on")
     (root / "one_line.txt").write_text(" ".join(["mot"] * 4000) + "\n")
@@ -450,6 +454,14 @@ ROWS: dict[str, Row] = {
         "prepare_data",
         ["sentiment-corpus", "{root}/null_count.json", "--data_root", "{root}", "--out", NEW],
         "'news_lines' is null",
+    ),
+    "export-a-stray-weight-shard": Row(
+        "push_to_hub",
+        ["{root}/stray_shard", "--dry_run", "--local_dir", NEW],
+        "stray weight shards model-00001-of-00002.safetensors",
+    ),
+    "export-a-corrupt-run-record": Row(
+        "push_to_hub", ["{root}/corrupt_record", "--dry_run", "--local_dir", NEW], "run_record.json: not a run record"
     ),
     "max-predict-samples-0": Row(
         "birthplace", _bp("evaluate", "--london_baseline", "--max_predict_samples", "0"), "--max_predict_samples 0"

@@ -233,8 +233,27 @@ def _check_run_dir(run_dir: Path) -> dict[str, Any]:
     head_of(config["architectures"][0])
     if not config.get("auto_map"):
         raise PushError(f"{run_dir}/config.json has no `auto_map`; save the model again with the current hf_models")
+    _check_shards(run_dir)
     check_weights(run_dir, config)
     return config
+
+
+def _check_shards(run_dir: Path) -> None:
+    """Weight shards that `model.safetensors.index.json` does not list (an earlier save's, or copied in by hand) would
+    be exported and loaded beside the model's own weights: refused, named."""
+    index = run_dir / "model.safetensors.index.json"
+    try:
+        listed = (
+            set(json.loads(index.read_text(encoding="utf-8"))["weight_map"].values()) if index.is_file() else set()
+        )
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        raise PushError(f"{index} is not a readable shard index; save the model again") from None
+    stray = sorted(p.name for p in run_dir.glob("model-*-of-*.safetensors") if p.name not in listed)
+    if stray:
+        raise PushError(
+            f"{run_dir}: stray weight shards {', '.join(stray)} (no model.safetensors.index.json lists them): they "
+            "come from another save; remove them, or export the folder the model was saved in, unchanged"
+        )
 
 
 def _expected_shapes(run_dir: Path, config: dict[str, Any]) -> tuple[dict[str, tuple[int, ...]], set[str]]:
@@ -326,6 +345,7 @@ def export_folder(
     run_dir, local_dir = Path(run_dir), Path(local_dir)
     config = _check_run_dir(run_dir)
     code_files(run_dir)
+    read_record(run_dir)  # a corrupt run record fails here, before anything is written
     _prepare_local_dir(local_dir, run_dir, overwrite)
     # Trainer saves use_cache=False; a shared model should use its KV cache in plain forwards too.
     config["use_cache"] = True
