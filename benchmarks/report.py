@@ -183,7 +183,12 @@ def stopped_runs_section(results: dict) -> list[str]:
     lines = ["## Runs stopped before their end", ""]
     lines += ["A lent machine's time limit stopped these steps; they have no result, only how far they got.", ""]
     body = [
-        [f"`{step}` ({key.removeprefix('stopped_runs_') or 'cpu'})", run["what"], run["hardware"], run["date"]]
+        [
+            f"`{step}` ({key.removeprefix('stopped_runs').removeprefix('_') or 'cpu'})",
+            run["what"],
+            run["hardware"],
+            run["date"],
+        ]
         for key, runs in entries.items()
         for step, run in runs.items()
     ]

@@ -1,24 +1,32 @@
 #!/usr/bin/env python
 """Mutation check: plant plausible bugs in the library, one at a time, and expect the tests to catch each one.
 
-Every mutant is an exact string replacement in one source file (under `hf_models/`, or `benchmarks/write_results.py`,
-`benchmarks/throughput.py`, `tokenizer/train_tokenizer.py`). For each mutant the tree is copied to a temporary folder
-(the working tree is never touched), the replacement is applied there, and the mutant's test files run with
-`PYTHONPATH` pointing at the copy. A mutant is *killed* when pytest reports failing tests (exit code 1). The copies
-have the real data beside them, as the checkout has (`<tmp>/shared -> <repo>/../shared`), so that the tests on the
-real files run there too.
+Every mutant is an exact string replacement in one source file (under `hf_models/`, `benchmarks/` or `tokenizer/`).
+For each mutant the tree is copied to a temporary folder (the working tree is never touched), the replacement is
+applied there, and the tests run with `PYTHONPATH` pointing at the copy, in two stages: first the mutant's nearest
+test files or node ids (`Mutant.tests`, seconds), then, only if the mutant survived them, the whole suite (minutes).
+A mutant is *killed* when pytest reports failing tests (exit code 1) at either stage; the record says which. The
+copies have the real data beside them, as the checkout has (`<tmp>/shared -> <repo>/../shared`), so that the tests
+on the real files run there too.
 
 A target string that is missing, or found more than once, stops the run before anything is executed: the list
-cannot rot silently when the code changes. An unmutated copy runs first and must pass.
+cannot rot silently when the code changes. An unmutated copy runs every mutant's nearest tests first (one pytest
+call) and must pass them; the whole suite runs on the unmutated copy once, the first time a mutant survives its
+nearest tests, and a test that fails there is left out of every mutant's whole-suite run (it is printed).
 
-    python tests/mutation/run_mutations.py            # all mutants (about half an hour on 2 cores)
+The list is `MUTANTS` (a tuple of `Mutant`, importable: `tests/test_mutation_list.py` and the docs' generator load
+this file with importlib); `--record FILE` writes each mutant's outcome, stage, first failing test and time as JSON.
+
+    python tests/mutation/run_mutations.py            # all mutants
     python tests/mutation/run_mutations.py --list     # names and the bug each one models
     python tests/mutation/run_mutations.py --only synthesizer-ignores-b2 span-always-masks-the-start
+    python tests/mutation/run_mutations.py --nearest-only   # no whole-suite stage for survivors
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -1268,12 +1276,15 @@ def copy_tree(destination: Path) -> Path:
     return destination
 
 
-def run_pytest(root: Path, tests: tuple[str, ...], timeout: float) -> tuple[int | None, str]:
-    """Exit code (None on timeout) and the output of a quiet, single-process, fail-fast pytest run in `root`."""
+def run_pytest(
+    root: Path, tests: tuple[str, ...], timeout: float, deselect: tuple[str, ...] = (), fail_fast: bool = True
+) -> tuple[int | None, str]:
+    """Exit code (None on timeout) and the output of a quiet, single-process (fail-fast) pytest run in `root`."""
     env = dict(os.environ, PYTHONPATH=str(root), OMP_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1")
     env.update(OFFLINE_ENVIRONMENT)
-    command = [sys.executable, "-m", "pytest", "-q", "-x", "-n", "0", "-p", "no:cacheprovider", "-p", "no:randomly"]
-    command += ["-W", "ignore::DeprecationWarning", *tests]
+    command = [sys.executable, "-m", "pytest", "-q", *(["-x"] if fail_fast else []), "-n", "0"]
+    command += ["-p", "no:cacheprovider", "-p", "no:randomly", "-W", "ignore::DeprecationWarning", *tests]
+    command += [f"--deselect={node}" for node in deselect]
     try:
         done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -1281,10 +1292,15 @@ def run_pytest(root: Path, tests: tuple[str, ...], timeout: float) -> tuple[int 
     return done.returncode, done.stdout + done.stderr
 
 
+def failures(output: str) -> list[str]:
+    """Every failing node id of a pytest run's summary (`-ra`)."""
+    return re.findall(r"^(?:FAILED|ERROR) (.+?)(?: - .*)?$", output, flags=re.MULTILINE)
+
+
 def first_failure(output: str) -> str:
     # The whole node id: a parameter id may hold spaces; pytest puts ` - ` before the message.
-    match = re.search(r"^(?:FAILED|ERROR) (.+?)(?: - .*)?$", output, flags=re.MULTILINE)
-    return match.group(1) if match else ""
+    found = failures(output)
+    return found[0] if found else ""
 
 
 def check_copy_imports_itself(root: Path) -> None:
@@ -1296,12 +1312,77 @@ def check_copy_imports_itself(root: Path) -> None:
         raise SystemExit(f"the copy in {root} imports hf_models from {where}: PYTHONPATH is not honoured")
 
 
+# The whole suite, as a mutant's second stage: the list's own check reads the mutated file (its target is gone there).
+WHOLE_SUITE = ("tests", "--ignore=tests/test_mutation_list.py")
+
+
+@dataclass
+class Outcome:
+    mutant: Mutant
+    status: str  # killed, SURVIVED, equivalent, ERROR
+    stage: str  # nearest, suite: where it was killed (or the last stage that ran)
+    detail: str
+    seconds: float
+
+
+class WholeSuite:
+    """The whole suite's second stage: the unmutated copy's run once, on first need; its failing tests (an
+    environment's, not a mutant's) are left out of every mutant's run."""
+
+    def __init__(self, tmp: Path, timeout: float):
+        self.tmp, self.timeout, self.broken = tmp, timeout, None
+
+    def known_failures(self) -> tuple[str, ...]:
+        if self.broken is None:
+            root, tick = copy_tree(self.tmp / "suite-baseline"), time.monotonic()
+            code, output = run_pytest(root, WHOLE_SUITE, self.timeout, fail_fast=False)
+            shutil.rmtree(root)
+            if code is None:
+                raise SystemExit(
+                    f"the unmutated copy's whole suite ran past {self.timeout:.0f} s: raise --suite-timeout"
+                )
+            broken = failures(output)
+            if code != 0 and not broken:
+                print(output[-3000:])
+                raise SystemExit(f"the unmutated copy's whole suite fails (exit {code}) without a failing test")
+            self.broken = tuple(broken)
+            print(
+                f"suite baseline: the unmutated copy passes the whole suite ({time.monotonic() - tick:.0f} s)", end=""
+            )
+            print(f", less {len(broken)} failing test(s) left out: {' '.join(broken)}" if broken else "", flush=True)
+        return self.broken
+
+
+def run_mutant(mutant: Mutant, root: Path, suite: WholeSuite | None, timeout: float) -> Outcome:
+    tick = time.monotonic()
+    target = root / mutant.path
+    target.write_text(target.read_text(encoding="utf-8").replace(mutant.old, mutant.new), encoding="utf-8")
+    stage, (code, output) = "nearest", run_pytest(root, mutant.tests, timeout)
+    if code == 0 and suite is not None and mutant.name not in EQUIVALENT:
+        broken = suite.known_failures()
+        stage, (code, output) = "suite", run_pytest(root, WHOLE_SUITE, suite.timeout, broken)
+    if code == 1:
+        status, detail = "killed", first_failure(output)
+    elif code is None:
+        status, detail = "killed", f"timeout after {timeout if stage == 'nearest' else suite.timeout:.0f} s"
+    elif code == 0:
+        status, detail = (
+            ("equivalent", EQUIVALENT[mutant.name]) if mutant.name in EQUIVALENT else ("SURVIVED", mutant.bug)
+        )
+    else:
+        status, detail = "ERROR", f"pytest exit code {code}: {output.strip().splitlines()[-1:]}"
+    return Outcome(mutant, status, stage, detail, time.monotonic() - tick)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--list", action="store_true", help="print the mutants and exit")
     parser.add_argument("--only", nargs="+", default=None, help="run these mutants only")
-    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per pytest run")
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per pytest run of the nearest tests")
+    parser.add_argument("--suite-timeout", type=float, default=1800.0, help="seconds per whole-suite run")
     parser.add_argument("--skip-baseline", action="store_true", help="do not run the unmutated copy first")
+    parser.add_argument("--nearest-only", action="store_true", help="no whole-suite stage for a survivor")
+    parser.add_argument("--record", type=Path, default=None, help="write every mutant's outcome to this JSON file")
     args = parser.parse_args(argv)
 
     check_targets(MUTANTS)
@@ -1324,47 +1405,60 @@ def main(argv: list[str] | None = None) -> int:
         if not args.skip_baseline:
             baseline = copy_tree(tmp / "baseline")
             check_copy_imports_itself(baseline)
-            for tests in sorted({m.tests for m in selected}):
-                code, output = run_pytest(baseline, tests, args.timeout)
-                if code != 0:
-                    print(output[-3000:])
-                    raise SystemExit(f"the unmutated tree fails {' '.join(tests)} (exit {code}): fix that first")
-            print(f"baseline: the unmutated copy passes ({time.monotonic() - started:.0f} s)", flush=True)
+            nearest = tuple(dict.fromkeys(test for m in selected for test in m.tests))  # one pytest call for all
+            code, output = run_pytest(baseline, nearest, args.timeout * 4)
+            if code != 0:
+                print(output[-3000:])
+                raise SystemExit(f"the unmutated tree fails its nearest tests (exit {code}): fix that first")
+            shutil.rmtree(baseline)
+            print(
+                f"baseline: the unmutated copy passes the nearest tests ({time.monotonic() - started:.0f} s)",
+                flush=True,
+            )
 
-        results = []
+        suite = None if args.nearest_only else WholeSuite(tmp, args.suite_timeout)
+        outcomes = []
         for index, mutant in enumerate(selected):
             root = copy_tree(tmp / f"mutant-{index:03d}")
-            target = root / mutant.path
-            target.write_text(target.read_text(encoding="utf-8").replace(mutant.old, mutant.new), encoding="utf-8")
-            tick = time.monotonic()
-            code, output = run_pytest(root, mutant.tests, args.timeout)
+            outcome = run_mutant(mutant, root, suite, args.timeout)
             shutil.rmtree(root)
-            if code == 1:
-                status, detail = "killed", first_failure(output)
-            elif code is None:
-                status, detail = "killed", f"timeout after {args.timeout:.0f} s"
-            elif code == 0:
-                status, detail = (
-                    ("equivalent", EQUIVALENT[mutant.name])
-                    if mutant.name in EQUIVALENT
-                    else (
-                        "SURVIVED",
-                        mutant.bug,
-                    )
-                )
-            else:
-                status, detail = "ERROR", f"pytest exit code {code}: {output.strip().splitlines()[-1:]}"
-            results.append((mutant, status))
-            print(f"{status:10s} {mutant.name:42s} {time.monotonic() - tick:5.1f} s  {detail}", flush=True)
+            outcomes.append(outcome)
+            print(
+                f"{outcome.status:10s} {mutant.name:42s} {outcome.stage:7s} {outcome.seconds:6.1f} s  {outcome.detail}",
+                flush=True,
+            )
 
-    killed = sum(status == "killed" for _, status in results)
-    equivalent = sum(status == "equivalent" for _, status in results)
-    counted = len(results) - equivalent
+    killed = sum(o.status == "killed" for o in outcomes)
+    equivalent = sum(o.status == "equivalent" for o in outcomes)
+    counted = len(outcomes) - equivalent
     rate = 100.0 * killed / counted if counted else 100.0
+    wall = time.monotonic() - started
+    by_suite = sum(o.status == "killed" and o.stage == "suite" for o in outcomes)
     print(
-        f"\n{killed}/{counted} mutants killed ({rate:.1f} %), {equivalent} equivalent, "
-        f"{time.monotonic() - started:.0f} s in all"
+        f"\n{killed}/{counted} mutants killed ({rate:.1f} %; {by_suite} only by the whole suite), "
+        f"{equivalent} equivalent, {wall:.0f} s in all"
     )
+    if args.record is not None:
+        record = {
+            "command": " ".join(
+                ["python", "tests/mutation/run_mutations.py", *(argv if argv is not None else sys.argv[1:])]
+            ),
+            "wall_time_s": round(wall),
+            "cpus": len(os.sched_getaffinity(0)),
+            "killed": killed,
+            "counted": counted,
+            "mutants": [
+                {
+                    "name": o.mutant.name,
+                    "status": o.status,
+                    "stage": o.stage,
+                    "first_failing_test": o.detail if o.status == "killed" else "",
+                    "seconds": round(o.seconds, 1),
+                }
+                for o in outcomes
+            ],
+        }
+        args.record.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     return 0 if killed == counted else 1
 
 
