@@ -28,6 +28,7 @@ __all__ = [
     "TOKEN_ID_LIMIT",
     "check_flag_ranges",
     "check_paths_given",
+    "KEPT_SHARE",
     "field_ranges",
 ]
 
@@ -62,6 +63,7 @@ def _number(value: float) -> str:
 POSITIVE = Range(0, low_open=True)  # counts and sizes: 1 or more (a step interval may be a float ratio)
 NON_NEGATIVE = Range(0)
 SHARE = Range(0, 1)  # a probability or a fraction
+KEPT_SHARE = Range(0, 1, high_open=True)  # a share dropped or smoothed away: 1 keeps nothing to learn from
 PERCENT = Range(0, 100, high_open=True)  # a share held out: 100 would leave nothing to train on
 SEED = Range(0, 2**32 - 1)  # numpy's seeds
 TOKEN_ID_LIMIT = 2**31  # tokenizers' ids and counts are 32-bit

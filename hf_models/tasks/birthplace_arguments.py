@@ -93,7 +93,10 @@ class BirthplaceArguments:
     )
     max_predict_samples: int | None = field(
         default=None,
-        metadata={"help": "evaluate: answer only the first N questions of --eval_split (debugging, a smoke test)."},
+        metadata={
+            "help": "evaluate: answer only the first N questions of --eval_split (debugging, a smoke test).",
+            "range": POSITIVE,  # 0: nothing scored (a division by zero in the report)
+        },
     )
     # QA rows become `recitation </s> question ⁇ answer ⁇ </s>`: the recitation is the first N tokens of the person's
     # wiki.txt paragraph in training, and what the model writes from the name `Name.` when it answers (with

@@ -7,7 +7,7 @@ import ast
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hf_models.safety.ranges import NON_NEGATIVE, POSITIVE, SHARE, Range
+from hf_models.safety.ranges import KEPT_SHARE, NON_NEGATIVE, POSITIVE, Range
 from hf_models.training.arguments import FlagGroup, model_group, trainer_group
 
 
@@ -45,7 +45,7 @@ class SentimentArguments:
         },
     )
     classifier_dropout: float | None = field(
-        default=None, metadata={"help": "Dropout before the head. Default: the model's.", "range": SHARE}
+        default=None, metadata={"help": "Dropout before the head. Default: the model's.", "range": KEPT_SHARE}
     )
     gradual_unfreezing: int = field(
         default=0,
@@ -93,7 +93,8 @@ class SentimentArguments:
         default=None, metadata={"help": "Truncate the validation set (debugging).", "range": POSITIVE}
     )
     max_predict_samples: int | None = field(
-        default=None, metadata={"help": "Predict only the first N test reviews (debugging, a smoke test)."}
+        default=None,
+        metadata={"help": "Predict only the first N test reviews (debugging, a smoke test).", "range": POSITIVE},
     )
     # The lab's ids: <s> <pad> </s> <unk>, then DATA_DIR/dict.txt. The tokenizer is built from DATA_DIR unless
     # --tokenizer_name_or_path or the model folder has one (so for --lab_raw_text).

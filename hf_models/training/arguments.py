@@ -24,11 +24,11 @@ from transformers.hf_argparser import HfArgumentParser  # transformers' lazy pac
 
 from ..safety.outputs import check_checkpoint, check_output_dir
 from ..safety.ranges import (
+    KEPT_SHARE,
     NON_NEGATIVE,
     POSITIVE,
     RANGE_KEY,
     SEED,
-    SHARE,
     Range,
     check_flag_ranges,
     check_paths_given,
@@ -187,7 +187,7 @@ TRAINER_RANGES: dict[str, Range] = {
     "adam_beta1": Range(0, 1, high_open=True),
     "adam_beta2": Range(0, 1, high_open=True),
     "adam_epsilon": NON_NEGATIVE,
-    "label_smoothing_factor": SHARE,
+    "label_smoothing_factor": KEPT_SHARE,  # 1: every target uniform, the labels say nothing
     "num_train_epochs": NON_NEGATIVE,
     "warmup_steps": NON_NEGATIVE,
     "per_device_train_batch_size": POSITIVE,
