@@ -195,7 +195,8 @@ def _results_section(record: RunRecord) -> list[str]:
     ]
     if not rows:
         return ["## Results", "", "The run recorded no evaluation, so no metrics are listed.", ""]
-    sizes = {e.split: e.num_examples for e in record.evaluations if e.num_examples}
+    # The model's counts: a baseline scored on fewer questions of a split does not change the model's N.
+    sizes = {e.split: e.num_examples for e in record.evaluations if e.num_examples and e.baseline is None}
     counts = ", ".join(f"{split}: {n}" for split, n in sizes.items())
     intro = f"Evaluation on `{record.dataset or 'custom'}`" + (f" (examples: {counts})" if counts else "") + ":"
     return ["## Results", "", intro, "", "| metric | split | value |", "|---|---|---|", *rows, ""]
