@@ -40,6 +40,19 @@ ALTEGRAD = (
 )
 
 
+def counted(counts, noun: str) -> str:
+    """The count of examples behind the scores shown, read from their evaluations, as ` (500 questions)`; several
+    when the rows were scored on different numbers (` (50/500 questions)`), nothing when no row has one."""
+    found = sorted({n for n in counts if n})
+    return f" ({'/'.join(f'{n:,}' for n in found)} {noun})" if found else ""
+
+
+def _scored_examples(folder: Path, split: str = "validation") -> int | None:
+    record = read_record(folder)
+    scores = record.scored(split) if record else None
+    return None if scores is None else scores.num_examples
+
+
 def _dev_accuracy(folder: Path, split: str = "validation") -> float | None:
     record = read_record(folder)
     scores = record.scored(split) if record else None
@@ -65,8 +78,9 @@ def _our_row(profile: str, bench: Path, key: str) -> str | None:
 
 def cs224n_table(profile: str, bench: Path) -> str:
     rows = {row.key: row for row in grid.load(profile).rows["birthplace"]}
+    questions = [_scored_examples(bench / row.runs[0]) for row in rows.values()]
     lines = [
-        f"## CS224N a5, birthplace: dev accuracy (500 questions), profile {profile}",
+        f"## CS224N a5, birthplace: dev accuracy{counted(questions, 'questions')}, profile {profile}",
         "",
         "| | the course | ours | our row |",
         "| --- | ---: | ---: | --- |",
@@ -99,8 +113,10 @@ def _sentiment_scores(bench: Path, row: Row) -> tuple[str, str, int]:
 
 def altegrad_table(profile: str, bench: Path) -> str:
     rows = {row.key: row for row in grid.load(profile).rows["sentiment"]}
+    records = [read_record(bench / run) for row in rows.values() for run in row.runs]
+    reviews = [e.num_examples for r in records if r is not None and (e := r.evaluation("validation"))]
     lines = [
-        f"## ALTeGraD lab, CLS-FR books: validation accuracy (400 reviews), profile {profile}",
+        f"## ALTeGraD lab, CLS-FR books: validation accuracy{counted(reviews, 'reviews')}, profile {profile}",
         "",
         "| | the lab, epoch 1 | ours, epoch 1 | the lab, end | ours, end (mean ± std) | seeds |",
         "| --- | ---: | ---: | ---: | ---: | ---: |",

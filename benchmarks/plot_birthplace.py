@@ -16,6 +16,7 @@ import matplotlib
 matplotlib.use("Agg")
 import grid  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
+from course_table import counted  # noqa: E402
 
 from hf_models.run_record import read_record  # noqa: E402
 from hf_models.safety import check_output_file, command_line  # noqa: E402
@@ -41,7 +42,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--bench_dir", default="outputs/bench", help="the run's folder (make bench's OUT)")
     parser.add_argument("--profile", choices=grid.names(), default="cpu", help="the profile whose rows to plot")
     parser.add_argument("--output", help="PNG file to write (default: BENCH_DIR/figures/birthplace_dev_accuracy.png)")
-    parser.add_argument("--title", default="Birthplace dev accuracy (500 questions)", help="the figure's title")
+    parser.add_argument(
+        "--title", default=None, help="the figure's title (default: dev accuracy and the questions scored)"
+    )
     args = parser.parse_args(argv)
     if not Path(args.bench_dir).is_dir():
         raise SystemExit(f"--bench_dir {args.bench_dir}: no such folder")
@@ -49,7 +52,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     rows = grid.load(args.profile).rows["birthplace"]
     inputs = [("--bench_dir", Path(args.bench_dir) / row.runs[0]) for row in rows]
     check_output_file(args.output, inputs, "--output", inside=True)  # never over a run's own plots
-    labels, values, colours = [], [], []
+    labels, values, colours, questions = [], [], [], []
     for row in rows:
         record = read_record(Path(args.bench_dir) / row.runs[0])
         scores = record.scored("validation") if record else None
@@ -57,6 +60,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             labels.append(row.label.replace(", ", "\n"))
             values.append(100 * scores.metrics["exact_match"])
             colours.append(COLOURS.get(row.key, "#666666"))
+            questions.append(scores.num_examples)
     # about an inch per bar, so that the two-line labels of the longer profiles do not run into each other
     fig, ax = plt.subplots(figsize=(max(7.5, 1.1 * len(labels)), 3.8), dpi=90)
     bars = ax.bar(labels, values, color=colours)
@@ -67,7 +71,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     ax.legend(loc="upper left", fontsize=7)  # a legend, not text on the lines, so that no bar label is covered
     ax.set_ylabel("dev accuracy (%)")
     ax.set_ylim(0, max([12.0, *values]) * 1.25)
-    ax.set_title(args.title, fontsize=10)
+    ax.set_title(args.title or f"Birthplace dev accuracy{counted(questions, 'questions')}", fontsize=10)
     fig.tight_layout()
     with atomic_write(args.output) as staging:
         fig.savefig(staging, format="png")

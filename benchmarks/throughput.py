@@ -37,7 +37,8 @@ from torch import nn
 from transformers import GPT2Config, GPT2LMHeadModel
 
 from hf_models import SmallEncoderConfig, SmallEncoderForCausalLM
-from hf_models.safety import command_line
+from hf_models.safety import check_flag_ranges, command_line
+from hf_models.safety.ranges import KEPT_SHARE, NON_NEGATIVE, POSITIVE, TOKEN_ID_LIMIT, Range
 from hf_models.textio import UsageError, atomic_write_text
 from hf_models.training import HelpFormatter
 
@@ -54,6 +55,14 @@ PEAK_BF16_TFLOPS = (
 DEFAULT_PRESET = "cs224n-mingpt"  # the preset whose figures are `throughput` / `throughput_gpu` in results.json
 BASE_CONTENDERS = ("ours_sdpa", "gpt2", "ours_eager")
 CONTENDERS = (*BASE_CONTENDERS, "ours_chunked")
+# This script's own counts: 0 measures nothing (a median of no time, a rate of no token).
+MEASURED = ("seq_len", "steps", "repeats", "generation_repeats", "new_tokens", "prompt_len", "threads", "batch_size")
+THROUGHPUT_RANGES = {
+    **dict.fromkeys((*MEASURED, "max_batch_limit", "peak_tflops"), POSITIVE),
+    "warmup_steps": NON_NEGATIVE,
+    "vocab_size": Range(1, TOKEN_ID_LIMIT, high_open=True),
+    "dropout": KEPT_SHARE,  # 1: the models train on zeros
+}
 
 
 def preset_config(args: argparse.Namespace, block_size: int | None = None) -> SmallEncoderConfig:
@@ -207,7 +216,8 @@ def measure_generation(args: argparse.Namespace, device: torch.device, dtype) ->
     prompt = torch.randint(0, model.config.vocab_size, (1, args.prompt_len), device=device)
     kwargs = dict(max_new_tokens=args.new_tokens, min_new_tokens=args.new_tokens, do_sample=False, pad_token_id=0)
     with torch.no_grad():
-        model.generate(prompt, max_new_tokens=8, do_sample=False, pad_token_id=0)  # warm-up
+        # warm-up, within the block (8 tokens past a block of prompt + 2 overflowed it)
+        model.generate(prompt, max_new_tokens=min(8, args.new_tokens), do_sample=False, pad_token_id=0)
         times = {"cache": [], "no_cache": []}
         outputs = {}
         for _ in range(args.generation_repeats):
@@ -404,6 +414,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         "dev/gpu_lease.sh) into --results_json",
     )
     args = parser.parse_args(argv)
+    check_flag_ranges(args, ranges=THROUGHPUT_RANGES)  # --repeats 0, --dropout 1: one line naming the flag
     if args.merge_results is not None and args.results_json is None:
         parser.error("--merge_results needs --results_json, the file to copy the sections into")
     if args.device == "cuda" and not torch.cuda.is_available():
