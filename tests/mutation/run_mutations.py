@@ -1246,6 +1246,327 @@ MUTANTS: tuple[Mutant, ...] = (
 # Mutants that change no behaviour, each with the reason. None so far: every planted bug is observable.
 EQUIVALENT: dict[str, str] = {}
 
+# --- merges, boundaries both ways, the benchmark scripts' flags, the count beside a score (one block: other blocks
+# join the list beside it) ---------------------------------------------------------------------------------------
+RANGES = "hf_models/safety/ranges.py"
+SUBSETS = "hf_models/data/subsets.py"
+REPORT = "benchmarks/report.py"
+LABEL_CURVE = "benchmarks/label_curve.py"
+PROBE_FACTS = "benchmarks/probe_facts.py"
+TFIDF = "benchmarks/tfidf_baseline.py"
+PLOT_BIRTHPLACE = "benchmarks/plot_birthplace.py"
+COURSE_TABLE = "benchmarks/course_table.py"
+MERGES = "tests/test_merges.py"
+BOUNDARIES = "tests/test_boundaries.py"
+BENCH_FLAGS = "tests/test_benchmark_flags.py"
+COUNTS = "tests/test_reported_counts.py"
+UPDATED_EVALUATION = (f"{MERGES}::test_updating_one_evaluation_lands_in_all_its_fields_and_keeps_its_neighbours",)
+
+MERGE_BOUNDARY_FLAG_COUNT_MUTANTS: tuple[Mutant, ...] = (
+    # a merge that keeps the older value of a field, or drops the entry beside it
+    Mutant(
+        "merge-evaluation-keeps-old-metric",
+        RUN_RECORD,
+        "earlier.metrics.update(evaluation.metrics)",
+        "earlier.metrics.update({k: v for k, v in evaluation.metrics.items() if k not in earlier.metrics})",
+        UPDATED_EVALUATION,
+        "an updated evaluation keeps a metric's older value",
+    ),
+    Mutant(
+        "merge-evaluation-keeps-old-count",
+        RUN_RECORD,
+        "earlier.num_examples = evaluation.num_examples or earlier.num_examples",
+        "earlier.num_examples = earlier.num_examples or evaluation.num_examples",
+        UPDATED_EVALUATION,
+        "an updated evaluation keeps the count of the earlier one (exact match over 50 questions reported of 500)",
+    ),
+    Mutant(
+        "merge-evaluation-update-erases-count",
+        RUN_RECORD,
+        "earlier.num_examples = evaluation.num_examples or earlier.num_examples",
+        "earlier.num_examples = evaluation.num_examples",
+        (f"{MERGES}::test_an_update_without_a_count_or_curve_keeps_the_earlier_ones",),
+        "an update that carries no count erases the earlier one",
+    ),
+    Mutant(
+        "merge-evaluation-keeps-old-curve",
+        RUN_RECORD,
+        "earlier.per_epoch = evaluation.per_epoch or earlier.per_epoch",
+        "earlier.per_epoch = earlier.per_epoch or evaluation.per_epoch",
+        UPDATED_EVALUATION,
+        "an updated evaluation keeps the earlier per-epoch curve",
+    ),
+    Mutant(
+        "merge-new-evaluation-replaces-its-split",
+        RUN_RECORD,
+        "            self.evaluations.append(evaluation)\n",
+        "            self.evaluations = [e for e in self.evaluations if e.split != evaluation.split] + [evaluation]\n",
+        (f"{MERGES}::test_a_new_split_or_baseline_is_added_beside_the_others",),
+        "a baseline's evaluation replaces the model's (and the other baselines') on its split",
+    ),
+    Mutant(
+        "merge-record-update-starts-afresh",
+        RUN_RECORD,
+        "record = read_record(folder) or start()",
+        "record = start()",
+        (f"{MERGES}::test_two_steps_updating_one_record_keep_each_others_scores",),
+        "a step that adds scores to a record drops the record's earlier fields and scores",
+    ),
+    Mutant(
+        "merge-whole-runs-keeps-one-command",
+        WRITE_RESULTS,
+        'results.setdefault("whole_runs", {})[command] = run',
+        'results["whole_runs"] = {command: run}',
+        (f"{MERGES}::test_a_later_whole_run_replaces_its_commands_entry_and_keeps_the_others",),
+        "a whole run's entry replaces every other command's in results.json",
+    ),
+    Mutant(
+        "merge-stopped-runs-drops-the-cpu-profile",
+        REPORT,
+        'if key.startswith("stopped_runs")}',
+        'if key.startswith("stopped_runs_")}',
+        (f"{MERGES}::test_the_stopped_runs_table_keeps_every_profiles_entries",),
+        "the report's stopped-runs table drops the CPU profile's section",
+    ),
+    Mutant(
+        "merge-stopped-runs-cpu-profile-unnamed",
+        REPORT,
+        "key.removeprefix('stopped_runs').removeprefix('_') or 'cpu'",
+        "key.removeprefix('stopped_runs_') or 'cpu'",
+        (f"{MERGES}::test_the_stopped_runs_table_keeps_every_profiles_entries",),
+        "the CPU profile's stopped steps are labelled '(stopped_runs)' (the bug this test found)",
+    ),
+    # a range open at the wrong end: the degenerate boundary accepted, or the first good value refused
+    Mutant(
+        "range-nothing-masked-accepted",
+        RANGES,
+        '"mlm_probability": Range(0, 1, low_open=True)',
+        '"mlm_probability": Range(0, 1)',
+        (BOUNDARIES,),
+        "--mlm_probability 0 (nothing masked, no loss) is accepted",
+    ),
+    Mutant(
+        "range-everything-held-out-accepted",
+        RANGES,
+        "PERCENT = Range(0, 100, high_open=True)",
+        "PERCENT = Range(0, 100)",
+        (BOUNDARIES,),
+        "--validation_split_percentage 100 (nothing left to train on) is accepted",
+    ),
+    Mutant(
+        "range-dropout-one-accepted",
+        RANGES,
+        '"dropout": KEPT_SHARE,',
+        '"dropout": SHARE,',
+        (BOUNDARIES,),
+        "a dropout of 1 (the model trains on zeros) is accepted (the bug this test found)",
+    ),
+    Mutant(
+        "range-nothing-predicted-accepted",
+        RANGES,
+        '"max_predict_samples": POSITIVE,',
+        '"max_predict_samples": NON_NEGATIVE,',
+        (BOUNDARIES,),
+        "--max_predict_samples 0 scores nothing: a division by zero (the bug this test found)",
+    ),
+    Mutant(
+        "range-open-low-end-closed",
+        RANGES,
+        "value > self.low if self.low_open else value >= self.low",
+        "value >= self.low",
+        (BOUNDARIES,),
+        "every range's low end is closed: 0 accepted where it is degenerate",
+    ),
+    Mutant(
+        "range-closed-high-end-open",
+        RANGES,
+        "value < self.high if self.high_open else value <= self.high",
+        "value < self.high",
+        (BOUNDARIES,),
+        "every range's high end is open: a share of 1 or the largest seed refused",
+    ),
+    Mutant(
+        "range-one-fold-accepted",
+        RANGES,
+        '"linear_probe_folds": Range(2),',
+        '"linear_probe_folds": Range(1),',
+        (BOUNDARIES,),
+        "--linear_probe_folds 1 (no held-out fold) is accepted",
+    ),
+    Mutant(
+        "range-throughput-counts-unchecked",
+        THROUGHPUT,
+        "check_flag_ranges(args, ranges=THROUGHPUT_RANGES)",
+        "check_flag_ranges(args)",
+        (f"{BENCH_FLAGS}::test_throughput_refuses_a_value_that_measures_nothing",),
+        "throughput.py takes --repeats 0 or --new_tokens 0 (nothing measured, or silently 512 tokens)",
+    ),
+    Mutant(
+        "budget-one-of-each-refused",
+        SUBSETS,
+        "if size < len(classes):",
+        "if size <= len(classes):",
+        (f"{BOUNDARIES}::test_the_label_budget_one_of_each_label_and_every_example_of_a_label",),
+        "a label budget of one example of each label is refused",
+    ),
+    Mutant(
+        "budget-every-example-refused",
+        SUBSETS,
+        "if per_class > len(members):",
+        "if per_class >= len(members):",
+        (f"{BOUNDARIES}::test_the_label_budget_one_of_each_label_and_every_example_of_a_label",),
+        "a label budget of every example of a label is refused",
+    ),
+    Mutant(
+        "curve-steps-drop-the-last-batch",
+        LABEL_CURVE,
+        "max(epochs * math.ceil(budget / batch_size), MIN_STEPS)",
+        "max(epochs * (budget // batch_size), MIN_STEPS)",
+        (f"{BOUNDARIES}::test_a_curve_points_steps_at_the_minimum_and_just_past_it",),
+        "a curve point's step count drops the last, partial batch of each epoch",
+    ),
+    Mutant(
+        "probe-prefix-boundary-open",
+        PROBE_FACTS,
+        "if offset <= COURSE_PREFIX_CHARS",
+        "if offset < COURSE_PREFIX_CHARS",
+        (f"{COUNTS}::test_the_fact_probe_counts_its_prompts_and_the_course_prefix_both_ways",),
+        "a fact at the 112th character is not counted within the course's prefix",
+    ),
+    Mutant(
+        "probe-empty-prompt-kept",
+        PROBE_FACTS,
+        "if offset > 0:",
+        "if offset >= 0:",
+        (f"{COUNTS}::test_the_fact_probe_counts_its_prompts_and_the_course_prefix_both_ways",),
+        "a paragraph that starts with its answer is probed from an empty prompt",
+    ),
+    # a flag that is checked, then changes nothing downstream
+    Mutant(
+        "flag-throughput-attention-dropout-ignored",
+        THROUGHPUT,
+        "config.embedding_dropout = config.attention_dropout = config.hidden_dropout = args.dropout",
+        "config.embedding_dropout = config.hidden_dropout = args.dropout",
+        (f"{BENCH_FLAGS}::test_throughput_shape_flags_reach_every_contender",),
+        "--dropout leaves our attention dropout at the preset's",
+    ),
+    Mutant(
+        "flag-throughput-gpt2-attention-dropout-fixed",
+        THROUGHPUT,
+        "attn_pdrop=config.attention_dropout,",
+        "attn_pdrop=0.1,",
+        (f"{BENCH_FLAGS}::test_throughput_shape_flags_reach_every_contender",),
+        "--dropout never reaches GPT-2's attention dropout",
+    ),
+    Mutant(
+        "flag-throughput-vocab-size-ignored",
+        THROUGHPUT,
+        "config.vocab_size = args.vocab_size",
+        "config.vocab_size = config.vocab_size",
+        (f"{BENCH_FLAGS}::test_throughput_shape_flags_reach_every_contender",),
+        "--vocab_size keeps the preset's vocabulary",
+    ),
+    Mutant(
+        "flag-throughput-no-results-json-ignored",
+        THROUGHPUT,
+        "write = args.results_json is not None and not args.no_results_json",
+        "write = args.results_json is not None",
+        (f"{BENCH_FLAGS}::test_throughput_writes_results_json_only_when_asked",),
+        "--no_results_json still writes the trial's figures into results.json",
+    ),
+    Mutant(
+        "flag-tfidf-seed-ignored",
+        TFIDF,
+        'balanced_subset(data["train"]["label"], args.label_budget, args.seed)',
+        'balanced_subset(data["train"]["label"], args.label_budget, 42)',
+        (f"{BENCH_FLAGS}::test_tfidf_budget_and_seed_reach_the_draw_and_the_fit",),
+        "--seed never reaches the TF-IDF point's draw",
+    ),
+    Mutant(
+        "flag-tfidf-budget-refit-on-validation",
+        TFIDF,
+        "if args.label_budget is None:  # the test labels",
+        "if True:  # the test labels",
+        (f"{BENCH_FLAGS}::test_tfidf_budget_and_seed_reach_the_draw_and_the_fit",),
+        "a TF-IDF point's test predictions are refit on train + validation: more labels than its budget",
+    ),
+    Mutant(
+        "flag-probe-recite-tokens-ignored",
+        PROBE_FACTS,
+        "RecitingQAFormat(args.recite_tokens)",
+        "RecitingQAFormat(40)",
+        (f"{COUNTS}::test_the_fact_probe_counts_its_prompts_and_the_course_prefix_both_ways",),
+        "--recite_tokens is recorded but the recitation keeps 40 tokens",
+    ),
+    Mutant(
+        "flag-figure-title-ignored",
+        PLOT_BIRTHPLACE,
+        "ax.set_title(args.title or ",
+        "ax.set_title(",
+        (f"{BENCH_FLAGS}::test_the_birthplace_figure_takes_its_title_and_counts_the_questions_scored",),
+        "--title never reaches the birthplace figure",
+    ),
+    Mutant(
+        "flag-course-table-profile-ignored",
+        COURSE_TABLE,
+        "(args.profile, Path(args.bench_dir))",
+        '("cpu", Path(args.bench_dir))',
+        (f"{BENCH_FLAGS}::test_the_course_table_flags_reach_the_table_and_its_file",),
+        "--profile: the course table always reads the CPU profile's rows",
+    ),
+    # the count beside a score is another split's, or the whole split's when a part was scored
+    Mutant(
+        "count-row-total-of-the-tuning-split",
+        WRITE_RESULTS,
+        'extra["tune_split_acc"] = tune.metrics["exact_match"]',
+        'extra["tune_split_acc"], extra["total"] = tune.metrics["exact_match"], tune.num_examples',
+        (f"{COUNTS}::test_the_benchmark_row_counts_the_dev_questions_not_the_tuning_splits",),
+        "a birthplace row's 'correct / total' takes the tuning split's count, scored after dev",
+    ),
+    Mutant(
+        "count-evaluate-records-the-whole-split",
+        BIRTHPLACE_EVALUATION,
+        'Evaluation(bp_args.eval_split, scores, metrics["total"], baseline=baseline)',
+        "Evaluation(bp_args.eval_split, scores, len(load_birthplace(bp_args.data_dir)[bp_args.eval_split]), "
+        "baseline=baseline)",
+        (f"{COUNTS}::test_an_evaluation_counts_the_questions_it_scored_on_its_own_split",),
+        "evaluate --max_predict_samples records the whole split's count beside the part's score",
+    ),
+    Mutant(
+        "count-card-takes-a-baselines-count",
+        CARD,
+        "if e.num_examples and e.baseline is None}",
+        "if e.num_examples}",
+        (f"{COUNTS}::test_the_cards_count_is_the_models_not_a_baselines_on_the_same_split",),
+        "the card's example count of a split is a baseline's scored there (the bug this test found)",
+    ),
+    Mutant(
+        "count-probe-prefix-facts-of-all",
+        PROBE_FACTS,
+        'f"facts_in_first_{COURSE_PREFIX_CHARS}_chars": len(early)',
+        'f"facts_in_first_{COURSE_PREFIX_CHARS}_chars": len(prompts)',
+        (f"{COUNTS}::test_the_fact_probe_counts_its_prompts_and_the_course_prefix_both_ways",),
+        "the probe's facts within the prefix are counted over every fact",
+    ),
+    Mutant(
+        "count-figure-title-fixed-500",
+        PLOT_BIRTHPLACE,
+        "questions.append(scores.num_examples)",
+        "questions.append(500)",
+        (f"{BENCH_FLAGS}::test_the_birthplace_figure_takes_its_title_and_counts_the_questions_scored",),
+        "the birthplace figure says 500 questions whatever was scored (the bug this test found)",
+    ),
+    Mutant(
+        "count-course-table-fixed-500",
+        COURSE_TABLE,
+        "questions = [_scored_examples(bench / row.runs[0]) for row in rows.values()]",
+        "questions = [500]",
+        (f"{BENCH_FLAGS}::test_the_course_table_counts_the_questions_its_rows_were_scored_on",),
+        "the CS224N table says 500 questions whatever was scored (the bug this test found)",
+    ),
+)
+MUTANTS = (*MUTANTS, *MERGE_BOUNDARY_FLAG_COUNT_MUTANTS)
+
 
 def check_targets(mutants: tuple[Mutant, ...]) -> None:
     """Fail loudly, before running anything, when a target string is missing or ambiguous."""
