@@ -9,6 +9,7 @@ import json
 
 import course_table
 import plot_birthplace
+import plot_sentiment
 import pytest
 import tfidf_baseline
 import throughput
@@ -142,6 +143,28 @@ def test_the_birthplace_figure_takes_its_title_and_counts_the_questions_scored(t
     record.save(folder)
     plot_birthplace.main(["--bench_dir", str(bench), "--output", str(tmp_path / "b.png")])
     assert titles[-1] == "Birthplace dev accuracy (50/500 questions)"
+
+
+# --- benchmarks/plot_sentiment.py ----------------------------------------------------------------------------------
+def test_the_sentiment_figure_draws_the_profiles_rows_or_the_runs_given_under_its_title(tmp_path, monkeypatch) -> None:
+    bench = tmp_path / "bench"
+    _bench(bench, "course-cut")
+    drawn = []
+    monkeypatch.setattr(plot_sentiment, "plot_runs", lambda runs, output, title: drawn.append((runs, title)))
+    common = ["--bench_dir", str(bench), "--output", str(tmp_path / "a.png")]
+
+    plot_sentiment.main([*common, "--profile", "course-cut", "--title", "My title"])
+    runs, title = drawn[-1]
+    assert title == "My title"
+    rows = plot_sentiment.grid.load("course-cut").rows["sentiment"]
+    assert runs == {row.label: [bench / run for run in row.runs] for row in rows}
+    assert all(len(row.runs) > 1 for row in rows)  # every seed of every row
+
+    plot_sentiment.main([*common, "--runs", f"a={bench}/x,{bench}/y", f"b={bench}/z"])
+    default_title = "CLS-FR books, validation (cpu profile, mean ± std of seeds)"
+    assert drawn[-1] == ({"a": [f"{bench}/x", f"{bench}/y"], "b": [f"{bench}/z"]}, default_title)
+    with pytest.raises(SystemExit):
+        plot_sentiment.main([*common, "--profile", "no-such-profile"])  # a choice, not a KeyError in the plan
 
 
 # --- benchmarks/course_table.py -------------------------------------------------------------------------------------
