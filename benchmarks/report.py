@@ -152,10 +152,8 @@ def demo_section(demo: dict) -> list[str]:
     lines = ["## `make demo` (synthetic birthplace task)", ""]
     lines += [f"Test: the {total} held-out people, never seen in finetuning (seed {demo['seed']}).", ""]
     lines += facts([demo], demo["command"])
-    body = [
-        [label, f"{percent(demo['scores'][key]['exact_match'])} ({demo['scores'][key]['correct']}/{total})"]
-        for key, label in DEMO_ROWS.items()
-    ]
+    scores = [(label, demo["scores"][key]) for key, label in DEMO_ROWS.items()]
+    body = [[label, f"{percent(s['exact_match'])} ({s['correct']}/{s['total']})"] for label, s in scores]  # its own N
     lines += table(["row", "test accuracy"], body)
     return [*lines, "", f"Wall time of the whole demo: {demo['wall_time_s']:,} s.", ""]
 

@@ -66,6 +66,19 @@ def test_the_cards_count_is_the_models_not_a_baselines_on_the_same_split() -> No
     assert "(examples: validation: 500, test: 437)" in intro
 
 
+def test_each_demo_row_counts_its_own_people() -> None:
+    """The demo's rows, each beside its own count (a row scored on fewer people says so)."""
+    scores = {
+        "with pretraining": {"correct": 26, "total": 60, "exact_match": 26 / 60},
+        "without pretraining": {"correct": 5, "total": 50, "exact_match": 5 / 50},
+        "most common place": {"correct": 8, "total": 60, "exact_match": 8 / 60},
+    }
+    demo = {"seed": 0, "wall_time_s": 250, "scores": scores, "hardware": "h", "date": "d", "command": "make demo"}
+    text = "\n".join(report.demo_section(demo))
+    assert "| finetuned only, no pretraining | 10.0 % (5/50) |" in text
+    assert "| pretrained (span corruption), then finetuned | 43.3 % (26/60) |" in text
+
+
 # --- benchmarks/probe_facts.py: how many facts, of which people, within the course's prefix -----------------------
 HEAD = "Bob Stone lived in a small town"
 PEOPLE = [  # (name, answer, paragraph): the answer's first occurrence decides
