@@ -1695,6 +1695,38 @@ def run_mutant(mutant: Mutant, root: Path, suite: WholeSuite | None, timeout: fl
     return Outcome(mutant, status, stage, detail, time.monotonic() - tick)
 
 
+def tally(outcomes: list[Outcome]) -> tuple[int, int]:
+    """(killed, counted): the mutants killed, of those that are not equivalent."""
+    killed = sum(o.status == "killed" for o in outcomes)
+    return killed, sum(o.status != "equivalent" for o in outcomes)
+
+
+def write_record(path: Path, argv: list[str] | None, outcomes: list[Outcome], selected: int, wall: float) -> None:
+    """The run so far as JSON: its command, wall time, CPUs, counts, and each mutant's outcome."""
+    killed, counted = tally(outcomes)
+    command = ["python", "tests/mutation/run_mutations.py", *(argv if argv is not None else sys.argv[1:])]
+    record = {
+        "command": " ".join(command),
+        "wall_time_s": round(wall),
+        "cpus": len(os.sched_getaffinity(0)),
+        "selected": selected,
+        "run": len(outcomes),
+        "killed": killed,
+        "counted": counted,
+        "mutants": [
+            {
+                "name": o.mutant.name,
+                "status": o.status,
+                "stage": o.stage,
+                "first_failing_test": o.detail if o.status == "killed" else "",
+                "seconds": round(o.seconds, 1),
+            }
+            for o in outcomes
+        ],
+    }
+    path.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--list", action="store_true", help="print the mutants and exit")
@@ -1744,42 +1776,21 @@ def main(argv: list[str] | None = None) -> int:
             outcome = run_mutant(mutant, root, suite, args.timeout)
             shutil.rmtree(root)
             outcomes.append(outcome)
+            if args.record is not None:  # after every mutant: a run stopped early is recorded as far as it got
+                write_record(args.record, argv, outcomes, len(selected), time.monotonic() - started)
             print(
                 f"{outcome.status:10s} {mutant.name:42s} {outcome.stage:7s} {outcome.seconds:6.1f} s  {outcome.detail}",
                 flush=True,
             )
 
-    killed = sum(o.status == "killed" for o in outcomes)
-    equivalent = sum(o.status == "equivalent" for o in outcomes)
-    counted = len(outcomes) - equivalent
+    killed, counted = tally(outcomes)
+    equivalent = len(outcomes) - counted
     rate = 100.0 * killed / counted if counted else 100.0
-    wall = time.monotonic() - started
     by_suite = sum(o.status == "killed" and o.stage == "suite" for o in outcomes)
     print(
         f"\n{killed}/{counted} mutants killed ({rate:.1f} %; {by_suite} only by the whole suite), "
-        f"{equivalent} equivalent, {wall:.0f} s in all"
+        f"{equivalent} equivalent, {time.monotonic() - started:.0f} s in all"
     )
-    if args.record is not None:
-        record = {
-            "command": " ".join(
-                ["python", "tests/mutation/run_mutations.py", *(argv if argv is not None else sys.argv[1:])]
-            ),
-            "wall_time_s": round(wall),
-            "cpus": len(os.sched_getaffinity(0)),
-            "killed": killed,
-            "counted": counted,
-            "mutants": [
-                {
-                    "name": o.mutant.name,
-                    "status": o.status,
-                    "stage": o.stage,
-                    "first_failing_test": o.detail if o.status == "killed" else "",
-                    "seconds": round(o.seconds, 1),
-                }
-                for o in outcomes
-            ],
-        }
-        args.record.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     return 0 if killed == counted else 1
 
 
