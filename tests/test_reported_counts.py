@@ -53,7 +53,7 @@ def test_the_benchmark_row_counts_the_dev_questions_not_the_tuning_splits(tmp_pa
     row = rows["vanilla_recite_pretrain_only"]  # 0.63 on dev, 0.60 on the tuning split
     assert (row["correct"], row["total"]) == (315, 500)
     assert row["std"] == pytest.approx((0.63 * 0.37 / 500) ** 0.5, abs=1e-4)
-    text = "\n".join(report.birthplace_section("birthplace_dev_acc", rows))
+    text = "\n".join(report.birthplace_section("cpu", rows))
     assert "63.0 % ± 2.2 % (315/500)" in text
 
 

@@ -1251,7 +1251,10 @@ EQUIVALENT: dict[str, str] = {}
 RANGES = "hf_models/safety/ranges.py"
 SUBSETS = "hf_models/data/subsets.py"
 REPORT = "benchmarks/report.py"
-LABEL_CURVE = "benchmarks/label_curve.py"
+GRID = "benchmarks/grid.py"
+PRETRAINING_ARGUMENTS = "hf_models/tasks/pretraining_arguments.py"
+SENTIMENT_ARGUMENTS = "hf_models/tasks/sentiment_arguments.py"
+BIRTHPLACE_ARGUMENTS = "hf_models/tasks/birthplace_arguments.py"
 PROBE_FACTS = "benchmarks/probe_facts.py"
 TFIDF = "benchmarks/tfidf_baseline.py"
 PLOT_BIRTHPLACE = "benchmarks/plot_birthplace.py"
@@ -1339,9 +1342,9 @@ MERGE_BOUNDARY_FLAG_COUNT_MUTANTS: tuple[Mutant, ...] = (
     # a range open at the wrong end: the degenerate boundary accepted, or the first good value refused
     Mutant(
         "range-nothing-masked-accepted",
-        RANGES,
-        '"mlm_probability": Range(0, 1, low_open=True)',
-        '"mlm_probability": Range(0, 1)',
+        PRETRAINING_ARGUMENTS,
+        '"range": Range(0, 1, low_open=True)}',
+        '"range": Range(0, 1)}',
         (BOUNDARIES,),
         "--mlm_probability 0 (nothing masked, no loss) is accepted",
     ),
@@ -1354,18 +1357,26 @@ MERGE_BOUNDARY_FLAG_COUNT_MUTANTS: tuple[Mutant, ...] = (
         "--validation_split_percentage 100 (nothing left to train on) is accepted",
     ),
     Mutant(
-        "range-dropout-one-accepted",
-        RANGES,
-        '"dropout": KEPT_SHARE,',
-        '"dropout": SHARE,',
+        "range-classifier-dropout-one-accepted",
+        SENTIMENT_ARGUMENTS,
+        """Default: the model's.", "range": KEPT_SHARE}""",
+        """Default: the model's.", "range": Range(0, 1)}""",
         (BOUNDARIES,),
-        "a dropout of 1 (the model trains on zeros) is accepted (the bug this test found)",
+        "a classifier dropout of 1 (the head trains on zeros) is accepted (the bug this test found)",
+    ),
+    Mutant(
+        "range-label-smoothing-one-accepted",
+        "hf_models/training/arguments.py",
+        '"label_smoothing_factor": KEPT_SHARE,',
+        '"label_smoothing_factor": Range(0, 1),',
+        (BOUNDARIES,),
+        "a label smoothing of 1 (every target uniform) is accepted (the bug this test found)",
     ),
     Mutant(
         "range-nothing-predicted-accepted",
-        RANGES,
-        '"max_predict_samples": POSITIVE,',
-        '"max_predict_samples": NON_NEGATIVE,',
+        BIRTHPLACE_ARGUMENTS,
+        '"range": POSITIVE,  # 0: nothing scored',
+        '"range": NON_NEGATIVE,  # 0: nothing scored',
         (BOUNDARIES,),
         "--max_predict_samples 0 scores nothing: a division by zero (the bug this test found)",
     ),
@@ -1387,9 +1398,9 @@ MERGE_BOUNDARY_FLAG_COUNT_MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "range-one-fold-accepted",
-        RANGES,
-        '"linear_probe_folds": Range(2),',
-        '"linear_probe_folds": Range(1),',
+        SENTIMENT_ARGUMENTS,
+        '"range": Range(2)}',
+        '"range": Range(1)}',
         (BOUNDARIES,),
         "--linear_probe_folds 1 (no held-out fold) is accepted",
     ),
@@ -1419,9 +1430,9 @@ MERGE_BOUNDARY_FLAG_COUNT_MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "curve-steps-drop-the-last-batch",
-        LABEL_CURVE,
-        "max(epochs * math.ceil(budget / batch_size), MIN_STEPS)",
-        "max(epochs * (budget // batch_size), MIN_STEPS)",
+        GRID,
+        "max(epochs * math.ceil(budget / batch_size), min_steps)",
+        "max(epochs * (budget // batch_size), min_steps)",
         (f"{BOUNDARIES}::test_a_curve_points_steps_at_the_minimum_and_just_past_it",),
         "a curve point's step count drops the last, partial batch of each epoch",
     ),
@@ -1509,8 +1520,8 @@ MERGE_BOUNDARY_FLAG_COUNT_MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "flag-course-table-profile-ignored",
         COURSE_TABLE,
-        "(args.profile, Path(args.bench_dir))",
-        '("cpu", Path(args.bench_dir))',
+        "(args.profile, bench)",
+        '("cpu", bench)',
         (f"{BENCH_FLAGS}::test_the_course_table_flags_reach_the_table_and_its_file",),
         "--profile: the course table always reads the CPU profile's rows",
     ),
@@ -1574,8 +1585,8 @@ def check_targets(mutants: tuple[Mutant, ...]) -> None:
     names = [m.name for m in mutants]
     problems += [f"duplicate mutant name {n!r}" for n in sorted({n for n in names if names.count(n) > 1})]
     for mutant in mutants:
-        source = (REPO_ROOT / mutant.path).read_text(encoding="utf-8")
-        count = source.count(mutant.old)
+        path = REPO_ROOT / mutant.path
+        count = path.read_text(encoding="utf-8").count(mutant.old) if path.is_file() else 0
         if count != 1:
             problems.append(f"{mutant.name}: target found {count} times in {mutant.path}: {mutant.old!r}")
         problems += [
