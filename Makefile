@@ -1,5 +1,5 @@
-# Two commands on a fresh machine: `make test` and `make demo`. Both create .venv when it is missing,
-# install torch==2.13.0 first (the local CPU build; any other request pulls CUDA wheels), then the project.
+# Two commands on a fresh machine: `make test` and `make demo`. Both create .venv when it is missing, install torch
+# first, then the project.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -24,13 +24,19 @@ DATA_ROOT ?= ../shared/data
 CORES ?= all
 SNAKEMAKE = $(VENV)/bin/snakemake -s benchmarks/Snakefile --cores $(CORES) --show-failed-logs \
 	$(if $(filter 1 true yes,$(DRYRUN)),--dry-run --quiet rules) --config profile=$(PROFILE) out=$(OUT) data=$(DATA_ROOT) python=$(PY)
+# torch, installed before the project. On a machine without `nvidia-smi` the CPU build: PyTorch's CPU index is added,
+# whose `2.13.0+cpu` wheel pip prefers to the plain one (PyPI's Linux wheel is the CUDA build, GBs of libraries).
+# Where that index cannot be reached pip says so and takes what the other indexes have (a local CPU wheel, or PyPI's).
+# On a GPU machine the index's default build. TORCH_INDEX_URL= (empty) keeps pip's own indexes alone.
+TORCH_VERSION ?= 2.13.0
+TORCH_INDEX_URL ?= $(if $(shell command -v nvidia-smi 2>/dev/null),,https://download.pytorch.org/whl/cpu)
 
-.PHONY: install test lint mutation demo tour bench cs224n altegrad app-test readme-check clean
+.PHONY: install test lint docs docs-check mutation demo tour bench cs224n altegrad app-test readme-check clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q torch==$(TORCH_VERSION) $(if $(TORCH_INDEX_URL),--extra-index-url $(TORCH_INDEX_URL))
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $(STAMP)
 
@@ -40,10 +46,22 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-test: lint
+test: lint docs-check
 	$(PY) -m pytest -n 2 --dist loadfile
 
-# Plants ~50 bugs one at a time in a temporary copy of the tree and expects the tests to catch each (TESTING.md).
+# The documents' generated parts (docs/generate.py): the README's and docs' results from benchmarks/results.json,
+# BENCHMARKS.md, docs/levers.md, TESTING.md's mutant table. `docs` rewrites what is stale (FIGURES_FROM=OUT: and
+# copies the figures a run drew under OUT over the committed ones); `docs-check` changes nothing and fails on a stale
+# part, a typed result, a broken link or anchor, or a git ref that does not exist.
+FIGURES_FROM ?=
+docs: $(STAMP)
+	$(PY) docs/generate.py $(if $(FIGURES_FROM),--figures_from $(FIGURES_FROM))
+
+docs-check: $(STAMP)
+	$(PY) docs/generate.py --check
+
+# Plants each bug of the list one at a time in a temporary copy of the tree and expects the tests to catch it
+# (TESTING.md).
 mutation: $(STAMP)
 	nice -n 5 $(PY) tests/mutation/run_mutations.py
 

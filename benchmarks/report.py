@@ -17,7 +17,7 @@ from pathlib import Path
 
 import grid
 
-HISTORY_TAG = "lab-levers"  # the git tag that keeps the dated diary of every run and every removed lever
+HISTORY_COMMIT = "7fec6bc"  # the commit that keeps the dated diary of every run and every removed lever
 
 # How to rerun each section of results.json that no profile writes (the profiles' sections: `profile_command`).
 COMMANDS = {
@@ -374,8 +374,8 @@ def levers_section(levers: list[dict]) -> list[str]:
     lines = ["## Levers tried", ""]
     lines += [
         "Each lever's effect is the change it made to the row it was tried on, on the split named. `kept`: in the",
-        "code; `removed`: taken out of the code, listed in [docs/levers.md](docs/levers.md) and kept by the git tag",
-        f"`{HISTORY_TAG}`; `not adopted`: a setting measured and left at its value.",
+        "code; `removed`: taken out of the code, listed in [docs/levers.md](docs/levers.md) and kept by the commit",
+        f"`{HISTORY_COMMIT}`; `not adopted`: a setting measured and left at its value.",
         "",
     ]
     body = [
@@ -400,8 +400,8 @@ def header() -> list[str]:
         "  held out to choose between a pretrained model and its finetuned copy. Sentiment **validation** is the 400",
         "  validation reviews (mean ± sample s.d. over 3 finetuning seeds); **test** is the 2,000 test reviews, scored",
         "  outside the project.",
-        f"- History: the dated diary of every run and exploration is in git history at the tag `{HISTORY_TAG}`:",
-        f"  `git show {HISTORY_TAG}:BENCHMARKS.md`.",
+        f"- History: the dated diary of every run and exploration is in git history at the commit `{HISTORY_COMMIT}`:",
+        f"  `git show {HISTORY_COMMIT}:BENCHMARKS.md`.",
         "",
     ]
 
@@ -441,8 +441,8 @@ def render_levers_doc(levers: list[dict]) -> str:
         "# Levers removed",
         "",
         "These options, flags and scripts were measured on the two courses' tasks and taken out of the code: none",
-        "helped enough to keep, or they served an exploration that is over. The git tag",
-        f"`{HISTORY_TAG}` keeps every one of them: `git checkout {HISTORY_TAG}` (or `git show {HISTORY_TAG}:PATH` for",
+        "helped enough to keep, or they served an exploration that is over. The commit",
+        f"`{HISTORY_COMMIT}` keeps every one of them: `git checkout {HISTORY_COMMIT}` (or `git show {HISTORY_COMMIT}:PATH` for",
         "one file). The effect is the change each made to the row it was tried on, on the split named: validation",
         "(the 400 validation reviews), test (the 2,000 test reviews, scored outside the project), dev or the tune",
         "split (the birthplace questions). The levers kept are in [BENCHMARKS.md](../BENCHMARKS.md#levers-tried).",

@@ -423,7 +423,7 @@ def test_the_levers_page_lists_the_removed_levers_for_users():
         "| L2-SP (`--decay_toward_start`) | decay toward the start | −5.25 points | validation |"
     )
     assert "linear_probe" not in text  # a kept lever is not listed
-    assert "git checkout lab-levers" in text
+    assert "git checkout 7fec6bc" in text
     assert not re.search(r"\d{4}-\d{2}-\d{2}|\bissue\b", text)  # a user document: no dates, no issue numbers
 
 

@@ -1,0 +1,198 @@
+#!/usr/bin/env python
+"""Regenerate the documents' generated parts from the files that hold the facts, or check that none is stale and
+that everything the documents point at exists.
+
+    python docs/generate.py            # make docs: rewrite what is stale
+    python docs/generate.py --check    # make docs-check (part of make test): exit 1, naming each problem
+
+What is generated, and from what:
+- BENCHMARKS.md and docs/levers.md, whole: `benchmarks/report.py` renders them from `benchmarks/results.json` and
+  `benchmarks/levers.json`;
+- the marked parts of README.md, docs/*.md and the notebooks' text cells: `<!-- generated: NAME -->...<!-- end -->`
+  (a table or a phrase of results, docs/results_text.py) and `<!-- value: PATH | FORMAT -->...<!-- end -->` (one
+  number of results.json: PATH its keys joined by dots, FORMAT one of percent, percent2, points, minutes, count);
+- TESTING.md's mutant table and count: from the list of tests/mutation/run_mutations.py;
+- with `--figures_from OUT`, the committed figures of benchmarks/figures/: each replaced by the file of its name
+  that a run wrote under OUT (the runs draw their figures in their own output folder).
+The prose around the marks stays hand-written. The check also fails on a percentage or a duration typed in
+README.md outside a mark, a relative link or `#anchor` that does not resolve, a git ref the documents name that
+the repository lacks, and a file named in a comment of pyproject.toml or the Makefile that is gone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import importlib.util
+import json
+import re
+import shutil
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parent
+REPO_ROOT = DOCS.parent
+# The sibling modules, and benchmarks/report.py (the report's renderer) as its own scripts import it.
+sys.path[:0] = [str(DOCS), str(REPO_ROOT / "benchmarks")]
+
+from links import broken_links, missing_git_refs, missing_named_files  # noqa: E402
+from report import read_levers, render_benchmarks, render_levers_doc  # noqa: E402
+from results_text import FORMATS, PARTS  # noqa: E402
+
+MARK = re.compile(r"<!-- (generated|value): (.*?) -->(.*?)<!-- end -->", re.S)
+MUTATIONS = REPO_ROOT / "tests" / "mutation" / "run_mutations.py"
+# Documents whose every percentage and duration must be generated (the others are being converted).
+NO_TYPED_NUMBERS = ("README.md", "docs/glossary.md")
+TYPED_NUMBER = re.compile(r"\d[\d,.]* ?%|\b\d[\d,.]* ?(?:min|minutes|h|hours)\b")
+
+
+def resolve(data: object, path: str) -> object:
+    """The value at `path` (keys joined by dots; a key may itself hold dots, as a command does)."""
+    if not path:
+        return data
+    if not isinstance(data, dict):
+        raise KeyError(path)
+    for key in sorted(data, key=len, reverse=True):
+        if path == key or path.startswith(f"{key}."):
+            return resolve(data[key], path[len(key) + 1 :])
+    raise KeyError(path)
+
+
+@functools.cache
+def mutants() -> tuple:
+    """The mutation check's list (tests/mutation/run_mutations.py is a script: loaded by its path)."""
+    spec = importlib.util.spec_from_file_location("run_mutations", MUTATIONS)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("run_mutations", module)  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module.MUTANTS
+
+
+def mutant_table(_: dict) -> str:
+    """The list of mutants: each one's file, the bug it models and the tests it runs first."""
+    lines = ["| Mutant | File | Bug it models | Tests it runs first |", "|---|---|---|---|"]
+    for mutant in mutants():
+        tests = ", ".join(f"`{test.removeprefix('tests/')}`" for test in mutant.tests)
+        bug = mutant.bug.replace("|", r"\|")
+        lines.append(f"| `{mutant.name}` | `{mutant.path.removeprefix('hf_models/')}` | {bug} | {tests} |")
+    return "\n".join(lines)
+
+
+GENERATORS: dict[str, Callable[[dict], str]] = {
+    **PARTS,
+    "mutants": mutant_table,
+    "mutant-count": lambda _: f"{len(mutants()):,}",
+}
+
+
+def fill(text: str, results: dict, where: str) -> str:
+    """`text` with every mark's content generated again; a block mark (its content on lines of its own) stays one."""
+
+    def generate(mark: re.Match) -> str:
+        kind, spec, old = mark.groups()
+        try:
+            if kind == "generated":
+                new = GENERATORS[spec.strip()](results)
+            else:
+                path, _, form = (part.strip() for part in spec.rpartition("|"))
+                new = FORMATS[form](resolve(results, path))
+        except KeyError as error:
+            raise SystemExit(
+                f"error: {where}: the mark `{mark.group(0)[:60]}...` names nothing known ({error})"
+            ) from None
+        new = f"\n{new}\n" if old.startswith("\n") else new
+        return f"<!-- {kind}: {spec} -->{new}<!-- end -->"
+
+    return MARK.sub(generate, text)
+
+
+def fill_notebook(text: str, results: dict, where: str) -> str:
+    """A notebook with its text cells' marks filled; unchanged (byte for byte) when no cell changes."""
+    notebook, changed = json.loads(text), False
+    for cell in notebook["cells"]:
+        source = "".join(cell["source"])
+        if cell["cell_type"] == "markdown" and "<!-- " in source:
+            new = fill(source, results, where)
+            changed |= new != source
+            cell["source"] = new.splitlines(keepends=True)
+    return json.dumps(notebook, indent=1, ensure_ascii=False) + "\n" if changed else text
+
+
+def expected(results: dict, levers: list[dict]) -> dict[Path, str]:
+    """Every generated document as it must read."""
+    wanted = {
+        REPO_ROOT / "BENCHMARKS.md": render_benchmarks(results, levers),
+        DOCS / "levers.md": render_levers_doc(levers),
+    }
+    marked = [REPO_ROOT / "README.md", REPO_ROOT / "TESTING.md", *sorted(DOCS.glob("*.md"))]
+    for path in marked:
+        if path not in wanted:
+            wanted[path] = fill(path.read_text(encoding="utf-8"), results, str(path.relative_to(REPO_ROOT)))
+    for path in sorted((REPO_ROOT / "examples").glob("*.ipynb")):
+        wanted[path] = fill_notebook(path.read_text(encoding="utf-8"), results, str(path.relative_to(REPO_ROOT)))
+    return wanted
+
+
+def typed_numbers(path: Path) -> list[str]:
+    """Percentages and durations written by hand: outside the marks and the code."""
+    text = re.sub(r"^```.*?^```", "", MARK.sub("", path.read_text(encoding="utf-8")), flags=re.S | re.M)
+    return [
+        f"{path.relative_to(REPO_ROOT)}:{number}: `{found}` typed by hand (generate it from results.json)"
+        for number, line in enumerate(text.splitlines(), 1)
+        for found in TYPED_NUMBER.findall(re.sub(r"`[^`]*`", "", line))
+    ]
+
+
+def problems(results: dict, levers: list[dict]) -> list[str]:
+    found = [
+        f"{path.relative_to(REPO_ROOT)} is stale: run `make docs`"
+        for path, text in expected(results, levers).items()
+        if path.read_text(encoding="utf-8") != text
+    ]
+    for name in NO_TYPED_NUMBERS:
+        found += typed_numbers(REPO_ROOT / name)
+    documents = [REPO_ROOT / name for name in ("README.md", "BENCHMARKS.md", "TESTING.md")]
+    documents += sorted(DOCS.glob("*.md"))
+    found += broken_links(documents, REPO_ROOT)
+    found += missing_git_refs(documents, REPO_ROOT)
+    found += missing_named_files([REPO_ROOT / "pyproject.toml", REPO_ROOT / "Makefile"], REPO_ROOT)
+    return found
+
+
+def copy_figures(run_folder: Path) -> None:
+    """Each committed figure that a run under `run_folder` drew again, copied over the committed one."""
+    drawn = {path.name: path for path in sorted(run_folder.rglob("*.png"), reverse=True)}
+    for figure in sorted((REPO_ROOT / "benchmarks" / "figures").glob("*.png")):
+        if figure.name in drawn and drawn[figure.name].read_bytes() != figure.read_bytes():
+            shutil.copyfile(drawn[figure.name], figure)
+            print(f"{figure.relative_to(REPO_ROOT)} copied from {drawn[figure.name]}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--check", action="store_true", help="change nothing; exit 1 when anything is stale or broken")
+    parser.add_argument("--results", default=str(REPO_ROOT / "benchmarks/results.json"), help="the results")
+    parser.add_argument("--levers", default=str(REPO_ROOT / "benchmarks/levers.json"), help="the levers tried")
+    parser.add_argument("--figures_from", type=Path, help="a run's output folder: copy its figures over the committed")
+    args = parser.parse_args(argv)
+    if args.figures_from is not None and not args.figures_from.is_dir():
+        parser.error(f"--figures_from {args.figures_from}: no such folder")
+    results = json.loads(Path(args.results).read_text(encoding="utf-8"))
+    levers = read_levers(Path(args.levers))
+    if args.check:
+        found = problems(results, levers)
+        for problem in found:
+            print(f"docs-check: {problem}", file=sys.stderr)
+        return 1 if found else 0
+    if args.figures_from is not None:
+        copy_figures(args.figures_from)
+    for path, text in expected(results, levers).items():
+        if path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+            print(f"{path.relative_to(REPO_ROOT)} written")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,275 @@
+"""The README's and docs' generated parts: each a function of `benchmarks/results.json` (and of the config files for
+the courses' cuts), named by the marker that holds it (`<!-- generated: NAME -->...<!-- end -->`).
+
+A number in a user document is one of these parts or a `<!-- value: PATH | FORMAT -->` marker (docs/generate.py):
+the prose around them stays hand-written. The courses' own reported numbers are read from
+`benchmarks/course_table.py` (parsed, not imported: it imports the benchmark plan), so that they are written once.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+COURSE_TABLE = REPO_ROOT / "benchmarks" / "course_table.py"
+ONE_VALUE = r"(\d+\.\d) % \((?:dev|test|validation)\)"
+
+
+def percent(value: float, digits: int = 1) -> str:
+    return f"{100 * value:.{digits}f} %"
+
+
+def points(difference: float) -> str:
+    """A difference of accuracies (fractions) in signed points, with a true minus sign."""
+    return f"{100 * difference:+.1f}".replace("-", "−")
+
+
+def duration(seconds: float) -> str:
+    """A wall time as a reader says it: seconds, minutes, or hours past two hours."""
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.0f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
+
+
+FORMATS: dict[str, Callable[[float], str]] = {
+    "percent": percent,
+    "percent2": lambda value: percent(value, 2),
+    "points": points,
+    "minutes": duration,
+    "count": lambda value: f"{value:,}",
+}
+
+
+def course_numbers() -> dict[str, tuple]:
+    """`CS224N` and `ALTEGRAD` of benchmarks/course_table.py: the courses' own reported numbers."""
+    tree = ast.parse(COURSE_TABLE.read_text(encoding="utf-8"))
+    found = {
+        node.targets[0].id: ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
+        if node.targets[0].id in {"CS224N", "ALTEGRAD"}
+    }
+    if set(found) != {"CS224N", "ALTEGRAD"}:
+        raise SystemExit(f"{COURSE_TABLE}: CS224N and ALTEGRAD (the courses' numbers) not found")
+    return found
+
+
+def config_value(path: str, key: str) -> int:
+    """A setting of a config file under configs/ (the courses' epochs and steps)."""
+    return json.loads((REPO_ROOT / "configs" / path).read_text(encoding="utf-8"))[key]
+
+
+def whole_run(results: dict, profile: str, pipeline: str) -> str:
+    """' (N min)' of the recorded whole run of `profile` that ran `pipeline`; '' when none is recorded."""
+    for run in results.get("whole_runs", {}).values():
+        if run.get("profile") == profile and pipeline in run.get("pipelines", ()):
+            return f" ({duration(run['wall_time_s'])})"
+    return ""
+
+
+def cell(section: dict | None, key: str, split: str) -> str:
+    value = (section or {}).get(key)
+    value = value["value"] if isinstance(value, dict) else value
+    return "not yet run" if value is None else f"{percent(value)} ({split})"
+
+
+def bold_best(rows: list[list[str]], columns: tuple[int, ...]) -> list[list[str]]:
+    """The best percentage of each column in bold (a cell of one value: `75.2 % (dev)`)."""
+    for column in columns:
+        values = {i: float(m.group(1)) for i, row in enumerate(rows) if (m := re.fullmatch(ONE_VALUE, row[column]))}
+        best = max(values.values(), default=None)
+        for i, value in values.items():
+            if value == best:
+                number, split = rows[i][column].split(" (", 1)
+                rows[i][column] = f"**{number}** ({split}"
+    return rows
+
+
+def markdown_table(header: list[str], rows: list[list[str]], right: tuple[int, ...]) -> str:
+    rule = ["---:" if i in right else "---" for i in range(len(header))]
+    return "\n".join(f"| {' | '.join(cells)} |" for cells in (header, rule, *rows))
+
+
+# (our row key in the birthplace sections, our label, the course's row key in course_table.CS224N, the command;
+# a quick row's command is followed by its steps' wall time)
+CS224N_ROWS = (
+    ("london", 'always "London"', "london", "the first command below"),
+    ("vanilla_nopretrain", "vanilla, no pretraining", "vanilla_nopretrain", "the next two below"),
+    (
+        "vanilla_recite",
+        "vanilla, pretrained (ours: openings + QA, recite then answer)",
+        "vanilla",
+        "`make cs224n PROFILE=cpu`{cpu} or `PROFILE=gpu`{gpu}",
+    ),
+    ("synthesizer_recite", "synthesizer, pretrained the same way", "synthesizer", "the same"),
+    ("vanilla_span_corruption", "vanilla, the course's span corruption on our BPE", "vanilla", "the same"),
+)
+QUICK_ROWS = ("london", "vanilla_nopretrain")
+
+
+def course_bar(reported: str) -> str:
+    return reported.replace(" (the bar)", "")
+
+
+def cs224n_table(results: dict) -> str:
+    bars = {key: reported for _, reported, key in course_numbers()["CS224N"]}
+    cpu, gpu = results.get("birthplace_dev_acc", {}), results.get("birthplace_dev_acc_gpu", {})
+    times = {"cpu": whole_run(results, "cpu", "birthplace"), "gpu": whole_run(results, "gpu", "birthplace")}
+    rows = []
+    for key, label, course_key, command in CS224N_ROWS:
+        quick = cpu.get(key, {}).get("wall_time_s") if key in QUICK_ROWS else None
+        command = command.format(**times) + (f" ({duration(quick)})" if quick else "")
+        rows.append([label, f"{course_bar(bars[course_key])} (dev)", cell(cpu, key, "dev"), cell(gpu, key, "dev")])
+        rows[-1].append(command)
+    epochs = config_value("cs224n/course/pretrain_vanilla.json", "num_train_epochs")
+    cut_epochs = config_value("cs224n/course-cut/pretrain_vanilla.json", "num_train_epochs")
+    own = [results.get(f"birthplace_dev_acc_course_{p}", {}) for p in ("cut", "gpu")]
+    pair = [
+        " / ".join(
+            cell(section, key, "dev").removesuffix(" (dev)") for key in ("vanilla_finetuned", "synthesizer_finetuned")
+        )
+        for section in own
+    ]
+    cut_time = whole_run(results, "course-cut", "birthplace").strip(" ()")
+    rows.append(
+        [
+            f"the course's own setting: characters, span corruption, {epochs} epochs (vanilla / synthesizer)",
+            f"{course_bar(bars['vanilla'])} / {course_bar(bars['synthesizer'])} (dev)",
+            f"cut: {pair[0]} (dev)",
+            f"{pair[1]} (dev)" if own[1] else "not yet run",
+            f"`make cs224n PROFILE=course` (a GPU) or `PROFILE=course-cut` "
+            f"({cut_time + ': ' if cut_time else ''}{cut_epochs} of the {epochs} epochs)",
+        ]
+    )
+    header = ["row", "the course", "ours, 2 CPU cores", "ours, one GPU", "command"]
+    return markdown_table(header, bold_best(rows, (2, 3)), right=(1, 2, 3))
+
+
+# (our row key in sentiment_test_acc and the course profiles, our label, shown in the lab's course row)
+ALTEGRAD_ROWS = (
+    ("scratch", "from scratch"),
+    ("pretrained", "pretrained, then finetuned"),
+    ("frozen", "pretrained, backbone frozen"),
+    ("pretrained_lp_ft", "pretrained, a [linear probe](docs/glossary.md#linear-probe) then finetuned"),
+    ("scratch_lp_ft", "from scratch, a linear probe then finetuned"),
+)
+
+
+def lab_number(lab: dict, key: str) -> str:
+    reported = lab.get(key, "—")
+    return reported if reported == "—" else f"{reported} (validation)"
+
+
+def altegrad_table(results: dict) -> str:
+    lab = {key: end for key, _, _, end in course_numbers()["ALTEGRAD"]}
+    test = results.get("sentiment_test_acc", {}).get("profiles", {})
+    times = {"cpu": whole_run(results, "cpu", "sentiment"), "gpu": whole_run(results, "gpu", "sentiment")}
+    first = f"`make altegrad PROFILE=cpu`{times['cpu']} or `PROFILE=gpu`{times['gpu']}"
+    rows = [
+        [label, lab_number(lab, key), cell(test.get("cpu"), key, "test"), cell(test.get("gpu"), key, "test")]
+        + [first if index == 0 else "the same"]
+        for index, (key, label) in enumerate(ALTEGRAD_ROWS)
+    ]
+    own = [results.get(f"sentiment_valid_acc_course_{p}") for p in ("cut", "gpu")]
+    keys = [key for key, _, _, _ in course_numbers()["ALTEGRAD"]]
+    pair = [" / ".join(percent(s[k]["value"]) if k in s else "—" for k in keys) if s else None for s in own]
+    steps = [config_value(f"altegrad/{p}/lm.json", "max_steps") for p in ("course-cut", "course")]
+    epochs = [config_value(f"altegrad/{p}/scratch.json", "num_train_epochs") for p in ("course-cut", "course")]
+    cut_time = whole_run(results, "course-cut", "sentiment_lab").strip(" ()")
+    rows.append(
+        [
+            "the lab's own setting: its 21M-parameter model, its 50,001 ids, 3 seeds (scratch / pretrained / frozen)",
+            f"{' / '.join(lab[k] for k in keys)} (validation)",
+            f"cut: {pair[0]} (validation)" if pair[0] else "not yet run",
+            f"{pair[1]} (validation)" if pair[1] else "not yet run",
+            f"`make altegrad PROFILE=course-cut` ({cut_time + ': ' if cut_time else ''}{steps[0]:,} of the "
+            f"{steps[1]:,} LM steps, {epochs[0]} of the {epochs[1]} epochs) or `PROFILE=course` (a GPU)",
+        ]
+    )
+    header = ["row", "the lab", "ours, 2 CPU cores", "ours, one GPU", "command"]
+    return markdown_table(header, bold_best(rows, (2, 3)), right=(1, 2, 3))
+
+
+DEMO_ROWS = {"with pretraining": "pretrained", "without pretraining": "no pretraining"}
+
+
+def demo_scores(results: dict) -> str:
+    demo = results["demo"]
+    scores, total = demo["scores"], demo["scores"]["with pretraining"]["total"]
+    shown = [f"{label} {percent(scores[key]['exact_match'])}" for key, label in DEMO_ROWS.items()]
+    shown.append(f'always "{demo["most_common_place"]}" {percent(scores["most common place"]["exact_match"])}')
+    return f"(test: {total} held-out people): {', '.join(shown)}"
+
+
+def cs224n_cut_epochs(results: dict) -> str:
+    epochs = config_value("cs224n/course/pretrain_vanilla.json", "num_train_epochs")
+    cut = config_value("cs224n/course-cut/pretrain_vanilla.json", "num_train_epochs")
+    return f"{cut} of the course's {epochs} pretraining epochs"
+
+
+def _curve(results: dict) -> tuple[list[str], dict]:
+    curve = results["sentiment_label_curve"]
+    return [str(n) for n in curve["budgets"]], curve["rows"]
+
+
+def curve_budgets(results: dict) -> str:
+    budgets, rows = _curve(results)
+    draws = len(next(iter(rows.values()))[budgets[0]]["per_draw"])
+    return f"{int(budgets[0]):,} to {int(budgets[-1]):,} labelled reviews, {draws} draws each"
+
+
+def curve_gaps(results: dict) -> str:
+    """Pretrained − scratch LP-FT at each budget (validation means), in points."""
+    budgets, rows = _curve(results)
+    gaps = [rows["pretrained_lp_ft"][n]["mean"] - rows["scratch_lp_ft"][n]["mean"] for n in budgets]
+    shown = [
+        f"{points(gap)} {'points at' if i == 0 else 'at'} {int(n):,}"
+        for i, (n, gap) in enumerate(zip(budgets, gaps, strict=True))
+    ]
+    return f"{', '.join(shown[:-1])} and {shown[-1]} labels"
+
+
+def curve_probe_lead(results: dict) -> str:
+    """The budgets, from the smallest, at which the frozen backbone's probe leads scratch LP-FT."""
+    budgets, rows = _curve(results)
+    leading = 0
+    for n in budgets:
+        if rows["frozen_linear_probe"][n]["mean"] <= rows["scratch_lp_ft"][n]["mean"]:
+            break
+        leading = int(n)
+    return f"up to {leading:,} labels" if leading else "at no budget"
+
+
+def curve_tfidf_lead(results: dict) -> str:
+    """The smallest budget from which TF-IDF leads every neural row at every larger budget."""
+    budgets, rows = _curve(results)
+    neural = [key for key in rows if key != "tfidf"]
+    lead_from = None
+    for n in reversed(budgets):
+        if rows["tfidf"][n]["mean"] <= max(rows[key][n]["mean"] for key in neural):
+            break
+        lead_from = int(n)
+    return f"from {lead_from:,} labels on" if lead_from else "at no budget"
+
+
+def best_neural_test(results: dict) -> str:
+    """The best test accuracy of a neural row, over every profile scored."""
+    profiles = results["sentiment_test_acc"]["profiles"]
+    return percent(max(value for rows in profiles.values() for value in rows.values()))
+
+
+PARTS: dict[str, Callable[[dict], str]] = {
+    "best-neural-test": best_neural_test,
+    "cs224n-table": cs224n_table,
+    "altegrad-table": altegrad_table,
+    "demo-scores": demo_scores,
+    "cs224n-cut-epochs": cs224n_cut_epochs,
+    "curve-budgets": curve_budgets,
+    "curve-gaps": curve_gaps,
+    "curve-probe-lead": curve_probe_lead,
+    "curve-tfidf-lead": curve_tfidf_lead,
+}
