@@ -160,13 +160,14 @@ def problems(results: dict, levers: list[dict]) -> list[str]:
     return found
 
 
-def copy_figures(run_folder: Path) -> None:
-    """Each committed figure that a run under `run_folder` drew again, copied over the committed one."""
+def copy_figures(run_folder: Path, figures: Path = REPO_ROOT / "benchmarks" / "figures") -> None:
+    """Each committed figure that a run under `run_folder` drew again, copied over the committed one (of two files of
+    one name, the first in path order)."""
     drawn = {path.name: path for path in sorted(run_folder.rglob("*.png"), reverse=True)}
-    for figure in sorted((REPO_ROOT / "benchmarks" / "figures").glob("*.png")):
+    for figure in sorted(figures.glob("*.png")):
         if figure.name in drawn and drawn[figure.name].read_bytes() != figure.read_bytes():
             shutil.copyfile(drawn[figure.name], figure)
-            print(f"{figure.relative_to(REPO_ROOT)} copied from {drawn[figure.name]}")
+            print(f"{figure} copied from {drawn[figure.name]}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -55,6 +55,10 @@ def prose(markdown: str) -> str:
     return INLINE_CODE.sub("", FENCED.sub("", markdown))
 
 
+def _name(path: Path, root: Path) -> str:
+    return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
+
+
 def broken_links(documents: Iterable[Path], root: Path) -> list[str]:
     problems = []
     for doc in documents:
@@ -63,12 +67,12 @@ def broken_links(documents: Iterable[Path], root: Path) -> list[str]:
                 continue
             path, _, anchor = target.partition("#")
             destination = (doc.parent / path).resolve() if path else doc
-            where = f"{doc.relative_to(root)}: ({target})"
+            where = f"{_name(doc, root)}: ({target})"
             if not destination.exists():
                 problems.append(f"{where}: {path} does not exist")
             elif anchor and destination.suffix == ".md":
                 if anchor not in anchors(destination.read_text(encoding="utf-8")):
-                    problems.append(f"{where}: no heading #{anchor} in {destination.relative_to(root)}")
+                    problems.append(f"{where}: no heading #{anchor} in {_name(destination, root)}")
     return problems
 
 
@@ -82,7 +86,7 @@ def missing_git_refs(documents: Iterable[Path], root: Path) -> list[str]:
         for ref in sorted({ref for pattern in GIT_REFS for ref in pattern.findall(text)}):
             verify = ["git", "-C", str(root), "rev-parse", "-q", "--verify", f"{ref}^{{commit}}"]
             if subprocess.run(verify, capture_output=True).returncode:
-                problems.append(f"{doc.relative_to(root)}: git ref {ref!r} does not exist in this repository")
+                problems.append(f"{_name(doc, root)}: git ref {ref!r} does not exist in this repository")
     return problems
 
 
@@ -94,7 +98,7 @@ def missing_named_files(files: Iterable[Path], root: Path) -> list[str]:
             line.split("#", 1)[1] for line in path.read_text(encoding="utf-8").splitlines() if "#" in line
         )
         problems += [
-            f"{path.relative_to(root)}: names {name}, which does not exist"
+            f"{_name(path, root)}: names {name}, which does not exist"
             for name in sorted(set(NAMED_FILE.findall(comments)))
             if not (root / name).exists()
         ]

@@ -1,0 +1,276 @@
+"""The documents' generated parts (docs/generate.py, `make docs` / `make docs-check`): each number comes from
+benchmarks/results.json, the mutant table from the mutation list, and the check fails when any of them is stale,
+when a number is typed by hand, when a link, an anchor or a git ref does not resolve, and when a build comment names
+a file that is gone. The Makefile's torch line asks for the CPU build where no GPU is found."""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("docs_generate", REPO_ROOT / "docs" / "generate.py")
+generate = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(generate)
+links = sys.modules["links"]  # docs/links.py, imported by generate.py beside it
+results_text = sys.modules["results_text"]
+
+RESULTS = json.loads((REPO_ROOT / "benchmarks" / "results.json").read_text(encoding="utf-8"))
+LEVERS = generate.read_levers(REPO_ROOT / "benchmarks" / "levers.json")
+
+
+def _changed(path: str, value: object) -> dict:
+    """A copy of the results with the value at `path` replaced."""
+    results = copy.deepcopy(RESULTS)
+    *parents, last = path.split(".")
+    target = results
+    for key in parents:
+        target = target[key]
+    target[last] = value
+    return results
+
+
+def _stale(results: dict) -> set[str]:
+    return {
+        str(path.relative_to(REPO_ROOT))
+        for path, text in generate.expected(results, LEVERS).items()
+        if path.read_text(encoding="utf-8") != text
+    }
+
+
+def test_the_committed_documents_are_current_and_every_link_resolves() -> None:
+    assert generate.problems(RESULTS, LEVERS) == []
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "shown", "stale"),
+    [
+        ("birthplace_dev_acc.vanilla_recite.value", 0.123, "| 12.3 % (dev) |", {"README.md"}),
+        ("birthplace_dev_acc_course_cut.vanilla_nopretrain.value", 0.031, "3.1 %", {"README.md"}),
+        ("sentiment_test_acc.profiles.gpu.frozen", 0.5, "50.0 % (test)", {"README.md", "BENCHMARKS.md"}),
+        ("sentiment_test_acc.tfidf_logistic_regression.train", 0.5, "50.0 %", {"docs/glossary.md", "BENCHMARKS.md"}),
+        ("demo.scores.without pretraining.exact_match", 0.25, "no pretraining 25.0 %", {"README.md", "BENCHMARKS.md"}),
+        ("demo.wall_time_s", 1800, "-->30 min<!-- end --> on 2 CPU cores", {"README.md", "BENCHMARKS.md"}),
+    ],
+)
+def test_one_changed_result_makes_its_documents_stale(path: str, value: object, shown: str, stale: set[str]) -> None:
+    results = _changed(path, value)
+
+    assert stale <= _stale(results)
+    documents = "".join(generate.expected(results, LEVERS)[REPO_ROOT / name] for name in stale)
+    assert shown in documents
+
+
+def test_the_check_fails_on_a_changed_copy_of_results_json(tmp_path: Path) -> None:
+    changed = tmp_path / "results.json"
+    changed.write_text(json.dumps(_changed("birthplace_dev_acc_gpu.london.value", 0.061)), encoding="utf-8")
+    command = [sys.executable, str(REPO_ROOT / "docs" / "generate.py"), "--check"]
+
+    same = subprocess.run(command, capture_output=True, text=True)
+    stale = subprocess.run([*command, "--results", str(changed)], capture_output=True, text=True)
+
+    assert same.returncode == 0, same.stderr
+    assert stale.returncode == 1
+    assert "docs-check: README.md is stale: run `make docs`" in stale.stderr.splitlines()
+    assert "docs-check: BENCHMARKS.md is stale: run `make docs`" in stale.stderr.splitlines()
+
+
+def test_a_whole_run_time_is_shown_only_when_recorded() -> None:
+    command = "python benchmarks/plan.py run --profile cpu --course cs224n"
+    recorded = _changed("whole_runs", {command: {"profile": "cpu", "pipelines": ["birthplace"], "wall_time_s": 3420}})
+
+    assert "`make cs224n PROFILE=cpu` (57 min) or `PROFILE=gpu` |" in results_text.cs224n_table(recorded)
+    assert "`make cs224n PROFILE=cpu` or `PROFILE=gpu` |" in results_text.cs224n_table(_changed("whole_runs", {}))
+    assert "`PROFILE=course-cut` (18 of the 650 epochs)" in results_text.cs224n_table(_changed("whole_runs", {}))
+
+
+def test_the_label_curve_phrases_follow_the_curve() -> None:
+    results = copy.deepcopy(RESULTS)
+    rows = results["sentiment_label_curve"]["rows"]
+    rows["frozen_linear_probe"]["100"]["mean"] = rows["scratch_lp_ft"]["100"]["mean"]  # a tie is not a lead
+    rows["tfidf"]["800"]["mean"] = 0.0
+
+    assert results_text.curve_probe_lead(results) == "up to 50 labels"
+    assert results_text.curve_tfidf_lead(results) == "from 1,600 labels on"
+    gaps = results_text.curve_gaps(results)
+    assert gaps.startswith("+4.6 points at 24, +5.8 at 50") and gaps.endswith(" and +2.2 at 1,600 labels")
+
+
+def test_the_mutant_table_is_the_mutation_list(monkeypatch: pytest.MonkeyPatch) -> None:
+    mutants = generate.mutants()
+    table = generate.mutant_table({}).splitlines()
+
+    assert len(table) == 2 + len(mutants)
+    assert all(f"| `{mutant.name}` |" in row for mutant, row in zip(mutants, table[2:], strict=True))
+    monkeypatch.setattr(generate, "mutants", lambda: mutants[:-1])
+    assert "TESTING.md" in _stale(RESULTS)
+
+
+def test_marks_are_filled_inline_or_as_blocks_and_an_unknown_mark_is_an_error() -> None:
+    text = (
+        "a <!-- value: demo.wall_time_s | minutes -->?<!-- end --> b\n"
+        "<!-- generated: best-neural-test -->\nold\n<!-- end -->\n"
+    )
+
+    filled = generate.fill(text, RESULTS, "x.md")
+
+    assert filled.startswith("a <!-- value: demo.wall_time_s | minutes -->6 min<!-- end --> b\n")
+    assert filled.endswith("<!-- generated: best-neural-test -->\n80.1 %\n<!-- end -->\n")
+    with pytest.raises(SystemExit, match="error: x.md: the mark .* names nothing known"):
+        generate.fill("<!-- value: demo.no_such_key | percent -->1<!-- end -->", RESULTS, "x.md")
+    with pytest.raises(SystemExit, match="error: x.md"):
+        generate.fill("<!-- generated: no-such-part -->1<!-- end -->", RESULTS, "x.md")
+
+
+def test_a_key_may_hold_dots() -> None:
+    data = {"whole_runs": {"python benchmarks/plan.py run": {"wall_time_s": 5}}}
+
+    assert generate.resolve(data, "whole_runs.python benchmarks/plan.py run.wall_time_s") == 5
+
+
+def test_a_notebook_is_rewritten_only_when_a_marked_cell_changes() -> None:
+    cell = {
+        "cell_type": "markdown",
+        "metadata": {},
+        "source": ["Pretrained: <!-- value: demo.wall_time_s | minutes -->"],
+    }
+    cell["source"].append("?<!-- end -->\n")
+    notebook = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    text = json.dumps(notebook, indent=2)
+
+    filled = json.loads(generate.fill_notebook(text, RESULTS, "n.ipynb"))
+
+    assert "".join(filled["cells"][0]["source"]).endswith("-->6 min<!-- end -->\n")
+    unmarked = json.dumps({**notebook, "cells": [{**cell, "source": ["75.2 %"]}]}, indent=2)
+    assert generate.fill_notebook(unmarked, RESULTS, "n.ipynb") == unmarked
+
+
+def test_a_number_typed_outside_the_marks_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(generate, "REPO_ROOT", tmp_path)
+    readme = tmp_path / "README.md"
+    readme.write_text(
+        "ours <!-- value: a | percent -->75.2 %<!-- end --> (dev), in 57 min\n"
+        "`Correct: X out of 500: 4.0%` and\n```bash\nmake test  # 10 min\n```\nthe lab: 78 % (validation)\n",
+        encoding="utf-8",
+    )
+
+    found = generate.typed_numbers(readme)
+
+    assert found == [
+        "README.md:1: `57 min` typed by hand (generate it from results.json)",
+        "README.md:4: `78 %` typed by hand (generate it from results.json)",
+    ]
+
+
+def test_github_heading_slugs() -> None:
+    markdown = "# Your course ↔ this project\n## `make demo` (synthetic)\n## run_all.sh\n## Notes\n## Notes\n"
+    markdown += "```\n# not a heading\n```\n"
+
+    assert links.anchors(markdown) == {
+        "your-course--this-project",
+        "make-demo-synthetic",
+        "run_allsh",
+        "notes",
+        "notes-1",
+    }
+
+
+def test_broken_links_and_anchors_are_found(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "README.md").write_text("# Reproduce\n## Levers tried\n", encoding="utf-8")
+    doc = tmp_path / "docs" / "a.md"
+    doc.write_text(
+        "[ok](../README.md#levers-tried) [self](#local) [web](https://x.org/#y) [gone](../NOPE.md)\n"
+        "[bad anchor](../README.md#reproduce-the-courses) `[code](nope.md)`\n```\n[block](nope.md)\n```\n## Local\n",
+        encoding="utf-8",
+    )
+
+    assert links.broken_links([doc], tmp_path) == [
+        "docs/a.md: (../NOPE.md): ../NOPE.md does not exist",
+        "docs/a.md: (../README.md#reproduce-the-courses): no heading #reproduce-the-courses in README.md",
+    ]
+
+
+def test_git_refs_the_documents_name_must_exist(tmp_path: Path) -> None:
+    head = subprocess.run(
+        ["git", "-C", str(REPO_ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    )
+    if head.returncode:
+        pytest.skip("not a git checkout")
+    doc = tmp_path / "doc.md"
+    doc.write_text(
+        f"kept by the commit `{head.stdout.strip()}`: `git show {head.stdout.strip()}:BENCHMARKS.md`;\n"
+        "the git tag `no-such-tag-here`, `git checkout lab-levers-gone`, commit 0badc0ffee1\n",
+        encoding="utf-8",
+    )
+
+    problems = links.missing_git_refs([doc], REPO_ROOT)
+
+    assert [problem.split("'")[1] for problem in problems] == ["0badc0ffee1", "lab-levers-gone", "no-such-tag-here"]
+
+
+def test_a_build_comment_naming_a_file_that_is_gone_is_found(tmp_path: Path) -> None:
+    (tmp_path / "hf_models").mkdir()
+    (tmp_path / "hf_models" / "kept.py").write_text("", encoding="utf-8")
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text(
+        '# reads it (hf_models/kept.py)\n"protobuf",  # hf_models/course_tokenizers.py\nname = "hf_models/x.py"\n',
+        encoding="utf-8",
+    )
+
+    assert links.missing_named_files([pyproject], tmp_path) == [
+        "pyproject.toml: names hf_models/course_tokenizers.py, which does not exist"
+    ]
+
+
+def test_figures_a_run_drew_replace_the_committed_ones(tmp_path: Path) -> None:
+    committed, run = tmp_path / "figures", tmp_path / "out" / "birthplace"
+    committed.mkdir()
+    run.mkdir(parents=True)
+    (committed / "a.png").write_bytes(b"old a")
+    (committed / "b.png").write_bytes(b"old b")
+    (run / "a.png").write_bytes(b"new a")
+    (run / "extra.png").write_bytes(b"not committed")
+
+    generate.copy_figures(tmp_path / "out", committed)
+
+    assert sorted(p.name for p in committed.iterdir()) == ["a.png", "b.png"]
+    assert (committed / "a.png").read_bytes() == b"new a" and (committed / "b.png").read_bytes() == b"old b"
+
+
+def _make_dry_run(target: str, path: str, *variables: str) -> str:
+    env = dict(os.environ, PATH=path)
+    done = subprocess.run(
+        ["make", "-n", "-B", target, *variables], cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=True
+    )
+    return done.stdout
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="no make")
+def test_make_asks_for_the_cpu_torch_build_only_without_a_gpu(tmp_path: Path) -> None:
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    nvidia_smi = fake / "nvidia-smi"
+    nvidia_smi.write_text("#!/bin/sh\n", encoding="utf-8")
+    nvidia_smi.chmod(nvidia_smi.stat().st_mode | stat.S_IEXEC)
+    plain = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if not (Path(p) / "nvidia-smi").exists())
+
+    torch_line = [line for line in _make_dry_run("install", plain).splitlines() if "torch==" in line]
+    gpu_line = [
+        line for line in _make_dry_run("install", f"{fake}{os.pathsep}{plain}").splitlines() if "torch" in line
+    ]
+    none_line = [line for line in _make_dry_run("install", plain, "TORCH_INDEX_URL=").splitlines() if "torch" in line]
+
+    assert torch_line[0].endswith("torch==2.13.0 --extra-index-url https://download.pytorch.org/whl/cpu")
+    assert gpu_line[0].endswith("torch==2.13.0 ") or gpu_line[0].endswith("torch==2.13.0")
+    assert none_line == gpu_line
+    assert "docs/generate.py --check" in _make_dry_run("test", plain)
