@@ -9,7 +9,7 @@ What is generated, and from what:
 - BENCHMARKS.md and docs/levers.md, whole: `benchmarks/report.py` renders them from `benchmarks/results.json` and
   `benchmarks/levers.json`;
 - the marked parts of README.md, docs/*.md and the notebooks' text cells: `<!-- generated: NAME -->...<!-- end -->`
-  (a table or a phrase of results, docs/results_text.py) and `<!-- value: PATH | FORMAT -->...<!-- end -->` (one
+  (a table or a phrase of results, docs/results_text.py; `whole-run PROFILE PIPELINE` a whole run's time) and `<!-- value: PATH | FORMAT -->...<!-- end -->` (one
   number of results.json: PATH its keys joined by dots, FORMAT one of percent, percent2, points, minutes, count);
 - TESTING.md's mutant table and count: from the list of tests/mutation/run_mutations.py;
 - with `--figures_from OUT`, the committed figures of benchmarks/figures/: each replaced by the file of its name
@@ -48,9 +48,15 @@ TYPED_NUMBER = re.compile(r"\d[\d,.]* ?%|\b\d[\d,.]* ?(?:min|minutes|h|hours)\b"
 
 
 def resolve(data: object, path: str) -> object:
-    """The value at `path` (keys joined by dots; a key may itself hold dots, as a command does)."""
+    """The value at `path` (keys joined by dots; a key may itself hold dots, as a command does; a list's item by its
+    index)."""
     if not path:
         return data
+    if isinstance(data, list):
+        index, _, rest = path.partition(".")
+        if not index.isdigit() or int(index) >= len(data):
+            raise KeyError(path)
+        return resolve(data[int(index)], rest)
     if not isinstance(data, dict):
         raise KeyError(path)
     for key in sorted(data, key=len, reverse=True):
@@ -79,7 +85,7 @@ def mutant_table(_: dict) -> str:
     return "\n".join(lines)
 
 
-GENERATORS: dict[str, Callable[[dict], str]] = {
+GENERATORS: dict[str, Callable[..., str]] = {
     **PARTS,
     "mutants": mutant_table,
     "mutant-count": lambda _: f"{len(mutants()):,}",
@@ -93,7 +99,8 @@ def fill(text: str, results: dict, where: str) -> str:
         kind, spec, old = mark.groups()
         try:
             if kind == "generated":
-                new = GENERATORS[spec.strip()](results)
+                name, *arguments = spec.split()
+                new = GENERATORS[name](results, *arguments)
             else:
                 path, _, form = (part.strip() for part in spec.rpartition("|"))
                 new = FORMATS[form](resolve(results, path))

@@ -12,6 +12,7 @@ import ast
 import json
 import re
 from collections.abc import Callable
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -20,7 +21,9 @@ ONE_VALUE = r"(\d+\.\d) % \((?:dev|test|validation)\)"
 
 
 def percent(value: float, digits: int = 1) -> str:
-    return f"{100 * value:.{digits}f} %"
+    """A fraction as a percentage, rounded half up from its decimal digits (0.7525 is 75.3 %, not float's 75.2 %)."""
+    shown = (Decimal(str(value)) * 100).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
+    return f"{shown} %"
 
 
 def points(difference: float) -> str:
@@ -39,6 +42,7 @@ FORMATS: dict[str, Callable[[float], str]] = {
     "percent": percent,
     "percent2": lambda value: percent(value, 2),
     "points": points,
+    "signed": lambda value: f"{value:+.1f}".replace("-", "−"),  # a number of points already
     "minutes": duration,
     "count": lambda value: f"{value:,}",
 }
@@ -262,7 +266,16 @@ def best_neural_test(results: dict) -> str:
     return percent(max(value for rows in profiles.values() for value in rows.values()))
 
 
-PARTS: dict[str, Callable[[dict], str]] = {
+def whole_run_time(results: dict, profile: str, pipeline: str) -> str:
+    """`<!-- generated: whole-run PROFILE PIPELINE -->`: the recorded whole run's wall time."""
+    shown = whole_run(results, profile, pipeline)
+    if not shown:
+        raise KeyError(f"no whole run of the {profile} profile with the {pipeline} pipeline in results.json")
+    return shown.strip(" ()")
+
+
+PARTS: dict[str, Callable[..., str]] = {
+    "whole-run": whole_run_time,
     "best-neural-test": best_neural_test,
     "cs224n-table": cs224n_table,
     "altegrad-table": altegrad_table,
