@@ -9,7 +9,8 @@ What is generated, and from what:
 - BENCHMARKS.md and docs/levers.md, whole: `benchmarks/report.py` renders them from `benchmarks/results.json` and
   `benchmarks/levers.json`;
 - the marked parts of README.md, docs/*.md and the notebooks' text cells: `<!-- generated: NAME -->...<!-- end -->`
-  (a table or a phrase of results, docs/results_text.py; `whole-run PROFILE PIPELINE` a whole run's time) and `<!-- value: PATH | FORMAT -->...<!-- end -->` (one
+  (a table or a phrase of results, docs/results_text.py; `whole-run PROFILE PIPELINE` a whole run's time;
+  `lever FLAG` the measured effect of the lever of benchmarks/levers.json named with FLAG) and `<!-- value: PATH | FORMAT -->...<!-- end -->` (one
   number of results.json: PATH its keys joined by dots, FORMAT one of percent, percent2, points, minutes, count);
 - TESTING.md's mutant table and count: from the list of tests/mutation/run_mutations.py;
 - with `--figures_from OUT`, the committed figures of benchmarks/figures/: each replaced by the file of its name
@@ -38,31 +39,13 @@ sys.path[:0] = [str(DOCS), str(REPO_ROOT / "benchmarks")]
 
 from links import broken_links, missing_git_refs, missing_named_files  # noqa: E402
 from report import read_levers, render_benchmarks, render_levers_doc  # noqa: E402
-from results_text import FORMATS, PARTS  # noqa: E402
+from results_text import FORMATS, PARTS, resolve  # noqa: E402
 
 MARK = re.compile(r"<!-- (generated|value): (.*?) -->(.*?)<!-- end -->", re.S)
 MUTATIONS = REPO_ROOT / "tests" / "mutation" / "run_mutations.py"
 # Documents whose every percentage and duration must be generated (the others are being converted).
 NO_TYPED_NUMBERS = ("README.md", "docs/glossary.md")
 TYPED_NUMBER = re.compile(r"\d[\d,.]* ?%|\b\d[\d,.]* ?(?:min|minutes|h|hours)\b")
-
-
-def resolve(data: object, path: str) -> object:
-    """The value at `path` (keys joined by dots; a key may itself hold dots, as a command does; a list's item by its
-    index)."""
-    if not path:
-        return data
-    if isinstance(data, list):
-        index, _, rest = path.partition(".")
-        if not index.isdigit() or int(index) >= len(data):
-            raise KeyError(path)
-        return resolve(data[int(index)], rest)
-    if not isinstance(data, dict):
-        raise KeyError(path)
-    for key in sorted(data, key=len, reverse=True):
-        if path == key or path.startswith(f"{key}."):
-            return resolve(data[key], path[len(key) + 1 :])
-    raise KeyError(path)
 
 
 @functools.cache
@@ -92,7 +75,16 @@ GENERATORS: dict[str, Callable[..., str]] = {
 }
 
 
-def fill(text: str, results: dict, where: str) -> str:
+def lever_effect(levers: list[dict], flag: str) -> str:
+    """`<!-- generated: lever FLAG -->`: the effect of the one lever of benchmarks/levers.json whose name holds FLAG,
+    with the split it was measured on."""
+    found = [lever for lever in levers if flag in lever["lever"]]
+    if len(found) != 1:
+        raise KeyError(f"{len(found)} levers named with {flag!r} in levers.json")
+    return f"{found[0]['effect']} ({found[0]['measured_on']})"
+
+
+def fill(text: str, results: dict, where: str, levers: list[dict] = ()) -> str:
     """`text` with every mark's content generated again; a block mark (its content on lines of its own) stays one."""
 
     def generate(mark: re.Match) -> str:
@@ -100,7 +92,10 @@ def fill(text: str, results: dict, where: str) -> str:
         try:
             if kind == "generated":
                 name, *arguments = spec.split()
-                new = GENERATORS[name](results, *arguments)
+                if name == "lever":
+                    new = lever_effect(levers, " ".join(arguments))
+                else:
+                    new = GENERATORS[name](results, *arguments)
             else:
                 path, _, form = (part.strip() for part in spec.rpartition("|"))
                 new = FORMATS[form](resolve(results, path))
@@ -135,7 +130,7 @@ def expected(results: dict, levers: list[dict]) -> dict[Path, str]:
     marked = [REPO_ROOT / "README.md", REPO_ROOT / "TESTING.md", *sorted(DOCS.glob("*.md"))]
     for path in marked:
         if path not in wanted:
-            wanted[path] = fill(path.read_text(encoding="utf-8"), results, str(path.relative_to(REPO_ROOT)))
+            wanted[path] = fill(path.read_text(encoding="utf-8"), results, str(path.relative_to(REPO_ROOT)), levers)
     for path in sorted((REPO_ROOT / "examples").glob("*.ipynb")):
         wanted[path] = fill_notebook(path.read_text(encoding="utf-8"), results, str(path.relative_to(REPO_ROOT)))
     return wanted

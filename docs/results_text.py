@@ -20,6 +20,24 @@ COURSE_TABLE = REPO_ROOT / "benchmarks" / "course_table.py"
 ONE_VALUE = r"(\d+\.\d) % \((?:dev|test|validation)\)"
 
 
+def resolve(data: object, path: str) -> object:
+    """The value at `path` (keys joined by dots; a key may itself hold dots, as a command does; a list's item by its
+    index)."""
+    if not path:
+        return data
+    if isinstance(data, list):
+        index, _, rest = path.partition(".")
+        if not index.isdigit() or int(index) >= len(data):
+            raise KeyError(path)
+        return resolve(data[int(index)], rest)
+    if not isinstance(data, dict):
+        raise KeyError(path)
+    for key in sorted(data, key=len, reverse=True):
+        if path == key or path.startswith(f"{key}."):
+            return resolve(data[key], path[len(key) + 1 :])
+    raise KeyError(path)
+
+
 def percent(value: float, digits: int = 1) -> str:
     """A fraction as a percentage, rounded half up from its decimal digits (0.7525 is 75.3 %, not float's 75.2 %)."""
     shown = (Decimal(str(value)) * 100).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
@@ -274,7 +292,13 @@ def whole_run_time(results: dict, profile: str, pipeline: str) -> str:
     return shown.strip(" ()")
 
 
+def gap(results: dict, first: str, second: str) -> str:
+    """`<!-- generated: gap PATH PATH -->`: how far apart two accuracies of results.json are, in points."""
+    return f"{abs(100 * (resolve(results, first) - resolve(results, second))):.1f}"
+
+
 PARTS: dict[str, Callable[..., str]] = {
+    "gap": gap,
     "whole-run": whole_run_time,
     "best-neural-test": best_neural_test,
     "cs224n-table": cs224n_table,

@@ -274,3 +274,26 @@ def test_make_asks_for_the_cpu_torch_build_only_without_a_gpu(tmp_path: Path) ->
     assert gpu_line[0].endswith("torch==2.13.0 ") or gpu_line[0].endswith("torch==2.13.0")
     assert none_line == gpu_line
     assert "docs/generate.py --check" in _make_dry_run("test", plain)
+
+
+def test_a_levers_effect_comes_from_levers_json() -> None:
+    levers = copy.deepcopy(LEVERS)
+    recite = next(lever for lever in levers if "`--recite_tokens 40`" in lever["lever"])
+    recite["effect"] = "+1.0 point"
+
+    assert "docs/courses.md" in {
+        str(path.relative_to(REPO_ROOT))
+        for path, text in generate.expected(RESULTS, levers).items()
+        if path.read_text(encoding="utf-8") != text
+    }
+    filled = generate.fill("<!-- generated: lever --recite_tokens 40 -->x<!-- end -->", RESULTS, "x.md", levers)
+    assert filled == "<!-- generated: lever --recite_tokens 40 -->+1.0 point (dev)<!-- end -->"
+    with pytest.raises(SystemExit, match="levers named with '--augment'"):
+        generate.fill("<!-- generated: lever --augment -->x<!-- end -->", RESULTS, "x.md", levers)
+
+
+def test_a_gap_between_two_results_in_points() -> None:
+    results = _changed("sentiment_test_acc.profiles.cpu.scratch_lp_ft", 0.7)
+    mark = "<!-- generated: gap sentiment_test_acc.profiles.cpu.pretrained_lp_ft sentiment_test_acc.profiles.cpu.scratch_lp_ft -->"
+
+    assert generate.fill(f"{mark}x<!-- end -->", results, "x.md") == f"{mark}7.3<!-- end -->"
