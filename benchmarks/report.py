@@ -30,7 +30,7 @@ COMMANDS = {
     ),
     "tokenizer": "python tokenizer/train_tokenizer.py --files FILES --vocab_size VOCABULARY --output_dir OUTPUT_DIR",
     "bench": "make bench",
-    "report": "python benchmarks/write_results.py --report",
+    "report": "make docs",
 }
 # Each task's sections (<prefix><profile's suffix>): the pipelines that write it, and the course whose make target does.
 TASKS = {
@@ -393,7 +393,7 @@ def header() -> list[str]:
         "generated: every table comes from `benchmarks/results.json` (written by the runs) and `benchmarks/levers.json`.",
         "",
         f"- Regenerate: `{COMMANDS['bench']}` (the CPU profile; `PROFILE=gpu` on a GPU machine) runs the pipelines and",
-        f"  writes `results.json`; then `{COMMANDS['report']}` renders this file and `docs/levers.md`.",
+        f"  writes `results.json`; then `{COMMANDS['report']}` renders this file, `docs/levers.md` and the README's results.",
         "  The courses' own settings (`make cs224n|altegrad PROFILE=course|course-cut`) are recorded with",
         "  `python benchmarks/write_results.py --profile course|course-cut --bench_dir OUT`; `make demo` with `--tasks demo`.",
         "- Splits: birthplace **dev** is the course's 500 dev questions; the **tune split** is 200 training questions",

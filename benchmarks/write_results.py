@@ -473,7 +473,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         for k in sections
     }
     print(json.dumps(summary, indent=1))
-    print(f"{results_path} written; render the report with: python benchmarks/write_results.py --report")
+    print(f"{results_path} written; render the documents from it with: make docs")
 
 
 if __name__ == "__main__":
