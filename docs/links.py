@@ -77,8 +77,12 @@ def broken_links(documents: Iterable[Path], root: Path) -> list[str]:
 
 
 def missing_git_refs(documents: Iterable[Path], root: Path) -> list[str]:
-    """Refs the documents name that this repository lacks; none checked outside a git checkout."""
-    if subprocess.run(["git", "-C", str(root), "rev-parse", "--git-dir"], capture_output=True).returncode:
+    """Refs the documents name that this repository lacks; none checked outside a git checkout or in a shallow clone
+    (whose history is cut: an older commit is missing there without being wrong)."""
+    shallow = subprocess.run(
+        ["git", "-C", str(root), "rev-parse", "--is-shallow-repository"], capture_output=True, text=True
+    )
+    if shallow.returncode or shallow.stdout.strip() != "false":
         return []
     problems = []
     for doc in documents:
