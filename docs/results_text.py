@@ -297,7 +297,24 @@ def gap(results: dict, first: str, second: str) -> str:
     return f"{abs(100 * (resolve(results, first) - resolve(results, second))):.1f}"
 
 
+def cs224n_bar(results: dict, key: str) -> str:
+    """`<!-- generated: cs224n-bar KEY -->`: the course's bar for a row of course_table.CS224N."""
+    return next(course_bar(reported) for _, reported, row in course_numbers()["CS224N"] if row == key)
+
+
+def lab_reported(results: dict) -> str:
+    """The lab's validation accuracies after its first and last epoch, as course_table.ALTEGRAD holds them."""
+    lab = {key: (first, end) for key, _, first, end in course_numbers()["ALTEGRAD"]}
+    scratch, pretrained = lab["scratch"], lab["pretrained"]
+    return (
+        f"from scratch {scratch[0]} after the first epoch and {scratch[1]} at the end, "
+        f"pretrained {pretrained[0]} and {pretrained[1]}"
+    )
+
+
 PARTS: dict[str, Callable[..., str]] = {
+    "cs224n-bar": cs224n_bar,
+    "lab-reported": lab_reported,
     "gap": gap,
     "whole-run": whole_run_time,
     "best-neural-test": best_neural_test,
