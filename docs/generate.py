@@ -86,7 +86,8 @@ def lever_effect(levers: list[dict], flag: str) -> str:
 
 
 def fill(text: str, results: dict, where: str, levers: list[dict] = ()) -> str:
-    """`text` with every mark's content generated again; a block mark (its content on lines of its own) stays one."""
+    """`text` with every mark's content generated again; a block mark (its content on lines of its own, between blank
+    lines) stays one."""
 
     def generate(mark: re.Match) -> str:
         kind, spec, old = mark.groups()
@@ -104,7 +105,8 @@ def fill(text: str, results: dict, where: str, levers: list[dict] = ()) -> str:
             raise SystemExit(
                 f"error: {where}: the mark `{mark.group(0)[:60]}...` names nothing known ({error})"
             ) from None
-        new = f"\n{new}\n" if old.startswith("\n") else new
+        # a block between blank lines, so that Markdown ends a table before the closing mark
+        new = f"\n\n{new}\n\n" if old.startswith("\n") else new
         return f"<!-- {kind}: {spec} -->{new}<!-- end -->"
 
     return MARK.sub(generate, text)

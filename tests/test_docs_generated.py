@@ -126,7 +126,7 @@ def test_marks_are_filled_inline_or_as_blocks_and_an_unknown_mark_is_an_error() 
     filled = generate.fill(text, RESULTS, "x.md")
 
     assert filled.startswith("a <!-- value: demo.wall_time_s | minutes -->6 min<!-- end --> b\n")
-    assert filled.endswith("<!-- generated: best-neural-test -->\n80.1 %\n<!-- end -->\n")
+    assert filled.endswith("<!-- generated: best-neural-test -->\n\n80.1 %\n\n<!-- end -->\n")
     with pytest.raises(SystemExit, match="error: x.md: the mark .* names nothing known"):
         generate.fill("<!-- value: demo.no_such_key | percent -->1<!-- end -->", RESULTS, "x.md")
     with pytest.raises(SystemExit, match="error: x.md"):
