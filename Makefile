@@ -50,12 +50,12 @@ test: lint docs-check
 	$(PY) -m pytest -n 2 --dist loadfile
 
 # The documents' generated parts (docs/generate.py): the README's and docs' results from benchmarks/results.json,
-# BENCHMARKS.md, docs/levers.md, TESTING.md's mutant table. `docs` rewrites what is stale (FIGURES_FROM=OUT: and
-# copies the figures a run drew under OUT over the committed ones); `docs-check` changes nothing and fails on a stale
-# part, a typed result, a broken link or anchor, or a git ref that does not exist.
+# BENCHMARKS.md, docs/levers.md, TESTING.md's mutant table. `docs` rewrites what is stale (FIGURES_FROM=OUT with the
+# run's PROFILE: and copies the figures that run drew under OUT over the committed ones); `docs-check` changes nothing
+# and fails on a stale part, a typed result, a broken link or anchor, or a git ref that does not exist.
 FIGURES_FROM ?=
 docs: $(STAMP)
-	$(PY) docs/generate.py $(if $(FIGURES_FROM),--figures_from $(FIGURES_FROM))
+	$(PY) docs/generate.py $(if $(FIGURES_FROM),--figures_from $(FIGURES_FROM) --profile $(PROFILE))
 
 docs-check: $(STAMP)
 	$(PY) docs/generate.py --check
@@ -86,7 +86,7 @@ bench: $(STAMP)
 
 # One course's whole chain of the profile (config files: configs/<course>/<profile>/), outputs under OUT; at its end
 # the course's reported numbers beside ours (benchmarks/course_table.py, also OUT/<course>_table.md) and its figures in
-# OUT/figures (`python benchmarks/grid.py figures` copies them into benchmarks/figures).
+# OUT/figures (`make docs FIGURES_FROM=OUT PROFILE=...` copies them into benchmarks/figures).
 cs224n altegrad: $(STAMP)
 	$(SNAKEMAKE) course=$@ command="make $@ PROFILE=$(PROFILE)"
 

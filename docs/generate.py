@@ -13,8 +13,8 @@ What is generated, and from what:
   `lever FLAG` the measured effect of the lever of benchmarks/levers.json named with FLAG) and `<!-- value: PATH | FORMAT -->...<!-- end -->` (one
   number of results.json: PATH its keys joined by dots, FORMAT one of percent, percent2, points, minutes, count);
 - TESTING.md's mutant table and count: from the list of tests/mutation/run_mutations.py;
-- with `--figures_from OUT`, the committed figures of benchmarks/figures/: each replaced by the file of its name
-  that a run wrote under OUT (the runs draw their figures in their own output folder).
+- with `--figures_from OUT --profile PROFILE`, the committed figures of benchmarks/figures/: the ones that run drew
+  under OUT copied over them (`benchmarks/grid.py figures`: the runs never draw over the committed ones).
 The prose around the marks stays hand-written. The check also fails on a percentage or a duration typed in
 README.md or docs/ outside a mark (TYPED_NUMBERS_ALLOWED lists the exceptions), a relative link or `#anchor` that does not resolve, a git ref the documents name that
 the repository lacks, and a file named in a comment of pyproject.toml or the Makefile that is gone.
@@ -27,7 +27,6 @@ import functools
 import importlib.util
 import json
 import re
-import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -37,6 +36,7 @@ REPO_ROOT = DOCS.parent
 # The sibling modules, and benchmarks/report.py (the report's renderer) as its own scripts import it.
 sys.path[:0] = [str(DOCS), str(REPO_ROOT / "benchmarks")]
 
+from grid import ProfileError, copy_figures  # noqa: E402
 from links import broken_links, missing_git_refs, missing_named_files  # noqa: E402
 from report import read_levers, render_benchmarks, render_levers_doc  # noqa: E402
 from results_text import FORMATS, PARTS, resolve  # noqa: E402
@@ -166,22 +166,13 @@ def problems(results: dict, levers: list[dict]) -> list[str]:
     return found
 
 
-def copy_figures(run_folder: Path, figures: Path = REPO_ROOT / "benchmarks" / "figures") -> None:
-    """Each committed figure that a run under `run_folder` drew again, copied over the committed one (of two files of
-    one name, the first in path order)."""
-    drawn = {path.name: path for path in sorted(run_folder.rglob("*.png"), reverse=True)}
-    for figure in sorted(figures.glob("*.png")):
-        if figure.name in drawn and drawn[figure.name].read_bytes() != figure.read_bytes():
-            shutil.copyfile(drawn[figure.name], figure)
-            print(f"{figure} copied from {drawn[figure.name]}")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 when anything is stale or broken")
     parser.add_argument("--results", default=str(REPO_ROOT / "benchmarks/results.json"), help="the results")
     parser.add_argument("--levers", default=str(REPO_ROOT / "benchmarks/levers.json"), help="the levers tried")
     parser.add_argument("--figures_from", type=Path, help="a run's output folder: copy its figures over the committed")
+    parser.add_argument("--profile", default="cpu", help="--figures_from: the run's profile (benchmarks/profiles/)")
     args = parser.parse_args(argv)
     if args.figures_from is not None and not args.figures_from.is_dir():
         parser.error(f"--figures_from {args.figures_from}: no such folder")
@@ -193,7 +184,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"docs-check: {problem}", file=sys.stderr)
         return 1 if found else 0
     if args.figures_from is not None:
-        copy_figures(args.figures_from)
+        try:
+            copied = copy_figures(args.profile, args.figures_from)
+        except ProfileError as error:
+            parser.error(str(error))
+        for path in copied:
+            print(f"{path.relative_to(REPO_ROOT)} copied from {args.figures_from}")
     for path, text in expected(results, levers).items():
         if path.read_text(encoding="utf-8") != text:
             path.write_text(text, encoding="utf-8")

@@ -234,21 +234,6 @@ def test_a_build_comment_naming_a_file_that_is_gone_is_found(tmp_path: Path) -> 
     ]
 
 
-def test_figures_a_run_drew_replace_the_committed_ones(tmp_path: Path) -> None:
-    committed, run = tmp_path / "figures", tmp_path / "out" / "birthplace"
-    committed.mkdir()
-    run.mkdir(parents=True)
-    (committed / "a.png").write_bytes(b"old a")
-    (committed / "b.png").write_bytes(b"old b")
-    (run / "a.png").write_bytes(b"new a")
-    (run / "extra.png").write_bytes(b"not committed")
-
-    generate.copy_figures(tmp_path / "out", committed)
-
-    assert sorted(p.name for p in committed.iterdir()) == ["a.png", "b.png"]
-    assert (committed / "a.png").read_bytes() == b"new a" and (committed / "b.png").read_bytes() == b"old b"
-
-
 def _make_dry_run(target: str, path: str, *variables: str) -> str:
     env = dict(os.environ, PATH=path)
     done = subprocess.run(
