@@ -16,7 +16,7 @@ What is generated, and from what:
 - with `--figures_from OUT --profile PROFILE`, the committed figures of benchmarks/figures/: the ones that run drew
   under OUT copied over them (`benchmarks/grid.py figures`: the runs never draw over the committed ones).
 The prose around the marks stays hand-written. The check also fails on a percentage or a duration typed in
-README.md or docs/ outside a mark (TYPED_NUMBERS_ALLOWED lists the exceptions), a relative link or `#anchor` that does not resolve, a git ref the documents name that
+README.md, docs/ or a notebook's text outside a mark (TYPED_NUMBERS_ALLOWED lists the exceptions), a relative link or `#anchor` that does not resolve, a git ref the documents name that
 the repository lacks, and a file named in a comment of pyproject.toml or the Makefile that is gone.
 """
 
@@ -140,8 +140,12 @@ def expected(results: dict, levers: list[dict]) -> dict[Path, str]:
 
 
 def typed_numbers(path: Path) -> list[str]:
-    """Percentages and durations written by hand: outside the marks and the code."""
-    text = re.sub(r"^```.*?^```", "", MARK.sub("", path.read_text(encoding="utf-8")), flags=re.S | re.M)
+    """Percentages and durations written by hand: outside the marks and the code (of a notebook: its text cells)."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".ipynb":
+        cells = json.loads(text)["cells"]
+        text = "\n".join("".join(cell["source"]) for cell in cells if cell["cell_type"] == "markdown")
+    text = re.sub(r"^```.*?^```", "", MARK.sub("", text), flags=re.S | re.M)
     return [
         f"{path.relative_to(REPO_ROOT)}:{number}: `{found}` typed by hand (generate it from results.json)"
         for number, line in enumerate(text.splitlines(), 1)
@@ -157,7 +161,11 @@ def problems(results: dict, levers: list[dict]) -> list[str]:
     ]
     documents = [REPO_ROOT / name for name in ("README.md", "BENCHMARKS.md", "TESTING.md")]
     documents += sorted(DOCS.glob("*.md"))
-    for path in [REPO_ROOT / "README.md", *sorted(DOCS.glob("*.md"))]:
+    for path in [
+        REPO_ROOT / "README.md",
+        *sorted(DOCS.glob("*.md")),
+        *sorted((REPO_ROOT / "examples").glob("*.ipynb")),
+    ]:
         if str(path.relative_to(REPO_ROOT)) not in TYPED_NUMBERS_ALLOWED:
             found += typed_numbers(path)
     found += broken_links(documents, REPO_ROOT)

@@ -173,6 +173,20 @@ def test_a_number_typed_outside_the_marks_is_found(tmp_path: Path, monkeypatch: 
     ]
 
 
+def test_a_number_typed_in_a_notebooks_text_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(generate, "REPO_ROOT", tmp_path)
+    cells = [
+        {"cell_type": "markdown", "metadata": {}, "source": ["The full run: 75.2 % of dev,\n", "about 55 minutes."]},
+        {"cell_type": "code", "metadata": {}, "source": ["print('40 %')"], "outputs": [], "execution_count": None},
+    ]
+    notebook = tmp_path / "n.ipynb"
+    notebook.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+
+    found = [line.split(": ")[1].split(" (")[0] for line in generate.typed_numbers(notebook)]
+
+    assert found == ["`75.2 %` typed by hand", "`55 minutes` typed by hand"]
+
+
 def test_github_heading_slugs() -> None:
     markdown = "# Your course ↔ this project\n## `make demo` (synthetic)\n## run_all.sh\n## Notes\n## Notes\n"
     markdown += "```\n# not a heading\n```\n"
