@@ -14,7 +14,7 @@ The run's tokenizer comes from `hf_models.tokenization.resolve_tokenizer`, its m
 `hf_models.metrics.load_metric`.
 """
 
-import importlib
+from hf_models.lazy import lazy_namespace
 
 # Each name and its module, imported when first used: parsing a command line (`arguments`) needs neither torch nor
 # datasets, which the other stages import.
@@ -59,14 +59,4 @@ _MODULES = {
 
 __all__ = list(_MODULES)
 
-
-def __getattr__(name: str):
-    if name not in _MODULES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{_MODULES[name]}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_MODULES])
+__getattr__, __dir__ = lazy_namespace(__name__, _MODULES)
