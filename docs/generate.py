@@ -16,7 +16,7 @@ What is generated, and from what:
 - with `--figures_from OUT --profile PROFILE`, the committed figures of benchmarks/figures/: the ones that run drew
   under OUT copied over them (`benchmarks/grid.py figures`: the runs never draw over the committed ones).
 The prose around the marks stays hand-written. The check also fails on a percentage or a duration typed in
-README.md, docs/ or a notebook's text outside a mark (TYPED_NUMBERS_ALLOWED lists the exceptions), a relative link or `#anchor` that does not resolve, a git ref the documents name that
+README.md, docs/ or a notebook's text outside a mark (but in the documents rendered whole), a relative link or `#anchor` that does not resolve, a git ref the documents name that
 the repository lacks, and a file named in a comment of pyproject.toml or the Makefile that is gone.
 """
 
@@ -43,9 +43,8 @@ from results_text import FORMATS, PARTS, resolve  # noqa: E402
 
 MARK = re.compile(r"<!-- (generated|value): (.*?) -->(.*?)<!-- end -->", re.S)
 MUTATIONS = REPO_ROOT / "tests" / "mutation" / "run_mutations.py"
-# Documents that may still hold percentages and durations typed by hand: docs/courses.md's explorations, reruns
-# on other machines, the courses' reported numbers and its cost estimates have no results.json entry yet.
-TYPED_NUMBERS_ALLOWED = ("docs/courses.md", "docs/levers.md")
+# Documents rendered whole from the JSON files (benchmarks/report.py): every number in them is generated.
+GENERATED_WHOLE = (REPO_ROOT / "BENCHMARKS.md", DOCS / "levers.md")
 TYPED_NUMBER = re.compile(r"\d[\d,.]* ?%|\b\d[\d,.]* ?(?:min|minutes|h|hours)\b")
 
 
@@ -126,10 +125,7 @@ def fill_notebook(text: str, results: dict, where: str) -> str:
 
 def expected(results: dict, levers: list[dict]) -> dict[Path, str]:
     """Every generated document as it must read."""
-    wanted = {
-        REPO_ROOT / "BENCHMARKS.md": render_benchmarks(results, levers),
-        DOCS / "levers.md": render_levers_doc(levers),
-    }
+    wanted = dict(zip(GENERATED_WHOLE, (render_benchmarks(results, levers), render_levers_doc(levers)), strict=True))
     marked = [REPO_ROOT / "README.md", REPO_ROOT / "TESTING.md", *sorted(DOCS.glob("*.md"))]
     for path in marked:
         if path not in wanted:
@@ -166,7 +162,7 @@ def problems(results: dict, levers: list[dict]) -> list[str]:
         *sorted(DOCS.glob("*.md")),
         *sorted((REPO_ROOT / "examples").glob("*.ipynb")),
     ]:
-        if str(path.relative_to(REPO_ROOT)) not in TYPED_NUMBERS_ALLOWED:
+        if path not in GENERATED_WHOLE:
             found += typed_numbers(path)
     found += broken_links(documents, REPO_ROOT)
     found += missing_git_refs(documents, REPO_ROOT)
