@@ -10,8 +10,9 @@ What is generated, and from what:
   `benchmarks/levers.json`;
 - the marked parts of README.md, docs/*.md and the notebooks' text cells: `<!-- generated: NAME -->...<!-- end -->`
   (a table or a phrase of results, docs/results_text.py; `whole-run PROFILE PIPELINE` a whole run's time;
-  `lever FLAG` the measured effect of the lever of benchmarks/levers.json named with FLAG) and `<!-- value: PATH | FORMAT -->...<!-- end -->` (one
-  number of results.json: PATH its keys joined by dots, FORMAT one of percent, percent2, points, minutes, count);
+  `lever FLAG` the measured effect of the lever of benchmarks/levers.json named with FLAG) and
+  `<!-- value: PATH | FORMAT -->...<!-- end -->` (one number of results.json: PATH its keys joined by dots, FORMAT one
+  of docs/results_text.py's FORMATS: percent, percent2, points, signed, minutes, seconds, loss, count);
 - TESTING.md's mutant table and count: from the list of tests/mutation/run_mutations.py;
 - with `--figures_from OUT --profile PROFILE`, the committed figures of benchmarks/figures/: the ones that run drew
   under OUT copied over them (`benchmarks/grid.py figures`: the runs never draw over the committed ones).

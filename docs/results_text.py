@@ -62,6 +62,8 @@ FORMATS: dict[str, Callable[[float], str]] = {
     "points": points,
     "signed": lambda value: f"{value:+.1f}".replace("-", "−"),  # a number of points already
     "minutes": duration,
+    "seconds": lambda value: f"{value:g} s",  # a short time measured to the tenth or hundredth
+    "loss": lambda value: f"{value:.2f}",
     "count": lambda value: f"{value:,}",
 }
 

@@ -62,6 +62,14 @@ def test_the_committed_documents_are_current_and_every_link_resolves() -> None:
         ("sentiment_test_acc.tfidf_logistic_regression.train", 0.5, "50.0 %", {"docs/glossary.md", "BENCHMARKS.md"}),
         ("demo.scores.without pretraining.exact_match", 0.25, "no pretraining 25.0 %", {"README.md", "BENCHMARKS.md"}),
         ("demo.wall_time_s", 1800, "-->30 min<!-- end --> on 2 CPU cores", {"README.md", "BENCHMARKS.md"}),
+        ("sentiment_valid_acc_lm_draws.rows.lm_seed_44.value", 0.7, "-->70.00 %<!-- end -->", {"docs/courses.md"}),
+        ("course_step_times_cpu.seconds_per_step.lab_lm", 12.5, "-->12.5 s<!-- end -->", {"docs/courses.md"}),
+        (
+            "birthplace_dev_acc_course_cut.synthesizer_finetuned.pretrain_final_loss",
+            3.0,
+            "-->3.00<!-- end -->",
+            {"docs/courses.md"},
+        ),
     ],
 )
 def test_one_changed_result_makes_its_documents_stale(path: str, value: object, shown: str, stale: set[str]) -> None:
@@ -171,6 +179,17 @@ def test_a_number_typed_outside_the_marks_is_found(tmp_path: Path, monkeypatch: 
         "README.md:1: `57 min` typed by hand (generate it from results.json)",
         "README.md:4: `78 %` typed by hand (generate it from results.json)",
     ]
+
+
+def test_only_the_documents_rendered_whole_may_hold_numbers_outside_marks() -> None:
+    rendered = generate.expected(RESULTS, LEVERS)
+    markless = {path for path in rendered if "<!-- " not in rendered[path]}
+
+    assert set(generate.GENERATED_WHOLE) == {REPO_ROOT / "BENCHMARKS.md", REPO_ROOT / "docs" / "levers.md"}
+    assert set(generate.GENERATED_WHOLE) <= markless
+    # the typed-number check reads docs/courses.md like any other hand-written document
+    assert generate.typed_numbers(REPO_ROOT / "docs" / "courses.md") == []
+    assert generate.typed_numbers(REPO_ROOT / "docs" / "levers.md") != []
 
 
 def test_a_number_typed_in_a_notebooks_text_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
