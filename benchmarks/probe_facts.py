@@ -23,7 +23,8 @@ import torch
 
 from hf_models import SmallEncoderForCausalLM
 from hf_models.data import load_birthplace, load_birthplace_corpus, person_name
-from hf_models.safety import check_output_file, command_line
+from hf_models.safety import check_flag_ranges, check_output_file, command_line
+from hf_models.safety.ranges import POSITIVE
 from hf_models.tasks.qa_formats import RecitingQAFormat
 from hf_models.textio import atomic_write_text
 from hf_models.tokenization import load_tokenizer
@@ -62,6 +63,10 @@ def complete(model, tokenizer, texts: list[str], max_new_tokens: int = 8, batch_
     return outputs
 
 
+# The allowed values of the numeric flags below (`check_flag_ranges`).
+FLAG_RANGES = {"recite_tokens": POSITIVE}
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--data_dir", required=True, help="the birthplace folder (wiki.txt, birth_dev.tsv)")
@@ -70,6 +75,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--recite_tokens", type=int, default=40, help="length of a recitation from the name, in tokens"
     )
     args = parser.parse_args(argv)
+    check_flag_ranges(args, ranges=FLAG_RANGES)
     output = Path(args.model_name_or_path, "fact_probe.json")  # beside the model it probes, as its report
     check_output_file(output, [("--data_dir", args.data_dir)], "the report")
     model = load_pretrained(SmallEncoderForCausalLM, args.model_name_or_path, causal=True, dtype=torch.float32).eval()

@@ -25,7 +25,7 @@ from hf_models.data.loaders import detokenize_spm
 from hf_models.safety import check_flag_ranges, check_output_file, command_line
 from hf_models.safety.ranges import NON_NEGATIVE, SEED, Range
 from hf_models.textio import UsageError, atomic_write, atomic_write_text, iter_text_lines, read_lines
-from hf_models.training import HelpFormatter, expand_arguments_file
+from hf_models.training import HelpFormatter, expand_arguments_file, read_arguments_file
 
 
 def birthplace_tune(data_root: Path, out: Path, fraction: float, seed: int) -> None:
@@ -103,10 +103,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# The flags that only one kind of data takes: given to the other, they would be silently ignored.
+FLAGS_OF = {"birthplace-tune": ("tune_fraction", "seed"), "sentiment-corpus": ("news_lines", "novel_lines")}
+
+
+def check_flags_of(what: str, argv: list[str]) -> None:
+    """Refuse a flag, or a key of the arguments file, that another kind of data than `what` takes."""
+    foreign = {flag: other for other, flags in FLAGS_OF.items() if other != what for flag in flags}
+    if len(argv) > 1 and argv[1].endswith(".json"):
+        for key in read_arguments_file(argv[1]):
+            if key in foreign:
+                raise UsageError(f"{argv[1]}: key {key!r} is for {foreign[key]}, not {what}; drop it from the file")
+    for token in argv[2:] if len(argv) > 1 and argv[1].endswith(".json") else argv[1:]:
+        flag = token.split("=", 1)[0].removeprefix("--")
+        if token.startswith("--") and flag in foreign:
+            raise UsageError(f"--{flag} is for {foreign[flag]}, not {what}; drop it")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
     # `sentiment-corpus CONFIG.json --data_root ...`: a config file's values (configs/altegrad/*/corpus.json)
-    args = parser.parse_args(expand_arguments_file(parser, sys.argv[1:] if argv is None else argv, position=1))
+    args = parser.parse_args(expand_arguments_file(parser, argv, position=1))
+    check_flags_of(args.what, argv)
     check_flag_ranges(args, ranges=FLAG_RANGES)
     for flag in ("data_root", "out"):
         if not getattr(args, flag).strip():

@@ -90,7 +90,8 @@ def pretrain(model_args: ModelArguments, data_args: DataTrainingArguments, train
     inputs = [("--train_files", f) for f in data_args.train_files] + [
         ("--validation_files", f) for f in data_args.validation_files or ()
     ]
-    check_run_output(model_args, training_args, inputs)
+    architecture = (SmallEncoderForMaskedLM if data_args.objective == "mlm" else SmallEncoderForCausalLM).__name__
+    check_run_output(model_args, training_args, inputs, architecture=architecture, task="pretraining")
     logger.info(f"Objective {data_args.objective}, world size {training_args.world_size}")
     if data_args.lab_vocabulary and data_args.objective != "clm":
         raise UsageError(f"--lab_vocabulary has no mask token: --objective {data_args.objective} needs one; use clm")
