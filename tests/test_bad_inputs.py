@@ -184,6 +184,7 @@ def _round5(root: Path, data: Path) -> None:
     )
     cls_args = [a.format(root=root).replace(NEW.format(root=root), str(root / "cls_ckpt_run")) for a in _cls()]
     sentiment.main([*cls_args, *STEPS, *save])
+    shutil.copytree(root / "bp_run" / "checkpoint-1", root / "bp_unfinished" / "checkpoint-1")  # no run record
     (root / "crossed").mkdir()
     for name, (key, value) in CROSSED_KEYS.items():
         (root / "crossed" / f"{name}.json").write_text(json.dumps({key: value}))
@@ -618,6 +619,19 @@ ROWS.update(
             _pre("--resume_from_checkpoint", "{root}/bp_run/checkpoint-1", "--max_steps", "2"),
             "is a birthplace-pretraining run; this command is pretraining",
         ),
+        # nothing left behind: a disk that fills after evaluate's predictions, at its report, leaves no new folder
+        "full-disk-at-evaluates-report": Row(
+            "birthplace",
+            _bp("evaluate", "--london_baseline", "--output_dir", NEW),
+            "report_evaluate_validation_london_baseline.json: no space left on the device",
+            (errno.ENOSPC, False),
+            failing_names=("report_evaluate_validation_london_baseline.json",),
+        ),
+        "resume-pretraining-from-an-unfinished-birthplace-checkpoint": Row(
+            "pretrain",
+            _pre("--resume_from_checkpoint", "{root}/bp_unfinished/checkpoint-1", "--max_steps", "2"),
+            "saved by a birthplace-pretraining run; this command is pretraining",
+        ),
         # 8. the benchmark scripts' count flags: 0, negative, or past the data
         **{
             f"throughput-{flag}-{value}": Row("throughput", _throughput(f"--{flag}", value), f"--{flag} {value}: give")
@@ -698,7 +712,9 @@ def _failing_writes(
         if isinstance(path, int):
             return False
         path = Path(os.fsdecode(path))
-        return path.resolve().is_relative_to(under) and (not names or path.name in names)
+        # a file of `names`, or the temporary twin written first and moved over it (".NAME.XXXX.tmp", ".STEM.PID.tmp")
+        named = path.name in names or any(path.name.startswith(f".{Path(name).stem}.") for name in names)
+        return path.resolve().is_relative_to(under) and (not names or named)
 
     def fail(path):
         raise OSError(code, os.strerror(code), os.fsdecode(path))

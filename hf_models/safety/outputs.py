@@ -151,7 +151,8 @@ def check_checkpoint(checkpoint: str | bool | None, architecture: str | None = N
     `trainer_state.json`), not a folder of other files (code, a model alone) nor a finished run's folder, which
     Trainer would take for one, resuming another run's weights and step as if they were this run's. Nor is it
     another task's checkpoint: its model (config.json's `architectures`) is the `architecture` this command trains,
-    and the run it belongs to, when finished, recorded this command's `task` (run_record.json beside it)."""
+    the run it belongs to, when finished, recorded this command's `task` (run_record.json beside it), and the run
+    that saved it named that task too (trainer_state.json, `training.trainer.RunTask`)."""
     if not isinstance(checkpoint, str) or not checkpoint or checkpoint.lower() in ("true", "false"):
         return  # not given, or Trainer's own "the last checkpoint of --output_dir"
     folder = Path(checkpoint)
@@ -177,7 +178,8 @@ def check_checkpoint(checkpoint: str | bool | None, architecture: str | None = N
 
 def _other_task(checkpoint: Path, architecture: str | None, task: str | None) -> str | None:
     """What shows that `checkpoint` belongs to another task than `task`, training another model than
-    `architecture`: its config's model class, or its run's record; None when nothing does."""
+    `architecture`: its config's model class, its run's record, or the task its trainer state names; None when
+    nothing does."""
     try:
         config = json.loads((checkpoint / "config.json").read_text(encoding="utf-8"))
         architectures = config.get("architectures") or []
@@ -189,8 +191,15 @@ def _other_task(checkpoint: Path, architecture: str | None, task: str | None) ->
         recorded = json.loads((checkpoint.parent / "run_record.json").read_text(encoding="utf-8")).get("task")
     except (OSError, ValueError, AttributeError):
         recorded = None
-    if task and recorded and recorded != task:
+    if task and recorded and recorded != task and not str(recorded).endswith("-evaluation"):  # scores added later
         return f"its run {checkpoint.parent} is a {recorded} run; this command is {task}"
+    try:  # the task our trainer names in each checkpoint (`training.trainer.RunTask`)
+        state = json.loads((checkpoint / "trainer_state.json").read_text(encoding="utf-8"))
+        saved_by = state["stateful_callbacks"]["RunTask"]["args"]["task"]
+    except (OSError, ValueError, KeyError, TypeError):
+        saved_by = None
+    if task and saved_by and saved_by != task:
+        return f"saved by a {saved_by} run; this command is {task}"
     return None
 
 

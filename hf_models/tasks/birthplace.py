@@ -174,7 +174,9 @@ def pretrain(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
             # A fresh span corruption of every paragraph at every batch (CS224N's CharCorruptionDataset); the
             # columns that are padding in the whole batch are cut (paragraphs are often much shorter than a block).
             collator = TrimPaddingCollator(SpanCorruptionCollator(tokenizer, block_size, seed=training_args.seed))
-    trainer, metrics = train_model(model, training_args, tokenizer, train_dataset, collator)
+    trainer, metrics = train_model(
+        model, training_args, tokenizer, train_dataset, collator, task="birthplace-pretraining"
+    )
     metrics["block_size"] = block_size
     metrics["pretraining_objective"] = bp_args.pretraining_objective
     metrics.update(augmentation)
@@ -265,6 +267,7 @@ def finetune(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
         DataCollatorForSeq2Seq(tokenizer, label_pad_token_id=IGNORE_INDEX),
         # Dev loss on the answer tokens, for the curves; accuracy comes from `evaluate`.
         encoded["validation"] if training_args.eval_strategy != "no" else None,
+        task="birthplace-qa",
     )
     metrics["block_size"] = block_size
     metrics["pretrained_from"] = model_args.model_name_or_path

@@ -114,7 +114,9 @@ def pretrain(model_args: ModelArguments, data_args: DataTrainingArguments, train
     default_block = min(128, model.config.max_position_embeddings)
     block_size = check_block_size(default_block if data_args.block_size is None else data_args.block_size, model)
     train_dataset, eval_dataset, collator = _datasets(data_args, training_args, tokenizer, block_size)
-    trainer, metrics = train_model(model, training_args, tokenizer, train_dataset, collator, eval_dataset)
+    trainer, metrics = train_model(
+        model, training_args, tokenizer, train_dataset, collator, eval_dataset, task="pretraining"
+    )
     if eval_dataset is not None:
         eval_metrics = trainer.evaluate()
         eval_metrics["eval_samples"] = len(eval_dataset)

@@ -145,6 +145,7 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
         collator,
         encoded["validation"],
         callbacks=callbacks,
+        task="sentiment",
         compute_metrics=compute_metrics(),
         length_buckets=data_args.length_buckets,
         optimizer_cls_and_kwargs=discriminative_optimizer(model, training_args, backbone_lr),
