@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 from hf_models.data.loaders import detokenize_spm
-from hf_models.safety import check_flag_ranges, check_output_file, command_line
+from hf_models.safety import check_flag_ranges, check_output_file, command_line, removing_what_fails
 from hf_models.safety.ranges import NON_NEGATIVE, SEED, Range
 from hf_models.textio import UsageError, atomic_write, atomic_write_text, iter_text_lines, read_lines
 from hf_models.training import HelpFormatter, expand_arguments_file, read_arguments_file
@@ -43,13 +43,14 @@ def birthplace_tune(data_root: Path, out: Path, fraction: float, seed: int) -> N
                 f"{dst / name} holds another split (another --seed or --tune_fraction): the runs tuned on it would "
                 "no longer match; remove the folder to prepare it again, or pick another --out"
             )
-    for name, kept in split.items():
-        atomic_write_text(dst / name, "\n".join(kept) + "\n")
-    for name in ("wiki.txt", "birth_test_inputs.tsv"):
-        link = dst / name
-        if link.is_symlink() or link.exists():
-            link.unlink()
-        link.symlink_to((src / name).resolve())
+    with removing_what_fails([dst]):  # a disk full at the second file leaves no first one
+        for name, kept in split.items():
+            atomic_write_text(dst / name, "\n".join(kept) + "\n")
+        for name in ("wiki.txt", "birth_test_inputs.tsv"):
+            link = dst / name
+            if link.is_symlink() or link.exists():
+                link.unlink()
+            link.symlink_to((src / name).resolve())
     print(f"{dst}: {len(lines) - n_held} training questions, {n_held} held out for tuning (seed {seed})")
 
 
