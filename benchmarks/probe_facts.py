@@ -26,7 +26,7 @@ from hf_models.data import load_birthplace, load_birthplace_corpus, person_name
 from hf_models.safety import check_flag_ranges, check_output_file, command_line
 from hf_models.safety.ranges import POSITIVE
 from hf_models.tasks.qa_formats import RecitingQAFormat
-from hf_models.textio import atomic_write_text
+from hf_models.textio import UsageError, atomic_write_text
 from hf_models.tokenization import load_tokenizer
 from hf_models.training import HelpFormatter, load_pretrained
 
@@ -79,6 +79,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     output = Path(args.model_name_or_path, "fact_probe.json")  # beside the model it probes, as its report
     check_output_file(output, [("--data_dir", args.data_dir)], "the report")
     model = load_pretrained(SmallEncoderForCausalLM, args.model_name_or_path, causal=True, dtype=torch.float32).eval()
+    block = model.config.max_position_embeddings
+    if args.recite_tokens > block:  # a recitation stops at the model's block: the report would claim a longer one
+        raise UsageError(
+            f"--recite_tokens {args.recite_tokens}: the model reads at most {block} tokens; give {block} or fewer"
+        )
     tokenizer = load_tokenizer(args.model_name_or_path)
     prompts = fact_prompts(args.data_dir)
     continuations = complete(model, tokenizer, [p for p, _, _, _ in prompts])

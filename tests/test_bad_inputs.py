@@ -674,6 +674,11 @@ ROWS.update(
             ["--data_dir", "{root}/data", "--model_name_or_path", "{root}/model", "--recite_tokens", "-4"],
             "--recite_tokens -4: give",
         ),
+        "probe-facts-recite-tokens-past-the-block": Row(
+            "probe_facts",
+            ["--data_dir", "{root}/data", "--model_name_or_path", "{root}/model", "--recite_tokens", "1000"],
+            "--recite_tokens 1000: the model reads at most 64 tokens",
+        ),
         "demo-threads-0": Row("demo", ["--threads", "0", "--quick", "--output_dir", NEW], "--threads 0: give"),
         "demo-threads-negative": Row(
             "demo", ["--threads", "-1", "--quick", "--output_dir", NEW], "--threads -1: give"
