@@ -2,9 +2,10 @@
 benchmark tools), driven in-process through `hf_models.safety.command_line` with a table of bad inputs (arguments
 that their dataclasses or TrainingArguments refuse, damaged model and tokenizer files, the machine's errors, numbers
 out of range, silent choices, writes over an input or through a link; a corrupt course checkpoint to convert, a
-missing model folder for the app), answers with exactly one `error: ...` line on
-stderr and exit status 2, without a traceback, and leaves every earlier file of its folder as it was. A few run as
-the scripts themselves, for the exit status and the stderr a shell sees; and a failed save leaves the old files."""
+missing model folder for the app), answers with exactly one `error: ...` line on stderr and exit status 2, without a
+traceback, and leaves every earlier file of its folder as it was and no new file or folder (even an empty one)
+behind. A few run as the scripts themselves, for the exit status and the stderr a shell sees; and a failed save
+leaves the old files."""
 
 from __future__ import annotations
 
