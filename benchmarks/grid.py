@@ -287,10 +287,31 @@ def _rows(data: dict, steps: dict[str, Step], lists: dict, where: str) -> dict[s
     return rows
 
 
+def _count(value, key: str, where: str, least: int) -> None:
+    """A profile's count (`cores: 2`): a whole number of at least `least` (a bool or "2" is none)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise ProfileError(f"{where}: {key} {value!r}: give a whole number of at least {least}")
+
+
+def _check_counts(data: dict, where: str) -> None:
+    """The profile's numbers, as strictly as a flag's: its cores, and the label curve's budgets (increasing, each at
+    least 1) and least step count."""
+    _count(data.get("cores"), "cores", where, 1)
+    curve = data.get("curve", {})
+    for budget in curve.get("budgets", ()):
+        _count(budget, "curve budget", where, 1)
+    budgets = list(curve.get("budgets", ()))
+    if budgets != sorted(set(budgets)):
+        raise ProfileError(f"{where}: curve budgets {budgets}: give them increasing, each once")
+    if "min_steps" in curve:
+        _count(curve["min_steps"], "curve min_steps", where, 0)
+
+
 @functools.cache
 def load(name: str, root: Path = REPO_ROOT) -> Profile:
     """A profile, its steps' folders relative to the run's folder (`Step.command` puts them under OUT)."""
     data, where = _yaml(name), f"benchmarks/profiles/{name}.yaml"
+    _check_counts(data, where)
     budgets = tuple(data.get("curve", {}).get("budgets", ()))
     lists = {**data["lists"], "budget": list(budgets[:-1]), "any_budget": list(budgets)}
     builder = _Builder(data, name, root)

@@ -23,9 +23,10 @@ import torch
 
 from hf_models import SmallEncoderForCausalLM
 from hf_models.data import load_birthplace, load_birthplace_corpus, person_name
-from hf_models.safety import check_output_file, command_line
+from hf_models.safety import check_flag_ranges, check_output_file, command_line
+from hf_models.safety.ranges import POSITIVE
 from hf_models.tasks.qa_formats import RecitingQAFormat
-from hf_models.textio import atomic_write_text
+from hf_models.textio import UsageError, atomic_write_text
 from hf_models.tokenization import load_tokenizer
 from hf_models.training import HelpFormatter, load_pretrained
 
@@ -62,6 +63,10 @@ def complete(model, tokenizer, texts: list[str], max_new_tokens: int = 8, batch_
     return outputs
 
 
+# The allowed values of the numeric flags below (`check_flag_ranges`).
+FLAG_RANGES = {"recite_tokens": POSITIVE}
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--data_dir", required=True, help="the birthplace folder (wiki.txt, birth_dev.tsv)")
@@ -70,9 +75,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--recite_tokens", type=int, default=40, help="length of a recitation from the name, in tokens"
     )
     args = parser.parse_args(argv)
+    check_flag_ranges(args, ranges=FLAG_RANGES)
     output = Path(args.model_name_or_path, "fact_probe.json")  # beside the model it probes, as its report
     check_output_file(output, [("--data_dir", args.data_dir)], "the report")
     model = load_pretrained(SmallEncoderForCausalLM, args.model_name_or_path, causal=True, dtype=torch.float32).eval()
+    block = model.config.max_position_embeddings
+    if args.recite_tokens > block:  # a recitation stops at the model's block: the report would claim a longer one
+        raise UsageError(
+            f"--recite_tokens {args.recite_tokens}: the model reads at most {block} tokens; give {block} or fewer"
+        )
     tokenizer = load_tokenizer(args.model_name_or_path)
     prompts = fact_prompts(args.data_dir)
     continuations = complete(model, tokenizer, [p for p, _, _, _ in prompts])

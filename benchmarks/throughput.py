@@ -58,7 +58,7 @@ CONTENDERS = (*BASE_CONTENDERS, "ours_chunked")
 # This script's own counts: 0 measures nothing (a median of no time, a rate of no token).
 MEASURED = ("seq_len", "steps", "repeats", "generation_repeats", "new_tokens", "prompt_len", "threads", "batch_size")
 THROUGHPUT_RANGES = {
-    **dict.fromkeys((*MEASURED, "max_batch_limit", "peak_tflops"), POSITIVE),
+    **dict.fromkeys((*MEASURED, "max_batch_limit", "peak_tflops", "loss_chunk_size"), POSITIVE),
     "warmup_steps": NON_NEGATIVE,
     "vocab_size": Range(1, TOKEN_ID_LIMIT, high_open=True),
     "dropout": KEPT_SHARE,  # 1: the models train on zeros

@@ -253,12 +253,14 @@ def atomic_write(path: str | os.PathLike) -> Iterator[Path]:
     `torch.save`...), then, when the block ends without an error, flushes it to the disk and moves it over `path`
     with `os.replace`. Readers see the old file or the new one, never half of one; a failed write leaves the old
     file and no temporary one. A symbolic link at `path` is replaced, never written through. Creates the parent
-    folders."""
+    folders, and removes those it created again when the write fails (nothing left behind)."""
     path = Path(path)
+    created = [folder for folder in path.parents if not os.path.lexists(folder)]
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp" + path.suffix, dir=path.parent)
     except OSError as error:
+        _remove_empty(created)
         raise OSError(error.errno, error.strerror, str(path)) from None
     os.close(fd)
     try:
@@ -269,12 +271,21 @@ def atomic_write(path: str | os.PathLike) -> Iterator[Path]:
         os.replace(tmp, path)
     except OSError as error:  # a full disk, say: named by the file the user asked for, not the temporary one
         Path(tmp).unlink(missing_ok=True)
+        _remove_empty(created)
         if error.errno is None or error.filename not in (None, tmp):  # a flush on close names no file
             raise
         raise OSError(error.errno, error.strerror, str(path)) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
+        _remove_empty(created)
         raise
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    """Remove `folders` (deepest first) where they are empty: the ones a failed write made."""
+    for folder in folders:
+        with contextlib.suppress(OSError):
+            folder.rmdir()
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> Path:

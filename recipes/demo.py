@@ -31,7 +31,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from hf_models.environment import go_offline
-from hf_models.safety import command_line, used_files
+from hf_models.safety import check_flag_ranges, command_line, used_files
+from hf_models.safety.ranges import POSITIVE, SEED
 from hf_models.textio import UsageError, atomic_write_text
 from hf_models.training.arguments import REPO_ROOT, HelpFormatter, ModelArguments, read_arguments_file
 
@@ -233,6 +234,10 @@ def _write_results(out: Path, scores: dict, place: str, elapsed: float, setting:
     atomic_write_text(out / "demo_results.json", json.dumps(results, indent=2, ensure_ascii=False) + "\n")
 
 
+# The allowed values of the numeric flags below (`check_flag_ranges`).
+FLAG_RANGES = {"seed": SEED, "threads": POSITIVE}
+
+
 def main(args: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--data_dir", default=None, help="real birthplace data; default: the synthetic task")
@@ -248,6 +253,7 @@ def main(args: list[str] | None = None) -> int:
         "speed when OpenMP threads compete with other processes for the cores)",
     )
     parsed = parser.parse_args(args)
+    check_flag_ranges(parsed, ranges=FLAG_RANGES)
     import datasets
     import torch
     import transformers

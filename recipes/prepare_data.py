@@ -22,10 +22,10 @@ import sys
 from pathlib import Path
 
 from hf_models.data.loaders import detokenize_spm
-from hf_models.safety import check_flag_ranges, check_output_file, command_line
+from hf_models.safety import check_flag_ranges, check_output_file, command_line, removing_what_fails
 from hf_models.safety.ranges import NON_NEGATIVE, SEED, Range
 from hf_models.textio import UsageError, atomic_write, atomic_write_text, iter_text_lines, read_lines
-from hf_models.training import HelpFormatter, expand_arguments_file
+from hf_models.training import HelpFormatter, expand_arguments_file, read_arguments_file
 
 
 def birthplace_tune(data_root: Path, out: Path, fraction: float, seed: int) -> None:
@@ -43,13 +43,14 @@ def birthplace_tune(data_root: Path, out: Path, fraction: float, seed: int) -> N
                 f"{dst / name} holds another split (another --seed or --tune_fraction): the runs tuned on it would "
                 "no longer match; remove the folder to prepare it again, or pick another --out"
             )
-    for name, kept in split.items():
-        atomic_write_text(dst / name, "\n".join(kept) + "\n")
-    for name in ("wiki.txt", "birth_test_inputs.tsv"):
-        link = dst / name
-        if link.is_symlink() or link.exists():
-            link.unlink()
-        link.symlink_to((src / name).resolve())
+    with removing_what_fails([dst]):  # a disk full at the second file leaves no first one
+        for name, kept in split.items():
+            atomic_write_text(dst / name, "\n".join(kept) + "\n")
+        for name in ("wiki.txt", "birth_test_inputs.tsv"):
+            link = dst / name
+            if link.is_symlink() or link.exists():
+                link.unlink()
+            link.symlink_to((src / name).resolve())
     print(f"{dst}: {len(lines) - n_held} training questions, {n_held} held out for tuning (seed {seed})")
 
 
@@ -103,10 +104,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# The flags that only one kind of data takes: given to the other, they would be silently ignored.
+FLAGS_OF = {"birthplace-tune": ("tune_fraction", "seed"), "sentiment-corpus": ("news_lines", "novel_lines")}
+
+
+def check_flags_of(what: str, argv: list[str]) -> None:
+    """Refuse a flag, or a key of the arguments file, that another kind of data than `what` takes."""
+    foreign = {flag: other for other, flags in FLAGS_OF.items() if other != what for flag in flags}
+    if len(argv) > 1 and argv[1].endswith(".json"):
+        for key in read_arguments_file(argv[1]):
+            if key in foreign:
+                raise UsageError(f"{argv[1]}: key {key!r} is for {foreign[key]}, not {what}; drop it from the file")
+    for token in argv[2:] if len(argv) > 1 and argv[1].endswith(".json") else argv[1:]:
+        flag = token.split("=", 1)[0].removeprefix("--")
+        if token.startswith("--") and flag in foreign:
+            raise UsageError(f"--{flag} is for {foreign[flag]}, not {what}; drop it")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
     # `sentiment-corpus CONFIG.json --data_root ...`: a config file's values (configs/altegrad/*/corpus.json)
-    args = parser.parse_args(expand_arguments_file(parser, sys.argv[1:] if argv is None else argv, position=1))
+    args = parser.parse_args(expand_arguments_file(parser, argv, position=1))
+    check_flags_of(args.what, argv)
     check_flag_ranges(args, ranges=FLAG_RANGES)
     for flag in ("data_root", "out"):
         if not getattr(args, flag).strip():

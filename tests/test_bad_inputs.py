@@ -2,9 +2,10 @@
 benchmark tools), driven in-process through `hf_models.safety.command_line` with a table of bad inputs (arguments
 that their dataclasses or TrainingArguments refuse, damaged model and tokenizer files, the machine's errors, numbers
 out of range, silent choices, writes over an input or through a link; a corrupt course checkpoint to convert, a
-missing model folder for the app), answers with exactly one `error: ...` line on
-stderr and exit status 2, without a traceback, and leaves every earlier file of its folder as it was. A few run as
-the scripts themselves, for the exit status and the stderr a shell sees; and a failed save leaves the old files."""
+missing model folder for the app), answers with exactly one `error: ...` line on stderr and exit status 2, without a
+traceback, and leaves every earlier file of its folder as it was and no new file or folder (even an empty one)
+behind. A few run as the scripts themselves, for the exit status and the stderr a shell sees; and a failed save
+leaves the old files."""
 
 from __future__ import annotations
 
@@ -23,9 +24,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import grid
 import pytest
 import torch
-from tiny import EVALUATE_QUIET, TINY_ONE_LAYER
+from tiny import EVALUATE_QUIET, TINY_ONE_LAYER, TINY_SIZES
 from tiny import QUIET_ERRORS_ONLY as QUIET
 from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
@@ -56,6 +58,10 @@ COMMANDS: dict[str, Callable] = {
     "plot_birthplace": _script("benchmarks/plot_birthplace.py", "plot_birthplace_bad_inputs").main,
     "course_table": _script("benchmarks/course_table.py", "course_table_bad_inputs").main,
     "push_to_hub": _script("push_to_hub.py", "push_to_hub_bad_inputs").main,
+    "throughput": _script("benchmarks/throughput.py", "throughput_bad_inputs").main,
+    "probe_facts": _script("benchmarks/probe_facts.py", "probe_facts_bad_inputs").main,
+    "grid": grid.main,
+    "demo": _script("recipes/demo.py", "demo_bad_inputs").main,
     "convert": convert.main,
     "app": app.main,
     "app_load": app.load_models,  # the app's models, loaded as it serves them (it would serve them next)
@@ -152,6 +158,53 @@ def _round4(root: Path, data: Path) -> None:
     )
 
 
+# Another recipe's or subcommand's key in an arguments file, for every recipe: (file name, its one key and value)
+CROSSED_KEYS = {
+    "birthplace-pretrain-given-evaluates": ("london_baseline", True),
+    "birthplace-finetune-given-pretrains": ("pretraining_objective", "openings"),
+    "birthplace-finetune-given-evaluates": ("eval_split", "test"),
+    "birthplace-evaluate-given-finetunes": ("num_train_epochs", 1),
+    "birthplace-evaluate-given-pretrains": ("opening_tokens", 8),
+    "sentiment-given-pretrains": ("objective", "clm"),
+    "pretrain-given-sentiments": ("freeze_backbone", True),
+    "pretrain-given-birthplaces": ("pretraining_objective", "openings"),
+    "train_tokenizer-given-prepare_datas": ("news_lines", 10),
+    "prepare_data-birthplace-tune-given-sentiment-corpuss": ("news_lines", 10),
+    "prepare_data-sentiment-corpus-given-birthplace-tunes": ("seed", 1),
+    "demo-given-any": ("seed", 1),
+}
+
+
+def _round5(root: Path, data: Path) -> None:
+    """Earlier work for the leftovers: real checkpoint-N folders of a sentiment run and of a birthplace pretraining,
+    an arguments file per crossed recipe or subcommand, and profiles of the grid with counts out of range."""
+    save = ["--save_strategy", "steps", "--save_steps", "1"]
+    model_args = ["--tokenizer_name_or_path", str(root / "tok"), "--config_overrides", TINY_ONE_LAYER]
+    birthplace.main(
+        ["pretrain", "--data_dir", str(data), "--output_dir", str(root / "bp_run"), *model_args, *STEPS, *save]
+    )
+    cls_args = [a.format(root=root).replace(NEW.format(root=root), str(root / "cls_ckpt_run")) for a in _cls()]
+    sentiment.main([*cls_args, *STEPS, *save])
+    shutil.copytree(root / "bp_run" / "checkpoint-1", root / "bp_unfinished" / "checkpoint-1")  # no run record
+    (root / "crossed").mkdir()
+    for name, (key, value) in CROSSED_KEYS.items():
+        (root / "crossed" / f"{name}.json").write_text(json.dumps({key: value}))
+    (root / "profiles").mkdir()
+    cpu = (grid.PROFILES_DIR / "cpu.yaml").read_text(encoding="utf-8")
+    for name, (old, new, _) in BAD_PROFILES.items():
+        assert old in cpu
+        (root / "profiles" / f"{name}.yaml").write_text(cpu.replace(old, new, 1), encoding="utf-8")
+
+
+# Profiles of the grid whose counts are out of range: the cpu profile with one line changed, and what is said.
+BAD_PROFILES = {
+    "cores_0": ("cores: 2", "cores: 0", "cores 0: give a whole number of at least 1"),
+    "cores_negative": ("cores: 2", "cores: -2", "cores -2: give a whole number of at least 1"),
+    "budget_0": ("budgets: [24,", "budgets: [0,", "curve budget 0: give a whole number of at least 1"),
+    "min_steps_negative": ("min_steps: 50", "min_steps: -1", "curve min_steps -1: give a whole number of at least 0"),
+}
+
+
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory, synthetic_birthplace_dir: Path, tiny_tokenizer_dir: Path) -> Path:
     """A folder of earlier work: data, a tokenizer, a causal and a masked LM, and damaged copies of them."""
@@ -178,6 +231,7 @@ def world(tmp_path_factory: pytest.TempPathFactory, synthetic_birthplace_dir: Pa
     _copy(tok, root / "broken_tokenizer_config", _write("tokenizer_config.json", "{broken"))
     _files(root, data)
     _round4(root, data)
+    _round5(root, data)
     return root
 
 
@@ -194,10 +248,36 @@ class Row:
     # fills half-way through a save
     failing_under: str = "new"
     failing_names: tuple[str, ...] = ()
-    patch: Callable[[pytest.MonkeyPatch], None] | None = None  # the machine's answer that no write patch reaches
+    # the machine's answer that no write patch reaches (given the folder of earlier work)
+    patch: Callable[[pytest.MonkeyPatch, Path], None] | None = None
 
 
 NEW = "{root}/new"  # a fresh output folder: the error must come before anything is written there
+
+
+def _throughput(*args: str) -> list[str]:
+    """A throughput run of a tiny model, training only (what a count flag reaches first)."""
+    tiny = ["--config_overrides", TINY_SIZES, "--vocab_size", "300", "--seq_len", "16", "--batch_size", "2"]
+    return [*tiny, "--steps", "1", "--warmup_steps", "0", "--repeats", "1", "--skip", "generation", "memory", *args]
+
+
+# Each count flag of benchmarks/throughput.py at an edge: 0, negative (argparse keeps the last of a repeated flag).
+THROUGHPUT_EDGES = [
+    ("steps", "0"),
+    ("repeats", "0"),
+    ("warmup_steps", "-1"),
+    ("threads", "0"),
+    ("threads", "-2"),
+    ("batch_size", "0"),
+    ("seq_len", "0"),
+    ("vocab_size", "0"),
+    ("loss_chunk_size", "0"),
+    ("new_tokens", "0"),
+    ("prompt_len", "-1"),
+    ("generation_repeats", "0"),
+    ("max_batch_limit", "0"),
+    ("dropout", "1"),
+]
 
 
 def _pre(*args: str) -> list[str]:
@@ -406,7 +486,7 @@ ROWS: dict[str, Row] = {
         "train_tokenizer",
         _tok("--overwrite_output_dir", output="{root}/old_run"),
         "old_run: no space left on the device",
-        patch=lambda patch: patch.setattr(PreTrainedTokenizerFast, "save_pretrained", _rust_full_disk),
+        patch=lambda patch, world: patch.setattr(PreTrainedTokenizerFast, "save_pretrained", _rust_full_disk),
     ),
     "output-dir-a-dangling-link": Row(
         "train_tokenizer", _tok(output="{root}/dangling_out"), "is a symbolic link to {root}/nowhere_out"
@@ -481,6 +561,142 @@ ROWS: dict[str, Row] = {
 }
 
 
+def _crossed(name: str) -> list[str]:
+    """The command line of a crossed-keys row: the arguments file where the recipe takes one, and what it needs."""
+    file = f"{{root}}/crossed/{name}.json"
+    if name.startswith("birthplace-"):
+        step = name.split("-")[1]
+        flags = _bp(step, "--model_name_or_path", "{root}/model") if step == "evaluate" else _finetune("{root}/model")
+        return (
+            [step, file, *flags[1:]]
+            if step != "pretrain"
+            else ["pretrain", file, *_bp("pretrain", "--output_dir", NEW)[1:]]
+        )
+    if name.startswith("prepare_data-"):
+        what = name.removeprefix("prepare_data-").split("-given-")[0]
+        return [what, file, "--data_root", "{root}/prep_root", "--out", NEW]
+    return {
+        "sentiment": [file, *_cls()],
+        "pretrain": [file, *_pre()],
+        "train_tokenizer": [file, *_tok()],
+        "demo": [file, "--output_dir", NEW],
+    }[name.split("-")[0]]
+
+
+def _crossed_expected(name: str) -> str:
+    key = CROSSED_KEYS[name][0]
+    if name.startswith("prepare_data-"):
+        return f"{name}.json: key {key!r} is for"
+    if name.startswith("demo-"):
+        return f"unrecognized arguments: {{root}}/crossed/{name}.json"
+    return f"{{root}}/crossed/{name}.json: unknown key {key!r}"
+
+
+ROWS.update(
+    {
+        # 7. another recipe's or subcommand's key in an arguments file, for every recipe: refused, naming key and file
+        **{
+            f"arguments-file-{name}-key": Row(name.split("-")[0], _crossed(name), _crossed_expected(name))
+            for name in CROSSED_KEYS
+        },
+        # 4. a resume from another task's real checkpoint-N folder: its model, or its finished run's record
+        "resume-pretraining-from-a-sentiment-checkpoint": Row(
+            "pretrain",
+            _pre("--resume_from_checkpoint", "{root}/cls_ckpt_run/checkpoint-1", "--max_steps", "2"),
+            "another task's checkpoint (a SmallEncoderForSequenceClassification",
+        ),
+        "resume-sentiment-from-a-birthplace-checkpoint": Row(
+            "sentiment",
+            _cls("--resume_from_checkpoint", "{root}/bp_run/checkpoint-1", "--max_steps", "2"),
+            "another task's checkpoint (a SmallEncoderForCausalLM",
+        ),
+        "resume-finetuning-from-a-pretraining-checkpoint": Row(
+            "birthplace",
+            _finetune("{root}/model", "--resume_from_checkpoint", "{root}/bp_run/checkpoint-1", "--max_steps", "2"),
+            "is a birthplace-pretraining run; this command is birthplace-qa",
+        ),
+        "resume-pretraining-from-a-birthplace-checkpoint": Row(
+            "pretrain",
+            _pre("--resume_from_checkpoint", "{root}/bp_run/checkpoint-1", "--max_steps", "2"),
+            "is a birthplace-pretraining run; this command is pretraining",
+        ),
+        # nothing left behind: a disk that fills after evaluate's predictions, at its report, leaves no new folder
+        "full-disk-at-evaluates-report": Row(
+            "birthplace",
+            _bp("evaluate", "--london_baseline", "--output_dir", NEW),
+            "report_evaluate_validation_london_baseline.json: no space left on the device",
+            (errno.ENOSPC, False),
+            failing_names=("report_evaluate_validation_london_baseline.json",),
+        ),
+        "full-disk-at-tfidfs-report": Row(
+            "tfidf",
+            ["--data_dir", "{root}/cls", "--output_dir", NEW],
+            "new/report.json: no space left on the device",
+            (errno.ENOSPC, False),
+            failing_names=("report.json",),
+        ),
+        "full-disk-at-the-second-prepared-file": Row(
+            "prepare_data",
+            ["birthplace-tune", "--data_root", "{root}/prep_root", "--out", NEW],
+            "birth_dev.tsv: no space left on the device",
+            (errno.ENOSPC, False),
+            failing_names=("birth_dev.tsv",),
+        ),
+        "resume-pretraining-from-an-unfinished-birthplace-checkpoint": Row(
+            "pretrain",
+            _pre("--resume_from_checkpoint", "{root}/bp_unfinished/checkpoint-1", "--max_steps", "2"),
+            "saved by a birthplace-pretraining run; this command is pretraining",
+        ),
+        # 8. the benchmark scripts' count flags: 0, negative, or past the data
+        **{
+            f"throughput-{flag}-{value}": Row("throughput", _throughput(f"--{flag}", value), f"--{flag} {value}: give")
+            for flag, value in THROUGHPUT_EDGES
+        },
+        "tfidf-label-budget-0": Row(
+            "tfidf", ["--data_dir", "{root}/cls", "--output_dir", NEW, "--label_budget", "0"], "--label_budget 0"
+        ),
+        "tfidf-label-budget-past-the-data": Row(
+            "tfidf",
+            ["--data_dir", "{root}/cls", "--output_dir", NEW, "--label_budget", "1000"],
+            "--label_budget 1000: 500 examples of label",
+        ),
+        "tfidf-seed-negative": Row(
+            "tfidf",
+            ["--data_dir", "{root}/cls", "--output_dir", NEW, "--label_budget", "4", "--seed", "-1"],
+            "--seed -1",
+        ),
+        "probe-facts-recite-tokens-0": Row(
+            "probe_facts",
+            ["--data_dir", "{root}/data", "--model_name_or_path", "{root}/model", "--recite_tokens", "0"],
+            "--recite_tokens 0: give",
+        ),
+        "probe-facts-recite-tokens-negative": Row(
+            "probe_facts",
+            ["--data_dir", "{root}/data", "--model_name_or_path", "{root}/model", "--recite_tokens", "-4"],
+            "--recite_tokens -4: give",
+        ),
+        "probe-facts-recite-tokens-past-the-block": Row(
+            "probe_facts",
+            ["--data_dir", "{root}/data", "--model_name_or_path", "{root}/model", "--recite_tokens", "1000"],
+            "--recite_tokens 1000: the model reads at most 64 tokens",
+        ),
+        "demo-threads-0": Row("demo", ["--threads", "0", "--quick", "--output_dir", NEW], "--threads 0: give"),
+        "demo-threads-negative": Row(
+            "demo", ["--threads", "-1", "--quick", "--output_dir", NEW], "--threads -1: give"
+        ),
+        **{
+            f"grid-profile-{name}": Row(
+                "grid",
+                ["show", "--profile", name],
+                f"benchmarks/profiles/{name}.yaml: {expected}",
+                patch=lambda patch, world: patch.setattr(grid, "PROFILES_DIR", world / "profiles"),
+            )
+            for name, (_, _, expected) in BAD_PROFILES.items()
+        },
+    }
+)
+
+
 def _rust_full_disk(self, save_directory, *args, **kwargs):
     """The tokenizers library on a full disk: a first file written, then its Rust error (no errno, no file)."""
     (Path(save_directory) / "tokenizer.json").write_text("{half a tokenizer")
@@ -488,17 +704,20 @@ def _rust_full_disk(self, save_directory, *args, **kwargs):
 
 
 def _snapshot(root: Path) -> dict[str, str]:
-    """Every file under `root` (links as their target, never followed), by content hash."""
-    files = {}
+    """Every path under `root`: a file by content hash, a link as its target (never followed), a folder as such,
+    so that a failed command that changes a file, or leaves a new file or a new (even empty) folder, is seen."""
+    paths = {}
     for folder, names, file_names in os.walk(root):
         for name in [*names, *file_names]:
             path = Path(folder) / name
             rel = path.relative_to(root).as_posix()
             if path.is_symlink():
-                files[rel] = "-> " + os.readlink(path)
+                paths[rel] = "-> " + os.readlink(path)
             elif path.is_file():
-                files[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return files
+                paths[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+            else:
+                paths[rel] = "folder" if path.is_dir() else "other"
+    return paths
 
 
 def _failing_writes(
@@ -513,7 +732,9 @@ def _failing_writes(
         if isinstance(path, int):
             return False
         path = Path(os.fsdecode(path))
-        return path.resolve().is_relative_to(under) and (not names or path.name in names)
+        # a file of `names`, or the temporary twin written first and moved over it (".NAME.XXXX.tmp", ".STEM.PID.tmp")
+        named = path.name in names or any(path.name.startswith(f".{Path(name).stem}.") for name in names)
+        return path.resolve().is_relative_to(under) and (not names or named)
 
     def fail(path):
         raise OSError(code, os.strerror(code), os.fsdecode(path))
@@ -554,13 +775,14 @@ def test_a_bad_input_is_one_line_exit_2_and_changes_nothing(
     row = ROWS[case]
     argv = [arg.format(root=world) for arg in row.argv]
     expected = row.expected.format(root=world)
+    shutil.rmtree(world / "new", ignore_errors=True)  # what a failed row before left, so that it fails alone
     before = _snapshot(world)
     capsys.readouterr()
     with monkeypatch.context() as patch:
         if row.failing_writes:
             _failing_writes(patch, world / row.failing_under, *row.failing_writes, names=row.failing_names)
         if row.patch:
-            row.patch(patch)
+            row.patch(patch, world)
         status = command_line(COMMANDS[row.command], argv)
     err = capsys.readouterr().err
     errors = [line for line in err.splitlines() if line.startswith("error:")]

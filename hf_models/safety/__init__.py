@@ -9,7 +9,7 @@ file in one step, check numeric flags where they are parsed, and turn the user's
 - `atomic`: `saving_into`, a folder saved file by file in one step each (one file: `textio.atomic_write`).
 """
 
-from .atomic import keeping_earlier_files, saving_into
+from .atomic import keeping_earlier_files, removing_what_fails, saving_into
 from .errors import USER_ERRORS, check_json_files, command_line, describe_os_error, one_line, reading
 from .outputs import (
     Inputs,
@@ -39,6 +39,7 @@ __all__ = [
     "one_line",
     "reading",
     "keeping_earlier_files",
+    "removing_what_fails",
     "saving_into",
     "used_files",
 ]

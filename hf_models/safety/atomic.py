@@ -9,12 +9,12 @@ import errno
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from .errors import machine_errno
 
-__all__ = ["keeping_earlier_files", "saving_into"]
+__all__ = ["keeping_earlier_files", "removing_what_fails", "saving_into"]
 
 STAGING_PREFIX = ".staging-"
 
@@ -116,3 +116,34 @@ def keeping_earlier_files(folder: str | os.PathLike, discard: tuple[str, ...] = 
         if path.name not in discard and not os.path.lexists(folder / path.name):
             os.rename(path, folder / path.name)
     shutil.rmtree(aside)
+
+
+def _remove(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+
+
+@contextlib.contextmanager
+def removing_what_fails(
+    folders: Iterable[str | os.PathLike | None] = (), files: Iterable[str | os.PathLike | None] = ()
+) -> Iterator[None]:
+    """Around a command's writes of several files (each in one step): if the block fails half-way (a full disk at
+    the second file), what it added is removed: the new entries of `folders`, the `files` that were not there, and
+    the folders made for them, so that a failed command leaves nothing new behind. A file it replaced stays
+    replaced (`--overwrite_output_dir` asked for it)."""
+    folders = [Path(folder) for folder in folders if folder]
+    files = [Path(file) for file in files if file]
+    entries = {folder: set(os.listdir(folder)) if folder.is_dir() else None for folder in folders}
+    new_files = [file for file in files if not os.path.lexists(file)]
+    made = [parent for path in [*folders, *files] for parent in [path, *path.parents] if not os.path.lexists(parent)]
+    try:
+        yield
+    except BaseException:
+        for folder, names in entries.items():
+            for name in set(os.listdir(folder)) - names if names is not None and folder.is_dir() else ():
+                _remove(folder / name)
+        for path in new_files:
+            _remove(path)
+        for folder in sorted(set(made), key=lambda path: len(path.parts), reverse=True):
+            _remove(folder)  # deepest first; a folder made for the writes goes with what is in it
+        raise

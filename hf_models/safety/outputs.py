@@ -3,6 +3,7 @@ user allows it), and no output, through a symbolic link or not, that is one of t
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterable
 from fnmatch import fnmatch
@@ -145,10 +146,13 @@ def check_output_dir(
     )
 
 
-def check_checkpoint(checkpoint: str | bool | None) -> None:
+def check_checkpoint(checkpoint: str | bool | None, architecture: str | None = None, task: str | None = None) -> None:
     """`--resume_from_checkpoint FOLDER` names a checkpoint Trainer saved (`checkpoint-N`, with its
     `trainer_state.json`), not a folder of other files (code, a model alone) nor a finished run's folder, which
-    Trainer would take for one, resuming another run's weights and step as if they were this run's."""
+    Trainer would take for one, resuming another run's weights and step as if they were this run's. Nor is it
+    another task's checkpoint: its model (config.json's `architectures`) is the `architecture` this command trains,
+    the run it belongs to, when finished, recorded this command's `task` (run_record.json beside it), and the run
+    that saved it named that task too (trainer_state.json, `training.trainer.RunTask`)."""
     if not isinstance(checkpoint, str) or not checkpoint or checkpoint.lower() in ("true", "false"):
         return  # not given, or Trainer's own "the last checkpoint of --output_dir"
     folder = Path(checkpoint)
@@ -164,6 +168,39 @@ def check_checkpoint(checkpoint: str | bool | None) -> None:
             f"--resume_from_checkpoint {checkpoint} holds no trainer_state.json: it is not a checkpoint Trainer "
             "saved (a checkpoint-N folder of a run with --save_strategy steps or epoch)"
         )
+    other = _other_task(folder, architecture, task)
+    if other:
+        raise UsageError(
+            f"--resume_from_checkpoint {checkpoint} is another task's checkpoint ({other}): resume from a "
+            "checkpoint-N folder of this command's own run, or start from a model with --model_name_or_path"
+        )
+
+
+def _other_task(checkpoint: Path, architecture: str | None, task: str | None) -> str | None:
+    """What shows that `checkpoint` belongs to another task than `task`, training another model than
+    `architecture`: its config's model class, its run's record, or the task its trainer state names; None when
+    nothing does."""
+    try:
+        config = json.loads((checkpoint / "config.json").read_text(encoding="utf-8"))
+        architectures = config.get("architectures") or []
+    except (OSError, ValueError, AttributeError):
+        architectures = []  # the load says what is wrong with it
+    if architecture and architectures and architecture not in architectures:
+        return f"a {', '.join(map(str, architectures))}; this command trains a {architecture}"
+    try:
+        recorded = json.loads((checkpoint.parent / "run_record.json").read_text(encoding="utf-8")).get("task")
+    except (OSError, ValueError, AttributeError):
+        recorded = None
+    if task and recorded and recorded != task and not str(recorded).endswith("-evaluation"):  # scores added later
+        return f"its run {checkpoint.parent} is a {recorded} run; this command is {task}"
+    try:  # the task our trainer names in each checkpoint (`training.trainer.RunTask`)
+        state = json.loads((checkpoint / "trainer_state.json").read_text(encoding="utf-8"))
+        saved_by = state["stateful_callbacks"]["RunTask"]["args"]["task"]
+    except (OSError, ValueError, KeyError, TypeError):
+        saved_by = None
+    if task and saved_by and saved_by != task:
+        return f"saved by a {saved_by} run; this command is {task}"
+    return None
 
 
 def check_count(flag: str, value: int | None) -> None:

@@ -67,6 +67,9 @@ from .qa_formats import BPEQAFormat, CourseQAFormat, QAFormat, RecitingQAFormat,
 logger = logging.getLogger(__name__)
 
 
+CAUSAL_LM = SmallEncoderForCausalLM.__name__  # what pretrain and finetune train (`check_run_output`)
+
+
 def _model(model_args: ModelArguments, bp_args: BirthplaceArguments, tokenizer) -> SmallEncoderForCausalLM:
     return load_or_build_model(SmallEncoderForCausalLM, model_args, tokenizer, DEFAULT_PRESET, is_causal=True)
 
@@ -146,7 +149,9 @@ def _run_tokenizer(model_args: ModelArguments, bp_args: BirthplaceArguments, cor
 def pretrain(model_args: ModelArguments, bp_args: BirthplaceArguments, training_args: TrainingArguments) -> dict:
     timer = RunTimer()
     require_data_dir(bp_args)
-    check_run_output(model_args, training_args, data_files(bp_args))
+    check_run_output(
+        model_args, training_args, data_files(bp_args), architecture=CAUSAL_LM, task="birthplace-pretraining"
+    )
     corpus = load_birthplace_corpus(bp_args.data_dir)["train"]
     paragraphs = list(corpus["text"])  # wiki.txt alone: the source of the augmented copies and the recitations
     qa_train = load_birthplace(bp_args.data_dir)["train"] if bp_args.pretrain_with_qa else None
@@ -169,7 +174,9 @@ def pretrain(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
             # A fresh span corruption of every paragraph at every batch (CS224N's CharCorruptionDataset); the
             # columns that are padding in the whole batch are cut (paragraphs are often much shorter than a block).
             collator = TrimPaddingCollator(SpanCorruptionCollator(tokenizer, block_size, seed=training_args.seed))
-    trainer, metrics = train_model(model, training_args, tokenizer, train_dataset, collator)
+    trainer, metrics = train_model(
+        model, training_args, tokenizer, train_dataset, collator, task="birthplace-pretraining"
+    )
     metrics["block_size"] = block_size
     metrics["pretraining_objective"] = bp_args.pretraining_objective
     metrics.update(augmentation)
@@ -225,7 +232,7 @@ def _openings_dataset(corpus, qa_train, paragraphs, tokenizer, bp_args: Birthpla
 def finetune(model_args: ModelArguments, bp_args: BirthplaceArguments, training_args: TrainingArguments) -> dict:
     timer = RunTimer()
     require_data_dir(bp_args)
-    check_run_output(model_args, training_args, data_files(bp_args))
+    check_run_output(model_args, training_args, data_files(bp_args), architecture=CAUSAL_LM, task="birthplace-qa")
     # Our BPE, or the course's characters of a course model (its vocabulary comes with its tokenizer); no pretraining
     # and no tokenizer: the BPE `pretrain` would train, on wiki.txt alone.
     corpus = load_birthplace_corpus(bp_args.data_dir)["train"]
@@ -260,6 +267,7 @@ def finetune(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
         DataCollatorForSeq2Seq(tokenizer, label_pad_token_id=IGNORE_INDEX),
         # Dev loss on the answer tokens, for the curves; accuracy comes from `evaluate`.
         encoded["validation"] if training_args.eval_strategy != "no" else None,
+        task="birthplace-qa",
     )
     metrics["block_size"] = block_size
     metrics["pretrained_from"] = model_args.model_name_or_path

@@ -19,7 +19,7 @@ from hf_models.data import BIRTHPLACE_FILES, load_birthplace, read_lines
 from hf_models.hub import write_run_card
 from hf_models.metrics import load_metric
 from hf_models.run_record import Evaluation, RunRecord, model_reference, read_record, updating_record
-from hf_models.safety import check_count, check_output_file
+from hf_models.safety import check_count, check_output_file, removing_what_fails
 from hf_models.textio import UsageError, atomic_write_text
 from hf_models.tokenization import BPE, resolve_tokenizer
 from hf_models.training import ModelArguments, RunTimer, check_block_size, load_pretrained, write_report
@@ -189,14 +189,16 @@ def evaluate_answers(
     else:
         print(f"No answers for the {bp_args.eval_split} split: {len(predictions)} predictions written, not scored")
 
-    if predictions_file and training_args.process_index == 0:
-        # One line per question; a newline inside a generated answer would shift every later line.
-        atomic_write_text(predictions_file, "".join(p.replace("\n", " ") + "\n" for p in predictions))
-        metrics["predictions_file"] = predictions_file
-    if output_dir and training_args.process_index == 0:
-        write_report(training_args, (model_args, bp_args, training_args), metrics, timer.seconds, path=report)
-        if "exact_match" in metrics:
-            _record_evaluation(output_dir, bp_args, source, metrics, timer)
+    if training_args.process_index == 0:
+        with removing_what_fails([output_dir], [predictions_file]):  # a disk full at the report leaves nothing new
+            if predictions_file:
+                # One line per question; a newline inside a generated answer would shift every later line.
+                atomic_write_text(predictions_file, "".join(p.replace("\n", " ") + "\n" for p in predictions))
+                metrics["predictions_file"] = predictions_file
+            if output_dir:
+                write_report(training_args, (model_args, bp_args, training_args), metrics, timer.seconds, path=report)
+                if "exact_match" in metrics:
+                    _record_evaluation(output_dir, bp_args, source, metrics, timer)
     return metrics
 
 

@@ -90,7 +90,8 @@ def pretrain(model_args: ModelArguments, data_args: DataTrainingArguments, train
     inputs = [("--train_files", f) for f in data_args.train_files] + [
         ("--validation_files", f) for f in data_args.validation_files or ()
     ]
-    check_run_output(model_args, training_args, inputs)
+    architecture = (SmallEncoderForMaskedLM if data_args.objective == "mlm" else SmallEncoderForCausalLM).__name__
+    check_run_output(model_args, training_args, inputs, architecture=architecture, task="pretraining")
     logger.info(f"Objective {data_args.objective}, world size {training_args.world_size}")
     if data_args.lab_vocabulary and data_args.objective != "clm":
         raise UsageError(f"--lab_vocabulary has no mask token: --objective {data_args.objective} needs one; use clm")
@@ -113,7 +114,9 @@ def pretrain(model_args: ModelArguments, data_args: DataTrainingArguments, train
     default_block = min(128, model.config.max_position_embeddings)
     block_size = check_block_size(default_block if data_args.block_size is None else data_args.block_size, model)
     train_dataset, eval_dataset, collator = _datasets(data_args, training_args, tokenizer, block_size)
-    trainer, metrics = train_model(model, training_args, tokenizer, train_dataset, collator, eval_dataset)
+    trainer, metrics = train_model(
+        model, training_args, tokenizer, train_dataset, collator, eval_dataset, task="pretraining"
+    )
     if eval_dataset is not None:
         eval_metrics = trainer.evaluate()
         eval_metrics["eval_samples"] = len(eval_dataset)

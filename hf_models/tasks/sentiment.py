@@ -94,7 +94,14 @@ def _check_before_training(model_args: ModelArguments, data_args: SentimentArgum
             "--num_train_epochs 0 trains nothing: it is for --freeze_backbone --head_init linear_probe, where the "
             "probe is the classifier; give a positive number of epochs"
         )
-    check_run_output(model_args, training_args, [("--data_dir", data_args.data_dir)], fitted_otherwise=probe_only)
+    check_run_output(
+        model_args,
+        training_args,
+        [("--data_dir", data_args.data_dir)],
+        fitted_otherwise=probe_only,
+        architecture=SmallEncoderForSequenceClassification.__name__,
+        task="sentiment",
+    )
     check_count("--max_predict_samples", data_args.max_predict_samples)
     predictions = predictions_path(training_args)
     data_dir = data_args.data_dir
@@ -138,6 +145,7 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
         collator,
         encoded["validation"],
         callbacks=callbacks,
+        task="sentiment",
         compute_metrics=compute_metrics(),
         length_buckets=data_args.length_buckets,
         optimizer_cls_and_kwargs=discriminative_optimizer(model, training_args, backbone_lr),

@@ -540,12 +540,15 @@ def check_run_output(
     training_args: TrainingArguments,
     inputs: Iterable[tuple[str, str | os.PathLike | None]] = (),
     fitted_otherwise: bool = False,
+    architecture: str | None = None,
+    task: str | None = None,
 ) -> None:
-    """Before a training run's work: its step counts, and an `--output_dir` that is neither one of its inputs (the
-    model, the tokenizer, `inputs`) nor a used folder, unless `--overwrite_output_dir` or
-    `--resume_from_checkpoint`. `fitted_otherwise`: zero training steps are allowed (`check_training_arguments`)."""
+    """Before a training run's work: its step counts, a checkpoint to resume from of this `task`'s model
+    (`architecture`, `check_checkpoint`), and an `--output_dir` that is neither one of its inputs (the model, the
+    tokenizer, `inputs`) nor a used folder, unless `--overwrite_output_dir` or `--resume_from_checkpoint`.
+    `fitted_otherwise`: zero training steps are allowed (`check_training_arguments`)."""
     check_training_arguments(training_args, fitted_otherwise)
-    check_checkpoint(training_args.resume_from_checkpoint)
+    check_checkpoint(training_args.resume_from_checkpoint, architecture, task)
     check_output_dir(
         training_args.output_dir,
         overwrite=model_args.overwrite_output_dir,

@@ -116,6 +116,10 @@ def write_report(
             wall_time_s=wall_time_s,
         )
         os.replace(staging, path)
+    except OSError as error:  # a full disk: named by the report the user asked for, not evaluate's temporary files
+        if error.errno is None:
+            raise
+        raise OSError(error.errno, error.strerror, str(path)) from None
     finally:
         staging.unlink(missing_ok=True)
     return path

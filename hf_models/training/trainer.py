@@ -12,6 +12,7 @@ from typing import Any
 import torch
 from torch.utils.data import Sampler, SequentialSampler
 from transformers import PreTrainedModel, PreTrainedTokenizerBase, Trainer, TrainerCallback, TrainingArguments
+from transformers.trainer_callback import ExportableState
 from transformers.trainer_pt_utils import LengthGroupedSampler
 from transformers.trainer_utils import get_last_checkpoint
 
@@ -115,6 +116,17 @@ class ReproducibleTrainer(Trainer):
         return SequentialSampler(eval_dataset) if self.args.world_size <= 1 else None  # Trainer's own order
 
 
+class RunTask(TrainerCallback, ExportableState):
+    """Names the task of the run in each checkpoint's trainer_state.json (`stateful_callbacks`), so that a resume
+    from another task's checkpoint is refused before it loads (`safety.check_checkpoint`)."""
+
+    def __init__(self, task: str) -> None:
+        self.task = task
+
+    def state(self) -> dict:
+        return {"args": {"task": self.task}, "attributes": {}}
+
+
 def train_model(
     model: PreTrainedModel,
     training_args: TrainingArguments,
@@ -124,11 +136,12 @@ def train_model(
     eval_dataset=None,
     callbacks: Sequence[TrainerCallback] = (),
     length_buckets: bool = False,
+    task: str | None = None,
     **trainer_kwargs: Any,
 ) -> tuple[Trainer, dict[str, Any]]:
     """Build a `ReproducibleTrainer` (with the plot callback and `callbacks`), so that evaluations do not shift the training's
     random stream, and train, resuming from `--resume_from_checkpoint` if given; `length_buckets`: batches of
-    similar lengths in random order (`ShuffledLengthBuckets`).
+    similar lengths in random order (`ShuffledLengthBuckets`); `task`: named in each checkpoint (`RunTask`).
 
     Returns the trainer and the training metrics, with `train_samples` and `final_train_loss`: the last logged
     loss, or Trainer's mean loss for a run too short to log a step. Zero epochs and no `--max_steps` (a model
@@ -151,7 +164,7 @@ def train_model(
         eval_dataset=eval_dataset,
         processing_class=tokenizer,
         data_collator=data_collator,
-        callbacks=[PlotCallback(training_args.output_dir), *callbacks],
+        callbacks=[PlotCallback(training_args.output_dir), *callbacks, *([RunTask(task)] if task else [])],
         length_buckets=length_buckets,
         **trainer_kwargs,
     )
