@@ -823,7 +823,7 @@ def test_a_run_folder_loads_its_tokenizer_with_no_prompt(runs: dict[str, Path]) 
     )
     proc = subprocess.run(
         [sys.executable, "-c", code, str(runs["cls_dir"])],
-        env={**os.environ, "PYTHONPATH": str(REPO_ROOT), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"},
+        env={**os.environ, **OFFLINE_ENVIRONMENT, "PYTHONPATH": str(REPO_ROOT)},
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
