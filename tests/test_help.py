@@ -283,6 +283,8 @@ RECIPE_SCRIPTS = ["recipes/pretrain.py", "recipes/finetune_sentiment.py", "recip
         [RECIPE_SCRIPTS[1], "--learning_rate", "nan", "--data_dir", "d"],  # refused: out of range
         [RECIPE_SCRIPTS[0], "--no_such_flag", "1"],  # refused: unknown
         [RECIPE_SCRIPTS[2], "finetune", "--variant", "vanilla"],  # refused: renamed
+        ["push_to_hub.py", "-h"],
+        ["push_to_hub.py", "runs/x", "--dry_run"],  # refused: no --local_dir
     ],
     ids=" ".join,
 )

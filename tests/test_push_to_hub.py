@@ -501,6 +501,17 @@ def test_card_names_the_preset_and_its_overrides(tmp_path: Path) -> None:
     assert "Preset:** none (custom configuration)." in custom and "built from a custom configuration" in custom
 
 
+def test_the_scripts_help_says_the_cards_default_license_and_name(capsys: pytest.CaptureFixture) -> None:
+    """push_to_hub.py -h answers without importing hf_models.hub (test_help): what it says of the card's default
+    license and of its own name is checked against the card's."""
+    with pytest.raises(SystemExit):
+        push_to_hub.parse_args(["-h"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert f"(default: the card's own, {hub.DEFAULT_LICENSE})" in help_text
+    assert push_to_hub.PROG == hub.PROG and help_text.startswith(f"usage: {hub.PROG} ")
+    assert hub.CardOptions().license == hub.DEFAULT_LICENSE  # what --license left out gives
+
+
 def test_card_options_override_the_record(runs: dict[str, Path], tmp_path: Path) -> None:
     out = tmp_path / "export"
     argv = [str(runs["cls_dir"]), "--dry_run", "--local_dir", str(out), "--language", "en", "--license", "mit"]
