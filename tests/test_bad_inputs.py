@@ -319,6 +319,11 @@ ROWS: dict[str, Row] = {
         ["sentiment-corpus", "--data_root", "{root}", "--out", NEW, "--news_lines", "-1"],
         "--news_lines -1",
     ),
+    "prepare-corpus-of-no-size": Row(
+        "prepare_data",
+        ["sentiment-corpus", "--data_root", "{root}", "--out", NEW, "--news_lines", "3"],
+        "sentiment-corpus needs --novel_lines",
+    ),
     "prepare-fraction-past-1": Row(
         "prepare_data",
         ["birthplace-tune", "--data_root", "{root}", "--out", NEW, "--tune_fraction", "1.5"],
