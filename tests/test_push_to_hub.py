@@ -464,6 +464,19 @@ def test_card_metadata_lists_hub_datasets_only(tmp_path: Path) -> None:
     ]
 
 
+def test_a_card_over_the_labs_pieces_says_its_input_is_pieces(tmp_path: Path) -> None:
+    """A model whose tokenizer reads the lab's pieces (`--lab_vocabulary`) turns raw text mostly into `<unk>`: its
+    card says what to give it; a model over raw text (the lab's raw ids, a BPE) is not told so."""
+    from hf_models.run_record import RunRecord
+
+    said = {
+        tokenizer: hub.card.PIECES_INPUT
+        in _card(tmp_path, RunRecord(task="t", objective="clm", tokenizer=tokenizer)).text
+        for tokenizer in ("altegrad-lab", "altegrad-lab-raw", "bpe")
+    }
+    assert said == {"altegrad-lab": True, "altegrad-lab-raw": False, "bpe": False}
+
+
 def test_card_lists_the_hyperparameters_of_the_runs_objective(tmp_path: Path) -> None:
     from hf_models.run_record import RunRecord
 
