@@ -305,6 +305,8 @@ RECIPE_SCRIPTS = ["recipes/pretrain.py", "recipes/finetune_sentiment.py", "recip
         [RECIPE_SCRIPTS[2], "finetune", "--variant", "vanilla"],  # refused: renamed
         ["push_to_hub.py", "-h"],
         ["push_to_hub.py", "runs/x", "--dry_run"],  # refused: no --local_dir
+        ["recipes/app.py", "-h"],
+        ["recipes/app.py", "--port", "x"],  # refused: not a number
     ],
     ids=" ".join,
 )
