@@ -23,7 +23,7 @@ and the task each was trained for, `tabs` computes what each tab shows (plain Py
 how the Space that `push_to_hub.py --space` writes starts, with the very same launcher as `recipes/app.py`.
 """
 
-import importlib
+from hf_models.lazy import lazy_namespace
 
 # Each public name and the module that holds it, imported when first used: `recipes/app.py -h` reads only
 # `arguments` (no torch, no Gradio).
@@ -64,14 +64,4 @@ _MODULES = {
 
 __all__ = list(_MODULES)
 
-
-def __getattr__(name: str):
-    if name not in _MODULES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{_MODULES[name]}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_MODULES])
+__getattr__, __dir__ = lazy_namespace(__name__, _MODULES)
