@@ -24,24 +24,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from huggingface_hub.errors import HFValidationError
-from huggingface_hub.utils import validate_repo_id
-
-from hf_models.app.space import export_space, publish_space
-from hf_models.hub import (
-    DEFAULT_LICENSE,
-    PROG,
-    CardOptions,
-    PushError,
-    endpoint,
-    explain,
-    export_folder,
-    network_errors,
-    one_line,
-    upload,
-)
 from hf_models.safety import command_line
 from hf_models.training import HelpFormatter
+
+PROG = Path(__file__).name  # as hf_models.hub.publish's PROG, which names this script in its messages
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -60,7 +46,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--space", metavar="USER/APP", help="also publish a Gradio Space (hf_models.app) that loads --repo_id"
     )
     parser.add_argument("--language", help="ISO code for the card (default: the run record's language)")
-    parser.add_argument("--license", default=DEFAULT_LICENSE, help="license for the card")
+    parser.add_argument("--license", help="license for the card (default: the card's own, apache-2.0)")
     parser.add_argument(
         "--birthplace",
         action=argparse.BooleanOptionalAction,
@@ -88,9 +74,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point; returns the exit status: 0 on success, 2 with one line on stderr for the user's
     errors, 1 for the network's."""
     args = parse_args(argv)
-    options = CardOptions(
-        repo_id=args.repo_id, language=args.language, license=args.license, birthplace=args.birthplace
+    # Imported once the flags are accepted: -h and a refused flag answer without torch (the export reads weights).
+    from huggingface_hub.errors import HFValidationError
+    from huggingface_hub.utils import validate_repo_id
+
+    from hf_models.app.space import export_space, publish_space
+    from hf_models.hub import (
+        CardOptions,
+        PushError,
+        endpoint,
+        explain,
+        export_folder,
+        network_errors,
+        one_line,
+        upload,
     )
+
+    chosen = {"license": args.license} if args.license else {}
+    options = CardOptions(repo_id=args.repo_id, language=args.language, birthplace=args.birthplace, **chosen)
     try:
         for repo_id in filter(None, (args.repo_id, args.space)):
             validate_repo_id(repo_id)  # before any staging or network call

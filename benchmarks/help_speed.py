@@ -31,6 +31,8 @@ COMMANDS = [
     ("birthplace.py finetune -h", ["recipes/birthplace.py", "finetune", "-h"]),
     ("birthplace.py evaluate -h", ["recipes/birthplace.py", "evaluate", "-h"]),
     ("demo.py -h", ["recipes/demo.py", "-h"]),
+    ("push_to_hub.py -h", ["push_to_hub.py", "-h"]),
+    ("app.py -h", ["recipes/app.py", "-h"]),
     ("pretrain.py --no_such_flag (refused)", ["recipes/pretrain.py", "--no_such_flag", "1"]),
 ]
 GOAL = 1.5

@@ -10,10 +10,11 @@ birthplace-tune: a copy of the birthplace folder in which `birth_places_train.ts
 training questions (seeded shuffle) and `birth_dev.tsv` holds the other 10%: the tuning split. The real dev
 set is never used to choose anything; wiki.txt and the test questions are symlinked.
 
-sentiment-corpus: the documented CPU-sized pretraining subsample: the first N lines (articles) of
-orangesum_news.txt.gz, the first M lines (paragraphs) of eltec_novels.txt.gz, and the 1,600 unlabeled
-training reviews (detokenized; no labels, no validation or test review), one document per line, in
-pretrain.txt; the training reviews alone in reviews.txt, for the target-domain LM stage (ULMFiT).
+sentiment-corpus: a pretraining subsample, sized by a profile (configs/altegrad/PROFILE/corpus.json) or by
+--news_lines and --novel_lines: the first N lines (articles) of orangesum_news.txt.gz, the first M lines
+(paragraphs) of eltec_novels.txt.gz, and the 1,600 unlabeled training reviews (detokenized; no labels, no
+validation or test review), one document per line, in pretrain.txt; the training reviews alone in reviews.txt, for
+the target-domain LM stage (ULMFiT).
 """
 
 import argparse
@@ -79,6 +80,7 @@ def sentiment_corpus(data_root: Path, out: Path, news_lines: int, novel_lines: i
     print(f"{dst / 'pretrain.txt'}: {chars:,} characters; lines per source: {counts}")
 
 
+CORPUS_CONFIGS = "configs/altegrad/PROFILE/corpus.json"
 # The allowed values of the numeric flags below (`check_flag_ranges`).
 FLAG_RANGES = {
     "tune_fraction": Range(0, 1, low_open=True, high_open=True),
@@ -99,8 +101,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--tune_fraction", type=float, default=0.1, help="birthplace-tune: training questions held out"
     )
     parser.add_argument("--seed", type=int, default=0, help="birthplace-tune: seed of the held-out draw")
-    parser.add_argument("--news_lines", type=int, default=4000, help="sentiment-corpus: first news articles kept")
-    parser.add_argument("--novel_lines", type=int, default=20000, help="sentiment-corpus: first novel paragraphs kept")
+    parser.add_argument("--news_lines", type=int, help="sentiment-corpus (required): first news articles kept")
+    parser.add_argument("--novel_lines", type=int, help="sentiment-corpus (required): first novel paragraphs kept")
     return parser
 
 
@@ -128,6 +130,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(expand_arguments_file(parser, argv, position=1))
     check_flags_of(args.what, argv)
     check_flag_ranges(args, ranges=FLAG_RANGES)
+    # No default size: a corpus's size is a profile's choice (its corpus.json), not this script's.
+    missing = [f"--{flag}" for flag in ("news_lines", "novel_lines") if getattr(args, flag) is None]
+    if args.what == "sentiment-corpus" and missing:
+        raise UsageError(f"sentiment-corpus needs {' and '.join(missing)} (or a config file: {CORPUS_CONFIGS})")
     for flag in ("data_root", "out"):
         if not getattr(args, flag).strip():
             raise UsageError(f"--{flag} is empty: give a folder")

@@ -127,7 +127,7 @@ def _files(root: Path, data: Path) -> None:
 def _round4(root: Path, data: Path) -> None:
     """Earlier work for the last kinds: a run to overwrite (its plot included), a folder of no text, a corpus of one
     huge line, a dangling output link, a folder of code files only, arguments files with a switch as a string and
-    a null count, a folder named like one, a prepared split, a model whose tokenizer outgrew its vocabulary, and a
+    a null value, a folder named like one, a prepared split, a model whose tokenizer outgrew its vocabulary, and a
     one-layer, one-head model; for the export, a run folder with a stray weight shard and one with a corrupt record."""
     shutil.copytree(root / "model", root / "old_run")
     shutil.copytree(root / "model", root / "stray_shard")
@@ -143,7 +143,8 @@ def _round4(root: Path, data: Path) -> None:
     (root / "folder.json").mkdir()
     switch = {"files": [str(data / "wiki.txt")], "vocab_size": 300, "no_progress": "false", "output_dir": "x"}
     (root / "switch_as_string.json").write_text(json.dumps(switch))
-    (root / "null_count.json").write_text(json.dumps({"news_lines": None}))
+    # A null for a flag with a default (a flag whose default is None takes null as "not given").
+    (root / "null_fraction.json").write_text(json.dumps({"tune_fraction": None}))
     shutil.copytree(data, root / "prep_root" / "birthplace")
     prepare_data = COMMANDS["prepare_data"]
     prepare_data(["birthplace-tune", "--data_root", str(root / "prep_root"), "--out", str(root / "prepared")])
@@ -399,6 +400,11 @@ ROWS: dict[str, Row] = {
         ["sentiment-corpus", "--data_root", "{root}", "--out", NEW, "--news_lines", "-1"],
         "--news_lines -1",
     ),
+    "prepare-corpus-of-no-size": Row(
+        "prepare_data",
+        ["sentiment-corpus", "--data_root", "{root}", "--out", NEW, "--news_lines", "3"],
+        "sentiment-corpus needs --novel_lines",
+    ),
     "prepare-fraction-past-1": Row(
         "prepare_data",
         ["birthplace-tune", "--data_root", "{root}", "--out", NEW, "--tune_fraction", "1.5"],
@@ -530,10 +536,10 @@ ROWS: dict[str, Row] = {
     "arguments-file-switch-as-a-string": Row(
         "train_tokenizer", ["{root}/switch_as_string.json", "--output_dir", NEW], "'no_progress' is a switch"
     ),
-    "arguments-file-null-count": Row(
+    "arguments-file-null-value": Row(
         "prepare_data",
-        ["sentiment-corpus", "{root}/null_count.json", "--data_root", "{root}", "--out", NEW],
-        "'news_lines' is null",
+        ["birthplace-tune", "{root}/null_fraction.json", "--data_root", "{root}", "--out", NEW],
+        "'tune_fraction' is null",
     ),
     "export-a-stray-weight-shard": Row(
         "push_to_hub",

@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from tiny import TINY
 
+from hf_models.environment import OFFLINE_ENVIRONMENT
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -92,7 +94,7 @@ def test_pretrain_two_processes_on_cpu(tmp_path, synthetic_birthplace_dir, tiny_
         "true",
     ]
     # One thread per rank: the two ranks share the machine's cores.
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    env = {**os.environ, **OFFLINE_ENVIRONMENT, "OMP_NUM_THREADS": "1"}
     result = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     # Quiet: DDP searches for no unused parameter (all are used), and the plateau of 8 steps is said once, by the main
@@ -136,7 +138,7 @@ def test_fsdp2_two_processes_on_cpu(tmp_path):
         str(REPO_ROOT / "tests" / "fsdp2_cpu_worker.py"),
         str(out),
     ]
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO_ROOT), "HF_HUB_OFFLINE": "1"}
+    env = {**os.environ, **OFFLINE_ENVIRONMENT, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO_ROOT)}
     result = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
 

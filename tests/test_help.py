@@ -269,6 +269,26 @@ def test_a_default_is_trainers_own_or_the_course_files_and_help_says_which(recip
         assert (epochs.default, epochs.help.endswith("(the lab's).")) == (15, True)
 
 
+@pytest.mark.parametrize("recipe", sorted(COURSE_FILES))
+def test_a_task_flags_number_is_the_course_files_where_the_file_sets_it(recipe) -> None:
+    """A course recipe's own numeric flags (not Trainer's) that its course file sets default to the file's value and
+    say whose: not a benchmark profile's (finetune_sentiment's --max_seq_length once gave the cpu profile's 256, where
+    the lab reads 512)."""
+    groups, _, _ = RECIPES[recipe]
+    source, config = COURSE_FILES[recipe]
+    course = json.loads((REPO_ROOT / config).read_text(encoding="utf-8"))
+    trainer_flags = {spec.name for spec in dataclasses.fields(TrainingArguments)}
+    checked = []
+    for action in build_parser(groups)._actions:
+        value = course.get(action.dest)
+        if action.dest in trainer_flags or action.default is None or isinstance(value, bool):
+            continue
+        if isinstance(value, int | float):
+            assert (action.default, source in action.help) == (value, True), (recipe, action.dest, action.help)
+            checked.append(action.dest)
+    assert checked or recipe.startswith("birthplace"), recipe  # the lab's review length is one
+
+
 RECIPE_SCRIPTS = ["recipes/pretrain.py", "recipes/finetune_sentiment.py", "recipes/birthplace.py"]
 
 
@@ -283,6 +303,10 @@ RECIPE_SCRIPTS = ["recipes/pretrain.py", "recipes/finetune_sentiment.py", "recip
         [RECIPE_SCRIPTS[1], "--learning_rate", "nan", "--data_dir", "d"],  # refused: out of range
         [RECIPE_SCRIPTS[0], "--no_such_flag", "1"],  # refused: unknown
         [RECIPE_SCRIPTS[2], "finetune", "--variant", "vanilla"],  # refused: renamed
+        ["push_to_hub.py", "-h"],
+        ["push_to_hub.py", "runs/x", "--dry_run"],  # refused: no --local_dir
+        ["recipes/app.py", "-h"],
+        ["recipes/app.py", "--port", "x"],  # refused: not a number
     ],
     ids=" ".join,
 )

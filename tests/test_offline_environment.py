@@ -19,14 +19,15 @@ def test_the_makefile_exports_the_offline_environment() -> None:
 
 
 def test_no_other_file_spells_the_offline_variables_out() -> None:
-    """A second list of the variables would drift from this one: the Python files import it."""
+    """A second list of the variables, even a partial one (two of them), would drift from this one: the Python
+    files import it."""
     own = {REPO_ROOT / "hf_models" / "environment.py", Path(__file__).resolve()}
     copies = []
     for path in [*REPO_ROOT.rglob("*.py"), REPO_ROOT / "benchmarks" / "Snakefile"]:
         if path in own or ".venv" in path.parts:
             continue
         text = path.read_text(encoding="utf-8")
-        if sum(f'"{name}"' in text for name in OFFLINE_ENVIRONMENT) >= 3:
+        if sum(f'"{name}"' in text for name in OFFLINE_ENVIRONMENT) >= 2:
             copies.append(str(path.relative_to(REPO_ROOT)))
     assert not copies, f"import hf_models.environment.OFFLINE_ENVIRONMENT instead of a copy in {copies}"
 

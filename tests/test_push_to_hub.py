@@ -464,6 +464,19 @@ def test_card_metadata_lists_hub_datasets_only(tmp_path: Path) -> None:
     ]
 
 
+def test_a_card_over_the_labs_pieces_says_its_input_is_pieces(tmp_path: Path) -> None:
+    """A model whose tokenizer reads the lab's pieces (`--lab_vocabulary`) turns raw text mostly into `<unk>`: its
+    card says what to give it; a model over raw text (the lab's raw ids, a BPE) is not told so."""
+    from hf_models.run_record import RunRecord
+
+    said = {
+        tokenizer: hub.card.PIECES_INPUT
+        in _card(tmp_path, RunRecord(task="t", objective="clm", tokenizer=tokenizer)).text
+        for tokenizer in ("altegrad-lab", "altegrad-lab-raw", "bpe")
+    }
+    assert said == {"altegrad-lab": True, "altegrad-lab-raw": False, "bpe": False}
+
+
 def test_card_lists_the_hyperparameters_of_the_runs_objective(tmp_path: Path) -> None:
     from hf_models.run_record import RunRecord
 
@@ -499,6 +512,17 @@ def test_card_names_the_preset_and_its_overrides(tmp_path: Path) -> None:
     assert "built from the preset `cs224n-mingpt` with overrides num_hidden_layers=2, hidden_size=64 of" in overridden
     custom = _card(tmp_path, RunRecord(task="pretraining", objective="clm")).text
     assert "Preset:** none (custom configuration)." in custom and "built from a custom configuration" in custom
+
+
+def test_the_scripts_help_says_the_cards_default_license_and_name(capsys: pytest.CaptureFixture) -> None:
+    """push_to_hub.py -h answers without importing hf_models.hub (test_help): what it says of the card's default
+    license and of its own name is checked against the card's."""
+    with pytest.raises(SystemExit):
+        push_to_hub.parse_args(["-h"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert f"(default: the card's own, {hub.DEFAULT_LICENSE})" in help_text
+    assert push_to_hub.PROG == hub.PROG and help_text.startswith(f"usage: {hub.PROG} ")
+    assert hub.CardOptions().license == hub.DEFAULT_LICENSE  # what --license left out gives
 
 
 def test_card_options_override_the_record(runs: dict[str, Path], tmp_path: Path) -> None:
@@ -761,9 +785,8 @@ def test_push_to_hub_offline_is_one_line_before_training(
     books, out = write_alternating_cls_books(tmp_path / "books", (8, 4, 2)), tmp_path / "run"
     assert command_line(sentiment.main, _sentiment_run(books, tiny_tokenizer_dir, out, "--push_to_hub")) == 2
     err = capsys.readouterr().err
-    errors = [line for line in err.splitlines() if line.startswith("error:")]  # beside the tokenizing progress bars
-    assert "Traceback" not in err and len(errors) == 1
-    assert errors[0].startswith("error: --push_to_hub: offline mode is on (HF_HUB_OFFLINE=1)")
+    (error,) = err.strip().splitlines()  # refused before the data is read: no progress bar, no warning
+    assert error.startswith("error: --push_to_hub: offline mode is on (HF_HUB_OFFLINE=1)")
     assert not (out / "model.safetensors").exists()  # refused before training
 
 
@@ -824,7 +847,7 @@ def test_a_run_folder_loads_its_tokenizer_with_no_prompt(runs: dict[str, Path]) 
     )
     proc = subprocess.run(
         [sys.executable, "-c", code, str(runs["cls_dir"])],
-        env={**os.environ, "PYTHONPATH": str(REPO_ROOT), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"},
+        env={**os.environ, **OFFLINE_ENVIRONMENT, "PYTHONPATH": str(REPO_ROOT)},
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,

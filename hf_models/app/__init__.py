@@ -15,77 +15,53 @@ a tab no model goes in is hidden.
   `output_attentions=True`: softmax(QKᵀ/√d) for vanilla attention, the softmax of the synthesized scores for the
   synthesizers (no keys involved). No second copy of the attention code.
 
-`loading` finds and loads the models and the task each was trained for, `tabs` computes what each tab shows (plain
-Python, which the tests call), `text.printable` keeps the control characters a model writes off the page, and
+`arguments` is the command line (no torch, no Gradio: `-h` answers at once), `loading` finds and loads the models
+and the task each was trained for, `tabs` computes what each tab shows (plain Python, which the tests call),
+`text.printable` keeps the control characters a model writes off the page, and
 `interface` wires them to Gradio (imported only there, `pip install -e '.[app]'`), showing each `AppError` as one
 `gr.Error` line. With no model on the command line, `main` reads them from `app.json` in the working folder: that is
 how the Space that `push_to_hub.py --space` writes starts, with the very same launcher as `recipes/app.py`.
 """
 
-from .interface import PROG, build_app, main, parse_args, shown_as_one_line
-from .loading import (
-    APP_CONFIG_FILE,
-    HEADS,
-    TASK_VIEWS,
-    AppError,
-    LoadedModel,
-    load_model,
-    load_models,
-    model_view,
-    parse_source,
-    read_app_config,
-    trained_task,
-)
-from .tabs import (
-    ATTENTION_TITLES,
-    EXAMPLE_PROMPT,
-    EXAMPLE_QUESTION,
-    EXAMPLE_REVIEW,
-    LONDON,
-    LONDON_LABEL,
-    QUESTION_FORM,
-    AttentionMap,
-    answer_birthplace,
-    attention_map,
-    classify_review,
-    empty_answer_reason,
-    empty_continuation_reason,
-    generate_text,
-    render_heatmap,
-)
-from .text import printable
+from hf_models.lazy import lazy_namespace
 
-__all__ = [
-    "APP_CONFIG_FILE",
-    "ATTENTION_TITLES",
-    "EXAMPLE_PROMPT",
-    "EXAMPLE_QUESTION",
-    "EXAMPLE_REVIEW",
-    "HEADS",
-    "LONDON",
-    "LONDON_LABEL",
-    "PROG",
-    "QUESTION_FORM",
-    "TASK_VIEWS",
-    "AppError",
-    "AttentionMap",
-    "LoadedModel",
-    "answer_birthplace",
-    "attention_map",
-    "build_app",
-    "classify_review",
-    "empty_answer_reason",
-    "empty_continuation_reason",
-    "generate_text",
-    "load_model",
-    "load_models",
-    "main",
-    "model_view",
-    "parse_args",
-    "parse_source",
-    "printable",
-    "read_app_config",
-    "render_heatmap",
-    "shown_as_one_line",
-    "trained_task",
-]
+# Each public name and the module that holds it, imported when first used: `recipes/app.py -h` reads only
+# `arguments` (no torch, no Gradio).
+_MODULES = {
+    "APP_CONFIG_FILE": "arguments",
+    "ATTENTION_TITLES": "tabs",
+    "EXAMPLE_PROMPT": "tabs",
+    "EXAMPLE_QUESTION": "tabs",
+    "EXAMPLE_REVIEW": "tabs",
+    "HEADS": "loading",
+    "LONDON": "tabs",
+    "LONDON_LABEL": "tabs",
+    "PROG": "arguments",
+    "QUESTION_FORM": "tabs",
+    "TASK_VIEWS": "loading",
+    "AppError": "loading",
+    "AttentionMap": "tabs",
+    "LoadedModel": "loading",
+    "answer_birthplace": "tabs",
+    "attention_map": "tabs",
+    "build_app": "interface",
+    "classify_review": "tabs",
+    "empty_answer_reason": "tabs",
+    "empty_continuation_reason": "tabs",
+    "generate_text": "tabs",
+    "load_model": "loading",
+    "load_models": "loading",
+    "main": "interface",
+    "model_view": "loading",
+    "parse_args": "arguments",
+    "parse_source": "loading",
+    "printable": "text",
+    "read_app_config": "loading",
+    "render_heatmap": "tabs",
+    "shown_as_one_line": "interface",
+    "trained_task": "loading",
+}
+
+__all__ = list(_MODULES)
+
+__getattr__, __dir__ = lazy_namespace(__name__, _MODULES)

@@ -6,14 +6,14 @@ Gradio is imported only when the app is built (`pip install -e '.[app]'`), so th
 
 from __future__ import annotations
 
-import argparse
 import functools
 import logging
 import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .loading import APP_CONFIG_FILE, VIEW_NAMES, AppError, LoadedModel, first_line, load_models, read_app_config
+from .arguments import APP_CONFIG_FILE, parse_args
+from .loading import VIEW_NAMES, AppError, LoadedModel, first_line, load_models, read_app_config
 from .tabs import (
     EXAMPLE_PROMPT,
     EXAMPLE_QUESTION,
@@ -31,8 +31,6 @@ from .tabs import (
 from .text import printable
 
 logger = logging.getLogger(__name__)
-
-PROG = "app.py"
 
 
 def shown_as_one_line(fn: Callable) -> Callable:
@@ -202,25 +200,6 @@ def build_app(models: Sequence[LoadedModel]):
         with gr.Tab("Attention", elem_id="tab-attention"):
             _attention_tab(gr, models)
     return demo
-
-
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog=PROG,
-        description="Try trained small-encoder runs in a browser, each in the tab of the task it was trained for: "
-        "birthplace answers side by side, a plain LM's continuations, review sentiment, and attention heatmaps. "
-        f"With no model given, reads {APP_CONFIG_FILE} (as in a Space).",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
-    )
-    parser.add_argument(
-        "models",
-        nargs="*",
-        metavar="[LABEL=]RUN_OR_HUB_ID",
-        help="run folders (or Hub ids) to load, e.g. pretrained=runs/bp/finetune scratch=runs/bp/scratch",
-    )
-    parser.add_argument("--host", help="address to serve on (default: $GRADIO_SERVER_NAME, else 127.0.0.1)")
-    parser.add_argument("--port", type=int, help="port (default: $GRADIO_SERVER_PORT, else 7860)")
-    return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -18,8 +18,8 @@ from ..run_record import read_record
 from ..safety import reading
 from ..textio import UsageError
 from ..tokenization.courses import CourseCharTokenizer, is_cs224n_char_tokenizer
+from .arguments import APP_CONFIG_FILE
 
-APP_CONFIG_FILE = "app.json"  # {"models": ["[LABEL=]RUN_OR_HUB_ID", ...]}, read when no model is given
 HEADS = {"ForCausalLM": "causal-lm", "ForSequenceClassification": "classifier"}
 # The tab of each task a run record names (`RunRecord.task`): a model goes where what it was trained for is shown.
 TASK_VIEWS = {

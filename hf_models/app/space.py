@@ -31,7 +31,7 @@ from huggingface_hub import SpaceCard, SpaceCardData
 from ..hub.card import PushError
 from ..hub.publish import _prepare_local_dir, copy_file, hub_client
 from ..textio import atomic_write_text
-from .loading import APP_CONFIG_FILE
+from .arguments import APP_CONFIG_FILE
 
 __all__ = ["SPACE_ALLOW_PATTERNS", "SpaceExport", "export_space", "publish_space", "space_requirements"]
 

@@ -66,6 +66,12 @@ TOKENIZERS = {
     "altegrad-lab-raw": "the ALTeGraD lab's ids over raw text (`sentencepiece.french.model`, then `dict.txt`)",
     "cs224n-char": "CS224N's characters (one id a character of `wiki.txt`)",
 }
+# What a model whose tokenizer reads the lab's pieces (`altegrad-lab`) must be given: raw text is mostly `<unk>`.
+PIECES_INPUT = (
+    "Its tokenizer reads text already cut into the ALTeGraD lab's SentencePiece pieces, separated by spaces, as the "
+    "lab's `.spm` files hold it (`▁Au ▁travers ▁de ▁huit ▁récits ...`), not raw text: cut a text with the lab's "
+    "`sentencepiece.french.model` first (a model trained with `--lab_raw_text` reads raw text)."
+)
 # The prompt of the usage example of a language model, in the model's language.
 PROMPTS = {"fr": "Il était une fois", "en": "Once upon a time"}
 SIZE_LABELS = {
@@ -409,6 +415,7 @@ def build_model_card(
         "`auto_map` names the shipped code (without the flag, transformers stops to ask). The tokenizer itself is a "
         "built-in `PreTrainedTokenizerFast`: `PreTrainedTokenizerFast.from_pretrained` loads it with no flag.",
         "",
+        *([PIECES_INPUT, ""] if record.tokenizer == "altegrad-lab" else []),
         _usage(repo_id, config, language, prompt),
         "",
         *_limitations(record, config, language, birthplace),

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hf_models.safety.ranges import KEPT_SHARE, NON_NEGATIVE, POSITIVE, Range
-from hf_models.training.arguments import FlagGroup, model_group, trainer_group
+from hf_models.training.arguments import FlagGroup, course_defaults, model_group, trainer_group
 
 
 def _literal_values(module: Path, name: str) -> list[str]:
@@ -25,6 +25,9 @@ CLASSIFIER_POOLINGS = _literal_values(
 )
 
 DEFAULT_PRESET = "altegrad-lab"  # the model from scratch, unless --model_config names another
+# The lab's finetuning from the pretrained model: the Trainer flags' defaults and the length a review is read to.
+LAB_CONFIG = "configs/altegrad/course/pretrained.json"
+LAB_MAX_SEQ_LENGTH = course_defaults(LAB_CONFIG, ["max_seq_length"])["max_seq_length"]
 
 
 @dataclass
@@ -77,7 +80,10 @@ class SentimentArguments:
     linear_probe_folds: int = field(
         default=5, metadata={"help": "Folds of the probe's cross-validation.", "range": Range(2)}
     )
-    max_seq_length: int = field(default=256, metadata={"help": "Tokens read of each review.", "range": POSITIVE})
+    max_seq_length: int = field(
+        default=LAB_MAX_SEQ_LENGTH,
+        metadata={"help": "Tokens read of each review (the lab's; cut to the model's positions).", "range": POSITIVE},
+    )
     # Half the positions of a random batch of 16 are padding. Unlike --train_sampling_strategy group_by_length, whose
     # batches run longest first, every epoch ends on reviews of any length.
     length_buckets: bool = field(
@@ -128,7 +134,6 @@ TRAINER_FLAGS = (
     "use_cpu",
     "resume_from_checkpoint",
 )
-LAB_CONFIG = "configs/altegrad/course/pretrained.json"
 TRAINER_FLAG_HELPS = {
     "num_train_epochs": "Passes over the reviews.",
     "learning_rate": "AdamW's peak rate.",

@@ -584,6 +584,10 @@ def run_task(
     `step(model_args, task_args, training_args)`. `step` may be named 'module:function', imported once the flags
     are accepted (a recipe's -h and its refused flags never import the task's torch and datasets)."""
     task_args, model_args, training_args = parse_args(groups, args, **parser_kwargs)
+    if training_args.push_to_hub:
+        from ..hub.publish import check_push_to_hub
+
+        check_push_to_hub()  # offline or without a token: one line, before any data is read
     if isinstance(step, str):
         module, _, name = step.partition(":")
         step = getattr(importlib.import_module(module), name)
