@@ -5,6 +5,7 @@ scored beside the model, not of the training set before a draw."""
 from __future__ import annotations
 
 import json
+import types
 from pathlib import Path
 
 import probe_facts
@@ -118,6 +119,8 @@ def test_the_fact_probe_counts_its_prompts_and_the_course_prefix_both_ways(tmp_p
             return [["Ann Lee, of Paris"] if "Ann" in q else ["nothing"] for q in questions]
 
     class FakeModel:
+        config = types.SimpleNamespace(max_position_embeddings=64)  # a block longer than the 17-token recitation
+
         def eval(self):
             return self
 
