@@ -95,7 +95,7 @@ def test_the_check_fails_on_a_changed_copy_of_results_json(tmp_path: Path) -> No
 
 
 def test_a_whole_run_time_is_shown_only_when_recorded() -> None:
-    command = "python benchmarks/plan.py run --profile cpu --course cs224n"
+    command = "make cs224n PROFILE=cpu"
     recorded = _changed("whole_runs", {command: {"profile": "cpu", "pipelines": ["birthplace"], "wall_time_s": 3420}})
 
     assert "`make cs224n PROFILE=cpu` (57 min) or `PROFILE=gpu` |" in results_text.cs224n_table(recorded)
@@ -142,9 +142,9 @@ def test_marks_are_filled_inline_or_as_blocks_and_an_unknown_mark_is_an_error() 
 
 
 def test_a_key_may_hold_dots() -> None:
-    data = {"whole_runs": {"python benchmarks/plan.py run": {"wall_time_s": 5}}}
+    data = {"whole_runs": {"python benchmarks/grid.py show": {"wall_time_s": 5}}}
 
-    assert generate.resolve(data, "whole_runs.python benchmarks/plan.py run.wall_time_s") == 5
+    assert generate.resolve(data, "whole_runs.python benchmarks/grid.py show.wall_time_s") == 5
 
 
 def test_a_notebook_is_rewritten_only_when_a_marked_cell_changes() -> None:

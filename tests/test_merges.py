@@ -94,7 +94,7 @@ def test_a_later_whole_run_replaces_its_commands_entry_and_keeps_the_others(tmp_
     bench, results, predictions = tmp_path / "bench", tmp_path / "results.json", tmp_path / "predictions"
     _bench(bench, "course-cut")
     arguments = ("--profile", "course-cut", "--tasks", "birthplace")
-    first, second = "python benchmarks/plan.py run --course cs224n", "python benchmarks/plan.py run --resume"
+    first, second = "make cs224n PROFILE=course-cut", "make bench PROFILE=course-cut PIPELINES=birthplace"
     for command in (first, second):
         _run_time(bench, ["birthplace"], [], command)
         _write_results(monkeypatch, bench, results, predictions, *arguments)
