@@ -81,8 +81,9 @@ tour: $(STAMP)
 	$(PY) examples/model_tour.py
 
 # Every pipeline of the profile (a whole benchmark run also writes benchmarks/results.json and the throughput rows).
+# The command recorded with the run's time quotes PIPELINES before PROFILE: Snakemake strips a value's end quotes.
 bench: $(STAMP)
-	$(SNAKEMAKE) pipelines="$(PIPELINES)" command="make bench PROFILE=$(PROFILE)$(if $(PIPELINES), PIPELINES=$(PIPELINES))"
+	$(SNAKEMAKE) pipelines="$(PIPELINES)" command="make bench$(if $(PIPELINES), PIPELINES=\"$(PIPELINES)\") PROFILE=$(PROFILE)"
 
 # One course's whole chain of the profile (config files: configs/<course>/<profile>/), outputs under OUT; at its end
 # the course's reported numbers beside ours (benchmarks/course_table.py, also OUT/<course>_table.md) and its figures in

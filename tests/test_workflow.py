@@ -74,6 +74,8 @@ def test_a_changed_config_file_reruns_that_step_and_what_follows_it(stand_in_tre
     assert _jobs(_course_run(tree)) == everything
     lines = (tree / "ran.txt").read_text().splitlines()
     assert len(lines) == len(everything) and all(line.split()[1] == str(tree) for line in lines)  # this tree's code
+    recorded = json.loads((tree / "out" / "run_time.json").read_text(encoding="utf-8"))["command"]
+    assert recorded == "make cs224n PROFILE=course-cut"  # started by hand: the make command that reruns it
     threads = {
         line.split()[line.split().index("--output_dir") + 1]: line.split()[0]
         for line in lines
