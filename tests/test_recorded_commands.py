@@ -150,6 +150,19 @@ def test_every_recorded_command_parses_with_todays_command_lines(capsys) -> None
     assert problems(results) == {}
 
 
+def test_the_predictions_readmes_name_todays_commands(capsys) -> None:
+    """benchmarks/predictions/**/README.md say which run made each copied file, with its results.json command."""
+    readmes = sorted((REPO_ROOT / "benchmarks" / "predictions").rglob("README.md"))
+    commands = {
+        f"{readme.relative_to(REPO_ROOT)}:{i}": command
+        for readme in readmes
+        for i, line in enumerate(readme.read_text(encoding="utf-8").splitlines(), 1)
+        for command in re.findall(r"; command: `([^`]+)`", line)
+    }
+    assert len(commands) >= 4
+    assert problems({where: {"command": command} for where, command in commands.items()}) == {}
+
+
 def test_an_entry_made_by_earlier_code_names_its_commit() -> None:
     """An entry recorded with a command that is no longer today's names the commit that recorded it, whose
     results.json holds that command, and says that a rerun will replace it."""
