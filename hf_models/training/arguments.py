@@ -258,6 +258,17 @@ HANDOUT_FLAGS = (
 )
 
 
+# Settings written for another: a default (a course file's) of the first holds only together with the second's
+# default; a file or flag that sets the second to another value starts the first from Trainer's own default.
+TIED_FLAGS = {
+    "lr_scheduler_kwargs": "lr_scheduler_type",  # a schedule's own arguments (cosine has no min_lr_rate)
+    "max_steps": "num_train_epochs",  # a length given in epochs, not cut by a step count written for others
+    "optim_args": "optim",  # an optimizer's own arguments
+    "torch_compile_mode": "torch_compile",  # a mode turns compiling back on (TrainingArguments)
+    "torch_compile_backend": "torch_compile",
+}
+
+
 def course_defaults(config: str, names: Iterable[str] = HANDOUT_FLAGS) -> dict[str, object]:
     """The values of the Trainer flags `names` that a course's config file (`configs/COURSE/course/...json`, from the
     repository root) sets: a course recipe's defaults, read from the one file that holds them."""
@@ -503,6 +514,8 @@ def parse_args(groups: Sequence[FlagGroup], args: Sequence[str] | None = None, *
                 if (old := token.split("=", 1)[0].removeprefix("--")) in RENAMED_FLAGS:
                     raise UsageError(f"{parser.prog}: --{old} is now --{RENAMED_FLAGS[old]} ({parser.prog} -h)")
             raise UsageError(f"{parser.prog}: unknown arguments {' '.join(unknown)}; {parser.prog} -h lists its flags")
+        given = _given_flags(parser, args)
+        flags = [_untie_defaults(group, flags_, given) for group, flags_ in zip(groups, flags, strict=True)]
         for group, flags_ in zip(groups, flags, strict=True):  # before building: TrainingArguments imports torch
             check_flag_ranges(dataclasses.asdict(flags_), ranges=group.flag_ranges(flags_))
         parsed = tuple(group.build(flags_) for group, flags_ in zip(groups, flags, strict=True))
@@ -512,6 +525,35 @@ def parse_args(groups: Sequence[FlagGroup], args: Sequence[str] | None = None, *
         raise UsageError(f"{source}: {' '.join(str(error).split())}") from None
     check_paths_given(*parsed)
     return parsed
+
+
+def _given_flags(parser: argparse.ArgumentParser, args: Sequence[str]) -> set[str]:
+    """The fields that `args` (an arguments file's flags included) give a value."""
+    given = set()
+    for action in parser._actions:
+        for option in action.option_strings:
+            if any(token == option or token.startswith(f"{option}=") for token in args):
+                given.add(action.dest)
+    return given
+
+
+def _untie_defaults(group: FlagGroup, flags, given: set[str]):
+    """`flags` with each of the group's defaults of `TIED_FLAGS` that is not given back at its dataclass's own
+    default when the setting it was written for is given another value (`--lr_scheduler_type cosine` under a course
+    file's `cosine_with_min_lr` and its `min_lr_rate`: cosine's own arguments)."""
+    names = {spec.name for spec in dataclasses.fields(flags)}
+    reset = {}
+    for tied, lead in TIED_FLAGS.items():
+        if tied not in group.defaults or tied in given or lead not in names:
+            continue
+        if getattr(flags, lead) != group.defaults.get(lead, _own_default(group.arguments, lead)):
+            reset[tied] = _own_default(group.arguments, tied)
+    return dataclasses.replace(flags, **reset) if reset else flags
+
+
+def _own_default(arguments: type, name: str) -> object:
+    (spec,) = [spec for spec in dataclasses.fields(arguments) if spec.name == name]
+    return spec.default_factory() if spec.default_factory is not dataclasses.MISSING else spec.default
 
 
 def check_training_arguments(training_args: TrainingArguments, fitted_otherwise: bool = False) -> None:
