@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -321,3 +322,17 @@ def test_every_tied_default_goes_with_the_setting_it_was_written_for() -> None:
     assert (training.num_train_epochs, training.max_steps) == (2, -1)  # the epochs given are the run's length
     (training,) = parse_args([group], ["--torch_compile", "false", "--output_dir", "o"])
     assert training.torch_compile is False  # not turned back on by a mode written for compiling
+
+
+def test_a_flag_over_a_file_drops_the_files_setting_written_for_the_other_value(tmp_path) -> None:
+    # The course's GPU pretraining file compiles in a mode; `--torch_compile false` after it compiles nothing
+    # (TrainingArguments turns compiling back on for a mode); its schedule's arguments go with its schedule.
+    groups = subcommand_groups("pretrain", DEFAULT_PRESET)
+    config = str(Path(__file__).resolve().parent.parent / "configs/cs224n/course/pretrain_vanilla.json")
+    _, _, training = parse_args(groups, [config, "--torch_compile", "false", "--output_dir", "o"])
+    assert (training.torch_compile, training.torch_compile_mode) == (False, None)
+    _, _, training = parse_args(groups, [config, "--lr_scheduler_type", "cosine", "--output_dir", "o"])
+    assert training.lr_scheduler_kwargs == TrainingArguments("o").lr_scheduler_kwargs
+    _scheduler_of(training)
+    _, _, training = parse_args(groups, [config, "--lr_scheduler_type", "cosine_with_min_lr", "--output_dir", "o"])
+    assert training.lr_scheduler_kwargs["min_lr_rate"] == 0.1  # the value it was written beside: kept
