@@ -89,7 +89,8 @@ demo: $(STAMP)
 tour: $(STAMP)
 	$(PY) examples/model_tour.py
 
-# Every pipeline of the profile (a whole benchmark run also writes benchmarks/results.json and the throughput rows).
+# Every pipeline of the profile (a whole benchmark run also writes benchmarks/results.json and the throughput rows; a
+# smoke run its results.json in OUT, and the course chains in OUT/course).
 bench: $(STAMP)
 	$(SNAKEMAKE) pipelines="$(PIPELINES)" command="make bench PROFILE=$(PROFILE)$(if $(PIPELINES), PIPELINES=$(PIPELINES))"
 

@@ -5,6 +5,7 @@ step of the smoke grid and no test reads fails here."""
 
 from __future__ import annotations
 
+import json
 import runpy
 import subprocess
 import sys
@@ -18,7 +19,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 DATA_ROOT = REPO_ROOT.parent / "shared" / "data"
 # The profiles whose config files this file runs (the smoke grid runs the others' and its own parts').
 RUN_HERE = ("gpu", "gpu_large", "course-cut")
-# The demo's settings, which tests/test_demo.py reads: `quick.json` in a whole run, each of them built.
+# The demo's settings: tests/test_demo.py runs `quick.json` whole, this file the other two at tiny size.
 DEMO_SETTINGS = ("configs/demo/quick.json", "configs/demo/real.json", "configs/demo/synthetic.json")
 pytestmark = pytest.mark.slow
 
@@ -44,8 +45,8 @@ def test_every_config_file_is_read_by_a_step_of_the_smoke_grid_or_a_test() -> No
     assert tracked, "no config file tracked"
     documents = {path for path in tracked if path.endswith("README.md")}  # what the files of a folder mean
     run = read_by_the_smoke_grid() | {file for profile in RUN_HERE for file in read_here(profile)}
-    demo_test = (REPO_ROOT / "tests" / "test_demo.py").read_text(encoding="utf-8")
-    assert all(Path(setting).stem in demo_test for setting in DEMO_SETTINGS)
+    assert "quick=True" in (REPO_ROOT / "tests" / "test_demo.py").read_text(encoding="utf-8")
+    assert {f"configs/demo/{name}.json" for name in DEMO_RUN_HERE} | {"configs/demo/quick.json"} == set(DEMO_SETTINGS)
     unread = sorted(set(tracked) - documents - run - set(DEMO_SETTINGS))
     assert not unread, f"config files that no smoke step and no test runs: {unread}"
     assert not run - set(tracked), f"steps read files that git does not track: {sorted(run - set(tracked))}"
@@ -113,3 +114,32 @@ def test_each_config_file_of_the_profile_runs_its_step_at_tiny_size(
         if step.folder is not None:
             made = out / step.folder
             assert made.exists() and any(made.iterdir()) if made.is_dir() else made.is_file(), step.name
+
+
+DEMO_RUN_HERE = ("synthetic", "real")
+
+
+@pytest.mark.parametrize("setting", DEMO_RUN_HERE)
+def test_each_demo_setting_runs_at_tiny_size(setting, data_slice, tmp_path, monkeypatch) -> None:
+    """`make demo`'s other settings (`quick` is tests/test_demo.py's whole run): the file's model and Trainer
+    arguments, with the smoke profile's tiny model, two optimizer steps per training and fewer people."""
+    import demo
+
+    read = demo.read_setting
+    tiny_model = grid.load("smoke").steps["bp_vanilla_recite_pretrain"].arguments[-1]  # its --config_overrides
+
+    def tiny(name: str) -> dict:
+        assert name == setting
+        values = read(name)
+        values["config_overrides"] += "," + tiny_model
+        values["tokenizer_vocab_size"] = 300
+        values |= {"num_people": 40} if "num_people" in values else {}
+        for training in ("pretrain", "finetune"):
+            values[training] = {**values[training], "max_steps": 2}
+        return values
+
+    monkeypatch.setattr(demo, "read_setting", tiny)
+    data_dir = str(data_slice / "birthplace") if setting == "real" else None
+    scores = demo.run_demo(data_dir=data_dir, output_dir=str(tmp_path / "demo"))
+    written = json.loads((tmp_path / "demo" / "demo_results.json").read_text(encoding="utf-8"))
+    assert written["setting"] == setting and set(written["scores"]) == set(scores) and len(scores) == 3

@@ -288,3 +288,34 @@ def test_snakemake_arguments_and_unlock_pass_through_make() -> None:
     assert "--unlock" in unlock and "profile=smoke" in unlock and "--unlock" not in run
     assert run.index("--until bp_london o/steps/se_tfidf.done") < run.index("--config")
     assert "--rerun-incomplete" in run
+
+
+def test_the_smoke_profile_runs_every_pipeline_and_each_courses_chain_and_writes_only_its_folder(tmp_path) -> None:
+    """`make bench PROFILE=smoke` with stand-in steps: every step of the cpu profile's pipelines and of each course's
+    chain (in OUT/course, rules course_<step>), each reading the slice of the data made first, each training with
+    the tiny flags after its config file; then results.json of each part into its own folder, never benchmarks/
+    (and no throughput row)."""
+    shutil.copytree(REPO_ROOT / "configs", tmp_path / "configs")
+    smoke, course = grid.load("smoke"), grid.load("smoke-course")
+    for step in [*smoke.steps.values(), *course.steps.values()]:
+        (tmp_path / step.files[0]).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / step.files[0]).touch()
+    (tmp_path / "benchmarks" / "slice_data.py").touch()
+    stand_in = tmp_path / "stand_in.sh"
+    stand_in.write_text('#!/bin/sh\necho "$*" >> "$(dirname "$0")/ran.txt"\n')
+    stand_in.chmod(0o755)
+    run = _snakemake(tmp_path, "--config", "profile=smoke", "out=out", f"python={stand_in}", "data=real")
+    jobs = _jobs(run)
+    assert jobs == {"slice_data", *smoke.steps, *(f"course_{name}" for name in course.steps)}
+    lines = (tmp_path / "ran.txt").read_text().splitlines()
+    assert lines[0].startswith("benchmarks/slice_data.py --data_root real --out out/smoke_data")
+    trainings = [line for line in lines if "--max_steps" in line]
+    assert len(trainings) > 20 and all("--data_root real" not in line for line in lines[1:])
+    assert all(" --max_steps 2 " in line or "curve" in line for line in trainings)
+    results = [line for line in lines if line.startswith("benchmarks/write_results.py")]
+    assert len(results) == 2 and not any("throughput" in line for line in lines)
+    assert {line.split("--results ")[1].split()[0] for line in results} == {
+        "out/results.json",
+        "out/course/results.json",
+    }
+    assert not (tmp_path / "benchmarks" / "results.json").exists()
