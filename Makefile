@@ -20,8 +20,9 @@ DATA_DIR ?=
 # that would run and runs none. A step reruns, with the steps after it, when its config file, script or command changed.
 # OUT (outputs/bench): the run's folder, its figures in OUT/figures; DATA_ROOT (../shared/data); CORES (all).
 # SNAKEMAKE_ARGS: Snakemake's own arguments, passed as given (a target `OUT/steps/STEP.done`, `--until STEP`,
-# `--forcerun STEP`). UNLOCK=1: first remove the lock a killed run left (Snakemake's --unlock), then run: after a
-# `kill -9`, the same command with UNLOCK=1 resumes the run (its finished steps kept).
+# `--forcerun STEP`). UNLOCK=1: first remove the lock a killed run left (Snakemake's --unlock: every lock of this
+# checkout, so only with no other run going), then run: after a `kill -9`, the same command with UNLOCK=1 resumes the
+# run, its finished steps kept.
 PROFILE ?= cpu
 PIPELINES ?=
 OUT ?= outputs/bench
