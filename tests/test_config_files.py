@@ -92,10 +92,16 @@ def _run(command: tuple[str, ...]) -> None:
         sys.argv = argv
 
 
-@pytest.mark.parametrize(
-    ("profile_name", "course"),
-    [(name, course) for name in RUN_HERE for course in ("cs224n", "altegrad") if grid.load(name).configs[course]],
-)
+def profiles_and_courses() -> list[tuple[str, str]]:
+    """Each folder of config files once: (the first profile of RUN_HERE that reads it, its course)."""
+    folders = {}
+    for name in RUN_HERE:
+        for course, folder in grid.load(name).configs.items():
+            folders.setdefault(folder, (name, course))
+    return list(folders.values())
+
+
+@pytest.mark.parametrize(("profile_name", "course"), profiles_and_courses())
 def test_each_config_file_of_the_profile_runs_its_step_at_tiny_size(
     profile_name, course, data_slice, tmp_path, monkeypatch
 ) -> None:
