@@ -14,16 +14,26 @@ DATA_DIR ?=
 # make bench / cs224n / altegrad run the benchmark grid on Snakemake (benchmarks/Snakefile; docs/workflow.md).
 # PROFILE: a file of benchmarks/profiles/: cpu|gpu|gpu_large (the benchmark's), course (the courses' own settings; a
 # GPU machine), course-cut (the same settings, fewer epochs and steps: the 2-core CPU hour; docs/courses.md).
+# smoke: every pipeline of cpu and each course's chain at tiny sizes, in minutes; its numbers mean nothing, its
+# results.json and figures stay in OUT (CI runs it: `make bench PROFILE=smoke OUT=...`).
 # make bench: PIPELINES="birthplace sentiment sentiment_lab sentiment_curve" (default: all). DRYRUN=1 lists the steps
 # that would run and runs none. A step reruns, with the steps after it, when its config file, script or command changed.
 # OUT (outputs/bench): the run's folder, its figures in OUT/figures; DATA_ROOT (../shared/data); CORES (all).
+# SNAKEMAKE_ARGS: Snakemake's own arguments, passed as given (a target `OUT/steps/STEP.done`, `--until STEP`,
+# `--forcerun STEP`). UNLOCK=1: first remove the lock a killed run left (Snakemake's --unlock: every lock of this
+# checkout, so only with no other run going), then run: after a `kill -9`, the same command with UNLOCK=1 resumes the
+# run, its finished steps kept.
 PROFILE ?= cpu
 PIPELINES ?=
 OUT ?= outputs/bench
 DATA_ROOT ?= ../shared/data
 CORES ?= all
-SNAKEMAKE = $(VENV)/bin/snakemake -s benchmarks/Snakefile --cores $(CORES) --show-failed-logs \
-	$(if $(filter 1 true yes,$(DRYRUN)),--dry-run --quiet rules) --config profile=$(PROFILE) out=$(OUT) data=$(DATA_ROOT) python=$(PY)
+SNAKEMAKE_ARGS ?=
+UNLOCK ?=
+SNAKEMAKE_CONFIG = --config profile=$(PROFILE) out=$(OUT) data=$(DATA_ROOT) python=$(PY)
+SNAKEMAKE = $(if $(filter 1 true yes,$(UNLOCK)),$(VENV)/bin/snakemake -s benchmarks/Snakefile --unlock $(SNAKEMAKE_CONFIG) && )\
+	$(VENV)/bin/snakemake -s benchmarks/Snakefile --cores $(CORES) --show-failed-logs --rerun-incomplete \
+	$(if $(filter 1 true yes,$(DRYRUN)),--dry-run --quiet rules) $(SNAKEMAKE_ARGS) $(SNAKEMAKE_CONFIG)
 # torch, installed before the project. On a machine without `nvidia-smi` the CPU build: PyTorch's CPU index is added,
 # whose `2.13.0+cpu` wheel pip prefers to the plain one (PyPI's Linux wheel is the CUDA build, GBs of libraries).
 # Where that index cannot be reached pip says so and takes what the other indexes have (a local CPU wheel, or PyPI's).
@@ -80,7 +90,8 @@ demo: $(STAMP)
 tour: $(STAMP)
 	$(PY) examples/model_tour.py
 
-# Every pipeline of the profile (a whole benchmark run also writes benchmarks/results.json and the throughput rows).
+# Every pipeline of the profile (a whole benchmark run also writes benchmarks/results.json and the throughput rows; a
+# smoke run its results.json in OUT, and the course chains in OUT/course).
 # The command recorded with the run's time quotes PIPELINES before PROFILE: Snakemake strips a value's end quotes.
 bench: $(STAMP)
 	$(SNAKEMAKE) pipelines="$(PIPELINES)" command="make bench$(if $(PIPELINES), PIPELINES=\"$(PIPELINES)\") PROFILE=$(PROFILE)"

@@ -10,6 +10,11 @@ keeps. `benchmarks/Snakefile` runs the steps (Snakemake: `make bench`, `make cs2
 `report.py`, `course_table.py` and the plots read the rows. A step's name may name lists of the profile
 (`bp_{model}_pretrain`: one step per model); `@step` is that step's output folder, and makes the step wait for it.
 A label-curve point is its base step (`base:`) with a label budget, and the step count the budget implies.
+`tiny:` flags appended to the steps of a run (`all`), and to those that build their model (`scratch`: no
+`--model_name_or_path`), after the config file, so that they win: the smoke profile's tiny models and few steps
+(`tiny: smoke` takes that profile's). `parts:` other profiles whose steps the same run makes, each in a folder of
+the run's (the smoke profile's course chains). `data_slice: N`: the steps read the first N lines of each data file
+(`benchmarks/slice_data.py`, a step of its own), not DATA_ROOT's whole files.
 
 `figures` copies a run's figures (drawn under its output folder, never over the committed ones) into
 benchmarks/figures/ with the profile's suffix: what `make docs` shows.
@@ -100,6 +105,9 @@ class Profile:
     order: int = 0
     min_steps: int = 0
     budgets: tuple[int, ...] = field(default=())
+    parts: dict[str, str] = field(default_factory=dict)  # folder of the run's -> profile, run with this one
+    smoke: bool = False  # a smoke test: its results stay in the run's folder, its numbers mean nothing
+    data_slice: int = 0  # lines of each data file its steps read (benchmarks/slice_data.py); 0: the data whole
 
     def threads(self, step: Step) -> int:
         """A step of a side-by-side group has one core, every other step all of them (a GPU profile's: one each)."""
@@ -119,8 +127,15 @@ def _yaml(name: str) -> dict:
         known = ", ".join(names()) if PROFILES_DIR.is_dir() else "none"
         raise ProfileError(f"unknown profile {name!r}: no benchmarks/profiles/{name}.yaml (profiles: {known})")
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    if "base" in data:  # the base profile's facts, this file's on top
-        data = {**_yaml(data["base"]), "order": None, **{key: value for key, value in data.items() if key != "base"}}
+    if "base" in data:  # the base profile's facts, this file's on top (its lists and curve: key by key)
+        base = _yaml(data["base"])
+        own = {key: value for key, value in data.items() if key != "base"}
+        for key in ("lists", "curve"):
+            if key in own and key in base:
+                own[key] = {**base[key], **own[key]}
+        data = {**base, "order": None, "parts": {}, "smoke": False, "data_slice": 0, **own}
+    if isinstance(data.get("tiny"), str):  # another profile's tiny flags
+        data["tiny"] = _yaml(data["tiny"]).get("tiny", {})
     return data
 
 
@@ -190,6 +205,7 @@ class _Builder:
                 arguments.append(config)
                 files.append(config)
             arguments += self.arguments(spec.get("args", ""), values, reads, where)
+            arguments += self.tiny_flags(spec["run"], arguments)
             self.steps[name] = Step(
                 name,
                 pipeline,
@@ -202,6 +218,14 @@ class _Builder:
                 spec.get("may_fail", False),
                 fill(spec["group"], values, where) if "group" in spec else None,
             )
+
+    def tiny_flags(self, run: str, arguments: list[str]) -> list[str]:
+        """The profile's `tiny` flags of the run `run`: `all` of them, and `scratch` where the step builds its model."""
+        tiny = self.data.get("tiny", {})
+        flags = shlex.split(tiny.get("all", {}).get(run, ""))
+        if "--model_name_or_path" not in arguments:
+            flags += shlex.split(tiny.get("scratch", {}).get(run, ""))
+        return flags
 
     def folder(self, spec: dict, values: dict, reads: list[str], where: str) -> str | None:
         if "out" not in spec:
@@ -308,9 +332,12 @@ def _check_counts(data: dict, where: str) -> None:
 
 
 @functools.cache
-def load(name: str, root: Path = REPO_ROOT) -> Profile:
-    """A profile, its steps' folders relative to the run's folder (`Step.command` puts them under OUT)."""
+def load(name: str, root: Path = REPO_ROOT, tiny: str | None = None) -> Profile:
+    """A profile, its steps' folders relative to the run's folder (`Step.command` puts them under OUT); `tiny`: with
+    that profile's tiny flags (`tiny="smoke"`: the steps of another profile at the smoke test's sizes)."""
     data, where = _yaml(name), f"benchmarks/profiles/{name}.yaml"
+    if tiny is not None:
+        data["tiny"] = _yaml(tiny).get("tiny", {})
     _check_counts(data, where)
     budgets = tuple(data.get("curve", {}).get("budgets", ()))
     lists = {**data["lists"], "budget": list(budgets[:-1]), "any_budget": list(budgets)}
@@ -342,6 +369,9 @@ def load(name: str, root: Path = REPO_ROOT) -> Profile:
         order=data.get("order") or 99,
         min_steps=data.get("curve", {}).get("min_steps", 0),
         budgets=budgets,
+        parts=dict(data.get("parts") or {}),
+        smoke=data.get("smoke", False),
+        data_slice=data.get("data_slice", 0),
     )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -261,3 +262,77 @@ def test_a_range_sits_beside_its_flag() -> None:
     import hf_models.safety as safety
 
     assert not hasattr(safety, "FLAG_RANGES")  # no table of ranges apart from the flags
+
+
+def _scheduler_of(training: TrainingArguments) -> torch.optim.lr_scheduler.LRScheduler:
+    """The schedule Trainer builds from `training` (transformers' own `get_scheduler`, as `create_scheduler`)."""
+    from transformers import get_scheduler
+
+    optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=training.learning_rate)
+    return get_scheduler(
+        training.lr_scheduler_type,
+        optimizer,
+        num_warmup_steps=0,
+        num_training_steps=10,
+        scheduler_specific_kwargs=training.lr_scheduler_kwargs,
+    )
+
+
+@pytest.mark.parametrize("subcommand", ["pretrain", "finetune"])
+def test_a_file_of_another_scheduler_starts_from_its_own_arguments(tmp_path, subcommand) -> None:
+    # The course's file (the defaults) has cosine_with_min_lr and its min_lr_rate; plain cosine has no such argument.
+    groups = subcommand_groups(subcommand, DEFAULT_PRESET)
+    _, _, course = parse_args(groups, ["--output_dir", "o"])
+    assert course.lr_scheduler_type == "cosine_with_min_lr" and "min_lr_rate" in course.lr_scheduler_kwargs
+    cosine = _config(tmp_path, {"lr_scheduler_type": "cosine"})
+    for argv in ([cosine], ["--lr_scheduler_type", "cosine"], ["--lr_scheduler_type=cosine"]):
+        _, _, training = parse_args(groups, [*argv, "--output_dir", "o"])
+        assert training.lr_scheduler_type == "cosine"
+        assert training.lr_scheduler_kwargs == TrainingArguments("o").lr_scheduler_kwargs  # Trainer's own
+        _scheduler_of(training)  # was: TypeError, unexpected keyword argument 'min_lr_rate'
+    # The same schedule keeps the file's arguments; arguments given with another schedule are that schedule's.
+    same = _config(tmp_path, {"lr_scheduler_type": "cosine_with_min_lr"}, "same.json")
+    _, _, training = parse_args(groups, [same, "--output_dir", "o"])
+    assert training.lr_scheduler_kwargs == course.lr_scheduler_kwargs
+    given = _config(tmp_path, {"lr_scheduler_type": "cosine", "lr_scheduler_kwargs": {"num_cycles": 0.25}}, "g.json")
+    _, _, training = parse_args(groups, [given, "--output_dir", "o"])
+    assert training.lr_scheduler_kwargs == {"num_cycles": 0.25}
+    _, _, training = parse_args(groups, [cosine, "--lr_scheduler_kwargs", '{"num_cycles": 0.25}', "--output_dir", "o"])
+    assert training.lr_scheduler_kwargs == {"num_cycles": 0.25}
+
+
+def test_every_tied_default_goes_with_the_setting_it_was_written_for() -> None:
+    from hf_models.training.arguments import TIED_FLAGS, trainer_flags
+
+    written_for = {"lr_scheduler_type": "cosine_with_min_lr", "num_train_epochs": 5.0, "optim": "adafactor"}
+    written_for["torch_compile"] = True
+    tied = {"lr_scheduler_kwargs": '{"min_lr_rate": 0.1}', "max_steps": 100, "optim_args": "scale_parameter=False"}
+    tied |= {"torch_compile_mode": "reduce-overhead", "torch_compile_backend": "inductor"}
+    assert set(tied) == set(TIED_FLAGS)
+    group = trainer_flags("Trainer", defaults={**written_for, **tied})
+    (training,) = parse_args([group], ["--output_dir", "o"])
+    assert training.max_steps == 100 and training.torch_compile_mode == "reduce-overhead"  # kept together
+    assert (training.optim_args, training.lr_scheduler_kwargs) == ("scale_parameter=False", {"min_lr_rate": 0.1})
+    own = {"lr_scheduler_type": "linear", "num_train_epochs": "2", "optim": "adamw_torch", "torch_compile": "false"}
+    for lead, value in own.items():
+        (training,) = parse_args([group], [f"--{lead}", value, "--output_dir", "o"])
+        reset = {name for name in tied if getattr(training, name) in (None, {}, -1)}
+        assert reset == {name for name, of in TIED_FLAGS.items() if of == lead}, lead
+    (training,) = parse_args([group], ["--num_train_epochs", "2", "--output_dir", "o"])
+    assert (training.num_train_epochs, training.max_steps) == (2, -1)  # the epochs given are the run's length
+    (training,) = parse_args([group], ["--torch_compile", "false", "--output_dir", "o"])
+    assert training.torch_compile is False  # not turned back on by a mode written for compiling
+
+
+def test_a_flag_over_a_file_drops_the_files_setting_written_for_the_other_value(tmp_path) -> None:
+    # The course's GPU pretraining file compiles in a mode; `--torch_compile false` after it compiles nothing
+    # (TrainingArguments turns compiling back on for a mode); its schedule's arguments go with its schedule.
+    groups = subcommand_groups("pretrain", DEFAULT_PRESET)
+    config = str(Path(__file__).resolve().parent.parent / "configs/cs224n/course/pretrain_vanilla.json")
+    _, _, training = parse_args(groups, [config, "--torch_compile", "false", "--output_dir", "o"])
+    assert (training.torch_compile, training.torch_compile_mode) == (False, None)
+    _, _, training = parse_args(groups, [config, "--lr_scheduler_type", "cosine", "--output_dir", "o"])
+    assert training.lr_scheduler_kwargs == TrainingArguments("o").lr_scheduler_kwargs
+    _scheduler_of(training)
+    _, _, training = parse_args(groups, [config, "--lr_scheduler_type", "cosine_with_min_lr", "--output_dir", "o"])
+    assert training.lr_scheduler_kwargs["min_lr_rate"] == 0.1  # the value it was written beside: kept

@@ -6,10 +6,13 @@ passes Snakemake's own checks; every script of benchmarks/ refuses a bad folder 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import course_table
@@ -212,3 +215,109 @@ def test_a_runs_figures_go_into_the_committed_folder_under_their_profiles_names(
         "birthplace_pretrain_loss_course_cut.png",
     ]
     assert (figures / "birthplace_pretrain_loss_course_cut.png").read_bytes() == b"loss"
+
+
+def _no_traceback(run: subprocess.CompletedProcess) -> str:
+    output = run.stdout + run.stderr
+    assert run.returncode == 0 and "Traceback" not in output and "Exception" not in output, output
+    return output
+
+
+@pytest.mark.parametrize("asked", [["out/steps/bp_london.done"], ["--until", "bp_synthesizer_pretrain"]])
+def test_a_partial_target_ends_cleanly_with_only_its_steps(stand_in_tree, asked) -> None:
+    """One step as Snakemake users ask for it (its output, or `--until` a step): the steps it needs run, the run
+    ends with exit 0 and no traceback, and nothing of a whole run (run_time.json) is written."""
+    tree = stand_in_tree
+    output = _no_traceback(_course_run(tree, *asked))
+    lines = [line.split() for line in (tree / "ran.txt").read_text().splitlines()]
+    ran = {words[words.index("--output_dir") + 1].rsplit("/", 1)[-1] for words in lines}
+    expected = {"london"} if "out/steps/bp_london.done" in asked else {"synthesizer_pretrain"}
+    assert ran == expected and "steps done in out" in output
+    assert not (tree / "out" / "run_time.json").exists()
+    _no_traceback(_course_run(tree))  # then the whole run: every step, and its wall time
+    assert (tree / "out" / "run_time.json").is_file()
+
+
+def test_a_run_killed_hard_resumes_with_its_finished_steps_kept(stand_in_tree) -> None:
+    """`kill -9` of Snakemake in the middle of a step leaves its lock: the same command refuses (Snakemake's
+    LockException); `--unlock` (what `make ... UNLOCK=1` runs first), then the same command, runs the step that was
+    cut and those after it, and none that had finished."""
+    tree = stand_in_tree
+    slow = tree / "stand_in.sh"
+    slow.write_text(
+        '#!/bin/sh\ncase "$*" in *synthesizer_pretrain*) [ -e "$(dirname "$0")/slow" ] && echo $$ > "$(dirname "$0")/'
+        'pid" && exec sleep 60;; esac\necho "$OMP_NUM_THREADS ${PYTHONPATH%%:*} $*" >> "$(dirname "$0")/ran.txt"\n'
+    )
+    (tree / "slow").touch()
+    config = ["profile=course-cut", "course=cs224n", "out=out", f"python={slow}"]
+    command = [str(SNAKEMAKE), "-s", str(REPO_ROOT / "benchmarks" / "Snakefile"), "-d", str(tree), "--cores", "1"]
+    engine = subprocess.Popen([*command, "--config", *config], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    log = tree / "out" / "logs" / "bp_synthesizer_pretrain.log"
+    try:
+        for _ in range(600):
+            if (tree / "pid").exists():
+                break
+            time.sleep(0.2)
+        assert log.exists() and (tree / "pid").exists(), "the slow step never started"
+    finally:
+        engine.kill()  # kill -9
+        engine.wait()
+    if (tree / "pid").exists():  # the step it left running
+        os.kill(int((tree / "pid").read_text()), signal.SIGKILL)
+    (tree / "slow").unlink()
+    finished = {p.name for p in (tree / "out" / "steps").glob("*.done")}
+    assert "bp_synthesizer_pretrain.done" not in finished and finished
+    locked = _course_run(tree)
+    assert locked.returncode != 0 and "LockException" in locked.stdout + locked.stderr
+    _no_traceback(_snakemake(tree, "--unlock", "--config", *config))
+    before = (tree / "ran.txt").read_text().splitlines()
+    resumed = _jobs(_course_run(tree))
+    assert "bp_synthesizer_pretrain" in resumed and not {name.removesuffix(".done") for name in finished} & resumed
+    assert len((tree / "ran.txt").read_text().splitlines()) == len(before) + len(resumed)
+
+
+def test_snakemake_arguments_and_unlock_pass_through_make() -> None:
+    """`make bench SNAKEMAKE_ARGS=...` gives Snakemake its own arguments (before the config, which takes every word
+    after it); UNLOCK=1 removes a killed run's lock first; the engine always reruns incomplete steps."""
+    shown = subprocess.run(
+        ["make", "-n", "-o", ".venv/.installed", "bench", "PROFILE=smoke", "OUT=o", "UNLOCK=1"]
+        + ["SNAKEMAKE_ARGS=--until bp_london o/steps/se_tfidf.done"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+    ).stdout
+    unlock, run = shown.split(" && ")
+    assert "--unlock" in unlock and "profile=smoke" in unlock and "--unlock" not in run
+    assert run.index("--until bp_london o/steps/se_tfidf.done") < run.index("--config")
+    assert "--rerun-incomplete" in run
+
+
+def test_the_smoke_profile_runs_every_pipeline_and_each_courses_chain_and_writes_only_its_folder(tmp_path) -> None:
+    """`make bench PROFILE=smoke` with stand-in steps: every step of the cpu profile's pipelines and of each course's
+    chain (in OUT/course, rules course_<step>), each reading the slice of the data made first, each training with
+    the tiny flags after its config file; then results.json of each part into its own folder, never benchmarks/
+    (and no throughput row)."""
+    shutil.copytree(REPO_ROOT / "configs", tmp_path / "configs")
+    smoke, course = grid.load("smoke"), grid.load("smoke-course")
+    for step in [*smoke.steps.values(), *course.steps.values()]:
+        (tmp_path / step.files[0]).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / step.files[0]).touch()
+    (tmp_path / "benchmarks" / "slice_data.py").touch()
+    stand_in = tmp_path / "stand_in.sh"
+    stand_in.write_text('#!/bin/sh\necho "$*" >> "$(dirname "$0")/ran.txt"\n')
+    stand_in.chmod(0o755)
+    run = _snakemake(tmp_path, "--config", "profile=smoke", "out=out", f"python={stand_in}", "data=real")
+    jobs = _jobs(run)
+    assert jobs == {"slice_data", *smoke.steps, *(f"course_{name}" for name in course.steps)}
+    lines = (tmp_path / "ran.txt").read_text().splitlines()
+    assert lines[0].startswith("benchmarks/slice_data.py --data_root real --out out/smoke_data")
+    trainings = [line for line in lines if "--max_steps" in line]
+    assert len(trainings) > 20 and all("--data_root real" not in line for line in lines[1:])
+    assert all(" --max_steps 2 " in line or "curve" in line for line in trainings)
+    results = [line for line in lines if line.startswith("benchmarks/write_results.py")]
+    assert len(results) == 2 and not any("throughput" in line for line in lines)
+    assert {line.split("--results ")[1].split()[0] for line in results} == {
+        "out/results.json",
+        "out/course/results.json",
+    }
+    assert not (tmp_path / "benchmarks" / "results.json").exists()

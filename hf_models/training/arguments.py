@@ -258,6 +258,18 @@ HANDOUT_FLAGS = (
 )
 
 
+# Settings written for another: a value of the first holds only together with the second's value it was written
+# beside. The values come in layers (the recipe's defaults, a course file's; an arguments file; the command line): a
+# later layer that sets the second to another value, and not the first, starts the first from Trainer's own default.
+TIED_FLAGS = {
+    "lr_scheduler_kwargs": "lr_scheduler_type",  # a schedule's own arguments (cosine has no min_lr_rate)
+    "max_steps": "num_train_epochs",  # a length given in epochs, not cut by a step count written for others
+    "optim_args": "optim",  # an optimizer's own arguments
+    "torch_compile_mode": "torch_compile",  # a mode turns compiling back on (TrainingArguments)
+    "torch_compile_backend": "torch_compile",
+}
+
+
 def course_defaults(config: str, names: Iterable[str] = HANDOUT_FLAGS) -> dict[str, object]:
     """The values of the Trainer flags `names` that a course's config file (`configs/COURSE/course/...json`, from the
     repository root) sets: a course recipe's defaults, read from the one file that holds them."""
@@ -493,7 +505,7 @@ def parse_args(groups: Sequence[FlagGroup], args: Sequence[str] | None = None, *
     parser = build_parser(groups, **parser_kwargs)
     args = list(sys.argv[1:] if args is None else args)
     source = args[0] if args and args[0].endswith(".json") else "the flags"
-    args = expand_arguments_file(parser, args)
+    raw, args = args, expand_arguments_file(parser, args)
     try:
         *flags, unknown = parser.parse_args_into_dataclasses(
             args=args, look_for_args_file=False, return_remaining_strings=True
@@ -503,6 +515,9 @@ def parse_args(groups: Sequence[FlagGroup], args: Sequence[str] | None = None, *
                 if (old := token.split("=", 1)[0].removeprefix("--")) in RENAMED_FLAGS:
                     raise UsageError(f"{parser.prog}: --{old} is now --{RENAMED_FLAGS[old]} ({parser.prog} -h)")
             raise UsageError(f"{parser.prog}: unknown arguments {' '.join(unknown)}; {parser.prog} -h lists its flags")
+        from_file = read_arguments_file(source) if source != "the flags" else {}
+        on_line = _given_flags(parser, raw[1:] if source != "the flags" else raw)
+        flags = [_untie(group, flags_, from_file, on_line) for group, flags_ in zip(groups, flags, strict=True)]
         for group, flags_ in zip(groups, flags, strict=True):  # before building: TrainingArguments imports torch
             check_flag_ranges(dataclasses.asdict(flags_), ranges=group.flag_ranges(flags_))
         parsed = tuple(group.build(flags_) for group, flags_ in zip(groups, flags, strict=True))
@@ -512,6 +527,43 @@ def parse_args(groups: Sequence[FlagGroup], args: Sequence[str] | None = None, *
         raise UsageError(f"{source}: {' '.join(str(error).split())}") from None
     check_paths_given(*parsed)
     return parsed
+
+
+def _given_flags(parser: argparse.ArgumentParser, args: Sequence[str]) -> set[str]:
+    """The fields that `args` (an arguments file's flags included) give a value."""
+    given = set()
+    for action in parser._actions:
+        for option in action.option_strings:
+            if any(token == option or token.startswith(f"{option}=") for token in args):
+                given.add(action.dest)
+    return given
+
+
+def _untie(group: FlagGroup, flags, from_file: dict, on_line: set[str]):
+    """`flags` with each setting of `TIED_FLAGS` back at its dataclass's own default where a later layer than its own
+    (the group's defaults < the arguments file `from_file` < the command line's `on_line`) gives the setting it was
+    written for another value (`lr_scheduler_type: cosine` under the course's `cosine_with_min_lr` and its
+    `min_lr_rate`: cosine's own arguments; `--torch_compile false` over a file's compile mode: no compiling)."""
+    names = {spec.name for spec in dataclasses.fields(flags)}
+
+    def layer(name: str) -> int:
+        return 2 if name in on_line else 1 if name in from_file else 0 if name in group.defaults else -1
+
+    reset = {}
+    for tied, lead in TIED_FLAGS.items():
+        if tied not in names or lead not in names or layer(tied) < 0 or layer(lead) <= layer(tied):
+            continue
+        written_for = group.defaults.get(lead, _own_default(group.arguments, lead))
+        if layer(tied) == 1:
+            written_for = from_file.get(lead, written_for)
+        if getattr(flags, lead) != written_for:
+            reset[tied] = _own_default(group.arguments, tied)
+    return dataclasses.replace(flags, **reset) if reset else flags
+
+
+def _own_default(arguments: type, name: str) -> object:
+    (spec,) = [spec for spec in dataclasses.fields(arguments) if spec.name == name]
+    return spec.default_factory() if spec.default_factory is not dataclasses.MISSING else spec.default
 
 
 def check_training_arguments(training_args: TrainingArguments, fitted_otherwise: bool = False) -> None:

@@ -806,10 +806,26 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "engine-config-change-reruns-too-little",
         SNAKEFILE,
-        "reads=[done(name) for name in step.reads],",
-        "reads=[],",
+        "reads=[part.done(name) for name in step.reads] + SLICED,",
+        "reads=SLICED,",
         INVALIDATION_TESTS,
         "a step no longer waits for the steps it reads: a rerun step leaves the steps after it as they were",
+    ),
+    Mutant(
+        "engine-partial-target-writes-a-whole-runs-time",
+        SNAKEFILE,
+        "if len(finished) < len(part.steps()):",
+        "if False:",
+        ("tests/test_workflow.py::test_a_partial_target_ends_cleanly_with_only_its_steps",),
+        "a partial target fails on the .done of a step it did not run (or records its time as a whole run's)",
+    ),
+    Mutant(
+        "defaults-scheduler-arguments-outlive-their-scheduler",
+        ARGUMENTS,
+        "        if getattr(flags, lead) != written_for:",
+        "        if False:",
+        ("tests/test_arguments_file.py",),
+        "a config file of plain cosine inherits the course's min_lr_rate: TypeError in the scheduler",
     ),
     Mutant(
         "score-write-results-chosen-on-dev",
