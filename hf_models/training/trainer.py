@@ -29,8 +29,16 @@ __all__ = [
     "train_model",
 ]
 
-# Files of an earlier run that a new one in the same folder removes when it has none of its own (no evaluation).
-STALE_RESULTS = ("train_results.json", "eval_results.json")
+# Files of an earlier run that a new one in the same folder removes when it has none of its own (no evaluation): its
+# results, and the earlier model's evaluations (predictions, reports, fact probe), which would pass for the new one's.
+STALE_RESULTS = (
+    "train_results.json",
+    "eval_results.json",
+    "predictions*.txt",
+    "*_predictions.txt",
+    "report_evaluate*.json",
+    "fact_probe.json",
+)
 
 
 class ShuffledLengthBuckets(Sampler[int]):
@@ -149,6 +157,7 @@ def train_model(
     evaluate and save, with `train_steps` 0. `--push_to_hub` is checked here (offline: one line, before training)
     and left to `finish_run`, which shares the run as `push_to_hub.py` does (`trainer.share_on_hub`)."""
     quiet_defaults(training_args, model)
+    new_folder = not os.path.lexists(training_args.output_dir)
     # `--push_to_hub`: `finish_run` shares the run folder as push_to_hub.py does, with our card and the public
     # record; Trainer's own push would upload the whole folder with its card. Refused now if it cannot succeed.
     share = training_args.push_to_hub
@@ -174,10 +183,30 @@ def train_model(
     try:
         result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
     except KeyboardInterrupt:  # Ctrl-C: one line that says where to continue from (`safety.command_line`)
+        if new_folder:
+            remove_if_empty(training_args.output_dir)
         raise KeyboardInterrupt(interrupted_run(training_args.output_dir)) from None
+    except BaseException:
+        if new_folder:
+            remove_if_empty(training_args.output_dir)
+        raise
     metrics = {**result.metrics, "train_samples": len(train_dataset)}
     metrics["final_train_loss"] = last_logged(trainer, "loss", default=result.training_loss)
     return trainer, metrics
+
+
+def remove_if_empty(folder: str | os.PathLike) -> None:
+    """A folder a failed run made holding nothing (empty sub-folders at most) is removed: nothing left behind."""
+    folder = Path(folder)
+    if (
+        not folder.is_dir()
+        or folder.is_symlink()
+        or any(path.is_file() or path.is_symlink() for path in folder.rglob("*"))
+    ):
+        return
+    for path in sorted(folder.rglob("*"), key=lambda path: len(path.parts), reverse=True):
+        path.rmdir()
+    folder.rmdir()
 
 
 def interrupted_run(output_dir: str) -> str:
