@@ -29,7 +29,9 @@ import importlib.util
 import json
 import os
 import re
+import shutil
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -219,8 +221,21 @@ def main(argv: list[str] | None = None) -> int:
     for path in stale:  # all or none: a document it cannot write stops it before the first write
         if not os.access(path, os.W_OK):
             raise SystemExit(f"{path.relative_to(REPO_ROOT)} is not writable: make it so (chmod u+w) and run again")
-    for path, text in stale.items():
-        path.write_text(text, encoding="utf-8")
+    staged = {}
+    try:  # each document written beside itself first, then all moved over the old ones: none, or all of them
+        for path, text in stale.items():
+            handle, staged[path] = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".tmp", dir=path.parent)
+            with os.fdopen(handle, "w", encoding="utf-8") as file:
+                file.write(text)
+            shutil.copymode(path, staged[path])
+    except BaseException as error:
+        for temporary in staged.values():
+            Path(temporary).unlink(missing_ok=True)
+        if isinstance(error, OSError) and error.errno is not None:  # named by the document, not its temporary twin
+            raise OSError(error.errno, error.strerror, str(path)) from None
+        raise
+    for path, temporary in staged.items():
+        os.replace(temporary, path)
         print(f"{path.relative_to(REPO_ROOT)} written")
     return 0
 
