@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import functools
 import os
+import time
 from collections.abc import Callable, Iterator, Sequence
+from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
 
@@ -29,16 +31,11 @@ __all__ = [
     "train_model",
 ]
 
-# Files of an earlier run that a new one in the same folder removes when it has none of its own (no evaluation): its
-# results, and the earlier model's evaluations (predictions, reports, fact probe), which would pass for the new one's.
-STALE_RESULTS = (
-    "train_results.json",
-    "eval_results.json",
-    "predictions*.txt",
-    "*_predictions.txt",
-    "report_evaluate*.json",
-    "fact_probe.json",
-)
+# Files of an earlier run that a new one in the same folder removes when it has none of its own (no evaluation).
+STALE_RESULTS = ("train_results.json", "eval_results.json")
+# The earlier model's evaluations (predictions, reports, the fact probe): a new run's folder keeps none that this run
+# did not write, or they would pass for the new model's.
+EARLIER_EVALUATIONS = ("predictions*.txt", "*_predictions.txt", "report_evaluate*.json", "fact_probe.json")
 
 
 class ShuffledLengthBuckets(Sampler[int]):
@@ -178,6 +175,7 @@ def train_model(
         **trainer_kwargs,
     )
     trainer.share_on_hub = share
+    trainer.started_at = time.time()  # what the folder holds from before is an earlier run's (`earlier_evaluations`)
     if training_args.max_steps <= 0 and training_args.num_train_epochs == 0:
         return trainer, {"train_samples": len(train_dataset), "train_steps": 0, "final_train_loss": None}
     try:
@@ -235,6 +233,18 @@ def last_logged(trainer: Trainer, key: str = "loss", default: float | None = Non
     return next((entry[key] for entry in reversed(trainer.state.log_history) if key in entry), default)
 
 
+def earlier_evaluations(trainer: Trainer) -> list[str]:
+    """The evaluation files of the run's folder older than this run (`train_model` notes when it started)."""
+    started, folder = getattr(trainer, "started_at", None), Path(trainer.args.output_dir)
+    if started is None or not folder.is_dir():
+        return []
+    return [
+        path.name
+        for path in folder.iterdir()
+        if any(fnmatch(path.name, pattern) for pattern in EARLIER_EVALUATIONS) and path.lstat().st_mtime < started
+    ]
+
+
 def saving_run(finish: Callable[..., Any]) -> Callable[..., Any]:
     """`finish(trainer, ...)`, the writes that end a run, all or nothing on the main process: a failure half-way (a
     full disk) leaves the folder as it was before them (`safety.keeping_earlier_files`), an earlier run's files
@@ -245,7 +255,8 @@ def saving_run(finish: Callable[..., Any]) -> Callable[..., Any]:
         if not trainer.is_world_process_zero():
             return finish(trainer, *args, **kwargs)
         try:
-            with keeping_earlier_files(trainer.args.output_dir, discard=STALE_RESULTS):
+            discard = (*STALE_RESULTS, *earlier_evaluations(trainer))
+            with keeping_earlier_files(trainer.args.output_dir, discard=discard):
                 return finish(trainer, *args, **kwargs)
         except BaseException:
             for callback in trainer.callback_handler.callbacks:
