@@ -30,10 +30,16 @@ DATA_ROOT ?= ../shared/data
 CORES ?= all
 SNAKEMAKE_ARGS ?=
 UNLOCK ?=
+# A switch is 1, true or yes, or 0, false, no or nothing; another value is refused before anything runs.
+SWITCH_ON := 1 true yes
+SWITCH_OFF := 0 false no
+comma := ,
+check_switch = $(if $(filter-out $(SWITCH_ON) $(SWITCH_OFF),$($(1))),echo 'error: $(1)=$($(1)): give 1$(comma) true or yes$(comma) or 0$(comma) false or no' >&2; exit 2;)
 SNAKEMAKE_CONFIG = --config profile=$(PROFILE) out=$(OUT) data=$(DATA_ROOT) python=$(PY)
-SNAKEMAKE = $(if $(filter 1 true yes,$(UNLOCK)),$(VENV)/bin/snakemake -s benchmarks/Snakefile --unlock $(SNAKEMAKE_CONFIG) && )\
+SNAKEMAKE = $(call check_switch,DRYRUN) $(call check_switch,UNLOCK) \
+	$(if $(filter $(SWITCH_ON),$(UNLOCK)),$(VENV)/bin/snakemake -s benchmarks/Snakefile --unlock $(SNAKEMAKE_CONFIG) && )\
 	$(VENV)/bin/snakemake -s benchmarks/Snakefile --cores $(CORES) --show-failed-logs --rerun-incomplete \
-	$(if $(filter 1 true yes,$(DRYRUN)),--dry-run --quiet rules) $(SNAKEMAKE_ARGS) $(SNAKEMAKE_CONFIG)
+	$(if $(filter $(SWITCH_ON),$(DRYRUN)),--dry-run --quiet rules) $(SNAKEMAKE_ARGS) $(SNAKEMAKE_CONFIG)
 # torch, installed before the project. On a machine without `nvidia-smi` the CPU build: PyTorch's CPU index is added,
 # whose `2.13.0+cpu` wheel pip prefers to the plain one (PyPI's Linux wheel is the CUDA build, GBs of libraries).
 # Where that index cannot be reached pip says so and takes what the other indexes have (a local CPU wheel, or PyPI's).

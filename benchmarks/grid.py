@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import hashlib
 import itertools
 import json
 import math
@@ -126,7 +127,17 @@ def _yaml(name: str) -> dict:
     if not path.is_file():
         known = ", ".join(names()) if PROFILES_DIR.is_dir() else "none"
         raise ProfileError(f"unknown profile {name!r}: no benchmarks/profiles/{name}.yaml (profiles: {known})")
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as error:  # the file and its line, not yaml's traceback
+        mark = getattr(error, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark is not None else ""
+        problem = getattr(error, "problem", None) or type(error).__name__
+        raise ProfileError(
+            f"benchmarks/profiles/{name}.yaml{line}: not valid YAML ({problem}); fix the file"
+        ) from None
+    if not isinstance(data, dict):
+        raise ProfileError(f"benchmarks/profiles/{name}.yaml holds a YAML {type(data).__name__}, not a mapping")
     if "base" in data:  # the base profile's facts, this file's on top (its lists and curve: key by key)
         base = _yaml(data["base"])
         own = {key: value for key, value in data.items() if key != "base"}
@@ -331,6 +342,24 @@ def _check_counts(data: dict, where: str) -> None:
         _count(curve["min_steps"], "curve min_steps", where, 0)
 
 
+def _switch(value, key: str, where: str) -> None:
+    """A profile's switch (`gpu: false`): true or false, never a word ("no" in quotes is a true string)."""
+    if not isinstance(value, bool):
+        raise ProfileError(f"{where}: {key} {value!r}: give true or false")
+
+
+def _check_switches(data: dict, where: str) -> None:
+    """The profile's switches and its steps': each true or false, as a flag's."""
+    _switch(data.get("gpu"), "gpu", where)
+    if "course" in data:
+        _switch(data["course"], "course", where)
+    for pipeline in data.get("pipelines", {}).values():
+        for spec in pipeline.get("steps", ()):
+            for key in ("timed", "may_fail"):
+                if key in spec:
+                    _switch(spec[key], key, f"{where}: step {spec.get('name')}")
+
+
 @functools.cache
 def load(name: str, root: Path = REPO_ROOT, tiny: str | None = None) -> Profile:
     """A profile, its steps' folders relative to the run's folder (`Step.command` puts them under OUT); `tiny`: with
@@ -339,6 +368,7 @@ def load(name: str, root: Path = REPO_ROOT, tiny: str | None = None) -> Profile:
     if tiny is not None:
         data["tiny"] = _yaml(tiny).get("tiny", {})
     _check_counts(data, where)
+    _check_switches(data, where)
     budgets = tuple(data.get("curve", {}).get("budgets", ()))
     lists = {**data["lists"], "budget": list(budgets[:-1]), "any_budget": list(budgets)}
     builder = _Builder(data, name, root)
@@ -373,6 +403,56 @@ def load(name: str, root: Path = REPO_ROOT, tiny: str | None = None) -> Profile:
         smoke=data.get("smoke", False),
         data_slice=data.get("data_slice", 0),
     )
+
+
+def _sha256(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def step_record(profile: Profile, step: Step, command: str, root: Path = REPO_ROOT) -> dict:
+    """What a step's `OUT/steps/<step>.done` records when it succeeded (benchmarks/Snakefile writes it): the profile,
+    the step, its arguments, the contents of its config file and script, and the command run. A step is kept only
+    while today's profile would record the same (`record_problem`), never by file times alone."""
+    files = {file: _sha256(root / file) for file in step.files}
+    return {
+        "profile": profile.name,
+        "step": step.name,
+        "arguments": list(step.arguments),
+        "files": files,
+        "command": command,
+    }
+
+
+def read_step_record(path: Path) -> dict | None:
+    """A step's `.done` as its record; None for a file that holds none (an older run's bare command, damage)."""
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def record_problem(record: dict | None, expected: dict, same_command: bool = True) -> str | None:
+    """Why a step's record is not what today's profile would write (`expected`, of `step_record`), or None. With
+    `same_command`, the whole command too (the interpreter, the run's and the data's folders: what the grid runs);
+    without, the profile's arguments and files only (what `write_results.py` can check from anywhere)."""
+    if record is None:
+        return "it records no step (a run before step records, or a damaged file)"
+    if record.get("failed"):
+        return "the step failed"
+    if record.get("profile") != expected["profile"]:
+        return f"it was made by the {record.get('profile')} profile, not {expected['profile']}"
+    if record.get("step") != expected["step"] or record.get("arguments") != expected["arguments"]:
+        return "its command is not the profile's today"
+    changed = [file for file, digest in expected["files"].items() if record.get("files", {}).get(file) != digest]
+    if changed:
+        return f"{changed[0]} changed since"
+    if same_command and record.get("command") != expected["command"]:
+        return "its command is not today's"
+    return None
 
 
 def label(profile: str, key: str) -> str:

@@ -453,11 +453,45 @@ def render_levers_doc(levers: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def read_json_object(path: Path, what: str, key: str | None = None) -> dict:
+    """The JSON object of `path` (with `key`: that key must be in it); a damaged file is one line naming it and its
+    line (`SystemExit`, which the scripts print as `error: ...`), never json's traceback."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise SystemExit(
+            f"{what} {path}:{error.lineno}: not valid JSON ({error.msg}); restore it (git checkout {path})"
+        ) from None
+    except UnicodeDecodeError:
+        raise SystemExit(f"{what} {path}: not UTF-8 text; restore it (git checkout {path})") from None
+    if not isinstance(data, dict) or (key is not None and key not in data):
+        shown = f"an object with {key!r}" if key else "an object"
+        raise SystemExit(f"{what} {path} holds a JSON {type(data).__name__}, not {shown}; restore it")
+    return data
+
+
 def read_levers(path: Path) -> list[dict]:
-    return json.loads(path.read_text(encoding="utf-8"))["levers"]
+    return read_json_object(path, "--levers", "levers")["levers"]
+
+
+def check_outputs_are_not_inputs(outputs: dict[str, Path], inputs: dict[str, Path]) -> None:
+    """A command never writes over a file it reads, nor twice into one file: each of `outputs` ({flag: path}) is none
+    of the `inputs` and none of the other outputs (links resolved)."""
+    seen = {path.resolve(): flag for flag, path in inputs.items()}
+    for flag, path in outputs.items():
+        if path.resolve() in seen:
+            raise SystemExit(
+                f"{flag} {path} is also {seen[path.resolve()]}: a command never writes over a file it reads or writes; pick another"
+            )
+        seen[path.resolve()] = flag
 
 
 def write_report(results_path: Path, levers_path: Path, benchmarks_md: Path, levers_md: Path) -> None:
-    results, levers = json.loads(results_path.read_text(encoding="utf-8")), read_levers(levers_path)
-    benchmarks_md.write_text(render_benchmarks(results, levers), encoding="utf-8")
-    levers_md.write_text(render_levers_doc(levers), encoding="utf-8")
+    check_outputs_are_not_inputs(
+        {"--benchmarks_md": benchmarks_md, "--levers_md": levers_md},
+        {"--results": results_path, "--levers": levers_path},
+    )
+    results, levers = read_json_object(results_path, "--results"), read_levers(levers_path)
+    benchmarks, levers_doc = render_benchmarks(results, levers), render_levers_doc(levers)
+    benchmarks_md.write_text(benchmarks, encoding="utf-8")
+    levers_md.write_text(levers_doc, encoding="utf-8")

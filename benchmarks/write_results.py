@@ -23,6 +23,8 @@ last successful run into BENCH_DIR (its run_time.json) goes to the `whole_runs` 
 renders BENCHMARKS.md and docs/levers.md from results.json and benchmarks/levers.json instead (benchmarks/report.py).
 """
 
+from __future__ import annotations
+
 import argparse
 import datetime
 import json
@@ -38,7 +40,7 @@ from pathlib import Path
 
 import grid
 from grid import Row, curve_points
-from report import write_report
+from report import read_json_object, write_report
 
 from hf_models.run_record import RunRecord, read_record
 from hf_models.safety import command_line
@@ -73,19 +75,54 @@ def default_hardware() -> str:
     return f"{os.cpu_count()}-core {platform.machine()} CPU, no GPU"
 
 
-def read_timings(bench: Path) -> dict[str, tuple[int, str]]:
-    """{step: (wall seconds, command)} of every step that succeeded in BENCH_DIR: its .done holds its command, its
-    Snakemake benchmark file its time."""
-    timings = {}
+class Timings(dict):
+    """{step: (wall seconds, command)} of the steps kept, and `refused`: {step: why its record is not this profile's
+    today} for a step whose .done is there but must not be trusted (another profile's, a changed config, a failure)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.refused: dict[str, str] = {}
+
+    @staticmethod
+    def refusing(timings: dict) -> Timings:
+        """`timings` as `Timings` (a plain dict refuses nothing)."""
+        return timings if isinstance(timings, Timings) else Timings(timings)
+
+
+def read_timings(bench: Path, profile: str | None = None) -> Timings:
+    """{step: (wall seconds, command)} of every step that succeeded in BENCH_DIR: its .done holds its record (its
+    command), its Snakemake benchmark file its time. With `profile`, a step of that profile is kept only when its
+    record is what the profile records today (`grid.record_problem`: its profile, arguments and files)."""
+    timings, steps = Timings(), grid.load(profile).steps if profile else {}
     for done in sorted((bench / "steps").glob("*.done")):
+        record = grid.read_step_record(done)
+        if done.stem in steps:
+            expected = grid.step_record(grid.load(profile), steps[done.stem], "")
+            problem = grid.record_problem(record, expected, same_command=False)
+            if problem is not None:
+                timings.refused[done.stem] = f"{done}: {problem}"
+                continue
         times = bench / "benchmarks" / f"{done.stem}.tsv"
         if times.is_file():
             seconds = float(times.read_text(encoding="utf-8").splitlines()[1].split("\t")[0])
-            timings[done.stem] = (round(seconds), done.read_text(encoding="utf-8").strip())
+            command = record["command"] if record else done.read_text(encoding="utf-8").strip()
+            timings[done.stem] = (round(seconds), command)
     return timings
 
 
+def check_kept(where: str, steps: list[str], timings: dict) -> None:
+    """None of `steps` has a record this profile does not trust today (`Timings.refused`): else an error naming the
+    first one, why, and what to do."""
+    refused = [step for step in steps if step in Timings.refusing(timings).refused]
+    if refused:
+        raise MissingRun(
+            f"{where}: step {refused[0]} is not this profile's today ({timings.refused[refused[0]]}): rerun the "
+            "profile into this folder (make bench or make cs224n|altegrad with its PROFILE), or give its --profile"
+        )
+
+
 def check_steps(row: Row, steps: list[str], timings: dict) -> None:
+    check_kept(f"row {row.key!r}", steps, timings)
     missing = [step for step in steps if step not in timings]
     if missing:
         raise MissingRun(f"row {row.key!r}: step(s) {', '.join(missing)} missing or failed (no steps/<step>.done)")
@@ -292,6 +329,7 @@ def label_curve_of(bench: Path, profile: str, timings: dict, hardware: str, date
             per_draw = {}
             for seed, (run, step) in draws.items():
                 if step not in timings:
+                    check_kept(f"label curve {row} at {budget} labels", [step], timings)
                     raise MissingRun(f"label curve {row} at {budget} labels: step {step} missing or failed")
                 per_draw[f"seed{seed}"], predictions[(row, budget, seed)] = curve_point(bench, row, budget, run)
                 steps.add(step)
@@ -345,13 +383,13 @@ TASK_PIPELINES = {
 }
 
 
-def whole_run_of(bench: Path, tasks: list[str], hardware: str) -> tuple[str, dict] | None:
+def whole_run_of(bench: Path, tasks: list[str], hardware: str, profile: str) -> tuple[str, dict] | None:
     """The last successful run into the bench folder (its run_time.json, written by benchmarks/Snakefile): its command
     and whole wall time, if it ran a pipeline of the sections written."""
     run = read_json(bench / "run_time.json")
     pipelines = {name for task in tasks for name in TASK_PIPELINES.get(task, ())}
-    if run is None or run["failed"] or not pipelines & set(run["pipelines"]):
-        return None
+    if run is None or run["failed"] or not pipelines & set(run["pipelines"]) or run.get("profile") != profile:
+        return None  # none, a failed one, or another profile's
     entry = {key: run[key] for key in ("profile", "pipelines", "wall_time_s", "resumed")}
     return run["command"], {**entry, "hardware": hardware, "date": run["started"][:10]}
 
@@ -431,9 +469,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     date = args.date or datetime.datetime.now(datetime.timezone.utc).date().isoformat()
     if not bench.is_dir():
         raise MissingRun(f"--bench_dir {bench}: no such folder")
-    timings = read_timings(bench)
+    timings = read_timings(bench, args.profile)
     results_path = Path(args.results)
-    results = json.loads(results_path.read_text(encoding="utf-8")) if results_path.exists() else {}
+    results = read_json_object(results_path, "--results") if results_path.exists() else {}
 
     profile = grid.load(args.profile)
     suffix = profile.suffix
@@ -453,7 +491,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if "demo" in args.tasks:
         fresh["demo"] = demo_of(Path(args.demo_dir), hardware, date)
     add_notes(fresh, args.note)
-    whole_run = whole_run_of(bench, args.tasks, hardware)
+    whole_run = whole_run_of(bench, args.tasks, hardware, args.profile)
     if whole_run is not None:  # one entry per command: a later run of the same command replaces it
         command, run = whole_run
         results.setdefault("whole_runs", {})[command] = run

@@ -27,8 +27,11 @@ import argparse
 import functools
 import importlib.util
 import json
+import os
 import re
+import shutil
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -39,10 +42,12 @@ sys.path[:0] = [str(DOCS), str(REPO_ROOT / "benchmarks")]
 
 from grid import ProfileError, copy_figures  # noqa: E402
 from links import broken_links, missing_git_refs, missing_named_files  # noqa: E402
-from report import read_levers, render_benchmarks, render_levers_doc  # noqa: E402
+from report import read_json_object, read_levers, render_benchmarks, render_levers_doc  # noqa: E402
 from results_text import FORMATS, PARTS, resolve  # noqa: E402
 
 MARK = re.compile(r"<!-- (generated|value): (.*?) -->(.*?)<!-- end -->", re.S)
+# Each opening mark, and each end mark: an opening must meet its end before the next opening.
+MARK_EDGE = re.compile(r"<!-- (?:(?:generated|value): .*? |end )-->")
 MUTATIONS = REPO_ROOT / "tests" / "mutation" / "run_mutations.py"
 # Documents rendered whole from the JSON files (benchmarks/report.py): every number in them is generated.
 GENERATED_WHOLE = (REPO_ROOT / "BENCHMARKS.md", DOCS / "levers.md")
@@ -85,9 +90,24 @@ def lever_effect(levers: list[dict], flag: str) -> str:
     return f"{found[0]['effect']} ({found[0]['measured_on']})"
 
 
+def check_end_marks(text: str, where: str) -> None:
+    """Every opening mark meets its `<!-- end -->` before the next opening mark: a lost end mark would make the next
+    fill replace the hand-written text after it, up to the next mark's end. Refused, naming the mark and its line."""
+    edges = list(MARK_EDGE.finditer(text))
+    for edge, after in zip(edges, [*edges[1:], None][: len(edges)], strict=True):
+        if edge.group(0) != "<!-- end -->" and (after is None or after.group(0) != "<!-- end -->"):
+            line = text.count("\n", 0, edge.start()) + 1
+            raise SystemExit(
+                f"{where}:{line}: the mark `{edge.group(0)}` has no `<!-- end -->` before "
+                f"{'the next mark' if after else 'the end of the file'}; put it back where its generated text ends "
+                "(nothing was written)"
+            )
+
+
 def fill(text: str, results: dict, where: str, levers: list[dict] = ()) -> str:
     """`text` with every mark's content generated again; a block mark (its content on lines of its own, between blank
-    lines) stays one."""
+    lines) stays one. A mark without its end is refused (`check_end_marks`)."""
+    check_end_marks(text, where)
 
     def generate(mark: re.Match) -> str:
         kind, spec, old = mark.groups()
@@ -181,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.figures_from is not None and not args.figures_from.is_dir():
         parser.error(f"--figures_from {args.figures_from}: no such folder")
-    results = json.loads(Path(args.results).read_text(encoding="utf-8"))
+    results = read_json_object(Path(args.results), "--results")
     levers = read_levers(Path(args.levers))
     if args.check:
         found = problems(results, levers)
@@ -195,12 +215,32 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(str(error))
         for path in copied:
             print(f"{path.relative_to(REPO_ROOT)} copied from {args.figures_from}")
-    for path, text in expected(results, levers).items():
-        if path.read_text(encoding="utf-8") != text:
-            path.write_text(text, encoding="utf-8")
-            print(f"{path.relative_to(REPO_ROOT)} written")
+    stale = {
+        path: text for path, text in expected(results, levers).items() if path.read_text(encoding="utf-8") != text
+    }
+    for path in stale:  # all or none: a document it cannot write stops it before the first write
+        if not os.access(path, os.W_OK):
+            raise SystemExit(f"{path.relative_to(REPO_ROOT)} is not writable: make it so (chmod u+w) and run again")
+    staged = {}
+    try:  # each document written beside itself first, then all moved over the old ones: none, or all of them
+        for path, text in stale.items():
+            handle, staged[path] = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".tmp", dir=path.parent)
+            with os.fdopen(handle, "w", encoding="utf-8") as file:
+                file.write(text)
+            shutil.copymode(path, staged[path])
+    except BaseException as error:
+        for temporary in staged.values():
+            Path(temporary).unlink(missing_ok=True)
+        if isinstance(error, OSError) and error.errno is not None:  # named by the document, not its temporary twin
+            raise OSError(error.errno, error.strerror, str(path)) from None
+        raise
+    for path, temporary in staged.items():
+        os.replace(temporary, path)
+        print(f"{path.relative_to(REPO_ROOT)} written")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from hf_models.safety import command_line  # here only: the tests load the module without running it
+
+    sys.exit(command_line(main, sys.argv[1:]))

@@ -20,6 +20,7 @@ import os
 import shutil
 import subprocess
 import sys
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,8 @@ from pathlib import Path
 import grid
 import pytest
 import torch
+import write_results
+import yaml
 from tiny import EVALUATE_QUIET, TINY_ONE_LAYER, TINY_SIZES
 from tiny import QUIET_ERRORS_ONLY as QUIET
 from transformers import AutoTokenizer, PreTrainedTokenizerFast
@@ -61,11 +64,24 @@ COMMANDS: dict[str, Callable] = {
     "throughput": _script("benchmarks/throughput.py", "throughput_bad_inputs").main,
     "probe_facts": _script("benchmarks/probe_facts.py", "probe_facts_bad_inputs").main,
     "grid": grid.main,
+    "write_results": write_results.main,
+    "generate": _script("docs/generate.py", "generate_bad_inputs").main,
+    "make": lambda argv: _make(argv),  # the grid's make targets, as a shell runs them
     "demo": _script("recipes/demo.py", "demo_bad_inputs").main,
     "convert": convert.main,
     "app": app.main,
     "app_load": app.load_models,  # the app's models, loaded as it serves them (it would serve them next)
 }
+
+
+def _make(argv: list[str]) -> int:
+    """`make -s TARGET VARIABLE=...` from the repository root (the install step taken as done): its stderr passed on,
+    its exit status returned."""
+    run = subprocess.run(
+        ["make", "-s", "-o", ".venv/.installed", *argv], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300
+    )
+    sys.stderr.write(run.stderr)
+    return run.returncode
 
 
 def _cls_books(folder: Path, one_class: bool = False) -> None:
@@ -195,6 +211,51 @@ def _round5(root: Path, data: Path) -> None:
     for name, (old, new, _) in BAD_PROFILES.items():
         assert old in cpu
         (root / "profiles" / f"{name}.yaml").write_text(cpu.replace(old, new, 1), encoding="utf-8")
+    _round6(root, data)
+
+
+def _bench_of(bench: Path, profile: str, recorded_as: str) -> None:
+    """A whole bench folder of `profile`'s rows (tests/test_write_results.py's), each step's record naming
+    `recorded_as` as the profile that made it."""
+    from test_write_results import _bench
+
+    _bench(bench, profile)
+    for done in (bench / "steps").glob("*.done"):
+        done.write_text(json.dumps({**json.loads(done.read_text()), "profile": recorded_as}) + "\n")
+
+
+def _round6(root: Path, data: Path) -> None:
+    """Earlier work for round 6: bench folders (this profile's, another's), a damaged results.json, a copy of the
+    documents (one with a lost end mark, results that make two stale), a file where a run's folder goes; a run whose
+    checkpoint's weights a kill cut short, a folder of links to another run's files, a run holding its own config
+    and arguments file, an arguments file with a null --output_dir, and a corpus with blank lines."""
+    _bench_of(root / "cpu_bench", "cpu", "cpu")
+    _bench_of(root / "other_bench", "cpu", "course-cut")
+    (root / "damaged_results.json").write_text('{"birthplace_dev_acc": {\n  "london": 0.05,\n')
+    shutil.copy(REPO_ROOT / "benchmarks" / "results.json", root / "results.json")
+    shutil.copy(REPO_ROOT / "benchmarks" / "levers.json", root / "levers.json")
+    docs = root / "docs_tree"
+    docs.mkdir()
+    for name in ("README.md", "TESTING.md", "BENCHMARKS.md"):
+        shutil.copy(REPO_ROOT / name, docs / name)
+    shutil.copytree(REPO_ROOT / "docs", docs / "docs", ignore=shutil.ignore_patterns("*.py", "__pycache__", "images"))
+    results = json.loads((root / "results.json").read_text())
+    results["demo"]["wall_time_s"] += 600  # README.md and BENCHMARKS.md stale
+    (root / "stale_results.json").write_text(json.dumps(results))
+    shutil.copytree(docs, root / "docs_no_end")
+    readme = (docs / "README.md").read_text()
+    end = readme.index("<!-- end -->")
+    (root / "docs_no_end" / "README.md").write_text(readme[:end] + readme[end + len("<!-- end -->") :])
+    (root / "a_file").write_text("not a folder")
+    shutil.copytree(root / "bp_run", root / "bp_cut")
+    weights = root / "bp_cut" / "checkpoint-1" / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])
+    (root / "links_run").mkdir()
+    for file in (root / "model").iterdir():
+        (root / "links_run" / file.name).symlink_to(file)
+    shutil.copytree(root / "model", root / "run_with_inputs")
+    (root / "run_with_inputs" / "all_results.json").write_text(json.dumps({"max_steps": 1}))  # kept as arguments
+    (root / "null_output.json").write_text(json.dumps({"output_dir": None}))
 
 
 # Profiles of the grid whose counts are out of range: the cpu profile with one line changed, and what is said.
@@ -203,7 +264,24 @@ BAD_PROFILES = {
     "cores_negative": ("cores: 2", "cores: -2", "cores -2: give a whole number of at least 1"),
     "budget_0": ("budgets: [24,", "budgets: [0,", "curve budget 0: give a whole number of at least 1"),
     "min_steps_negative": ("min_steps: 50", "min_steps: -1", "curve min_steps -1: give a whole number of at least 0"),
+    "gpu_a_word": ("gpu: false", "gpu: maybe", "gpu 'maybe': give true or false"),
+    "may_fail_a_string": (
+        "timed: false, may_fail: true}",
+        'timed: false, may_fail: "no"}',
+        "step bp_plot: may_fail 'no': give true or false",
+    ),
+    "not_yaml": ("cores: 2", "cores: [2", "not valid YAML"),
 }
+
+
+def _yaml_error_line(name: str) -> int:
+    """The line yaml reports for the bad profile `name` (where the parser found the problem)."""
+    old, new, _ = BAD_PROFILES[name]
+    try:
+        yaml.safe_load((grid.PROFILES_DIR / "cpu.yaml").read_text(encoding="utf-8").replace(old, new, 1))
+    except yaml.YAMLError as error:
+        return error.problem_mark.line + 1
+    raise AssertionError(f"{name} parses")
 
 
 @pytest.fixture(scope="module")
@@ -694,11 +772,147 @@ ROWS.update(
             f"grid-profile-{name}": Row(
                 "grid",
                 ["show", "--profile", name],
-                f"benchmarks/profiles/{name}.yaml: {expected}",
+                f"benchmarks/profiles/{name}.yaml:{_yaml_error_line(name)}: {expected}"
+                if name == "not_yaml"
+                else f"benchmarks/profiles/{name}.yaml: {expected}",
                 patch=lambda patch, world: patch.setattr(grid, "PROFILES_DIR", world / "profiles"),
             )
             for name, (_, _, expected) in BAD_PROFILES.items()
         },
+    }
+)
+
+
+def _first_mark_without_its_end() -> str:
+    """What docs/generate.py says of README.md with its first end mark deleted: the mark before it, by its line."""
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    opening = readme.rindex("<!-- ", 0, readme.index("<!-- end -->"))
+    mark = readme[opening : readme.index("-->", opening) + 3]
+    return f"README.md:{readme.count(chr(10), 0, opening) + 1}: the mark `{mark}` has no `<!-- end -->`"
+
+
+def _docs_tree(folder: str) -> Callable[[pytest.MonkeyPatch, Path], None]:
+    """docs/generate.py pointed at a copy of the documents (`{root}/<folder>`) instead of the repository's."""
+
+    def patch(monkeypatch: pytest.MonkeyPatch, world: Path) -> None:
+        generate = COMMANDS["generate"].__globals__
+        tree = world / folder
+        monkeypatch.setitem(generate, "REPO_ROOT", tree)
+        monkeypatch.setitem(generate, "DOCS", tree / "docs")
+        monkeypatch.setitem(generate, "GENERATED_WHOLE", (tree / "BENCHMARKS.md", tree / "docs" / "levers.md"))
+
+    return patch
+
+
+def _failing_training_step(monkeypatch: pytest.MonkeyPatch, world: Path) -> None:
+    """A run that fails at its first step (the disk fills as it writes its logs): nothing is saved yet."""
+    from hf_models.training import ReproducibleTrainer
+
+    monkeypatch.setattr(ReproducibleTrainer, "training_step", _raise_enospc)
+
+
+def _results(*args: str, results: str = "{root}/results.json") -> list[str]:
+    return ["--results", results, "--predictions_dir", NEW, "--hardware", "test", "--date", "2026-01-01", *args]
+
+
+ROWS.update(
+    {
+        # 9. round 6: the grid's make targets, the results, the documents' generator, the overrides, the last edges
+        "make-dryrun-an-unknown-value": Row(
+            "make", ["bench", "PROFILE=course-cut", "DRYRUN=2", "OUT={root}/new"], "DRYRUN=2: give 1, true or yes"
+        ),
+        "make-out-a-file": Row(
+            "make", ["cs224n", "PROFILE=course-cut", "DRYRUN=1", "OUT={root}/a_file"], "a_file is a file, not a folder"
+        ),
+        "make-another-profiles-run-folder": Row(
+            "make",
+            ["cs224n", "PROFILE=cpu", "DRYRUN=1", "OUT={root}/other_bench"],
+            "holds a run of the course-cut profile",
+        ),
+        "results-report-over-its-own-input": Row(
+            "write_results",
+            ["--report", "--results", "{root}/results.json", "--levers", "{root}/levers.json"]
+            + ["--benchmarks_md", "{root}/results.json", "--levers_md", "{root}/new/levers.md"],
+            "--benchmarks_md {root}/results.json is also --results",
+        ),
+        "results-damaged-results-json": Row(
+            "write_results",
+            ["--bench_dir", "{root}/cpu_bench", *_results(results="{root}/damaged_results.json")],
+            "damaged_results.json:3: not valid JSON",
+        ),
+        "results-another-profiles-run-folder": Row(
+            "write_results",
+            ["--bench_dir", "{root}/other_bench", *_results()],
+            "step bp_london is not this profile's today",
+        ),
+        "docs-damaged-results-json": Row(
+            "generate", ["--results", "{root}/damaged_results.json", "--check"], "damaged_results.json:3: not valid"
+        ),
+        "docs-a-mark-without-its-end": Row(
+            "generate",
+            ["--results", "{root}/results.json", "--levers", "{root}/levers.json"],
+            _first_mark_without_its_end(),
+            patch=_docs_tree("docs_no_end"),
+        ),
+        "docs-a-document-it-cannot-write": Row(
+            "generate",
+            ["--results", "{root}/stale_results.json", "--levers", "{root}/levers.json"],
+            "README.md: read-only file system",
+            (errno.EROFS, False),
+            failing_under="docs_tree",
+            failing_names=("README.md",),
+            patch=_docs_tree("docs_tree"),
+        ),
+        "override-of-a-null-setting": Row(
+            "pretrain",
+            _pre("--config_overrides", TINY_ONE_LAYER + ",synthesizer_width=16"),
+            "--config_overrides synthesizer_width: the setting holds nothing (None)",
+        ),
+        "override-of-a-mapping-setting": Row(
+            "pretrain",
+            _pre("--config_overrides", "id2label=3"),
+            "--config_overrides id2label: the setting holds a dict",
+        ),
+        "resume-from-cut-short-weights": Row(
+            "birthplace",
+            _bp("pretrain", "--output_dir", "{root}/bp_cut", "--resume_from_checkpoint", "{root}/bp_cut/checkpoint-1")
+            + ["--tokenizer_name_or_path", "{root}/tok", "--config_overrides", TINY_ONE_LAYER, "--max_steps", "2"],
+            "checkpoint-1: model.safetensors cannot be read",
+        ),
+        "overwrite-a-folder-of-links-to-another-run": Row(
+            "pretrain",
+            _pre("--output_dir", "{root}/links_run", "--overwrite_output_dir", "--max_steps", "1"),
+            "links_run holds links to files elsewhere",
+        ),
+        "null-output-dir-in-an-arguments-file": Row(
+            "birthplace",
+            ["finetune", "{root}/null_output.json", *_bp("finetune", "--model_name_or_path", "{root}/model")[1:]]
+            + ["--max_steps", "1"],
+            "--output_dir is missing (or null)",
+        ),
+        "no-output-dir": Row(
+            "pretrain",
+            [a for a in _pre("--max_steps", "1") if a != NEW and a != "--output_dir"],
+            "--output_dir is missing (or null)",
+        ),
+        "overwrite-a-folder-holding-the-arguments-file": Row(
+            "pretrain",
+            ["{root}/run_with_inputs/all_results.json"]
+            + _pre("--output_dir", "{root}/run_with_inputs", "--overwrite_output_dir"),
+            "all_results.json lies in --output_dir",
+        ),
+        "overwrite-a-folder-holding-the-model-config": Row(
+            "pretrain",
+            _pre("--output_dir", "{root}/run_with_inputs", "--overwrite_output_dir", "--max_steps", "1")
+            + ["--model_config", "{root}/run_with_inputs/config.json"],
+            "--model_config {root}/run_with_inputs/config.json lies in --output_dir",
+        ),
+        "a-run-failing-at-its-first-step-into-a-new-folder": Row(
+            "pretrain",
+            _pre("--max_steps", "1"),
+            "somewhere: no space left on the device",
+            patch=_failing_training_step,
+        ),
     }
 )
 
@@ -819,8 +1033,13 @@ def _run_script(world: Path, *argv: str) -> subprocess.CompletedProcess:
         (["benchmarks/tfidf_baseline.py", "--data_dir", "{root}/cls", "--output_dir", "{root}/model"], "error: "),
         (["-m", "hf_models.convert", "cs224n-mingpt", "{root}/corrupt.pt", "--output_dir", NEW], "error: {root}"),
         (["recipes/app.py", "{root}/no_such_run"], "error: {root}/no_such_run: no such run folder"),
+        (["docs/generate.py", "--results", "{root}/damaged_results.json", "--check"], "error: --results {root}"),
+        (
+            ["benchmarks/write_results.py", "--bench_dir", "{root}/cpu_bench", *_results(results="{root}/a_file")],
+            "error: --results {root}/a_file:1: not valid JSON",
+        ),
     ],
-    ids=["train_tokenizer", "prepare_data-argparse", "tfidf_baseline", "convert", "app"],
+    ids=["train_tokenizer", "prepare_data-argparse", "tfidf_baseline", "convert", "app", "generate", "write_results"],
 )
 def test_the_script_itself_exits_2_with_a_single_line(world: Path, argv: list[str], expected: str) -> None:
     """What a shell sees: exit status 2, and stderr is that one line, nothing else (no usage, no traceback)."""
@@ -939,3 +1158,51 @@ def test_a_one_layer_one_head_model_is_shown_in_the_app(world: Path) -> None:
     app.build_app(models)
     attention = app.attention_map(models[0], "Where was Ada born?", 0, 0)
     assert attention.weights.shape == (len(attention.tokens), len(attention.tokens))
+
+
+def test_a_new_run_over_an_evaluated_models_folder_keeps_none_of_its_evaluations(world: Path, tmp_path: Path) -> None:
+    """An evaluated model's folder (its predictions and reports beside it) replaced by a new run with
+    --overwrite_output_dir: the old model's evaluations go, none is left to pass for the new model's."""
+    run = Path(shutil.copytree(world / "model", tmp_path / "run"))
+    evaluate = _bp("evaluate", "--model_name_or_path", str(run), "--output_dir", str(run), "--overwrite_output_dir")
+    assert command_line(birthplace.main, [a.format(root=world) for a in evaluate]) == 0
+    evaluations = {"predictions_validation.txt", "report_evaluate_validation.json"}
+    assert evaluations <= {path.name for path in run.iterdir()}
+    (run / "fact_probe.json").write_text("{}")  # benchmarks/probe_facts.py's, of the old model
+    again = _pre("--output_dir", str(run), "--overwrite_output_dir", "--max_steps", "1")
+    assert command_line(pretraining.main, [a.format(root=world) for a in again]) == 0
+    assert not (evaluations | {"fact_probe.json"}) & {path.name for path in run.iterdir()}
+    evaluations = json.loads((run / "run_record.json").read_text())["evaluations"]
+    assert [evaluation["metrics"].keys() for evaluation in evaluations] == [{"loss", "perplexity"}]  # its own only
+    assert (run / "model.safetensors").is_file()
+
+
+def test_the_data_loaders_counted_warning_is_one_line(world: Path, tmp_path: Path, capsys) -> None:
+    """A corpus with blank lines: the counted warning is one `warning: ...` line, without Python's warning header
+    and source line (which read like a traceback)."""
+    corpus = tmp_path / "blank_lines.txt"
+    corpus.write_text("\n\n".join((world / "data" / "wiki.txt").read_text().splitlines()[:40]) + "\n")
+    argv = _pre("--train_files", str(corpus), "--output_dir", str(tmp_path / "run"), "--max_steps", "1")
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")  # as a fresh process shows it (an earlier test may have shown it once)
+        assert command_line(pretraining.main, [a.format(root=world) for a in argv]) == 0
+    err = capsys.readouterr().err
+    warned = [line for line in err.splitlines() if "empty line(s)" in line]
+    assert warned == ["warning: 1 file(s): dropped 39 empty line(s) out of 79"], err
+    assert "DataWarning" not in err and "warnings.warn" not in err
+
+
+def test_a_trainer_flags_cache_of_another_release_is_not_trusted(tmp_path: Path, monkeypatch) -> None:
+    """The Trainer flags cached in the user's cache: a file under this install's name that another transformers
+    release wrote (other flags), or that is damaged, is described again, never read as this release's flags."""
+    from hf_models.training import trainer_flags
+
+    monkeypatch.setenv("HF_MODELS_CACHE", str(tmp_path))
+    path = trainer_flags._cache_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    another = [{"name": "output_dir", "kind": "str", "many": False, "optional_value": False, "const": None}]
+    another[0] |= {"choices": None, "default": "elsewhere", "help": "another release's"}
+    for cached in (another, {"transformers": "0.0.1", "flags": another}, "not json"):
+        path.write_text(cached if isinstance(cached, str) else json.dumps(cached))
+        names = {flag["name"] for flag in trainer_flags._described()}
+        assert {"output_dir", "learning_rate", "num_train_epochs"} <= names and len(names) > 50

@@ -189,13 +189,14 @@ def write_fake_curve_runs(bench: Path, profile: str = "cpu") -> dict[str, int]:
     return seconds
 
 
-def write_step_records(bench: Path, seconds: dict[str, int]) -> None:
-    """What Snakemake leaves of each step that succeeded: its .done (the command, here `python <step>`) and its
-    benchmark file (the wall time in seconds)."""
+def write_step_records(bench: Path, seconds: dict[str, int], profile: str = "cpu") -> None:
+    """What Snakemake leaves of each step of `profile` that succeeded: its .done (its record, the command here
+    `python <step>`) and its benchmark file (the wall time in seconds)."""
     (bench / "steps").mkdir(parents=True, exist_ok=True)
     (bench / "benchmarks").mkdir(exist_ok=True)
     for step, s in seconds.items():
-        (bench / "steps" / f"{step}.done").write_text(f"python {step}\n")
+        record = grid.step_record(grid.load(profile), grid.load(profile).steps[step], f"python {step}")
+        (bench / "steps" / f"{step}.done").write_text(json.dumps(record) + "\n")
         (bench / "benchmarks" / f"{step}.tsv").write_text(f"s\th:m:s\tmax_rss\n{s}.2\t0:00:{s}\t1.0\n")
 
 

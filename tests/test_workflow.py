@@ -321,3 +321,42 @@ def test_the_smoke_profile_runs_every_pipeline_and_each_courses_chain_and_writes
         "out/course/results.json",
     }
     assert not (tmp_path / "benchmarks" / "results.json").exists()
+
+
+def test_a_step_is_kept_only_while_its_record_is_todays(stand_in_tree) -> None:
+    """A run folder whose file times and Snakemake's own records say every step is current: the step whose record
+    names another content of its config file (another checkout's) reruns, with the steps after it; a step whose
+    .done holds no record (a bare command) too."""
+    tree = stand_in_tree
+    _jobs(_course_run(tree))
+    london = tree / "out" / "steps" / "bp_london.done"
+    record = json.loads(london.read_text())
+    record["files"] = {file: "0" * 64 for file in record["files"]}  # its config file as another checkout had it
+    london.write_text(json.dumps(record))
+    table = tree / "out" / "steps" / "bp_course_table.done"
+    table.write_text("python benchmarks/course_table.py\n")
+    now = time.time()
+    for i, step in enumerate(grid.load("course-cut").of_pipelines(["birthplace"])):
+        os.utime(tree / "out" / "steps" / f"{step.name}.done", (now + i, now + i))  # file times alone keep them all
+    assert _jobs(_course_run(tree, "-n")) == {"bp_london", "bp_plot", "bp_course_table"}
+    assert _jobs(_course_run(tree)) == {"bp_london", "bp_plot", "bp_course_table"}
+    assert _jobs(_course_run(tree, "-n")) == set()
+
+
+def test_a_figure_or_table_that_failed_is_retried(stand_in_tree) -> None:
+    """A figure's step that fails stops nothing after it, and leaves no record of success: the next run retries it
+    (and only it)."""
+    tree = stand_in_tree
+    failing = tree / "failing_plot.sh"  # the figure fails while the file `fail_plot` is there
+    script = f'[ -e "{tree}/fail_plot" ] && case "$*" in *plot_birthplace*) exit 1;; esac\n'
+    failing.write_text(f'#!/bin/sh\n{script}exec {tree / "stand_in.sh"} "$@"\n')
+    failing.chmod(0o755)
+    (tree / "fail_plot").touch()
+    config = ["profile=course-cut", "course=cs224n", "out=out", f"python={failing}"]
+    everything = {step.name for step in grid.load("course-cut").steps.values() if step.pipeline == "birthplace"}
+    assert _jobs(_snakemake(tree, "--config", *config)) == everything
+    assert json.loads((tree / "out" / "steps" / "bp_plot.done").read_text())["failed"] is True
+    assert _jobs(_snakemake(tree, "-n", "--config", *config)) == {"bp_plot"}
+    (tree / "fail_plot").unlink()
+    assert _jobs(_snakemake(tree, "--config", *config)) == {"bp_plot"}
+    assert _jobs(_snakemake(tree, "-n", "--config", *config)) == set()

@@ -83,7 +83,7 @@ def _bench(bench: Path, profile: str = "cpu") -> dict[str, int]:
     write_fake_curve_runs(bench, profile)  # the label-budget curve's own runs (its full budget: the rows above)
     steps = {step.name for step in grid.load(profile).steps.values() if step.timed}
     seconds = {name: 1 + i for i, name in enumerate(sorted(steps))}
-    write_step_records(bench, seconds)
+    write_step_records(bench, seconds, profile)
     return seconds
 
 

@@ -10,7 +10,10 @@ __all__ = ["DataError", "DataWarning", "warn_rows"]
 
 
 class DataWarning(UserWarning):
-    """Recovered or dropped input rows; one warning per file and kind, with a count and the line numbers."""
+    """Recovered or dropped input rows; one warning per file and kind, with a count and the line numbers. A command
+    line prints it as one line (`safety.command_line`)."""
+
+    one_line = True
 
 
 def warn_rows(path: object, what: str, line_numbers: list[int], action: str) -> None:

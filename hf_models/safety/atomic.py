@@ -10,6 +10,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterable, Iterator
+from fnmatch import fnmatch
 from pathlib import Path
 
 from .errors import machine_errno
@@ -90,7 +91,8 @@ def keeping_earlier_files(folder: str | os.PathLike, discard: tuple[str, ...] = 
     """Around the writes that end a run in `folder`: the earlier files (its top level, but the checkpoints) wait aside
     in a hidden folder on the same disk (a rename: no space needed). If the block fails (a full disk half-way), what
     it wrote is removed and the earlier files come back, the folder as it was; if it ends well, the earlier files it
-    did not replace come back, but for the names in `discard` (an earlier run's files the new one must not leave)."""
+    did not replace come back, but for those `discard` matches (names or `fnmatch` patterns: an earlier run's files
+    the new one must not leave)."""
     folder = Path(folder)
     created = not folder.exists()
     folder.mkdir(parents=True, exist_ok=True)
@@ -113,7 +115,7 @@ def keeping_earlier_files(folder: str | os.PathLike, discard: tuple[str, ...] = 
             raise OSError(error.errno, error.strerror, str(folder)) from error
         raise
     for path in aside.iterdir():
-        if path.name not in discard and not os.path.lexists(folder / path.name):
+        if not any(fnmatch(path.name, pattern) for pattern in discard) and not os.path.lexists(folder / path.name):
             os.rename(path, folder / path.name)
     shutil.rmtree(aside)
 

@@ -10,6 +10,7 @@ import json
 import os
 import re
 import sys
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -153,13 +154,30 @@ def _is_first_process() -> bool:
     return os.environ.get("RANK", "0") == "0" and os.environ.get("LOCAL_RANK", "0") == "0"
 
 
+@contextlib.contextmanager
+def _counted_warnings_on_one_line() -> Iterator[None]:
+    """A warning whose class says `one_line = True` (the data loaders' counted `DataWarning`) printed as one line
+    `warning: ...`, without Python's header and source line (which read like a traceback); the others as Python
+    prints them."""
+    with warnings.catch_warnings():  # restores `showwarning` afterwards
+        shown = warnings.showwarning
+
+        def show(message, category, filename, lineno, file=None, line=None) -> None:
+            if not getattr(category, "one_line", False):
+                return shown(message, category, filename, lineno, file, line)
+            print(f"warning: {one_line(Exception(str(message)))}", file=file or sys.stderr)
+
+        warnings.showwarning = show
+        yield
+
+
 def command_line(main: Callable[[Sequence[str] | None], Any], argv: Sequence[str] | None = None) -> int:
     """Run a command's `main(argv)` and return its exit status: 0 (or the int `main` returned), and 2 with one line
     `error: <what, where, what to do>` on stderr for the user's errors (`USER_ERRORS`, argparse's errors, a
     `SystemExit` with a message, and an `OSError` of `USER_OS_ERRORS`: a read-only folder, a full disk, a name too
     long...). Anything else is a bug and keeps its traceback. Under a launcher with several processes, only the first prints a `UsageError`."""
     try:
-        with _parser_errors_raised():
+        with _parser_errors_raised(), _counted_warnings_on_one_line():
             result = main(argv)
     except KeyboardInterrupt as interrupt:  # Ctrl-C: one line (a training run's says its last checkpoint), 130
         if _is_first_process():

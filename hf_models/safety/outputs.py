@@ -10,6 +10,7 @@ from fnmatch import fnmatch
 from pathlib import Path
 
 from ..textio import UsageError
+from .errors import one_line
 
 __all__ = [
     "Inputs",
@@ -133,6 +134,14 @@ def check_output_dir(
             "could reach them; remove the links or pick another folder"
         )
     used = used_files(output_dir)
+    linked = sorted(child.name for child in output_dir.iterdir() if child.is_symlink()) if used else []
+    if linked:
+        raise UsageError(
+            f"--output_dir {output_dir} holds links to files elsewhere ({', '.join(linked[:4])}): a run there would "
+            "mix its files with the files they point to; pick another folder, or remove the links"
+        )
+    if overwrite:
+        _check_no_input_inside(output_dir, inputs, flag)
     if not used or overwrite:
         return
     if resume and any(name.startswith("checkpoint-") for name in used):
@@ -144,6 +153,20 @@ def check_output_dir(
         f"--output_dir {output_dir} already holds earlier output ({shown}); pick a new folder, or add {flag} to "
         f"replace it{resume_hint}"
     )
+
+
+def _check_no_input_inside(output_dir: Path, inputs: Inputs, flag: str) -> None:
+    """With `flag` (--overwrite_output_dir) the run replaces the files of `output_dir`: none of them may be one of the
+    command's inputs (an arguments file, a config, a corpus kept in the run's folder)."""
+    if not output_dir.is_dir():
+        return
+    folder = output_dir.resolve()
+    for input_flag, source in _input_paths(inputs):
+        if source.parent == folder and not source.is_dir():
+            raise UsageError(
+                f"{input_flag} {source} lies in --output_dir {output_dir}, whose files {flag} replaces: a command "
+                "never writes over its own input; move it out of the folder, or pick another"
+            )
 
 
 def check_checkpoint(checkpoint: str | bool | None, architecture: str | None = None, task: str | None = None) -> None:
@@ -174,6 +197,23 @@ def check_checkpoint(checkpoint: str | bool | None, architecture: str | None = N
             f"--resume_from_checkpoint {checkpoint} is another task's checkpoint ({other}): resume from a "
             "checkpoint-N folder of this command's own run, or start from a model with --model_name_or_path"
         )
+    _check_weights_readable(folder)
+
+
+def _check_weights_readable(checkpoint: Path) -> None:
+    """The checkpoint's weights open (a kill during the save cuts model.safetensors short): refused before any work,
+    naming the file, rather than safetensors' error from inside Trainer's resume."""
+    from safetensors import safe_open
+
+    for weights in sorted(checkpoint.glob("model*.safetensors")):
+        try:
+            with safe_open(weights, framework="pt"):
+                pass
+        except Exception as error:  # SafetensorError, or an OSError of the file itself
+            raise UsageError(
+                f"--resume_from_checkpoint {checkpoint}: {weights.name} cannot be read ({one_line(error)}): the "
+                "save was cut short; resume from an earlier checkpoint-N"
+            ) from None
 
 
 def _other_task(checkpoint: Path, architecture: str | None, task: str | None) -> str | None:

@@ -526,6 +526,8 @@ def parse_args(groups: Sequence[FlagGroup], args: Sequence[str] | None = None, *
     except (TypeError, ValueError) as error:  # a wrong type, a dataclass's own check
         raise UsageError(f"{source}: {' '.join(str(error).split())}") from None
     check_paths_given(*parsed)
+    if source != "the flags":
+        _check_arguments_file_outside_output(source, parsed)
     return parsed
 
 
@@ -566,6 +568,19 @@ def _own_default(arguments: type, name: str) -> object:
     return spec.default_factory() if spec.default_factory is not dataclasses.MISSING else spec.default
 
 
+def _check_arguments_file_outside_output(path: str, parsed: tuple) -> None:
+    """An arguments file kept in the `--output_dir` that `--overwrite_output_dir` replaces would be written over."""
+    output_dir = next(
+        (getattr(group, "output_dir", None) for group in parsed if getattr(group, "output_dir", None)), None
+    )
+    overwrite = any(getattr(group, "overwrite_output_dir", False) is True for group in parsed)
+    if overwrite and output_dir and Path(path).resolve().parent == Path(output_dir).resolve():
+        raise UsageError(
+            f"{path} lies in --output_dir {output_dir}, whose files --overwrite_output_dir replaces: a command never "
+            "writes over its own input; move the arguments file out of the folder"
+        )
+
+
 def check_training_arguments(training_args: TrainingArguments, fitted_otherwise: bool = False) -> None:
     """Step counts that would save an untrained model, and a checkpoint to resume from that is not there, refused
     before any work (Trainer would find out only after loading the data and building the model). `fitted_otherwise`:
@@ -587,6 +602,10 @@ def check_training_arguments(training_args: TrainingArguments, fitted_otherwise:
         )
 
 
+# Where TrainingArguments writes when --output_dir is not given: never chosen silently for a run.
+TRAINER_DEFAULT_OUTPUT_DIR = "trainer_output"
+
+
 def check_run_output(
     model_args: ModelArguments,
     training_args: TrainingArguments,
@@ -600,7 +619,12 @@ def check_run_output(
     tokenizer, `inputs`) nor a used folder, unless `--overwrite_output_dir` or `--resume_from_checkpoint`.
     `fitted_otherwise`: zero training steps are allowed (`check_training_arguments`)."""
     check_training_arguments(training_args, fitted_otherwise)
+    if training_args.output_dir in (None, TRAINER_DEFAULT_OUTPUT_DIR):  # not given, or null in an arguments file
+        raise UsageError("--output_dir is missing (or null): give the folder the run writes to")
     check_checkpoint(training_args.resume_from_checkpoint, architecture, task)
+    model_config = (
+        model_args.model_config if model_args.model_config and os.path.isfile(model_args.model_config) else None
+    )
     check_output_dir(
         training_args.output_dir,
         overwrite=model_args.overwrite_output_dir,
@@ -608,6 +632,7 @@ def check_run_output(
         inputs=[
             ("--model_name_or_path", model_args.model_name_or_path),
             ("--tokenizer_name_or_path", model_args.tokenizer_name_or_path),
+            ("--model_config", model_config),
             *inputs,
         ],
     )

@@ -87,6 +87,8 @@ def build_config(
     if config_overrides:
         try:
             config.update_from_string(expand_dropout(config_overrides, config))
+        except TypeError:  # transformers takes only int, float, bool and text, never a list or a null setting
+            raise UsageError(_not_overridable(config_overrides, config)) from None
         except (ValueError, StrictDataclassError) as error:
             raise UsageError(f"--config_overrides {config_overrides!r}: {_first_line(error)}") from None
     for key, value in fields.items():
@@ -103,6 +105,18 @@ def build_config(
         source = f"{model_config}, {config_overrides or 'no overrides'}"
         raise UsageError(f"the model config ({source}): {_first_line(error)}") from None
     return config
+
+
+def _not_overridable(config_overrides: str, config: SmallEncoderConfig) -> str:
+    """What to say of an override of a setting that holds a list, a mapping or nothing (None)."""
+    settings = config.to_dict()
+    keys = [item.split("=", 1)[0].strip() for item in config_overrides.split(",") if item.strip()]
+    key = next((key for key in keys if not isinstance(settings.get(key), int | float | bool | str)), keys[0])
+    held = "nothing (None)" if settings.get(key) is None else f"a {type(settings[key]).__name__}"
+    return (
+        f"--config_overrides {key}: the setting holds {held}, which key=value cannot set; give it in a "
+        "--model_config JSON file"
+    )
 
 
 def _first_line(error: BaseException) -> str:

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import functools
 import os
+import time
 from collections.abc import Callable, Iterator, Sequence
+from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,9 @@ __all__ = [
 
 # Files of an earlier run that a new one in the same folder removes when it has none of its own (no evaluation).
 STALE_RESULTS = ("train_results.json", "eval_results.json")
+# The earlier model's evaluations (predictions, reports, the fact probe): a new run's folder keeps none that this run
+# did not write, or they would pass for the new model's.
+EARLIER_EVALUATIONS = ("predictions*.txt", "*_predictions.txt", "report_evaluate*.json", "fact_probe.json")
 
 
 class ShuffledLengthBuckets(Sampler[int]):
@@ -149,6 +154,7 @@ def train_model(
     evaluate and save, with `train_steps` 0. `--push_to_hub` is checked here (offline: one line, before training)
     and left to `finish_run`, which shares the run as `push_to_hub.py` does (`trainer.share_on_hub`)."""
     quiet_defaults(training_args, model)
+    new_folder = not os.path.lexists(training_args.output_dir)
     # `--push_to_hub`: `finish_run` shares the run folder as push_to_hub.py does, with our card and the public
     # record; Trainer's own push would upload the whole folder with its card. Refused now if it cannot succeed.
     share = training_args.push_to_hub
@@ -169,15 +175,36 @@ def train_model(
         **trainer_kwargs,
     )
     trainer.share_on_hub = share
+    trainer.started_at = time.time()  # what the folder holds from before is an earlier run's (`earlier_evaluations`)
     if training_args.max_steps <= 0 and training_args.num_train_epochs == 0:
         return trainer, {"train_samples": len(train_dataset), "train_steps": 0, "final_train_loss": None}
     try:
         result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
     except KeyboardInterrupt:  # Ctrl-C: one line that says where to continue from (`safety.command_line`)
+        if new_folder:
+            remove_if_empty(training_args.output_dir)
         raise KeyboardInterrupt(interrupted_run(training_args.output_dir)) from None
+    except BaseException:
+        if new_folder:
+            remove_if_empty(training_args.output_dir)
+        raise
     metrics = {**result.metrics, "train_samples": len(train_dataset)}
     metrics["final_train_loss"] = last_logged(trainer, "loss", default=result.training_loss)
     return trainer, metrics
+
+
+def remove_if_empty(folder: str | os.PathLike) -> None:
+    """A folder a failed run made holding nothing (empty sub-folders at most) is removed: nothing left behind."""
+    folder = Path(folder)
+    if (
+        not folder.is_dir()
+        or folder.is_symlink()
+        or any(path.is_file() or path.is_symlink() for path in folder.rglob("*"))
+    ):
+        return
+    for path in sorted(folder.rglob("*"), key=lambda path: len(path.parts), reverse=True):
+        path.rmdir()
+    folder.rmdir()
 
 
 def interrupted_run(output_dir: str) -> str:
@@ -206,6 +233,18 @@ def last_logged(trainer: Trainer, key: str = "loss", default: float | None = Non
     return next((entry[key] for entry in reversed(trainer.state.log_history) if key in entry), default)
 
 
+def earlier_evaluations(trainer: Trainer) -> list[str]:
+    """The evaluation files of the run's folder older than this run (`train_model` notes when it started)."""
+    started, folder = getattr(trainer, "started_at", None), Path(trainer.args.output_dir)
+    if started is None or not folder.is_dir():
+        return []
+    return [
+        path.name
+        for path in folder.iterdir()
+        if any(fnmatch(path.name, pattern) for pattern in EARLIER_EVALUATIONS) and path.lstat().st_mtime < started
+    ]
+
+
 def saving_run(finish: Callable[..., Any]) -> Callable[..., Any]:
     """`finish(trainer, ...)`, the writes that end a run, all or nothing on the main process: a failure half-way (a
     full disk) leaves the folder as it was before them (`safety.keeping_earlier_files`), an earlier run's files
@@ -216,7 +255,8 @@ def saving_run(finish: Callable[..., Any]) -> Callable[..., Any]:
         if not trainer.is_world_process_zero():
             return finish(trainer, *args, **kwargs)
         try:
-            with keeping_earlier_files(trainer.args.output_dir, discard=STALE_RESULTS):
+            discard = (*STALE_RESULTS, *earlier_evaluations(trainer))
+            with keeping_earlier_files(trainer.args.output_dir, discard=discard):
                 return finish(trainer, *args, **kwargs)
         except BaseException:
             for callback in trainer.callback_handler.callbacks:

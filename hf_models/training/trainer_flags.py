@@ -6,13 +6,15 @@ the same flags, and `training_arguments` builds the real `TrainingArguments` fro
 imported then, when a recipe runs).
 
 Nothing here is written by hand: a new transformers release brings its own flags (a new cache file, named by the
-install's path and training_args.py's time stamp; `HF_MODELS_CACHE` names another folder), and
+release, the install's path and training_args.py's time stamp, and holding the release it describes: a file that
+does not is described again; `HF_MODELS_CACHE` names another folder), and
 `tests/test_arguments_file.py` checks that the flags parse as `TrainingArguments`' own."""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib.metadata
 import importlib.util
 import json
 import os
@@ -34,13 +36,39 @@ def _transformers_file() -> Path:
     return Path(spec.origin).parent / "training_args.py"
 
 
+def _transformers_version() -> str:
+    return importlib.metadata.version("transformers")
+
+
 def _cache_path() -> Path:
     source = _transformers_file()
     base = os.environ.get("HF_MODELS_CACHE") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache"), "hf_models"
     )
     identity = f"{zlib.crc32(str(source).encode()):08x}-{source.stat().st_mtime_ns}"  # this install, this file
-    return Path(base) / f"training_arguments-{identity}.json"
+    return Path(base) / f"training_arguments-{_transformers_version()}-{identity}.json"
+
+
+# What each described flag holds (`describe_training_arguments`): a cached file lacking one is described again.
+_DESCRIPTION_KEYS = {"name", "kind", "many", "optional_value", "const", "choices", "default", "help"}
+
+
+def _cached(path: Path) -> list[dict[str, Any]] | None:
+    """The flags the cache file describes, if it was written for this transformers release and holds what a
+    description holds; None otherwise (another release's file under the same name, a damaged one)."""
+    try:
+        cached = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(cached, dict) or cached.get("transformers") != _transformers_version():
+        return None
+    flags = cached.get("flags")
+    valid = (
+        isinstance(flags, list)
+        and flags
+        and all(isinstance(flag, dict) and set(flag) == _DESCRIPTION_KEYS and flag["kind"] in _KINDS for flag in flags)
+    )
+    return flags if valid and "output_dir" in {flag["name"] for flag in flags} else None
 
 
 def _plain(value: Any) -> Any:
@@ -86,14 +114,13 @@ def describe_training_arguments() -> list[dict[str, Any]]:
 def _described() -> list[dict[str, Any]]:
     """`describe_training_arguments()`, from the cache when this transformers install has been described before."""
     path = _cache_path()
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        pass
+    cached = _cached(path)
+    if cached is not None:
+        return cached
     described = describe_training_arguments()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(path, json.dumps(described) + "\n")
+        atomic_write_text(path, json.dumps({"transformers": _transformers_version(), "flags": described}) + "\n")
     except OSError:  # a read-only home: described again next time
         pass
     return described
