@@ -200,6 +200,7 @@ def run_plan(steps: list[Step], clone: Path, elsewhere: Path, env: dict[str, str
         if step.kind == "skipped":
             print("skipped: `make` runs in the CI before this check (make test) or in the test suite (the demo)")
             continue
+        step_started = time.monotonic()
         if limit_s <= 0:
             problem = f"not started: the check's {total_limit_s:.0f} s are spent"
         elif step.kind == "bash":
@@ -218,6 +219,7 @@ def run_plan(steps: list[Step], clone: Path, elsewhere: Path, env: dict[str, str
         if problem:
             print(f"\nREADME check: FAILED ({problem}) at {step.title}", flush=True)
             return 1
+        print(f"=== [{number}/{len(steps)}] done in {time.monotonic() - step_started:.0f} s", flush=True)
     return 0
 
 

@@ -92,8 +92,19 @@ def test_a_step_past_its_time_is_stopped_with_its_children(check_readme, tmp_pat
         ["bash", "-c", f"sleep 60 & echo $! > {tmp_path / 'child'}; wait"], tmp_path, {"PATH": "/usr/bin:/bin"}, 2
     )
     assert problem == "timed out after 2 s" and time.monotonic() - started < 30
-    child = (tmp_path / "child").read_text().strip()
-    assert subprocess.run(["kill", "-0", child], capture_output=True).returncode != 0  # the sleep went too
+    child = Path("/proc", (tmp_path / "child").read_text().strip(), "stat")
+    deadline = time.monotonic() + 10  # the signal reaches the sleep as its shell goes; it may take a moment
+    while _running(child) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _running(child)  # the sleep went too
+
+
+def _running(stat: Path) -> bool:
+    """Whether the process of /proc/PID/stat runs (a zombie, dead but not yet reaped, does not)."""
+    try:
+        return stat.read_text().rpartition(")")[2].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 def test_the_page_of_a_server_that_stops_is_named_in_one_line(check_readme) -> None:
