@@ -13,7 +13,8 @@ In order, from the clone's root:
    in force for the commands after it, as in a shell;
 2. each `python` block, from the repository's root and again from another folder;
 3. `recipes/app.py` on the model folders the commands made, served on 127.0.0.1 as a subprocess: its page is
-   fetched, then the app is stopped.
+   fetched, then the app is stopped; with `--app_runs DIR` (a grid's output folder, such as the smoke grid's that
+   the CI makes), the same again on one model folder of DIR per task.
 
 Each step has a time limit; the first failure stops the check and names the README line and the command. The clone
 sees the data where a checkout does, at `../shared` (a link to this checkout's `../shared`), and uses this
@@ -23,6 +24,7 @@ checkout's `.venv`. Several minutes on 2 cores; not part of `make test`.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -107,7 +109,7 @@ def output_dirs(commands: list[str]) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def plan(markdown: str) -> list[Step]:
+def plan(markdown: str, app_runs: Path | None = None) -> list[Step]:
     steps = []
     for first, block in code_blocks(markdown, "bash"):
         for number, line in logical_lines(block, first):
@@ -120,6 +122,9 @@ def plan(markdown: str) -> list[Step]:
     commands = [step.text for step in steps if step.kind == "bash"]
     app_line = next((n for n, line in enumerate(markdown.splitlines(), 1) if "recipes/app.py" in line), 0)
     steps.append(Step("app", "python recipes/app.py " + " ".join(output_dirs(commands)), app_line))
+    if app_runs is not None:
+        grid_models = one_model_per_task(app_runs.resolve())
+        steps.append(Step("app", "python recipes/app.py " + " ".join(grid_models), app_line))
     return steps
 
 
@@ -169,12 +174,23 @@ def fetch_page(url: str, process: subprocess.Popen, limit_s: float) -> str:
     raise RuntimeError(f"no answer from {url} within {limit_s:.0f} s")
 
 
+def one_model_per_task(folder: Path) -> list[str]:
+    """`LABEL=FOLDER` for the first model folder (by path) of each task under `folder`, as its run record names it."""
+    chosen: dict[str | None, Path] = {}
+    for weights in sorted(folder.rglob("model.safetensors")):
+        record = weights.parent / "run_record.json"
+        task = json.loads(record.read_text(encoding="utf-8")).get("task") if record.is_file() else None
+        chosen.setdefault(task, weights.parent)
+    return [f"{path.relative_to(folder)}={path}" for path in chosen.values()]
+
+
 def serve_app(step: Step, cwd: Path, env: dict[str, str], limit_s: float) -> str | None:
-    """Start the app on the model folders of the README's commands, fetch its page, stop it; None when the page is
-    Gradio's, else why not."""
-    models = [folder for folder in step.text.split()[2:] if (cwd / folder / "model.safetensors").is_file()]
+    """Start the app on the step's folders that hold a model (`[LABEL=]FOLDER`), fetch its page, stop it; None when
+    the page is Gradio's, else why not."""
+    sources = step.text.split()[2:]
+    models = [source for source in sources if (cwd / source.rpartition("=")[2] / "model.safetensors").is_file()]
     if not models:
-        return "no README command made a model folder to serve"
+        return f"none of {' '.join(sources) or 'no folder'} holds a model to serve"
     port = _free_port()
     argv = [sys.executable, "recipes/app.py", *models, "--host", "127.0.0.1", "--port", str(port)]
     print(f"+ {' '.join(argv[1:])}", flush=True)
@@ -244,12 +260,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the clone and its runs (the path is printed)")
     parser.add_argument("--print", action="store_true", help="print the plan (each step as it will run), and stop")
     parser.add_argument("--time_limit", type=float, default=TOTAL_LIMIT_S, help="seconds for the whole check")
+    parser.add_argument(
+        "--app_runs",
+        type=Path,
+        default=os.environ.get("SMOKE_OUT") or None,
+        help="a grid's output folder: the app serves one of its model folders per task too (default: $SMOKE_OUT)",
+    )
     args = parser.parse_args(argv)
     revision = subprocess.run(
         ["git", "-C", str(REPO_ROOT), "rev-parse", args.revision], capture_output=True, text=True, check=True
     ).stdout.strip()
+    if args.app_runs is not None and not args.app_runs.is_dir():
+        parser.error(f"--app_runs {args.app_runs}: no such folder")
     if args.print:
-        for step in plan((REPO_ROOT / "README.md").read_text(encoding="utf-8")):
+        for step in plan((REPO_ROOT / "README.md").read_text(encoding="utf-8"), args.app_runs):
             block = step.kind == "python" and step.where == "."
             print(f"{step.kind:8} {step.title}" + (f"\n{step.text}" if block else ""))
         return 0
@@ -265,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
         "PATH": f"{clone / '.venv' / 'bin'}:{os.environ['PATH']}",
     }
     print(f"checking README.md of {revision[:12]} in {clone}", flush=True)
-    steps = plan((clone / "README.md").read_text(encoding="utf-8"))
+    steps = plan((clone / "README.md").read_text(encoding="utf-8"), args.app_runs)
     status = run_plan(steps, clone, elsewhere, env, args.time_limit)
     wall = time.monotonic() - started
     print(f"README check: {'passed' if status == 0 else 'FAILED'} in {wall:.0f} s; clone: {clone}")

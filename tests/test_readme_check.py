@@ -112,3 +112,26 @@ def test_the_page_of_a_server_that_stops_is_named_in_one_line(check_readme) -> N
     process.wait()
     with pytest.raises(RuntimeError, match=r"^the app stopped \(exit status 2\) before it served http://127"):
         check_readme.fetch_page("http://127.0.0.1:9/", process, 30)
+
+
+def test_the_app_serves_one_model_of_each_task_of_a_grids_runs(check_readme, tmp_path: Path) -> None:
+    """`--app_runs OUT` (the CI's smoke grid): the first model folder of each task, by path, labelled by it."""
+    for folder, task in [
+        ("birthplace/b_finetune", "birthplace-qa"),
+        ("birthplace/a_finetune", "birthplace-qa"),
+        ("birthplace/pretrain", "birthplace-pretraining"),
+        ("sentiment/scratch_seed42", "sentiment"),
+        ("sentiment/tokenizer", None),  # no model in it
+    ]:
+        (tmp_path / folder).mkdir(parents=True)
+        if task:
+            (tmp_path / folder / "model.safetensors").write_bytes(b"")
+            (tmp_path / folder / "run_record.json").write_text(f'{{"task": "{task}"}}')
+    assert check_readme.one_model_per_task(tmp_path) == [
+        f"birthplace/a_finetune={tmp_path / 'birthplace/a_finetune'}",
+        f"birthplace/pretrain={tmp_path / 'birthplace/pretrain'}",
+        f"sentiment/scratch_seed42={tmp_path / 'sentiment/scratch_seed42'}",
+    ]
+    steps = check_readme.plan((REPO_ROOT / "README.md").read_text(encoding="utf-8"), tmp_path)
+    assert [step.kind for step in steps[-2:]] == ["app", "app"]
+    assert steps[-1].text.split()[2:] == check_readme.one_model_per_task(tmp_path)
