@@ -22,6 +22,7 @@ import torch
 from tiny import QUIET, TINY
 
 from hf_models import app
+from hf_models.environment import OFFLINE_ENVIRONMENT
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 # Control characters (C0 but tab and newline, DEL, C1): none may reach the page.
@@ -378,6 +379,36 @@ def test_a_model_without_a_run_record_goes_by_its_model_card(runs: dict, space_e
     bare = shutil.copytree(runs["lm"], tmp_path / "bare", ignore=shutil.ignore_patterns("run_record.json", "*.md"))
     assert app.trained_task(str(bare)) is None
     assert app.load_model(str(bare)).view == "generate"
+
+
+def test_a_fresh_process_loads_recipe_runs_with_no_remote_code_prompt(runs: dict) -> None:
+    """`recipes/app.py RUN_DIR` starts in a process where nothing has registered the model family with the Auto
+    classes (this test process has): the app's loading must do it, or transformers asks its `[y/N]` remote-code
+    question and refuses the folder. Stdin closed, as when nobody answers."""
+    code = (
+        "import sys\n"
+        "from transformers.models.auto.configuration_auto import CONFIG_MAPPING\n"
+        "from hf_models.app import load_models\n"
+        "assert 'small-encoder' not in CONFIG_MAPPING  # nothing registered the family yet\n"
+        "for loaded in load_models(sys.argv[1:]):\n"
+        "    print('LOADED', loaded.label, loaded.kind, loaded.view, type(loaded.model).__module__)\n"
+    )
+    sources = [f"qa={runs['birthplace']}", f"reviews={runs['sentiment']}"]
+    result = subprocess.run(
+        [sys.executable, "-c", code, *sources],
+        env={**os.environ, **OFFLINE_ENVIRONMENT, "PYTHONPATH": str(REPO_ROOT)},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "[y/N]" not in result.stdout + result.stderr
+    # The package's own classes, not a copy of the folder's remote code (transformers_modules.*).
+    assert result.stdout.splitlines()[-2:] == [
+        "LOADED qa causal-lm birthplace hf_models.small_encoder.modeling_small_encoder",
+        "LOADED reviews classifier sentiment hf_models.small_encoder.modeling_small_encoder",
+    ]
 
 
 def test_app_config_file(tmp_path: Path) -> None:

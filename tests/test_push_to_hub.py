@@ -815,23 +815,54 @@ def test_push_to_hub_shares_the_export_with_our_card(
     ]
 
 
-def test_the_readmes_python_example_runs_on_run_folders(runs: dict[str, Path], capsys: pytest.CaptureFixture) -> None:
-    """README's "Use it from Python", run as written on the recipes' tiny run folders (its paths replaced): a
-    sentiment label, a continuation of the prompt and a birthplace answer, with no `trust_remote_code`."""
+def _readme_python_block() -> str:
     readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Use it from Python")[1].split("\n## ")[0]
     (block,) = re.findall(r"^```python\n(.*?)^```", section, re.S | re.M)
-    folders = {"runs/sentiment/pretrained": "cls_dir", "runs/lm-fr-reviews": "pre_dir", "runs/bp/nopretrain": "lm_dir"}
-    for path, name in folders.items():
-        assert f'"{path}"' in block, path
-        block = block.replace(f'"{path}"', repr(str(runs[name])))
+    return block
+
+
+def _readme_runs_line(block: str) -> str:
+    (line,) = [line for line in block.splitlines() if line.startswith("RUNS = ")]
+    return line
+
+
+def test_the_readmes_python_example_runs_on_run_folders(
+    runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """README's "Use it from Python", run as written on the recipes' tiny run folders, laid out as its quick rows lay
+    out theirs (only `RUNS` points elsewhere): a sentiment label, a continuation of the prompt and a birthplace
+    answer, with no `trust_remote_code`."""
+    block = _readme_python_block()
+    for name, run in {"altegrad/pretrained": "cls_dir", "altegrad/lm": "pre_dir", "bp/nopretrain": "lm_dir"}.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).symlink_to(runs[run])
     assert "trust_remote_code" not in block
+    # Written, the block finds the repository's runs/ from the package, wherever Python starts.
+    assert eval(_readme_runs_line(block).partition("=")[2], {"hf_models": hf_models, "Path": Path}) == (
+        REPO_ROOT / "runs"
+    )
+    block = block.replace(_readme_runs_line(block), f"RUNS = Path({str(tmp_path)!r})")
     exec(compile(block, "README.md", "exec"), {})
     label, generated, answers = capsys.readouterr().out.strip().splitlines()[-3:]
     labels = json.loads((runs["cls_dir"] / "config.json").read_text(encoding="utf-8"))["id2label"].values()
     assert any(f"'label': '{name}'" in label for name in labels), label
     assert generated.startswith("Il était une fois"), generated  # a 4-step model may well end at once
     assert len(ast.literal_eval(answers)) == 1, answers
+
+
+def test_the_readmes_python_example_names_a_missing_run_in_one_line(tmp_path: Path) -> None:
+    """Without the quick rows' runs the block stops on one line naming the folder, never on a Hub lookup of a path."""
+    (tmp_path / "altegrad" / "pretrained").mkdir(parents=True)  # a folder with no model in it
+    block = _readme_python_block().replace(
+        _readme_runs_line(_readme_python_block()), f"RUNS = Path({str(tmp_path)!r})"
+    )
+    with pytest.raises(SystemExit) as stopped:
+        exec(compile(block, "README.md", "exec"), {})
+    assert str(stopped.value) == (
+        f"error: no run in {tmp_path / 'altegrad' / 'pretrained'}: run the quick rows first, or set RUNS to where "
+        "they wrote"
+    )
 
 
 def test_a_run_folder_loads_its_tokenizer_with_no_prompt(runs: dict[str, Path]) -> None:

@@ -120,8 +120,11 @@ def _check_source(source: str) -> None:
 
 def load_model(source: str, label: str | None = None) -> LoadedModel:
     """Load a run folder or a Hub model of the small-encoder family, with its tokenizer, in evaluation mode."""
-    # Importing this module imported `hf_models`, which registers the family with the Auto classes.
     from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification, pipeline
+
+    # Registers the family with the Auto classes (`import hf_models` alone does not): a run folder then loads with
+    # the package's classes, with no remote-code prompt and no `trust_remote_code`.
+    from .. import small_encoder  # noqa: F401
 
     _check_source(source)
     try:
