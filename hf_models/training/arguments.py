@@ -237,7 +237,6 @@ TRAINER_HELPS = {
 }
 
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 # The Trainer flags a course's handout sets (its optimization); a course config's other keys (precision, logging,
 # data loading) are the machine's, not the course's.
 HANDOUT_FLAGS = (
@@ -258,28 +257,37 @@ HANDOUT_FLAGS = (
 )
 
 
-def course_defaults(config: str, names: Iterable[str] = HANDOUT_FLAGS) -> dict[str, object]:
-    """The values of the Trainer flags `names` that a course's config file (`configs/COURSE/course/...json`, from the
-    repository root) sets: a course recipe's defaults, read from the one file that holds them."""
-    values = read_arguments_file(str(REPO_ROOT / config))
+def course_defaults(
+    configs: str | os.PathLike, config: str, names: Iterable[str] = HANDOUT_FLAGS
+) -> dict[str, object]:
+    """The values of the flags `names` that a course's config file sets (`config`, e.g. 'altegrad/course/x.json',
+    in the recipes' `configs` folder, which the recipe names when it runs: the package itself reads no file of the
+    repository)."""
+    values = read_arguments_file(os.path.join(configs, config))
     names = set(names)
     return {key: json.dumps(v) if isinstance(v, dict) else v for key, v in values.items() if key in names}
 
 
 def trainer_group(
-    listed: Sequence[str], defaults_file: str | None = None, source: str = "the course's", **helps: str
+    listed: Sequence[str],
+    configs: str | os.PathLike | None = None,
+    defaults_file: str | None = None,
+    source: str = "the course's",
+    **helps: str,
 ) -> FlagGroup:
     """`TrainingArguments` as a recipe shows them: the flags it sets `listed` (every other still parses, and
     `--help_trainer` lists it), their help texts (`helps` replaces `TRAINER_HELPS`' for this recipe), and Trainer's
-    own defaults, or a course recipe's: the handout's (`course_defaults(defaults_file)`), whose help says `source`
-    (the group's title names the file)."""
-    defaults = course_defaults(defaults_file) if defaults_file else {}
+    own defaults, or a course recipe's: the handout's (`course_defaults(configs, defaults_file)`), whose help says
+    `source` (the group's title names the file). Without `configs`, Trainer's own defaults."""
+    course = configs is not None and defaults_file is not None
+    defaults = course_defaults(configs, defaults_file) if course else {}
     texts = {name: helps.get(name, TRAINER_HELPS.get(name)) for name in listed}
     for name in defaults:
         if texts.get(name):
             texts[name] = f"{texts[name].removesuffix('.')} ({source})."
+    shown = f"{Path(configs).name}/{defaults_file}" if course else None
     return trainer_flags(
-        f"{TRAINER_TITLE[:-1]}; {source} values: {defaults_file})" if defaults_file else TRAINER_TITLE,
+        f"{TRAINER_TITLE[:-1]}; {source} values: {shown})" if course else TRAINER_TITLE,
         helps={name: text for name, text in texts.items() if text},
         defaults=defaults,
         listed=tuple(listed),

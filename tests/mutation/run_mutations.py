@@ -603,8 +603,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "flag-max-seq-length-ignored",
         SENTIMENT,
-        "max_length = min(data_args.max_seq_length, model.config.max_position_embeddings)",
-        "max_length = model.config.max_position_embeddings",
+        "wanted = data_args.max_seq_length or model.config.max_position_embeddings",
+        "wanted = model.config.max_position_embeddings",
         SENTIMENT_FLAG_TESTS,
         "--max_seq_length does not truncate the reviews",
     ),
@@ -1188,8 +1188,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "flags-max-length-past-positions",
         SENTIMENT,
-        "max_length = min(data_args.max_seq_length, model.config.max_position_embeddings)",
-        "max_length = data_args.max_seq_length",
+        "max_length = min(wanted, model.config.max_position_embeddings)",
+        "max_length = wanted",
         (f"{TOGETHER}::test_max_seq_length_is_cut_to_the_models_positions",),
         "--max_seq_length past the model's positions",
     ),
