@@ -188,13 +188,15 @@ def test_the_help_example_of_config_overrides_builds_a_model_config() -> None:
 
 
 def test_trainer_flags_parse_as_trainings_arguments_own() -> None:
-    """TrainingArguments' flags, read without torch (`trainer_flags`), are HfArgumentParser's own: the same flags,
-    choices and defaults, and the same TrainingArguments from the same command line."""
+    """TrainingArguments' flags, read from its source without torch (`trainer_flags`), are HfArgumentParser's own:
+    the same flags, choices and defaults (but those the class computes, which show none), and the same
+    TrainingArguments from the same command line."""
     import argparse
 
     from transformers import HfArgumentParser
 
     from hf_models.training.arguments import TRAINER_GROUP, TRAINER_RANGES
+    from hf_models.training.trainer_flags import UNREAD_DEFAULTS
 
     def flags(parser):
         return {
@@ -206,9 +208,18 @@ def test_trainer_flags_parse_as_trainings_arguments_own() -> None:
     real, light = HfArgumentParser(TrainingArguments), HfArgumentParser(TRAINER_GROUP.flags())
     assert flags(light) == flags(real)
     real_defaults = {tuple(action.option_strings): action.default for action in real._actions}
+    unread = set()
     for action in light._actions:
         default = real_defaults[tuple(action.option_strings)]
-        assert action.default == getattr(default, "value", default), action.option_strings
+        if action.default != getattr(default, "value", default):
+            unread.add(action.dest)
+            assert action.default is None, action.option_strings  # shows none: TrainingArguments' own applies
+    assert unread == UNREAD_DEFAULTS  # the defaults the class body computes (optim's, from torch's version)
+    real_parsed, light_parsed = (
+        real.parse_args_into_dataclasses(["--optim", "adamw_torch"]),
+        light.parse_args_into_dataclasses(["--optim", "adamw_torch"]),
+    )
+    assert TRAINER_GROUP.build(light_parsed[0]).optim == real_parsed[0].optim  # given, an unread default is passed
     argv = [
         "--output_dir",
         "o",
