@@ -550,11 +550,9 @@ class SmallEncoderModel(SmallEncoderPreTrainedModel):
 
         hidden_states = inputs_embeds * self.embed_scale + self.embed_positions(position_ids)
         hidden_states = self.embed_dropout(hidden_states)
-        # transformers' mask for the attention implementation, causal or bidirectional as the config is: None where
-        # SDPA's `is_causal` (or nothing) suffices, else boolean (SDPA) or additive (eager), for every attention type
-        # (the synthesizers apply it to their scores). A padding query may be left with no key: SDPA gives its row
-        # zeros and the additive mask a uniform row, finite either way, and no real query reads a padding key.
-        # Position ids are not passed: a restart of positions is no new sequence here (no packed-sequence mask).
+        # transformers' mask (causal or not, as the config), for every attention type: None where `is_causal` (or
+        # nothing) suffices, else boolean (SDPA) or additive (eager). A padding query left with no key gets a finite
+        # row (SDPA's zeros, eager's uniform weights). No position ids: this model packs no sequences.
         mask = create_causal_mask(self.config, inputs_embeds, attention_mask, cache)
 
         all_hidden_states = () if output_hidden_states else None
