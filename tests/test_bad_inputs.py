@@ -32,7 +32,7 @@ from tiny import QUIET_ERRORS_ONLY as QUIET
 from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
 from hf_models import app, convert
-from hf_models.safety import command_line, saving_into
+from hf_models.safety import command_line, staged_save
 from hf_models.tasks import birthplace, pretraining, sentiment
 from hf_models.textio import atomic_write
 
@@ -869,14 +869,14 @@ def test_a_failed_save_keeps_every_old_file(tmp_path: Path) -> None:
     folder.mkdir()
     (folder / "config.json").write_text("old config")
     (folder / "model.safetensors").write_text("old weights")
-    with pytest.raises(RuntimeError), saving_into(folder) as staging:
+    with pytest.raises(RuntimeError), staged_save(folder) as staging:
         (staging / "config.json").write_text("new config")
         raise RuntimeError("the save failed half-way")
     assert {p.name: p.read_text() for p in folder.iterdir()} == {
         "config.json": "old config",
         "model.safetensors": "old weights",
     }
-    with saving_into(folder) as staging:
+    with staged_save(folder) as staging:
         (staging / "config.json").write_text("new config")
         (staging / "sub").mkdir()
         (staging / "sub" / "x.txt").write_text("x")

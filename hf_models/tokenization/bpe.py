@@ -25,7 +25,7 @@ from pathlib import Path
 
 from transformers import AutoTokenizer, PreTrainedTokenizerBase, PreTrainedTokenizerFast
 
-from ..safety import check_json_files, reading, saving_into
+from ..safety import check_json_files, reading, staged_save
 from ..textio import UsageError
 
 __all__ = [
@@ -130,7 +130,7 @@ def train_bpe_tokenizer(
         **{f"{name}_token": token for name, token in SPECIAL_TOKENS.items()},
     )
     if output_dir is not None:
-        with saving_into(output_dir) as staging:  # a failed save leaves the folder's old tokenizer whole
+        with staged_save(output_dir) as staging:  # a failed save leaves the folder's old tokenizer whole
             hf_tok.save_pretrained(str(staging))
     return hf_tok
 

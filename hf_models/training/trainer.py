@@ -16,7 +16,7 @@ from transformers.trainer_callback import ExportableState
 from transformers.trainer_pt_utils import LengthGroupedSampler
 from transformers.trainer_utils import get_last_checkpoint
 
-from ..safety import keeping_earlier_files, saving_into
+from ..safety import restoring_on_failure, staged_save
 from ..textio import atomic_write
 from .plots import PlotCallback
 
@@ -25,7 +25,7 @@ __all__ = [
     "ShuffledLengthBuckets",
     "last_logged",
     "quiet_defaults",
-    "saving_run",
+    "finish_all_or_nothing",
     "train_model",
 ]
 
@@ -80,7 +80,7 @@ class ReproducibleTrainer(Trainer):
         output_dir = output_dir if output_dir is not None else self.args.output_dir
         if not self.args.should_save:  # the other processes join the gathers only
             return super()._save(output_dir, state_dict)
-        with saving_into(output_dir) as staging:
+        with staged_save(output_dir) as staging:
             super()._save(str(staging), state_dict)
 
     def save_state(self) -> None:
@@ -206,17 +206,17 @@ def last_logged(trainer: Trainer, key: str = "loss", default: float | None = Non
     return next((entry[key] for entry in reversed(trainer.state.log_history) if key in entry), default)
 
 
-def saving_run(finish: Callable[..., Any]) -> Callable[..., Any]:
-    """`finish(trainer, ...)`, the writes that end a run, all or nothing on the main process: a failure half-way (a
-    full disk) leaves the folder as it was before them (`safety.keeping_earlier_files`), an earlier run's files
-    included, and no plot this run drew into a new folder."""
+def finish_all_or_nothing(finish: Callable[..., Any]) -> Callable[..., Any]:
+    """Decorates `finish(trainer, ...)`, the writes that end a run, to make them all or nothing on the main process:
+    a failure half-way (a full disk) leaves the folder as it was before them (`safety.restoring_on_failure`), an
+    earlier run's files included, and no plot this run drew into a new folder."""
 
     @functools.wraps(finish)
     def wrapper(trainer: Trainer, *args: Any, **kwargs: Any) -> Any:
         if not trainer.is_world_process_zero():
             return finish(trainer, *args, **kwargs)
         try:
-            with keeping_earlier_files(trainer.args.output_dir, discard=STALE_RESULTS):
+            with restoring_on_failure(trainer.args.output_dir, discard=STALE_RESULTS):
                 return finish(trainer, *args, **kwargs)
         except BaseException:
             for callback in trainer.callback_handler.callbacks:

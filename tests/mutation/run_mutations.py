@@ -80,7 +80,7 @@ BIRTHPLACE_EVALUATION = "hf_models/tasks/birthplace_evaluation.py"
 QA_DECODING = "hf_models/tasks/qa_decoding.py"
 RUN_RECORD = "hf_models/run_record.py"
 CARD = "hf_models/hub/card.py"
-APP_TABS = "hf_models/app/tabs.py"
+APP_PREDICTIONS = "hf_models/app/predictions.py"
 WRITE_RESULTS = "benchmarks/write_results.py"
 THROUGHPUT = "benchmarks/throughput.py"
 SNAKEFILE = "benchmarks/Snakefile"
@@ -1041,7 +1041,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "app-accepts-invisible-text",
-        APP_TABS,
+        APP_PREDICTIONS,
         "if not is_visible(text):",
         "if not text:",
         (f"{CLEANING}::test_app_refuses_text_that_does_not_show",),
@@ -1089,7 +1089,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "raw-app-strips-spaces-only",
-        APP_TABS,
+        APP_PREDICTIONS,
         'text = (text or "").strip()',
         'text = (text or "").strip(" ")',
         (f"{CLEANING}::test_app_strips_typed_text_and_nothing_else",),
