@@ -272,3 +272,26 @@ def test_a_range_sits_beside_its_flag() -> None:
     import hf_models.safety as safety
 
     assert not hasattr(safety, "FLAG_RANGES")  # no table of ranges apart from the flags
+
+
+@pytest.mark.parametrize("task", ["pretrain", "sentiment", "birthplace finetune", "birthplace evaluate"])
+def test_a_missing_model_folder_is_named_as_the_model_not_its_tokenizer(task, tmp_path, synthetic_birthplace_dir):
+    """The tokenizer is read from `--model_name_or_path` when no `--tokenizer_name_or_path` is given: a missing
+    folder there is a missing model, and the one-line error names the flag (it once said "tokenizer folder not
+    found")."""
+    from hf_models.tasks import birthplace
+
+    missing = str(tmp_path / "no-such-run")
+    model = ["--model_name_or_path", missing]
+    output = ["--output_dir", str(tmp_path / "out"), "--use_cpu", *NO_NOISE]
+    data = ["--data_dir", str(synthetic_birthplace_dir)]
+    command = {
+        "pretrain": lambda: pretraining.main(
+            ["--train_files", str(synthetic_birthplace_dir / "wiki.txt"), *model, *output]
+        ),
+        "sentiment": lambda: sentiment.main([*data, *model, *output]),
+        "birthplace finetune": lambda: birthplace.main(["finetune", *data, *model, *output]),
+        "birthplace evaluate": lambda: birthplace.main(["evaluate", *data, *model, "--use_cpu"]),
+    }[task]
+    with pytest.raises(UsageError, match=r"^--model_name_or_path \S+no-such-run: model folder not found"):
+        command()

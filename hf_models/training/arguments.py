@@ -47,6 +47,7 @@ __all__ = [
     "TRAINER_GROUP",
     "TRAINER_TITLE",
     "build_parser",
+    "check_model_folder",
     "check_run_output",
     "check_training_arguments",
     "course_defaults",
@@ -543,6 +544,15 @@ def check_training_arguments(training_args: TrainingArguments, fitted_otherwise:
         )
 
 
+def check_model_folder(model_args: ModelArguments) -> None:
+    """A `--model_name_or_path` that is not here, and that the tokenizer would be read from (no
+    `--tokenizer_name_or_path`): the model folder is what is missing, and the error says so (a tokenizer is loaded
+    from a folder only, so nothing that would load is refused)."""
+    path = model_args.model_name_or_path
+    if path and not model_args.tokenizer_name_or_path and not os.path.exists(path):
+        raise UsageError(f"--model_name_or_path {path}: model folder not found; give the folder a run saved")
+
+
 def check_run_output(
     model_args: ModelArguments,
     training_args: TrainingArguments,
@@ -555,6 +565,7 @@ def check_run_output(
     (`architecture`, `check_checkpoint`), and an `--output_dir` that is neither one of its inputs (the model, the
     tokenizer, `inputs`) nor a used folder, unless `--overwrite_output_dir` or `--resume_from_checkpoint`.
     `fitted_otherwise`: zero training steps are allowed (`check_training_arguments`)."""
+    check_model_folder(model_args)
     check_training_arguments(training_args, fitted_otherwise)
     check_checkpoint(training_args.resume_from_checkpoint, architecture, task)
     check_output_dir(
