@@ -308,6 +308,8 @@ RECIPE_SCRIPTS = ["recipes/pretrain.py", "recipes/finetune_sentiment.py", "recip
         ["push_to_hub.py", "runs/x", "--dry_run"],  # refused: no --local_dir
         ["recipes/app.py", "-h"],
         ["recipes/app.py", "--port", "x"],  # refused: not a number
+        ["tokenizer/train_tokenizer.py", "-h"],
+        ["tokenizer/train_tokenizer.py", "--files", "f", "--vocab_size", "0", "--output_dir", "o"],  # refused: range
     ],
     ids=" ".join,
 )

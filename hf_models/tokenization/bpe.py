@@ -23,7 +23,7 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from transformers import AutoTokenizer, PreTrainedTokenizerBase, PreTrainedTokenizerFast
+from transformers import PreTrainedTokenizerBase, PreTrainedTokenizerFast
 
 from ..safety import check_json_files, reading, staged_save
 from ..textio import UsageError
@@ -140,6 +140,7 @@ def open_tokenizer(path: str | os.PathLike) -> PreTrainedTokenizerBase:
     `FileNotFoundError`; a broken JSON file, a tokenizer.json that tokenizers cannot read, or a folder
     transformers cannot load a tokenizer from, a `UsageError` naming the file."""
     from tokenizers import Tokenizer
+    from transformers import AutoTokenizer  # imports torch: here, not for a command's -h
 
     path = Path(path)
     if not path.is_dir():
