@@ -10,6 +10,7 @@ and uploaded; the files the export writes itself (config, card, record) are each
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -360,7 +361,7 @@ def export_folder(
             file=sys.stderr,
         )
     # One record for the card and for the app and `evaluate` of a Hub copy (how a birthplace model answers).
-    card, record = run_card(run_dir, config, options, skip=local_dir)
+    card, record = run_card(run_dir, config, dataclasses.replace(options or CardOptions(), exported=True), local_dir)
     if record is not None:
         record.save(local_dir)
     atomic_write_text(local_dir / "README.md", str(card))

@@ -24,6 +24,7 @@ __all__ = [
     "ReproducibleTrainer",
     "ShuffledLengthBuckets",
     "last_logged",
+    "last_or_mean_loss",
     "quiet_defaults",
     "finish_all_or_nothing",
     "train_model",
@@ -144,7 +145,7 @@ def train_model(
     similar lengths in random order (`ShuffledLengthBuckets`); `task`: named in each checkpoint (`RunTask`).
 
     Returns the trainer and the training metrics, with `train_samples` and `final_train_loss`: the last logged
-    loss, or Trainer's mean loss for a run too short to log a step. Zero epochs and no `--max_steps` (a model
+    loss, None for a run too short to log a step (Trainer's mean over the run is `train_loss`). Zero epochs and no `--max_steps` (a model
     fitted before, e.g. a linear-probe head on a frozen backbone) trains nothing: the trainer is returned to
     evaluate and save, with `train_steps` 0. `--push_to_hub` is checked here (offline: one line, before training)
     and left to `finish_run`, which shares the run as `push_to_hub.py` does (`trainer.share_on_hub`)."""
@@ -176,7 +177,7 @@ def train_model(
     except KeyboardInterrupt:  # Ctrl-C: one line that says where to continue from (`safety.command_line`)
         raise KeyboardInterrupt(interrupted_run(training_args.output_dir)) from None
     metrics = {**result.metrics, "train_samples": len(train_dataset)}
-    metrics["final_train_loss"] = last_logged(trainer, "loss", default=result.training_loss)
+    metrics["final_train_loss"] = last_logged(trainer, "loss")  # None: no step logged (Trainer's mean: train_loss)
     return trainer, metrics
 
 
@@ -204,6 +205,12 @@ def quiet_defaults(training_args: TrainingArguments, model: torch.nn.Module) -> 
 def last_logged(trainer: Trainer, key: str = "loss", default: float | None = None) -> float | None:
     """The last value of `key` in the trainer's log history (the final training loss), else `default`."""
     return next((entry[key] for entry in reversed(trainer.state.log_history) if key in entry), default)
+
+
+def last_or_mean_loss(metrics: dict[str, Any]) -> float | None:
+    """The last logged training loss, else (a run too short to log a step) Trainer's mean over the run."""
+    final = metrics.get("final_train_loss")
+    return final if final is not None else metrics.get("train_loss")
 
 
 def finish_all_or_nothing(finish: Callable[..., Any]) -> Callable[..., Any]:
