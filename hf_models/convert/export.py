@@ -13,7 +13,7 @@ from pathlib import Path
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from ..run_record import RunRecord, model_size
-from ..safety import staged_save
+from ..safety import one_line, staged_save
 from ..small_encoder import SmallEncoderForSequenceClassification
 from ..textio import UsageError
 from ..tokenization import config_token_ids
@@ -30,9 +30,7 @@ def attach_tokenizer(model: PreTrainedModel, tokenizer_dir: str | os.PathLike) -
     try:
         tokenizer = open_tokenizer(tokenizer_dir)  # a damaged file is a one-line error naming it
     except (OSError, ValueError) as error:
-        raise UsageError(
-            f"--tokenizer {tokenizer_dir}: cannot load a tokenizer ({' '.join(str(error).split())})"
-        ) from None
+        raise UsageError(f"--tokenizer {tokenizer_dir}: cannot load a tokenizer ({one_line(error)})") from None
     if len(tokenizer) != model.config.vocab_size:
         raise UsageError(
             f"{tokenizer_dir}: the tokenizer has {len(tokenizer)} tokens but the checkpoint's vocabulary has "

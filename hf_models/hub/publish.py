@@ -28,6 +28,7 @@ from safetensors import SafetensorError, safe_open
 
 from .. import small_encoder
 from ..run_record import RECORD_FILE, RunRecord, read_record
+from ..safety import one_line
 from ..textio import atomic_write, atomic_write_text
 from .card import CardOptions, PushError, build_model_card, head_of
 
@@ -268,7 +269,7 @@ def _expected_shapes(run_dir: Path, config: dict[str, Any]) -> tuple[dict[str, t
         with torch.device("meta"):
             model = model_class(model_config)
     except (ValueError, TypeError, StrictDataclassError) as error:
-        reason = " ".join(str(error).split())
+        reason = one_line(error)
         raise PushError(f"{run_dir}/config.json is not a valid small-encoder config: {reason}") from None
     shapes = {name: tuple(tensor.shape) for name, tensor in model.state_dict().items()}
     kept = {name for name, _ in model.named_parameters()} | {name for name, _ in model.named_buffers()}
@@ -390,11 +391,6 @@ def endpoint() -> str:
     return os.environ.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
 
 
-def one_line(text: str, limit: int = 200) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 OFFLINE_MESSAGE = (
     "cannot upload: offline mode is on (HF_HUB_OFFLINE=1); unset it and check your network, "
     "or use --dry_run --local_dir OUT"
@@ -411,10 +407,10 @@ def explain(error: BaseException) -> str:
             return (
                 f"the Hub rejected the token (HTTP {status}); run 'hf auth login' with a token that has write access"
             )
-        return f"the Hub refused the request (HTTP {status}): {one_line(error)}"
+        return f"the Hub refused the request (HTTP {status}): {one_line(error, 200)}"
     if isinstance(error, OSError) and not isinstance(error, ConnectionError | TimeoutError):
         # A local file problem (permissions, disk full), not the network.
-        return f"{type(error).__name__}: {one_line(error)}"
+        return f"{type(error).__name__}: {one_line(error, 200)}"
     return (
         f"cannot reach the Hugging Face Hub at {endpoint()} ({type(error).__name__}: {one_line(error, 120)}); "
         "check your network or proxy, or use --dry_run --local_dir OUT"

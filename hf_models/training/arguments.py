@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from transformers.hf_argparser import HfArgumentParser  # transformers' lazy package, without torch
 
+from ..safety.errors import one_line
 from ..safety.outputs import check_checkpoint, check_output_dir
 from ..safety.ranges import (
     KEPT_SHARE,
@@ -518,7 +519,7 @@ def parse_args(groups: Sequence[FlagGroup], args: Sequence[str] | None = None, *
     except UsageError:
         raise
     except (TypeError, ValueError) as error:  # a wrong type, a dataclass's own check
-        raise UsageError(f"{source}: {' '.join(str(error).split())}") from None
+        raise UsageError(f"{source}: {one_line(error)}") from None
     check_paths_given(*parsed)
     return parsed
 
