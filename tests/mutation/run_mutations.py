@@ -838,7 +838,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "score-final-train-loss-is-the-mean",
         TRAINER,
-        'metrics["final_train_loss"] = last_logged(trainer, "loss", default=result.training_loss)',
+        'metrics["final_train_loss"] = last_logged(trainer, "loss")',
         'metrics["final_train_loss"] = result.training_loss',
         FINAL_LOSS_TESTS,
         "the final training loss is Trainer's mean over the run",
@@ -854,8 +854,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "score-card-final-loss-is-the-mean",
         CARD,
-        'final_loss = record.train_metrics.get("final_train_loss")',
-        'final_loss = record.train_metrics.get("train_loss")',
+        'final_loss, mean_loss = record.train_metrics.get("final_train_loss"), record.train_metrics.get("train_loss")',
+        'final_loss, mean_loss = record.train_metrics.get("train_loss"), record.train_metrics.get("train_loss")',
         CARD_LOSS_TESTS,
         "the card's final training loss is Trainer's mean over the run",
     ),
