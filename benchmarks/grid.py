@@ -520,7 +520,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(REPO_ROOT))
     from hf_models.safety import command_line  # here only: the grid itself needs neither torch nor transformers
 
     sys.exit(command_line(main, sys.argv[1:]))

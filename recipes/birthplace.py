@@ -34,9 +34,12 @@ accepted.
 
 import sys
 from functools import partial
+from pathlib import Path
 
 from hf_models.safety import command_line
 from hf_models.tasks.birthplace_arguments import main
 
+CONFIGS = Path(__file__).resolve().parents[1] / "configs"  # the course's defaults: configs/cs224n/course/
+
 if __name__ == "__main__":
-    sys.exit(command_line(partial(main, doc=__doc__), sys.argv[1:]))
+    sys.exit(command_line(partial(main, doc=__doc__, configs=CONFIGS), sys.argv[1:]))

@@ -34,12 +34,12 @@ from hf_models.environment import go_offline
 from hf_models.safety import check_flag_ranges, command_line, used_files
 from hf_models.safety.ranges import POSITIVE, SEED
 from hf_models.textio import UsageError, atomic_write_text
-from hf_models.training.arguments import REPO_ROOT, HelpFormatter, ModelArguments, read_arguments_file
+from hf_models.training.arguments import HelpFormatter, ModelArguments, read_arguments_file
 
 go_offline()  # before transformers and datasets read it (the demo runs everything in-process)
 
 # The settings: configs/demo/NAME.json. torch, transformers and datasets are imported once the flags are accepted.
-SETTINGS_DIR = REPO_ROOT / "configs" / "demo"
+SETTINGS_DIR = Path(__file__).resolve().parents[1] / "configs" / "demo"
 
 
 def read_setting(name: str) -> dict:

@@ -23,14 +23,18 @@ logic is library code: `hf_models.tasks.sentiment`, imported (with torch and dat
 """
 
 import sys
+from pathlib import Path
 
 from hf_models.safety import command_line
-from hf_models.tasks.sentiment_arguments import ARGUMENT_GROUPS
+from hf_models.tasks.sentiment_arguments import argument_groups
 from hf_models.training.arguments import help_sections, run_task
+
+CONFIGS = Path(__file__).resolve().parents[1] / "configs"  # the lab's defaults: configs/altegrad/course/
 
 
 def main(args: list[str]) -> dict:
-    return run_task("hf_models.tasks.sentiment:finetune", ARGUMENT_GROUPS, args, **help_sections(__doc__))
+    groups = argument_groups(CONFIGS)
+    return run_task("hf_models.tasks.sentiment:finetune", groups, args, **help_sections(__doc__))
 
 
 if __name__ == "__main__":

@@ -19,6 +19,8 @@ from hf_models.tasks.birthplace_arguments import subcommand_groups
 from hf_models.textio import UsageError
 from hf_models.training import ModelArguments, parse_args
 
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"  # the recipes' course files (their defaults)
+
 QUIET = ["--use_cpu", *NO_NOISE, "--seed", "0"]
 
 
@@ -189,13 +191,15 @@ def test_the_help_example_of_config_overrides_builds_a_model_config() -> None:
 
 
 def test_trainer_flags_parse_as_trainings_arguments_own() -> None:
-    """TrainingArguments' flags, read without torch (`trainer_flags`), are HfArgumentParser's own: the same flags,
-    choices and defaults, and the same TrainingArguments from the same command line."""
+    """TrainingArguments' flags, read from its source without torch (`trainer_flags`), are HfArgumentParser's own:
+    the same flags, choices and defaults (but those the class computes, which show none), and the same
+    TrainingArguments from the same command line."""
     import argparse
 
     from transformers import HfArgumentParser
 
     from hf_models.training.arguments import TRAINER_GROUP, TRAINER_RANGES
+    from hf_models.training.trainer_flags import UNREAD_DEFAULTS
 
     def flags(parser):
         return {
@@ -207,9 +211,18 @@ def test_trainer_flags_parse_as_trainings_arguments_own() -> None:
     real, light = HfArgumentParser(TrainingArguments), HfArgumentParser(TRAINER_GROUP.flags())
     assert flags(light) == flags(real)
     real_defaults = {tuple(action.option_strings): action.default for action in real._actions}
+    unread = set()
     for action in light._actions:
         default = real_defaults[tuple(action.option_strings)]
-        assert action.default == getattr(default, "value", default), action.option_strings
+        if action.default != getattr(default, "value", default):
+            unread.add(action.dest)
+            assert action.default is None, action.option_strings  # shows none: TrainingArguments' own applies
+    assert unread == UNREAD_DEFAULTS  # the defaults the class body computes (optim's, from torch's version)
+    real_parsed, light_parsed = (
+        real.parse_args_into_dataclasses(["--optim", "adamw_torch"]),
+        light.parse_args_into_dataclasses(["--optim", "adamw_torch"]),
+    )
+    assert TRAINER_GROUP.build(light_parsed[0]).optim == real_parsed[0].optim  # given, an unread default is passed
     argv = [
         "--output_dir",
         "o",
@@ -281,7 +294,7 @@ def _scheduler_of(training: TrainingArguments) -> torch.optim.lr_scheduler.LRSch
 @pytest.mark.parametrize("subcommand", ["pretrain", "finetune"])
 def test_a_file_of_another_scheduler_starts_from_its_own_arguments(tmp_path, subcommand) -> None:
     # The course's file (the defaults) has cosine_with_min_lr and its min_lr_rate; plain cosine has no such argument.
-    groups = subcommand_groups(subcommand, DEFAULT_PRESET)
+    groups = subcommand_groups(subcommand, DEFAULT_PRESET, CONFIGS)
     _, _, course = parse_args(groups, ["--output_dir", "o"])
     assert course.lr_scheduler_type == "cosine_with_min_lr" and "min_lr_rate" in course.lr_scheduler_kwargs
     cosine = _config(tmp_path, {"lr_scheduler_type": "cosine"})
@@ -327,7 +340,7 @@ def test_every_tied_default_goes_with_the_setting_it_was_written_for() -> None:
 def test_a_flag_over_a_file_drops_the_files_setting_written_for_the_other_value(tmp_path) -> None:
     # The course's GPU pretraining file compiles in a mode; `--torch_compile false` after it compiles nothing
     # (TrainingArguments turns compiling back on for a mode); its schedule's arguments go with its schedule.
-    groups = subcommand_groups("pretrain", DEFAULT_PRESET)
+    groups = subcommand_groups("pretrain", DEFAULT_PRESET, CONFIGS)
     config = str(Path(__file__).resolve().parent.parent / "configs/cs224n/course/pretrain_vanilla.json")
     _, _, training = parse_args(groups, [config, "--torch_compile", "false", "--output_dir", "o"])
     assert (training.torch_compile, training.torch_compile_mode) == (False, None)
@@ -336,3 +349,26 @@ def test_a_flag_over_a_file_drops_the_files_setting_written_for_the_other_value(
     _scheduler_of(training)
     _, _, training = parse_args(groups, [config, "--lr_scheduler_type", "cosine_with_min_lr", "--output_dir", "o"])
     assert training.lr_scheduler_kwargs["min_lr_rate"] == 0.1  # the value it was written beside: kept
+
+
+@pytest.mark.parametrize("task", ["pretrain", "sentiment", "birthplace finetune", "birthplace evaluate"])
+def test_a_missing_model_folder_is_named_as_the_model_not_its_tokenizer(task, tmp_path, synthetic_birthplace_dir):
+    """The tokenizer is read from `--model_name_or_path` when no `--tokenizer_name_or_path` is given: a missing
+    folder there is a missing model, and the one-line error names the flag (it once said "tokenizer folder not
+    found")."""
+    from hf_models.tasks import birthplace
+
+    missing = str(tmp_path / "no-such-run")
+    model = ["--model_name_or_path", missing]
+    output = ["--output_dir", str(tmp_path / "out"), "--use_cpu", *NO_NOISE]
+    data = ["--data_dir", str(synthetic_birthplace_dir)]
+    command = {
+        "pretrain": lambda: pretraining.main(
+            ["--train_files", str(synthetic_birthplace_dir / "wiki.txt"), *model, *output]
+        ),
+        "sentiment": lambda: sentiment.main([*data, *model, *output]),
+        "birthplace finetune": lambda: birthplace.main(["finetune", *data, *model, *output]),
+        "birthplace evaluate": lambda: birthplace.main(["evaluate", *data, *model, "--use_cpu"]),
+    }[task]
+    with pytest.raises(UsageError, match=r"^--model_name_or_path \S+no-such-run: model folder not found"):
+        command()

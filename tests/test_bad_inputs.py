@@ -35,7 +35,7 @@ from tiny import QUIET_ERRORS_ONLY as QUIET
 from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
 from hf_models import app, convert
-from hf_models.safety import command_line, saving_into
+from hf_models.safety import command_line, staged_save
 from hf_models.tasks import birthplace, pretraining, sentiment
 from hf_models.textio import atomic_write
 
@@ -1088,14 +1088,14 @@ def test_a_failed_save_keeps_every_old_file(tmp_path: Path) -> None:
     folder.mkdir()
     (folder / "config.json").write_text("old config")
     (folder / "model.safetensors").write_text("old weights")
-    with pytest.raises(RuntimeError), saving_into(folder) as staging:
+    with pytest.raises(RuntimeError), staged_save(folder) as staging:
         (staging / "config.json").write_text("new config")
         raise RuntimeError("the save failed half-way")
     assert {p.name: p.read_text() for p in folder.iterdir()} == {
         "config.json": "old config",
         "model.safetensors": "old weights",
     }
-    with saving_into(folder) as staging:
+    with staged_save(folder) as staging:
         (staging / "config.json").write_text("new config")
         (staging / "sub").mkdir()
         (staging / "sub" / "x.txt").write_text("x")
@@ -1190,19 +1190,3 @@ def test_the_data_loaders_counted_warning_is_one_line(world: Path, tmp_path: Pat
     warned = [line for line in err.splitlines() if "empty line(s)" in line]
     assert warned == ["warning: 1 file(s): dropped 39 empty line(s) out of 79"], err
     assert "DataWarning" not in err and "warnings.warn" not in err
-
-
-def test_a_trainer_flags_cache_of_another_release_is_not_trusted(tmp_path: Path, monkeypatch) -> None:
-    """The Trainer flags cached in the user's cache: a file under this install's name that another transformers
-    release wrote (other flags), or that is damaged, is described again, never read as this release's flags."""
-    from hf_models.training import trainer_flags
-
-    monkeypatch.setenv("HF_MODELS_CACHE", str(tmp_path))
-    path = trainer_flags._cache_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    another = [{"name": "output_dir", "kind": "str", "many": False, "optional_value": False, "const": None}]
-    another[0] |= {"choices": None, "default": "elsewhere", "help": "another release's"}
-    for cached in (another, {"transformers": "0.0.1", "flags": another}, "not json"):
-        path.write_text(cached if isinstance(cached, str) else json.dumps(cached))
-        names = {flag["name"] for flag in trainer_flags._described()}
-        assert {"output_dir", "learning_rate", "num_train_epochs"} <= names and len(names) > 50

@@ -257,8 +257,9 @@ def test_lab_vocabularies_with_max_seq_length(monkeypatch, tmp_path, lab_books, 
 
 def test_max_seq_length_is_cut_to_the_models_positions(monkeypatch, tmp_path, lab_books):
     """`--max_seq_length` beyond a new model's `max_position_embeddings`: the rows are cut to the positions."""
+    overrides = f"{TINY},max_position_embeddings=4"
     seen = sentiment_rows(
-        monkeypatch, tmp_path, lab_books, "--lab_vocabulary", "--config_overrides", f"{TINY},max_position_embeddings=4"
+        monkeypatch, tmp_path, lab_books, "--lab_vocabulary", "--config_overrides", overrides, "--max_seq_length", "9"
     )
     assert seen["model"].config.max_position_embeddings == 4
     assert seen["train_dataset"]["input_ids"] == lab_rows(lab_books, "train", 4)

@@ -26,6 +26,7 @@ from hf_models.training import TRAINER_TITLE, build_parser, parse_args
 from hf_models.training.arguments import HANDOUT_FLAGS
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+CONFIGS = REPO_ROOT / "configs"  # what the course recipes read their defaults from
 SCREEN_LINES = 120
 
 # command (a script, or -m MODULE), its arguments before -h, and the title of its first group of flags.
@@ -189,14 +190,14 @@ def test_each_birthplace_subcommand_takes_only_its_own_flags(subcommand, monkeyp
 
 RECIPES = {  # the recipes with Trainer flags: their groups, and their command lines
     "pretrain": (pretraining.ARGUMENT_GROUPS, "recipes/pretrain.py", []),
-    "finetune_sentiment": (sentiment.ARGUMENT_GROUPS, "recipes/finetune_sentiment.py", []),
+    "finetune_sentiment": (sentiment.argument_groups(CONFIGS), "recipes/finetune_sentiment.py", []),
     "birthplace pretrain": (
-        subcommand_groups("pretrain", birthplace.DEFAULT_PRESET),
+        subcommand_groups("pretrain", birthplace.DEFAULT_PRESET, CONFIGS),
         "recipes/birthplace.py",
         ["pretrain"],
     ),
     "birthplace finetune": (
-        subcommand_groups("finetune", birthplace.DEFAULT_PRESET),
+        subcommand_groups("finetune", birthplace.DEFAULT_PRESET, CONFIGS),
         "recipes/birthplace.py",
         ["finetune"],
     ),
@@ -307,6 +308,8 @@ RECIPE_SCRIPTS = ["recipes/pretrain.py", "recipes/finetune_sentiment.py", "recip
         ["push_to_hub.py", "runs/x", "--dry_run"],  # refused: no --local_dir
         ["recipes/app.py", "-h"],
         ["recipes/app.py", "--port", "x"],  # refused: not a number
+        ["tokenizer/train_tokenizer.py", "-h"],
+        ["tokenizer/train_tokenizer.py", "--files", "f", "--vocab_size", "0", "--output_dir", "o"],  # refused: range
     ],
     ids=" ".join,
 )

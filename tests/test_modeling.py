@@ -205,20 +205,51 @@ def test_padding_invariance(attention_type, is_causal, padding_side):
     assert torch.isfinite(batched).all()
 
 
+def layer_masks(model: SmallEncoderModel, *args, **kwargs) -> tuple[list[torch.Tensor | None], object]:
+    """The attention masks that `model(*args, **kwargs)` gives its first layer, as booleans (True: attend; None
+    where none is needed), and the model's output."""
+    seen = []
+
+    def keep(module, args, kwargs) -> None:
+        mask = kwargs["attention_mask"]
+        seen.append(mask if mask is None or mask.dtype == torch.bool else mask == 0)
+
+    handle = model.layers[0].register_forward_pre_hook(keep, with_kwargs=True)
+    try:
+        with torch.no_grad():
+            output = model(*args, **kwargs)
+    finally:
+        handle.remove()
+    return seen, output
+
+
+@pytest.mark.parametrize("implementation", ["sdpa", "eager"])
+@pytest.mark.parametrize("attention_type", ["vanilla", "synthesizer"])
 @pytest.mark.parametrize("is_causal", [True, False])
-def test_attention_mask_is_exact_and_never_leaves_a_query_without_keys(is_causal):
-    """Real queries see the real keys (up to themselves when causal); a padding query keeps its own key, so that
-    no softmax row is empty (an empty row is NaN in some attention kernels)."""
-    model = SmallEncoderModel(tiny_config(is_causal=is_causal)).eval()
+def test_attention_mask_is_exact_and_a_padding_query_stays_finite(is_causal, attention_type, implementation):
+    """The mask of every layer (transformers' `create_causal_mask`, for each implementation and attention type):
+    real queries see the real keys (up to themselves when causal), and one new token after a cache the real past
+    keys and itself. A padding query may see no key: its row stays finite (NaN there would reach the real queries
+    of the next layer through their masked keys)."""
+    torch.manual_seed(0)
+    model = SmallEncoderModel(tiny_config(attention_type, is_causal=is_causal)).eval()
+    model.set_attn_implementation(implementation)
     attention_mask = torch.tensor([[0, 0, 1, 1, 1], [1, 1, 1, 0, 0]])
     real_key = attention_mask[:, None, None, :].bool()
-    diagonal = torch.eye(5, dtype=torch.bool)
     allowed = torch.ones(5, 5, dtype=torch.bool).tril() if is_causal else torch.ones(5, 5, dtype=torch.bool)
-    mask = model._build_attention_mask(attention_mask, query_length=5, past_length=0)
-    assert torch.equal(mask, (allowed & real_key) | diagonal)
-    assert mask.any(-1).all()
+    input_ids = torch.randint(3, 61, (2, 5))
+    (mask,), output = layer_masks(model, input_ids, attention_mask=attention_mask, use_cache=True)
+    real_query = attention_mask.bool()
+    expected = (allowed & real_key)[:, 0]
+    assert torch.equal(mask.expand(2, 1, 5, 5)[:, 0][real_query], expected[real_query])
+    assert torch.isfinite(output.last_hidden_state).all()
+    with torch.no_grad():  # with the attention weights: SDPA's boolean mask through the written-out attention
+        weighed = model(input_ids, attention_mask=attention_mask, output_attentions=True).last_hidden_state
+    assert torch.isfinite(weighed).all()
     # One new token after a cache of 5: it sees the real past keys and itself.
-    step = model._build_attention_mask(torch.cat([attention_mask, torch.ones(2, 1, dtype=torch.long)], 1), 1, 5)
+    step_mask = torch.cat([attention_mask, torch.ones(2, 1, dtype=torch.long)], 1)
+    cache = getattr(output, CACHE_FIELD)
+    (step,), _ = layer_masks(model, torch.randint(3, 61, (2, 1)), attention_mask=step_mask, cache=cache)
     assert step.tolist() == [[[[False, False, True, True, True, True]]], [[[True, True, True, False, False, True]]]]
 
 

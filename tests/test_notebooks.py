@@ -23,7 +23,7 @@ NOTEBOOKS = {
         ("birthplace",),
         (
             "pretrain_vanilla.json (configs/cs224n/course-cut), changed for this notebook: num_train_epochs",
-            "pretrained: final training loss",
+            "pretrained: training loss",
             "Correct: ",
             "dev accuracy: finetuned",
             "| vanilla, pretrained, then finetuned | ≥ 10 % (the bar) |",

@@ -19,7 +19,7 @@ from hf_models.textio import UsageError
 from hf_models.training import ModelArguments, build_parser, expand_arguments_file, parse_args
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-CONFIGS = REPO_ROOT / "configs"
+CONFIGS = REPO_ROOT / "configs"  # also where the course recipes read their defaults from
 
 
 def _commands(profile: str) -> dict[str, tuple[str, ...]]:
@@ -33,11 +33,11 @@ def _recipe_commands(profile: str) -> list[tuple[str, tuple, list[str]]]:
     for name, command in _commands(profile).items():
         script, arguments = command[1], list(command[2:])
         if script == "recipes/birthplace.py":
-            commands.append((name, subcommand_groups(arguments[0], DEFAULT_PRESET), arguments[1:]))
+            commands.append((name, subcommand_groups(arguments[0], DEFAULT_PRESET, CONFIGS), arguments[1:]))
         elif script == "recipes/pretrain.py":
             commands.append((name, pretraining.ARGUMENT_GROUPS, arguments))
         elif script == "recipes/finetune_sentiment.py":
-            commands.append((name, sentiment.ARGUMENT_GROUPS, arguments))
+            commands.append((name, sentiment.argument_groups(CONFIGS), arguments))
     return commands
 
 
@@ -77,8 +77,8 @@ def _config_recipe(path: Path) -> tuple:
     if course == "cs224n":
         subcommand = "evaluate" if stem == "london" else stem.split("_")[0]
         assert subcommand in SUBCOMMANDS, f"{path}: name a birthplace subcommand first (pretrain_..., ...)"
-        return (subcommand_groups(subcommand, DEFAULT_PRESET),)
-    return (pretraining.ARGUMENT_GROUPS if stem.startswith("lm") else sentiment.ARGUMENT_GROUPS,)
+        return (subcommand_groups(subcommand, DEFAULT_PRESET, CONFIGS),)
+    return (pretraining.ARGUMENT_GROUPS if stem.startswith("lm") else sentiment.argument_groups(CONFIGS),)
 
 
 # The courses' config files (configs/demo/ holds `make demo`'s settings: tests/test_demo.py reads them).
@@ -270,8 +270,8 @@ def test_a_loaded_model_refuses_the_flags_that_build_one(flag) -> None:
     transformers' run_clm refuses its overrides. From scratch they pass."""
     groups = {
         "pretrain": pretraining.ARGUMENT_GROUPS,
-        "finetune_sentiment": sentiment.ARGUMENT_GROUPS,
-        "birthplace finetune": subcommand_groups("finetune", DEFAULT_PRESET),
+        "finetune_sentiment": sentiment.argument_groups(CONFIGS),
+        "birthplace finetune": subcommand_groups("finetune", DEFAULT_PRESET, CONFIGS),
     }
     for name, recipe in groups.items():
         with pytest.raises(UsageError, match=f"{flag[0]} describe a model built from scratch.*drop {flag[0]}"):

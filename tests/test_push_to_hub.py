@@ -224,7 +224,8 @@ def test_records_hold_what_the_recipes_knew(runs: dict[str, Path]) -> None:
     assert (mlm.task, mlm.objective, mlm.dataset, mlm.language) == ("pretraining", "mlm", "wiki.txt", None)
     validation = mlm.evaluation("validation").metrics
     assert validation["perplexity"] == pytest.approx(math.exp(validation["loss"]), rel=1e-6)
-    assert {"final_train_loss", "unigram_entropy", "plateau"} <= set(mlm.train_metrics)
+    assert {"train_loss", "unigram_entropy", "plateau"} <= set(mlm.train_metrics)  # the plateau of the mean loss
+    assert "final_train_loss" not in mlm.train_metrics  # 4 steps, none logged: no loss to call final
     for record in (pre, lm, cls, mlm):
         assert record.hardware == {"world_size": 1, "mixed_precision": "no", "device": "cpu"}
         assert record.wall_time_s > 0 and record.hyperparameters["seed"] == 42
@@ -403,7 +404,8 @@ def test_birthplace_model_card(runs: dict[str, Path]) -> None:
     )
     assert f"Preset:** `cs224n-mingpt` with overrides {shape}." in text
     assert f"built from the preset `cs224n-mingpt` with overrides {shape} of the `small-encoder` family" in text
-    assert f"Final training loss:** {record.train_metrics['final_train_loss']:.4g}." in text
+    assert "final_train_loss" not in record.train_metrics  # too few steps to log one: the mean, named so
+    assert f"Mean training loss:** {record.train_metrics['train_loss']:.4g} (Trainer's `train_loss`" in text
     assert f"{record.model_size['num_parameters']:,} parameters" in text
     assert "![loss](loss.png)" in text
     # No secrets and no local paths in a public card.
@@ -431,14 +433,19 @@ def test_sentiment_model_card(runs: dict[str, Path]) -> None:
     assert str(runs["root"]) not in str(card)
 
 
-def _card(tmp_path: Path, record, **config) -> ModelCard:
+def _before_provenance(card: str) -> str:
+    """A card but its last section, which says who wrote it (the recipe, or push_to_hub.py's export)."""
+    return card.split("## Provenance")[0]
+
+
+def _card(tmp_path: Path, record, options=None, **config) -> ModelCard:
     """The card of a causal LM of the `cs224n-mingpt` preset (its shape unless `config` overrides it)."""
     from hf_models import SmallEncoderConfig
 
     preset = SmallEncoderConfig.from_preset("cs224n-mingpt").to_dict()
     shape = {key: preset[key] for key in hub.card.SIZE_LABELS}
     exported = {**shape, "architectures": ["SmallEncoderForCausalLM"], **config}
-    return hub.build_model_card(tmp_path, exported, record, hub.CardOptions(repo_id="me/lm"))
+    return hub.build_model_card(tmp_path, exported, record, options or hub.CardOptions(repo_id="me/lm"))
 
 
 def test_card_metadata_lists_hub_datasets_only(tmp_path: Path) -> None:
@@ -500,6 +507,23 @@ def test_card_reports_the_last_logged_training_loss(tmp_path: Path) -> None:
     losses = {"train_loss": 2.5, "final_train_loss": 1.25}
     text = _card(tmp_path, RunRecord(task="pretraining", objective="clm", train_metrics=losses)).text
     assert "Final training loss:** 1.25." in text and "Final training loss:** 2.5" not in text
+    # No step logged (fewer steps than --logging_steps): the mean is said to be the mean, never called final.
+    unlogged = {"train_loss": 2.5, "final_train_loss": None}
+    text = _card(tmp_path, RunRecord(task="pretraining", objective="clm", train_metrics=unlogged)).text
+    assert "Mean training loss:** 2.5 (Trainer's `train_loss`; no loss was logged)." in text
+    assert "Final training loss" not in text
+
+
+def test_the_run_folders_card_says_the_recipe_wrote_it_and_the_exports_card_push_to_hub(tmp_path: Path) -> None:
+    """The README.md a recipe writes into its run folder (no export yet) says so; the export's says push_to_hub.py
+    exported it."""
+    from hf_models.run_record import RunRecord
+
+    record = RunRecord(task="pretraining", objective="clm")
+    written = _card(tmp_path, record).text
+    exported = _card(tmp_path, record, options=hub.CardOptions(exported=True)).text
+    assert "by the recipe that trained it" in written and "Exported from" not in written
+    assert "Exported from the run folder" in exported and "by the recipe that trained it" not in exported
 
 
 def test_card_names_the_preset_and_its_overrides(tmp_path: Path) -> None:
@@ -748,9 +772,12 @@ def test_the_run_folders_card_is_the_exports_and_follows_the_evaluation(
 ) -> None:
     """Every recipe writes the card `push_to_hub.py` exports into its run folder; `evaluate` into a model's folder
     rewrites it with the scores, and a folder that holds no model (a baseline's) gets no card."""
-    for name in ("pre_dir", "mlm_dir"):  # nothing planted beside these: the export's card is the same file
+    for name in ("pre_dir", "mlm_dir"):  # nothing planted beside these: the export's card is the same file...
         export = hub.export_folder(runs[name], tmp_path / name)
-        assert (runs[name] / "README.md").read_text(encoding="utf-8") == str(export.card)
+        written, exported = (runs[name] / "README.md").read_text(encoding="utf-8"), str(export.card)
+        assert _before_provenance(written) == _before_provenance(exported)
+        # ... but for who wrote it: the recipe (before any export), or push_to_hub.py
+        assert "by the recipe that trained it" in written and "Exported from" in exported
     card = ModelCard.load(runs["lm_dir"] / "README.md")
     assert f"| exact_match | validation | {runs['scores']['exact_match']:.4g} |" in card.text
     assert "| london_baseline_exact_match (baseline, not this model) | validation |" in card.text
@@ -808,7 +835,9 @@ def test_push_to_hub_shares_the_export_with_our_card(
     assert calls["upload_folder"]["allow_patterns"] == hub.ALLOW_PATTERNS
     staged = calls["upload_folder"]["_staged"]
     run_card = (out / "README.md").read_text(encoding="utf-8")
-    assert staged["README.md"].decode() == run_card.replace("your-username/", "tester/")
+    shared = staged["README.md"].decode()
+    assert _before_provenance(shared) == _before_provenance(run_card.replace("your-username/", "tester/"))
+    assert "Exported from the run folder" in shared and "by the recipe that trained it" in run_card
     assert "training_args.bin" not in staged and "report.json" not in staged and "run_record.json" in staged
     assert json.loads((out / "report.json").read_text(encoding="utf-8"))["arguments"]["TrainingArguments"][
         "push_to_hub"

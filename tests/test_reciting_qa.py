@@ -12,7 +12,7 @@ from tiny import RECIPE as COMMON
 from tiny import TINY
 
 from hf_models import SmallEncoderConfig, SmallEncoderForCausalLM, app
-from hf_models.app import tabs as app_tabs
+from hf_models.app import predictions as app_predictions
 from hf_models.data import IGNORE_INDEX, encode_reciting_qa, load_birthplace, person_name
 from hf_models.tasks import birthplace, qa_decoding, qa_formats
 from hf_models.tasks.qa_formats import RecitingQAFormat
@@ -243,7 +243,7 @@ def test_birthplace_steps_with_recitation(tmp_path, synthetic_birthplace_dir, ca
     questions = load_birthplace(data)["validation"]["question"]
     assert predictions.read_text().splitlines() == spans.predict(*_loaded(ft), questions, None, 64)
     # ... and the app gives the same answers.
-    assert app_tabs._answer(app.load_model(str(ft)), questions[0]) == predictions.read_text().splitlines()[0]
+    assert app_predictions._answer(app.load_model(str(ft)), questions[0]) == predictions.read_text().splitlines()[0]
 
     # The pretrained model generates its answer after the recitation: two generations, in evaluate and in the app.
     generated = RecitingQAFormat(24).predict(*_loaded(pre), questions, None, 64)
@@ -252,7 +252,7 @@ def test_birthplace_steps_with_recitation(tmp_path, synthetic_birthplace_dir, ca
     monkeypatch.setattr(qa_decoding, "greedy_completions", lambda *a, **k: calls.append(k) or real(*a, **k))
     birthplace.main([*evaluate, "--model_name_or_path", str(pre)])
     assert len(calls) == 2 and predictions.read_text().splitlines() == generated
-    answer = app_tabs._answer(app.load_model(str(pre)), questions[0])
+    answer = app_predictions._answer(app.load_model(str(pre)), questions[0])
     assert len(calls) == 4 and answer == generated[0]
 
     # A model folder whose record does not say how it answers is refused in one line.
@@ -266,7 +266,7 @@ def test_birthplace_steps_with_recitation(tmp_path, synthetic_birthplace_dir, ca
     with pytest.raises(UsageError, match="does not say how it answers"):
         birthplace.main(["evaluate", "--data_dir", data, "--model_name_or_path", str(bare)])
     with pytest.raises(UsageError, match="does not say how it answers"):  # the app shows it in one line
-        app_tabs._answer(app.load_model(str(bare)), questions[0])
+        app_predictions._answer(app.load_model(str(bare)), questions[0])
 
 
 def test_a_hub_model_answers_as_the_run_record_it_ships_says(tmp_path, monkeypatch):

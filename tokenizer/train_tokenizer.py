@@ -22,7 +22,7 @@ from collections.abc import Iterator
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "true")
 
 
-from hf_models.safety import check_flag_ranges, check_output_dir, command_line, saving_into
+from hf_models.safety import check_flag_ranges, check_output_dir, command_line, staged_save
 from hf_models.safety.ranges import POSITIVE, TOKEN_ID_LIMIT, Range
 from hf_models.textio import UsageError
 from hf_models.tokenization import (
@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     cpt = chars_per_token(tok, corpus())
     encode_s = time.perf_counter() - start
     # Saved last, each file in one step: a command that fails leaves no half-made tokenizer.
-    with saving_into(args.output_dir) as staging:
+    with staged_save(args.output_dir) as staging:
         tok.save_pretrained(str(staging))
     ids = config_token_ids(tok)
     print(f"Saved to {args.output_dir} (vocab {len(tok)}), trained in {train_s:.1f} s")

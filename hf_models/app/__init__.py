@@ -16,9 +16,9 @@ a tab no model goes in is hidden.
   synthesizers (no keys involved). No second copy of the attention code.
 
 `arguments` is the command line (no torch, no Gradio: `-h` answers at once), `loading` finds and loads the models
-and the task each was trained for, `tabs` computes what each tab shows (plain Python, which the tests call),
-`text.printable` keeps the control characters a model writes off the page, and
-`interface` wires them to Gradio (imported only there, `pip install -e '.[app]'`), showing each `AppError` as one
+and the task each was trained for, `predictions` computes what each tab shows (plain Python, which the tests
+call), `text.printable` keeps the control characters a model writes off the page, and `layout` lays the tabs out
+and wires them to Gradio (imported only there, `pip install -e '.[app]'`), showing each `AppError` as one
 `gr.Error` line. With no model on the command line, `main` reads them from `app.json` in the working folder: that is
 how the Space that `push_to_hub.py --space` writes starts, with the very same launcher as `recipes/app.py`.
 """
@@ -29,36 +29,36 @@ from hf_models.lazy import lazy_namespace
 # `arguments` (no torch, no Gradio).
 _MODULES = {
     "APP_CONFIG_FILE": "arguments",
-    "ATTENTION_TITLES": "tabs",
-    "EXAMPLE_PROMPT": "tabs",
-    "EXAMPLE_QUESTION": "tabs",
-    "EXAMPLE_REVIEW": "tabs",
+    "ATTENTION_TITLES": "predictions",
+    "EXAMPLE_PROMPT": "predictions",
+    "EXAMPLE_QUESTION": "predictions",
+    "EXAMPLE_REVIEW": "predictions",
     "HEADS": "loading",
-    "LONDON": "tabs",
-    "LONDON_LABEL": "tabs",
+    "LONDON": "predictions",
+    "LONDON_LABEL": "predictions",
     "PROG": "arguments",
-    "QUESTION_FORM": "tabs",
+    "QUESTION_FORM": "predictions",
     "TASK_VIEWS": "loading",
     "AppError": "loading",
-    "AttentionMap": "tabs",
+    "AttentionMap": "predictions",
     "LoadedModel": "loading",
-    "answer_birthplace": "tabs",
-    "attention_map": "tabs",
-    "build_app": "interface",
-    "classify_review": "tabs",
-    "empty_answer_reason": "tabs",
-    "empty_continuation_reason": "tabs",
-    "generate_text": "tabs",
+    "answer_birthplace": "predictions",
+    "attention_map": "predictions",
+    "build_app": "layout",
+    "classify_review": "predictions",
+    "empty_answer_reason": "predictions",
+    "empty_continuation_reason": "predictions",
+    "generate_text": "predictions",
     "load_model": "loading",
     "load_models": "loading",
-    "main": "interface",
+    "main": "layout",
     "model_view": "loading",
     "parse_args": "arguments",
     "parse_source": "loading",
     "printable": "text",
     "read_app_config": "loading",
-    "render_heatmap": "tabs",
-    "shown_as_one_line": "interface",
+    "render_heatmap": "predictions",
+    "shown_as_one_line": "layout",
     "trained_task": "loading",
 }
 

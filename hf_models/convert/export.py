@@ -1,6 +1,6 @@
 """Convert a course checkpoint and save it as a `save_pretrained` folder, with its tokenizer and its run record.
 
-The folder is saved as the recipes save theirs (`safety.saving_into`): each file replaces its old version only once
+The folder is saved as the recipes save theirs (`safety.staged_save`): each file replaces its old version only once
 the whole save has succeeded, so a failed conversion leaves the old folder as it was. A corrupt checkpoint is one
 `CheckpointError` line (`load_course_state_dict`), a broken tokenizer folder one `UsageError` line naming the file
 (`tokenization.open_tokenizer`)."""
@@ -13,7 +13,7 @@ from pathlib import Path
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from ..run_record import RunRecord, model_size
-from ..safety import saving_into
+from ..safety import one_line, staged_save
 from ..small_encoder import SmallEncoderForSequenceClassification
 from ..textio import UsageError
 from ..tokenization import config_token_ids
@@ -30,9 +30,7 @@ def attach_tokenizer(model: PreTrainedModel, tokenizer_dir: str | os.PathLike) -
     try:
         tokenizer = open_tokenizer(tokenizer_dir)  # a damaged file is a one-line error naming it
     except (OSError, ValueError) as error:
-        raise UsageError(
-            f"--tokenizer {tokenizer_dir}: cannot load a tokenizer ({' '.join(str(error).split())})"
-        ) from None
+        raise UsageError(f"--tokenizer {tokenizer_dir}: cannot load a tokenizer ({one_line(error)})") from None
     if len(tokenizer) != model.config.vocab_size:
         raise UsageError(
             f"{tokenizer_dir}: the tokenizer has {len(tokenizer)} tokens but the checkpoint's vocabulary has "
@@ -55,7 +53,7 @@ def convert_checkpoint(
     share_synthesizer_heads: bool = False,
 ) -> PreTrainedModel:
     """Convert, then `save_pretrained` the model (and the tokenizer when given) into `output_dir`, with its run
-    record, in one step per file (`saving_into`)."""
+    record, in one step per file (`staged_save`)."""
     state_dict = load_course_state_dict(checkpoint_path)
     source = str(checkpoint_path)
     if course == "altegrad-lab":
@@ -67,7 +65,7 @@ def convert_checkpoint(
     else:
         raise ValueError(f"unknown course {course!r}; choose one of {COURSES}")
     tokenizer = attach_tokenizer(model, tokenizer_dir) if tokenizer_dir is not None else None
-    with saving_into(output_dir) as staging:
+    with staged_save(output_dir) as staging:
         model.save_pretrained(staging)
         if tokenizer is not None:
             tokenizer.save_pretrained(staging)

@@ -109,6 +109,8 @@ class CardOptions:
     language: str | None = None
     license: str = DEFAULT_LICENSE
     birthplace: bool | None = None
+    # The card of an export (`push_to_hub.py`), not the one a recipe writes into its run folder.
+    exported: bool = False
 
 
 def head_of(architecture: str) -> tuple[str, str]:
@@ -262,7 +264,11 @@ def _setup_section(record: RunRecord, config: dict[str, Any], birthplace: bool) 
     size = ", ".join(f"{label} {config[key]}" for key, label in SIZE_LABELS.items() if key in config)
     n_params = record.model_size.get("num_parameters")
     hardware = _hardware(record.hardware)
-    final_loss = record.train_metrics.get("final_train_loss")
+    # "Final" is the last logged loss; a run too short to log a step has Trainer's mean over the run only.
+    final_loss, mean_loss = record.train_metrics.get("final_train_loss"), record.train_metrics.get("train_loss")
+    loss_line = f"- **Final training loss:** {_fmt(final_loss)}."
+    if final_loss is None:
+        loss_line = f"- **Mean training loss:** {_fmt(mean_loss)} (Trainer's `train_loss`; no loss was logged)."
     lines = [
         f"- **Objective:** {OBJECTIVES.get(record.objective, record.objective) if record.objective else 'not recorded'}"
         + ("; fine-tuned to answer birthplace questions" if birthplace and record.objective != "qa" else "")
@@ -285,7 +291,7 @@ def _setup_section(record: RunRecord, config: dict[str, Any], birthplace: bool) 
         *filter(None, [_run_line(record)]),
         f"- **Hardware:** {hardware}." if hardware else "- **Hardware:** not recorded in the run.",
         _time_line(record),
-        *([f"- **Final training loss:** {_fmt(final_loss)}."] if final_loss is not None else []),
+        *([loss_line] if final_loss is not None or mean_loss is not None else []),
     ]
     if config.get("id2label") and config["architectures"][0].endswith("ForSequenceClassification"):
         labels = ", ".join(f"{k} → `{v}`" for k, v in sorted(config["id2label"].items(), key=lambda kv: int(kv[0])))
@@ -421,7 +427,10 @@ def build_model_card(
         *_limitations(record, config, language, birthplace),
         "## Provenance",
         "",
-        f"Exported from the run folder `{run_dir.resolve().name}` by `push_to_hub.py`, with the code the run saved.",
+        f"Exported from the run folder `{run_dir.resolve().name}` by `push_to_hub.py`, with the code the run saved."
+        if options.exported
+        else f"Written into the run folder `{run_dir.resolve().name}` by the recipe that trained it, from its run "
+        "record; `push_to_hub.py` exports the folder with this card and the code the run saved.",
         "",
     ]
     return ModelCard(f"---\n{data.to_yaml()}\n---\n\n" + "\n".join(lines))

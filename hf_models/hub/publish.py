@@ -10,6 +10,7 @@ and uploaded; the files the export writes itself (config, card, record) are each
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -27,6 +28,7 @@ from safetensors import SafetensorError, safe_open
 
 from .. import small_encoder
 from ..run_record import RECORD_FILE, RunRecord, read_record
+from ..safety import one_line
 from ..textio import atomic_write, atomic_write_text
 from .card import CardOptions, PushError, build_model_card, head_of
 
@@ -267,7 +269,7 @@ def _expected_shapes(run_dir: Path, config: dict[str, Any]) -> tuple[dict[str, t
         with torch.device("meta"):
             model = model_class(model_config)
     except (ValueError, TypeError, StrictDataclassError) as error:
-        reason = " ".join(str(error).split())
+        reason = one_line(error)
         raise PushError(f"{run_dir}/config.json is not a valid small-encoder config: {reason}") from None
     shapes = {name: tuple(tensor.shape) for name, tensor in model.state_dict().items()}
     kept = {name for name, _ in model.named_parameters()} | {name for name, _ in model.named_buffers()}
@@ -360,7 +362,7 @@ def export_folder(
             file=sys.stderr,
         )
     # One record for the card and for the app and `evaluate` of a Hub copy (how a birthplace model answers).
-    card, record = run_card(run_dir, config, options, skip=local_dir)
+    card, record = run_card(run_dir, config, dataclasses.replace(options or CardOptions(), exported=True), local_dir)
     if record is not None:
         record.save(local_dir)
     atomic_write_text(local_dir / "README.md", str(card))
@@ -389,11 +391,6 @@ def endpoint() -> str:
     return os.environ.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
 
 
-def one_line(text: str, limit: int = 200) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 OFFLINE_MESSAGE = (
     "cannot upload: offline mode is on (HF_HUB_OFFLINE=1); unset it and check your network, "
     "or use --dry_run --local_dir OUT"
@@ -410,10 +407,10 @@ def explain(error: BaseException) -> str:
             return (
                 f"the Hub rejected the token (HTTP {status}); run 'hf auth login' with a token that has write access"
             )
-        return f"the Hub refused the request (HTTP {status}): {one_line(error)}"
+        return f"the Hub refused the request (HTTP {status}): {one_line(error, 200)}"
     if isinstance(error, OSError) and not isinstance(error, ConnectionError | TimeoutError):
         # A local file problem (permissions, disk full), not the network.
-        return f"{type(error).__name__}: {one_line(error)}"
+        return f"{type(error).__name__}: {one_line(error, 200)}"
     return (
         f"cannot reach the Hugging Face Hub at {endpoint()} ({type(error).__name__}: {one_line(error, 120)}); "
         "check your network or proxy, or use --dry_run --local_dir OUT"

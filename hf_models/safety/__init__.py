@@ -6,10 +6,11 @@ file in one step, check numeric flags where they are parsed, and turn the user's
 - `errors`: `command_line`, the one-line errors, and `reading`, which names the file a library's load failed on;
 - `outputs`: the output folder and output files, checked against the inputs;
 - `ranges`: the ranges of numeric flags, and path flags given as empty strings;
-- `atomic`: `saving_into`, a folder saved file by file in one step each (one file: `textio.atomic_write`).
+- `atomic`: `staged_save` (one save, file by file in one step each), `restoring_on_failure` (several writes, the
+  folder as it was if they fail) and `removing_what_fails` (several writes, what they added removed if they fail).
 """
 
-from .atomic import keeping_earlier_files, removing_what_fails, saving_into
+from .atomic import removing_what_fails, restoring_on_failure, staged_save
 from .errors import USER_ERRORS, check_json_files, command_line, describe_os_error, one_line, reading
 from .outputs import (
     Inputs,
@@ -38,8 +39,8 @@ __all__ = [
     "describe_os_error",
     "one_line",
     "reading",
-    "keeping_earlier_files",
+    "restoring_on_failure",
     "removing_what_fails",
-    "saving_into",
+    "staged_save",
     "used_files",
 ]

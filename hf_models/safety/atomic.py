@@ -1,6 +1,12 @@
-"""Folders written in one step per file: a library's `save_pretrained` writes into a staging folder, and only once it
-has finished is each file moved over its old version (`os.replace`), so that a failed or interrupted save leaves the
-old model or tokenizer whole, never half of a new one (`textio.atomic_write` does the same for one file)."""
+"""Writes that fail whole, never half-way:
+
+- `staged_save(folder)`: one save (a library's `save_pretrained`) into a staging folder; only once it has finished is
+  each file moved over its old version (`os.replace`), so that a failed save leaves the old model or tokenizer whole
+  (`textio.atomic_write` does the same for one file);
+- `restoring_on_failure(folder)`: around several writes (the end of a run), the folder's earlier files wait aside;
+  if the block fails, what it wrote goes and the folder is as it was;
+- `removing_what_fails(folders, files)`: around a command's writes of several files, what the block added goes if it
+  fails (a file it replaced stays replaced)."""
 
 from __future__ import annotations
 
@@ -15,7 +21,7 @@ from pathlib import Path
 
 from .errors import machine_errno
 
-__all__ = ["keeping_earlier_files", "removing_what_fails", "saving_into"]
+__all__ = ["restoring_on_failure", "removing_what_fails", "staged_save"]
 
 STAGING_PREFIX = ".staging-"
 
@@ -51,7 +57,7 @@ def _full_disk(error: BaseException, folder: Path) -> int | None:
 
 
 @contextlib.contextmanager
-def saving_into(folder: str | os.PathLike) -> Iterator[Path]:
+def staged_save(folder: str | os.PathLike) -> Iterator[Path]:
     """Yield an empty staging folder inside `folder` (created if needed; same disk, so `os.replace` is one step) to
     save into; when the block ends without an error, its files replace their namesakes in `folder`, file by file,
     each complete. On an error the staging folder is removed and `folder` is as it was (a folder this call made is
@@ -87,7 +93,7 @@ def _movable(path: Path) -> bool:
 
 
 @contextlib.contextmanager
-def keeping_earlier_files(folder: str | os.PathLike, discard: tuple[str, ...] = ()) -> Iterator[None]:
+def restoring_on_failure(folder: str | os.PathLike, discard: tuple[str, ...] = ()) -> Iterator[None]:
     """Around the writes that end a run in `folder`: the earlier files (its top level, but the checkpoints) wait aside
     in a hidden folder on the same disk (a rename: no space needed). If the block fails (a full disk half-way), what
     it wrote is removed and the earlier files come back, the folder as it was; if it ends well, the earlier files it

@@ -58,12 +58,18 @@ def machine_errno(error: BaseException) -> int | None:
     return int(found.group(1)) if found and int(found.group(1)) in USER_OS_ERRORS else None
 
 
-def one_line(error: BaseException) -> str:
-    """The message of `error` on one line (its lines joined with '; '); a missing file's message names the file."""
-    text = str(error).strip() or type(error).__name__
+def one_line(error: BaseException | str, limit: int | None = None) -> str:
+    """The message of `error` (an exception, or a text) on one line, the project's one way to shorten one: its
+    lines joined with '; ' (a line that ends with ':' runs on into the next), white space collapsed, its type's
+    name when it has no message; a missing file's message names the file; at most `limit` characters, '...' at
+    the cut, when given."""
+    text = str(error).strip() or (type(error).__name__ if isinstance(error, BaseException) else "")
     if isinstance(error, FileNotFoundError) and error.filename and str(error.filename) not in text:
         text = f"{error.filename}: {error.strerror or text}"
-    return "; ".join(line.strip() for line in text.splitlines() if line.strip())
+    joined = ""
+    for line in (" ".join(line.split()) for line in text.splitlines() if line.strip()):
+        joined += (" " if joined.endswith(":") else "; ") + line if joined else line
+    return joined if limit is None or len(joined) <= limit else joined[: limit - 3] + "..."
 
 
 def _safetensors_error() -> tuple[type[BaseException], ...]:

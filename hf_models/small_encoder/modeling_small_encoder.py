@@ -13,6 +13,7 @@ from transformers import initialization as init
 from transformers.activations import ACT2FN
 from transformers.cache_utils import Cache, DynamicCache
 from transformers.generation import GenerationMixin
+from transformers.masking_utils import create_causal_mask
 from transformers.modeling_layers import GradientCheckpointingLayer
 from transformers.modeling_outputs import (
     BaseModelOutputWithPast,
@@ -297,8 +298,10 @@ class SmallEncoderSynthesizerBase(nn.Module):
             attention_mask = torch.ones(query_length, key_length, dtype=torch.bool, device=scores.device).tril(
                 key_length - query_length
             )
-        if attention_mask is not None:
+        if attention_mask is not None and attention_mask.dtype == torch.bool:
             scores = scores.masked_fill(~attention_mask, torch.finfo(scores.dtype).min)
+        elif attention_mask is not None:  # the eager implementation's additive mask
+            scores = scores + attention_mask
         attn_weights = F.softmax(scores, dim=-1, dtype=torch.float32).to(value.dtype)
         attn_weights = F.dropout(attn_weights, p=self.attention_dropout, training=self.training)
         attn_output = torch.matmul(attn_weights, value).transpose(1, 2).reshape(batch_size, query_length, -1)
@@ -497,30 +500,6 @@ class SmallEncoderModel(SmallEncoderPreTrainedModel):
         self.gradient_checkpointing = False
         self.post_init()
 
-    def _build_attention_mask(
-        self, attention_mask: torch.Tensor | None, query_length: int, past_length: int
-    ) -> torch.Tensor | None:
-        """A boolean [B, 1, Lq, Lkv] mask (True = attend), or None when SDPA's `is_causal` (or nothing) suffices.
-
-        Under `torch.compile` a given `attention_mask` is always applied, as transformers' `create_causal_mask` does:
-        asking whether it has padding would read a tensor on the host, a graph break (and on a GPU a synchronisation)
-        at every step, and CUDA graphs need the step in one graph."""
-        key_length = past_length + query_length
-        has_padding = attention_mask is not None and (torch.compiler.is_compiling() or not bool(attention_mask.all()))
-        needs_causal_mask = self.config.is_causal and query_length > 1 and past_length > 0
-        if not has_padding and not needs_causal_mask:
-            return None
-        device = self.embed_tokens.weight.device
-        query_index = torch.arange(past_length, key_length, device=device)[:, None]
-        key_index = torch.arange(key_length, device=device)[None, :]
-        mask = key_index <= query_index if self.config.is_causal else torch.ones_like(key_index == query_index)
-        mask = mask[None, None]
-        if has_padding:
-            mask = mask & attention_mask[:, None, None, -key_length:].bool()
-            # A padding query keeps its own key, so that no softmax row is empty (which would give NaN).
-            mask = mask | (key_index == query_index)
-        return mask
-
     def forward(
         self,
         input_ids: torch.LongTensor | None = None,
@@ -571,7 +550,10 @@ class SmallEncoderModel(SmallEncoderPreTrainedModel):
 
         hidden_states = inputs_embeds * self.embed_scale + self.embed_positions(position_ids)
         hidden_states = self.embed_dropout(hidden_states)
-        mask = self._build_attention_mask(attention_mask, query_length, past_length)
+        # transformers' mask (causal or not, as the config), for every attention type: None where `is_causal` (or
+        # nothing) suffices, else boolean (SDPA) or additive (eager). A padding query left with no key gets a finite
+        # row (SDPA's zeros, eager's uniform weights). No position ids: this model packs no sequences.
+        mask = create_causal_mask(self.config, inputs_embeds, attention_mask, cache)
 
         all_hidden_states = () if output_hidden_states else None
         all_attentions = () if output_attentions else None

@@ -46,6 +46,7 @@ from hf_models.training import (
     check_plateau,
     check_run_output,
     finish_run,
+    last_or_mean_loss,
     load_or_build_model,
     train_model,
     unigram_entropy,
@@ -180,7 +181,7 @@ def pretrain(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
     metrics["block_size"] = block_size
     metrics["pretraining_objective"] = bp_args.pretraining_objective
     metrics.update(augmentation)
-    metrics.update(check_plateau(metrics["final_train_loss"], unigram_entropy(train_dataset, len(tokenizer))))
+    metrics.update(check_plateau(last_or_mean_loss(metrics), unigram_entropy(train_dataset, len(tokenizer))))
     arguments = (model_args, bp_args, training_args)
     objective = bp_args.pretraining_objective
     return _finish(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -219,10 +220,11 @@ TRAINER_FLAGS = {
     "pretrain": (*_TRAINING, "lr_scheduler_kwargs", "warmup_steps", "weight_decay", "adam_beta2", *_BATCHES),
     "finetune": (*_TRAINING, "warmup_steps", "weight_decay", "eval_strategy", "per_device_eval_batch_size", *_BATCHES),
 }
+# In the recipes' configs/ folder, which the recipe names (`subcommand_groups`).
 COURSE_CONFIGS = {
-    "pretrain": "configs/cs224n/course/pretrain_vanilla.json",
-    "finetune": "configs/cs224n/course/finetune.json",
-    "evaluate": "configs/cs224n/course/evaluate.json",
+    "pretrain": "cs224n/course/pretrain_vanilla.json",
+    "finetune": "cs224n/course/finetune.json",
+    "evaluate": "cs224n/course/evaluate.json",
 }
 TRAINER_FLAG_HELPS = {
     "pretrain": {
@@ -243,9 +245,12 @@ TRAINER_FLAG_HELPS = {
 }
 
 
-def subcommand_groups(subcommand: str, default_preset: str) -> tuple[FlagGroup, ...]:
+def subcommand_groups(
+    subcommand: str, default_preset: str, configs: str | os.PathLike | None = None
+) -> tuple[FlagGroup, ...]:
     """The flag groups of one subcommand: its own birthplace fields, the model's, then Trainer's (for `evaluate`,
-    only the ones it reads: a Trainer flag there would change nothing, so it is refused)."""
+    only the ones it reads: a Trainer flag there would change nothing, so it is refused). `configs`: the recipes'
+    configs/ folder, whose course file of the subcommand gives the Trainer flags' defaults (None: Trainer's own)."""
     title = f"Birthplace arguments ({subcommand})"
     # "evaluate: which questions to answer." reads "Which questions to answer." under evaluate's own -h.
     prefix = f"{subcommand}: "
@@ -259,15 +264,17 @@ def subcommand_groups(subcommand: str, default_preset: str) -> tuple[FlagGroup, 
     if subcommand == "evaluate":
         model = FlagGroup("Model arguments", ModelArguments, EVALUATE_MODEL_FIELDS, EVALUATE_MODEL_HELPS)
         fields = EVALUATE_TRAINER_FIELDS
-        defaults = course_defaults(config, set(fields) & set(HANDOUT_FLAGS))
+        if configs is None:
+            return (own, model, trainer_flags(EVALUATE_TRAINER_TITLE, names=fields, helps=trainer_helps))
+        defaults = course_defaults(configs, config, set(fields) & set(HANDOUT_FLAGS))
         for name in defaults:
             trainer_helps = {**trainer_helps, name: f"{trainer_helps[name].removesuffix('.')} (the course's)."}
-        title = f"{EVALUATE_TRAINER_TITLE[:-1]}; the course's values: {config})"
+        title = f"{EVALUATE_TRAINER_TITLE[:-1]}; the course's values: {Path(configs).name}/{config})"
         return (own, model, trainer_flags(title, names=fields, helps=trainer_helps, defaults=defaults))
     return (
         own,
         model_group(default_preset),
-        trainer_group(TRAINER_FLAGS[subcommand], config, "the course's", **trainer_helps),
+        trainer_group(TRAINER_FLAGS[subcommand], configs, config, "the course's", **trainer_helps),
     )
 
 
@@ -305,9 +312,11 @@ def top_level_parser(doc: str | None) -> argparse.ArgumentParser:
     return parser
 
 
-def main(args: Sequence[str] | None = None, doc: str | None = None) -> dict | int:
+def main(
+    args: Sequence[str] | None = None, doc: str | None = None, configs: str | os.PathLike | None = None
+) -> dict | int:
     """`recipes/birthplace.py {pretrain|finetune|evaluate} --data_dir DIR [options]`; `doc`, the recipe's docstring,
-    is its --help. The step (`hf_models.tasks.birthplace`, with torch and datasets) is imported once the flags are
+    is its --help; `configs`, the recipes' configs/ folder, gives the course's defaults (`subcommand_groups`). The step (`hf_models.tasks.birthplace`, with torch and datasets) is imported once the flags are
     accepted."""
     args = list(sys.argv[1:] if args is None else args)
     if args[:1] in (["-h"], ["--help"]):
@@ -322,5 +331,5 @@ def main(args: Sequence[str] | None = None, doc: str | None = None) -> dict | in
         "finetune": "hf_models.tasks.birthplace:finetune",
         "evaluate": "hf_models.tasks.birthplace_evaluation:evaluate_answers",
     }[args[0]]
-    groups = subcommand_groups(args[0], DEFAULT_PRESET)
+    groups = subcommand_groups(args[0], DEFAULT_PRESET, configs)
     return run_task(step, groups, args[1:], **subcommand_help(args[0], doc))

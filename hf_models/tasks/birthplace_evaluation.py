@@ -23,6 +23,7 @@ from hf_models.safety import check_count, check_output_file, removing_what_fails
 from hf_models.textio import UsageError, atomic_write_text
 from hf_models.tokenization import BPE, resolve_tokenizer
 from hf_models.training import ModelArguments, RunTimer, check_block_size, load_pretrained, write_report
+from hf_models.training.arguments import check_model_folder
 from hf_models.training.setup import check_vocabulary
 
 from .birthplace_arguments import (
@@ -173,6 +174,7 @@ def evaluate_answers(
     timer = RunTimer()
     require_data_dir(bp_args)
     check_answer_source(model_args.model_name_or_path, bp_args)
+    check_model_folder(model_args)
     output_dir, predictions_file, report = _evaluation_outputs(model_args, bp_args, training_args)
     qa = load_birthplace(bp_args.data_dir)
     if bp_args.max_predict_samples is not None:  # the first N questions, as the file orders them

@@ -32,6 +32,7 @@ from hf_models.training import (
     check_run_output,
     finish_run,
     help_sections,
+    last_or_mean_loss,
     load_or_build_model,
     run_task,
     train_model,
@@ -124,7 +125,7 @@ def pretrain(model_args: ModelArguments, data_args: DataTrainingArguments, train
         eval_metrics["perplexity"] = load_metric("perplexity").compute(losses=losses)["perplexity"]
         metrics.update(eval_metrics)
     # No silent plateau: a run that ends near the unigram entropy of its data says so (log and report).
-    final_loss = metrics.get("eval_loss", metrics["final_train_loss"])
+    final_loss = metrics.get("eval_loss", last_or_mean_loss(metrics))
     metrics.update(check_plateau(final_loss, unigram_entropy(train_dataset, len(tokenizer))))
     metrics["objective"] = data_args.objective
     metrics["num_parameters"] = n_params

@@ -31,7 +31,7 @@ from hf_models.training import (
     train_model,
 )
 
-from .sentiment_arguments import ARGUMENT_GROUPS, DEFAULT_PRESET, SentimentArguments
+from .sentiment_arguments import DEFAULT_PRESET, SentimentArguments, argument_groups
 from .sentiment_predictions import compute_metrics, predictions_path, validation_per_epoch, write_test_predictions
 from .sentiment_probe import linear_probe_head, save_linear_probe_run
 from .sentiment_reviews import DATASET, LANGUAGE, encode_reviews, load_reviews, review_tokenizer
@@ -78,7 +78,7 @@ def _check_before_training(model_args: ModelArguments, data_args: SentimentArgum
         raise UsageError("--data_dir is required: the folder with the CLS-FR books files")
     if data_args.from_scratch == bool(model_args.model_name_or_path):
         raise UsageError("give exactly one of --model_name_or_path (pretrained) and --from_scratch")
-    if data_args.max_seq_length <= 0:
+    if data_args.max_seq_length is not None and data_args.max_seq_length <= 0:
         raise UsageError(f"--max_seq_length {data_args.max_seq_length}: give a positive number of tokens")
     if data_args.head_init not in ("random", "linear_probe"):
         raise UsageError(f"--head_init {data_args.head_init}: give 'random' or 'linear_probe'")
@@ -125,8 +125,9 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
     model = _classifier(model_args, data_args, tokenizer, dict(enumerate(label_names)))
     trainable = model.num_parameters(only_trainable=True)
     logger.info(f"{trainable:,} trainable parameters of {model.num_parameters():,}")
-    max_length = min(data_args.max_seq_length, model.config.max_position_embeddings)
-    if max_length < data_args.max_seq_length:
+    wanted = data_args.max_seq_length or model.config.max_position_embeddings
+    max_length = min(wanted, model.config.max_position_embeddings)
+    if max_length < wanted:
         logger.warning(f"--max_seq_length {data_args.max_seq_length} is cut to the model's {max_length} positions")
     encoded = encode_reviews(raw, tokenizer, max_length, training_args)
     budget_draw = {"label_budget_seed": draw_seed} if data_args.label_budget is not None else {}
@@ -172,7 +173,8 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
     )
 
 
-def main(args: Sequence[str] | None = None, doc: str | None = None) -> dict:
+def main(args: Sequence[str] | None = None, doc: str | None = None, configs: str | os.PathLike | None = None) -> dict:
     """`recipes/finetune_sentiment.py`: parse the flags (after an arguments file, if one is given) and finetune;
-    `doc`, the recipe's docstring, is its --help."""
-    return run_task(finetune, ARGUMENT_GROUPS, args, **help_sections(doc))
+    `doc`, the recipe's docstring, is its --help; `configs`, the recipes' configs/ folder, gives the lab's defaults
+    (`argument_groups`)."""
+    return run_task(finetune, argument_groups(configs), args, **help_sections(doc))

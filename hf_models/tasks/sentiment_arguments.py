@@ -4,6 +4,7 @@ without torch: the recipe's -h and its refused flags answer at once)."""
 from __future__ import annotations
 
 import ast
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,9 +26,9 @@ CLASSIFIER_POOLINGS = _literal_values(
 )
 
 DEFAULT_PRESET = "altegrad-lab"  # the model from scratch, unless --model_config names another
-# The lab's finetuning from the pretrained model: the Trainer flags' defaults and the length a review is read to.
-LAB_CONFIG = "configs/altegrad/course/pretrained.json"
-LAB_MAX_SEQ_LENGTH = course_defaults(LAB_CONFIG, ["max_seq_length"])["max_seq_length"]
+# The lab's finetuning from the pretrained model, in the recipes' configs/ folder: the recipe's defaults of the
+# Trainer flags and of the length a review is read to.
+LAB_CONFIG = "altegrad/course/pretrained.json"
 
 
 @dataclass
@@ -80,9 +81,12 @@ class SentimentArguments:
     linear_probe_folds: int = field(
         default=5, metadata={"help": "Folds of the probe's cross-validation.", "range": Range(2)}
     )
-    max_seq_length: int = field(
-        default=LAB_MAX_SEQ_LENGTH,
-        metadata={"help": "Tokens read of each review (the lab's; cut to the model's positions).", "range": POSITIVE},
+    max_seq_length: int | None = field(
+        default=None,
+        metadata={
+            "help": "Tokens read of each review, cut to the model's positions (default: all of them).",
+            "range": POSITIVE,
+        },
     )
     # Half the positions of a random batch of 16 are padding. Unlike --train_sampling_strategy group_by_length, whose
     # batches run longest first, every epoch ends on reviews of any length.
@@ -142,9 +146,15 @@ TRAINER_FLAG_HELPS = {
     "per_device_eval_batch_size": "Reviews per evaluation batch.",
 }
 
-# The command line: the task's flags, the model's, then Trainer's (each group under its title in --help).
-ARGUMENT_GROUPS = (
-    FlagGroup("Sentiment arguments", SentimentArguments),
-    model_group(DEFAULT_PRESET),
-    trainer_group(TRAINER_FLAGS, LAB_CONFIG, "the lab's", **TRAINER_FLAG_HELPS),
-)
+
+def argument_groups(configs: str | os.PathLike | None = None) -> tuple[FlagGroup, ...]:
+    """The command line: the task's flags, the model's, then Trainer's (each group under its title in --help).
+    `configs`: the recipes' configs/ folder, whose lab's file gives the defaults of the flags it sets (the review
+    length, the handout's optimization); None: the model's length and Trainer's own."""
+    own = FlagGroup("Sentiment arguments", SentimentArguments)
+    if configs is not None:
+        length = course_defaults(configs, LAB_CONFIG, ["max_seq_length"])
+        text = "Tokens read of each review, cut to the model's positions (the lab's)."
+        own = FlagGroup("Sentiment arguments", SentimentArguments, helps={"max_seq_length": text}, defaults=length)
+    trainer = trainer_group(TRAINER_FLAGS, configs, LAB_CONFIG, "the lab's", **TRAINER_FLAG_HELPS)
+    return (own, model_group(DEFAULT_PRESET), trainer)

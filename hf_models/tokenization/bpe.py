@@ -23,9 +23,9 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from transformers import AutoTokenizer, PreTrainedTokenizerBase, PreTrainedTokenizerFast
+from transformers import PreTrainedTokenizerBase, PreTrainedTokenizerFast
 
-from ..safety import check_json_files, reading, saving_into
+from ..safety import check_json_files, reading, staged_save
 from ..textio import UsageError
 
 __all__ = [
@@ -130,7 +130,7 @@ def train_bpe_tokenizer(
         **{f"{name}_token": token for name, token in SPECIAL_TOKENS.items()},
     )
     if output_dir is not None:
-        with saving_into(output_dir) as staging:  # a failed save leaves the folder's old tokenizer whole
+        with staged_save(output_dir) as staging:  # a failed save leaves the folder's old tokenizer whole
             hf_tok.save_pretrained(str(staging))
     return hf_tok
 
@@ -140,6 +140,7 @@ def open_tokenizer(path: str | os.PathLike) -> PreTrainedTokenizerBase:
     `FileNotFoundError`; a broken JSON file, a tokenizer.json that tokenizers cannot read, or a folder
     transformers cannot load a tokenizer from, a `UsageError` naming the file."""
     from tokenizers import Tokenizer
+    from transformers import AutoTokenizer  # imports torch: here, not for a command's -h
 
     path = Path(path)
     if not path.is_dir():

@@ -25,7 +25,7 @@ from pathlib import Path
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
 from transformers import PreTrainedTokenizerFast
 
-from ..safety import check_output_dir, command_line, saving_into
+from ..safety import check_output_dir, command_line, staged_save
 from ..textio import UsageError, read_text
 from .bpe import open_tokenizer
 from .lab_dictionary import (
@@ -154,7 +154,7 @@ def build_cs224n_char_tokenizer(
         sep_token=CS224N_MASK_CHAR,
     )
     if output_dir is not None:
-        with saving_into(output_dir) as staging:
+        with staged_save(output_dir) as staging:
             hf_tokenizer.save_pretrained(str(staging))
     return hf_tokenizer
 

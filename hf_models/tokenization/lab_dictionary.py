@@ -16,7 +16,7 @@ from pathlib import Path
 from tokenizers import Tokenizer, processors
 from transformers import PreTrainedTokenizerFast
 
-from ..safety import saving_into
+from ..safety import staged_save
 from ..textio import UsageError, iter_text_lines
 
 __all__ = [
@@ -116,6 +116,6 @@ def wrap_lab_tokenizer(
         unk_token="<unk>",
     )
     if output_dir is not None:
-        with saving_into(output_dir) as staging:
+        with staged_save(output_dir) as staging:
             hf_tokenizer.save_pretrained(str(staging))
     return hf_tokenizer

@@ -44,6 +44,7 @@ _MODULES = {
     "check_plateau": "plateau",
     "finish_run": "finish",
     "last_logged": "trainer",
+    "last_or_mean_loss": "trainer",
     "load_or_build_model": "setup",
     "load_pretrained": "setup",
     "model_source": "finish",

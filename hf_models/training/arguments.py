@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from transformers.hf_argparser import HfArgumentParser  # transformers' lazy package, without torch
 
+from ..safety.errors import one_line
 from ..safety.outputs import check_checkpoint, check_output_dir
 from ..safety.ranges import (
     KEPT_SHARE,
@@ -47,6 +48,7 @@ __all__ = [
     "TRAINER_GROUP",
     "TRAINER_TITLE",
     "build_parser",
+    "check_model_folder",
     "check_run_output",
     "check_training_arguments",
     "course_defaults",
@@ -237,7 +239,6 @@ TRAINER_HELPS = {
 }
 
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 # The Trainer flags a course's handout sets (its optimization); a course config's other keys (precision, logging,
 # data loading) are the machine's, not the course's.
 HANDOUT_FLAGS = (
@@ -270,28 +271,37 @@ TIED_FLAGS = {
 }
 
 
-def course_defaults(config: str, names: Iterable[str] = HANDOUT_FLAGS) -> dict[str, object]:
-    """The values of the Trainer flags `names` that a course's config file (`configs/COURSE/course/...json`, from the
-    repository root) sets: a course recipe's defaults, read from the one file that holds them."""
-    values = read_arguments_file(str(REPO_ROOT / config))
+def course_defaults(
+    configs: str | os.PathLike, config: str, names: Iterable[str] = HANDOUT_FLAGS
+) -> dict[str, object]:
+    """The values of the flags `names` that a course's config file sets (`config`, e.g. 'altegrad/course/x.json',
+    in the recipes' `configs` folder, which the recipe names when it runs: the package itself reads no file of the
+    repository)."""
+    values = read_arguments_file(os.path.join(configs, config))
     names = set(names)
     return {key: json.dumps(v) if isinstance(v, dict) else v for key, v in values.items() if key in names}
 
 
 def trainer_group(
-    listed: Sequence[str], defaults_file: str | None = None, source: str = "the course's", **helps: str
+    listed: Sequence[str],
+    configs: str | os.PathLike | None = None,
+    defaults_file: str | None = None,
+    source: str = "the course's",
+    **helps: str,
 ) -> FlagGroup:
     """`TrainingArguments` as a recipe shows them: the flags it sets `listed` (every other still parses, and
     `--help_trainer` lists it), their help texts (`helps` replaces `TRAINER_HELPS`' for this recipe), and Trainer's
-    own defaults, or a course recipe's: the handout's (`course_defaults(defaults_file)`), whose help says `source`
-    (the group's title names the file)."""
-    defaults = course_defaults(defaults_file) if defaults_file else {}
+    own defaults, or a course recipe's: the handout's (`course_defaults(configs, defaults_file)`), whose help says
+    `source` (the group's title names the file). Without `configs`, Trainer's own defaults."""
+    course = configs is not None and defaults_file is not None
+    defaults = course_defaults(configs, defaults_file) if course else {}
     texts = {name: helps.get(name, TRAINER_HELPS.get(name)) for name in listed}
     for name in defaults:
         if texts.get(name):
             texts[name] = f"{texts[name].removesuffix('.')} ({source})."
+    shown = f"{Path(configs).name}/{defaults_file}" if course else None
     return trainer_flags(
-        f"{TRAINER_TITLE[:-1]}; {source} values: {defaults_file})" if defaults_file else TRAINER_TITLE,
+        f"{TRAINER_TITLE[:-1]}; {source} values: {shown})" if course else TRAINER_TITLE,
         helps={name: text for name, text in texts.items() if text},
         defaults=defaults,
         listed=tuple(listed),
@@ -524,7 +534,7 @@ def parse_args(groups: Sequence[FlagGroup], args: Sequence[str] | None = None, *
     except UsageError:
         raise
     except (TypeError, ValueError) as error:  # a wrong type, a dataclass's own check
-        raise UsageError(f"{source}: {' '.join(str(error).split())}") from None
+        raise UsageError(f"{source}: {one_line(error)}") from None
     check_paths_given(*parsed)
     if source != "the flags":
         _check_arguments_file_outside_output(source, parsed)
@@ -606,6 +616,15 @@ def check_training_arguments(training_args: TrainingArguments, fitted_otherwise:
 TRAINER_DEFAULT_OUTPUT_DIR = "trainer_output"
 
 
+def check_model_folder(model_args: ModelArguments) -> None:
+    """A `--model_name_or_path` that is not here, and that the tokenizer would be read from (no
+    `--tokenizer_name_or_path`): the model folder is what is missing, and the error says so (a tokenizer is loaded
+    from a folder only, so nothing that would load is refused)."""
+    path = model_args.model_name_or_path
+    if path and not model_args.tokenizer_name_or_path and not os.path.exists(path):
+        raise UsageError(f"--model_name_or_path {path}: model folder not found; give the folder a run saved")
+
+
 def check_run_output(
     model_args: ModelArguments,
     training_args: TrainingArguments,
@@ -618,6 +637,7 @@ def check_run_output(
     (`architecture`, `check_checkpoint`), and an `--output_dir` that is neither one of its inputs (the model, the
     tokenizer, `inputs`) nor a used folder, unless `--overwrite_output_dir` or `--resume_from_checkpoint`.
     `fitted_otherwise`: zero training steps are allowed (`check_training_arguments`)."""
+    check_model_folder(model_args)
     check_training_arguments(training_args, fitted_otherwise)
     if training_args.output_dir in (None, TRAINER_DEFAULT_OUTPUT_DIR):  # not given, or null in an arguments file
         raise UsageError("--output_dir is missing (or null): give the folder the run writes to")

@@ -27,7 +27,7 @@ from ..small_encoder import SmallEncoderConfig
 from .arguments import ModelArguments
 from .plateau import PLATEAU_KEYS
 from .plots import plot_curves
-from .trainer import saving_run
+from .trainer import finish_all_or_nothing
 
 __all__ = ["RunTimer", "finish_run", "model_source", "run_results", "write_report"]
 
@@ -125,7 +125,7 @@ def write_report(
     return path
 
 
-@saving_run
+@finish_all_or_nothing
 def finish_run(
     trainer: Trainer,
     arguments: Sequence[Any],

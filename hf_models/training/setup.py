@@ -9,7 +9,7 @@ from typing import Any
 from huggingface_hub.errors import StrictDataclassError
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from ..safety import check_json_files, reading
+from ..safety import check_json_files, one_line, reading
 from ..small_encoder import SmallEncoderConfig
 from ..textio import UsageError
 from ..tokenization import config_token_ids
@@ -83,14 +83,14 @@ def build_config(
     except UsageError:
         raise
     except (ValueError, StrictDataclassError) as error:  # a broken JSON file, an unknown preset, a bad field
-        raise UsageError(f"--model_config {model_config}: {_first_line(error)}") from None
+        raise UsageError(f"--model_config {model_config}: {one_line(error)}") from None
     if config_overrides:
         try:
             config.update_from_string(expand_dropout(config_overrides, config))
         except TypeError:  # transformers takes only int, float, bool and text, never a list or a null setting
             raise UsageError(_not_overridable(config_overrides, config)) from None
         except (ValueError, StrictDataclassError) as error:
-            raise UsageError(f"--config_overrides {config_overrides!r}: {_first_line(error)}") from None
+            raise UsageError(f"--config_overrides {config_overrides!r}: {one_line(error)}") from None
     for key, value in fields.items():
         if value is not None:
             setattr(config, key, value)
@@ -103,7 +103,7 @@ def build_config(
         config.validate()
     except (ValueError, StrictDataclassError) as error:
         source = f"{model_config}, {config_overrides or 'no overrides'}"
-        raise UsageError(f"the model config ({source}): {_first_line(error)}") from None
+        raise UsageError(f"the model config ({source}): {one_line(error)}") from None
     return config
 
 
@@ -117,10 +117,6 @@ def _not_overridable(config_overrides: str, config: SmallEncoderConfig) -> str:
         f"--config_overrides {key}: the setting holds {held}, which key=value cannot set; give it in a "
         "--model_config JSON file"
     )
-
-
-def _first_line(error: BaseException) -> str:
-    return " ".join(str(error).split())
 
 
 def load_or_build_model(

@@ -18,7 +18,7 @@ from transformers.trainer_callback import ExportableState
 from transformers.trainer_pt_utils import LengthGroupedSampler
 from transformers.trainer_utils import get_last_checkpoint
 
-from ..safety import keeping_earlier_files, saving_into
+from ..safety import restoring_on_failure, staged_save
 from ..textio import atomic_write
 from .plots import PlotCallback
 
@@ -26,8 +26,9 @@ __all__ = [
     "ReproducibleTrainer",
     "ShuffledLengthBuckets",
     "last_logged",
+    "last_or_mean_loss",
     "quiet_defaults",
-    "saving_run",
+    "finish_all_or_nothing",
     "train_model",
 ]
 
@@ -85,7 +86,7 @@ class ReproducibleTrainer(Trainer):
         output_dir = output_dir if output_dir is not None else self.args.output_dir
         if not self.args.should_save:  # the other processes join the gathers only
             return super()._save(output_dir, state_dict)
-        with saving_into(output_dir) as staging:
+        with staged_save(output_dir) as staging:
             super()._save(str(staging), state_dict)
 
     def save_state(self) -> None:
@@ -149,7 +150,7 @@ def train_model(
     similar lengths in random order (`ShuffledLengthBuckets`); `task`: named in each checkpoint (`RunTask`).
 
     Returns the trainer and the training metrics, with `train_samples` and `final_train_loss`: the last logged
-    loss, or Trainer's mean loss for a run too short to log a step. Zero epochs and no `--max_steps` (a model
+    loss, None for a run too short to log a step (Trainer's mean over the run is `train_loss`). Zero epochs and no `--max_steps` (a model
     fitted before, e.g. a linear-probe head on a frozen backbone) trains nothing: the trainer is returned to
     evaluate and save, with `train_steps` 0. `--push_to_hub` is checked here (offline: one line, before training)
     and left to `finish_run`, which shares the run as `push_to_hub.py` does (`trainer.share_on_hub`)."""
@@ -189,7 +190,7 @@ def train_model(
             remove_if_empty(training_args.output_dir)
         raise
     metrics = {**result.metrics, "train_samples": len(train_dataset)}
-    metrics["final_train_loss"] = last_logged(trainer, "loss", default=result.training_loss)
+    metrics["final_train_loss"] = last_logged(trainer, "loss")  # None: no step logged (Trainer's mean: train_loss)
     return trainer, metrics
 
 
@@ -245,10 +246,16 @@ def earlier_evaluations(trainer: Trainer) -> list[str]:
     ]
 
 
-def saving_run(finish: Callable[..., Any]) -> Callable[..., Any]:
-    """`finish(trainer, ...)`, the writes that end a run, all or nothing on the main process: a failure half-way (a
-    full disk) leaves the folder as it was before them (`safety.keeping_earlier_files`), an earlier run's files
-    included, and no plot this run drew into a new folder."""
+def last_or_mean_loss(metrics: dict[str, Any]) -> float | None:
+    """The last logged training loss, else (a run too short to log a step) Trainer's mean over the run."""
+    final = metrics.get("final_train_loss")
+    return final if final is not None else metrics.get("train_loss")
+
+
+def finish_all_or_nothing(finish: Callable[..., Any]) -> Callable[..., Any]:
+    """Decorates `finish(trainer, ...)`, the writes that end a run, to make them all or nothing on the main process:
+    a failure half-way (a full disk) leaves the folder as it was before them (`safety.restoring_on_failure`), an
+    earlier run's files included, and no plot this run drew into a new folder."""
 
     @functools.wraps(finish)
     def wrapper(trainer: Trainer, *args: Any, **kwargs: Any) -> Any:
@@ -256,7 +263,7 @@ def saving_run(finish: Callable[..., Any]) -> Callable[..., Any]:
             return finish(trainer, *args, **kwargs)
         try:
             discard = (*STALE_RESULTS, *earlier_evaluations(trainer))
-            with keeping_earlier_files(trainer.args.output_dir, discard=discard):
+            with restoring_on_failure(trainer.args.output_dir, discard=discard):
                 return finish(trainer, *args, **kwargs)
         except BaseException:
             for callback in trainer.callback_handler.callbacks:

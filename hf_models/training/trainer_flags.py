@@ -1,74 +1,126 @@
 """`TrainingArguments`' flags without importing torch: `transformers.training_args` imports torch, while `-h` and a
-refused flag need only the flags' names, types, choices, defaults and help texts. They are read once from the
-installed transformers (its own `HfArgumentParser(TrainingArguments)`) and kept in the user's cache, one file per
-transformers version and install; `TrainingArgumentsFlags` is a dataclass of them that `HfArgumentParser` turns into
-the same flags, and `training_arguments` builds the real `TrainingArguments` from their parsed values (torch is
-imported then, when a recipe runs).
+refused flag need only the flags' names, types, choices, defaults and help texts. They are read from the source of
+the installed transformers (`ast`): TrainingArguments' fields, the enums their types name (from the modules
+training_args.py imports them from) and the module's constants their metadata names, into a stand-in dataclass
+that `HfArgumentParser` turns into the same flags. Nothing is cached or written. `TrainingArgumentsFlags` is a
+dataclass of those flags, and `training_arguments` builds the real `TrainingArguments` from their parsed values
+(torch is imported then, when a recipe runs).
 
-Nothing here is written by hand: a new transformers release brings its own flags (a new cache file, named by the
-release, the install's path and training_args.py's time stamp, and holding the release it describes: a file that
-does not is described again; `HF_MODELS_CACHE` names another folder), and
-`tests/test_arguments_file.py` checks that the flags parse as `TrainingArguments`' own."""
+A default that the class body computes (`optim`'s, from torch's version) is not read: the flag shows none and,
+unless given, TrainingArguments' own applies (`UNREAD_DEFAULTS`). Nothing here is written by hand: a new
+transformers release brings its own flags, and `tests/test_arguments_file.py` checks that the flags parse as
+`TrainingArguments`' own."""
 
 from __future__ import annotations
 
 import argparse
+import ast
+import builtins
 import dataclasses
-import importlib.metadata
 import importlib.util
-import json
-import os
-import zlib
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import Any, Literal, Optional, Union
 
-from ..textio import atomic_write_text
+from transformers.utils import ExplicitEnum
+from transformers.utils import logging as transformers_logging
 
-__all__ = ["TrainingArgumentsFlags", "describe_training_arguments", "training_arguments"]
+__all__ = ["TrainingArgumentsFlags", "UNREAD_DEFAULTS", "describe_training_arguments", "training_arguments"]
 
 # A field's kind, as HfArgumentParser makes its flag: the Python type of the light dataclass's field.
 _KINDS = {"int": int, "float": float, "str": str, "bool": bool}
+_PACKAGE = Path(importlib.util.find_spec("transformers").origin).parent  # found without importing transformers
 
 
-def _transformers_file() -> Path:
-    """transformers' training_args.py, found without importing transformers."""
-    spec = importlib.util.find_spec("transformers")
-    return Path(spec.origin).parent / "training_args.py"
+def _module(dotted: str) -> ast.Module:
+    """The syntax tree of transformers' module `dotted` (relative to the package: 'trainer_utils')."""
+    base = _PACKAGE.joinpath(*dotted.split("."))
+    path = base.with_suffix(".py") if base.with_suffix(".py").is_file() else base / "__init__.py"
+    return ast.parse(path.read_text(encoding="utf-8"))
 
 
-def _transformers_version() -> str:
-    return importlib.metadata.version("transformers")
+def _enums(module: ast.Module, names: set[str]) -> dict[str, type]:
+    """The classes `names` of `module` whose body is string constants: transformers' `ExplicitEnum`s."""
+    found = {}
+    for node in module.body:
+        if isinstance(node, ast.ClassDef) and node.name in names:
+            members = [
+                (target.id, statement.value.value)
+                for statement in node.body
+                if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Constant)
+                for target in statement.targets
+                if isinstance(target, ast.Name)
+            ]
+            if members:
+                found[node.name] = ExplicitEnum(node.name, members)
+    return found
 
 
-def _cache_path() -> Path:
-    source = _transformers_file()
-    base = os.environ.get("HF_MODELS_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache"), "hf_models"
-    )
-    identity = f"{zlib.crc32(str(source).encode()):08x}-{source.stat().st_mtime_ns}"  # this install, this file
-    return Path(base) / f"training_arguments-{_transformers_version()}-{identity}.json"
+def _names(node: ast.AST) -> set[str]:
+    return {child.id for child in ast.walk(node) if isinstance(child, ast.Name)}
 
 
-# What each described flag holds (`describe_training_arguments`): a cached file lacking one is described again.
-_DESCRIPTION_KEYS = {"name", "kind", "many", "optional_value", "const", "choices", "default", "help"}
+def _namespace(module: ast.Module, used: set[str]) -> dict[str, Any]:
+    """What the fields' types and metadata name (`used`): typing's names, the enums (training_args.py's own and
+    those it imports from transformers' modules), and the module's constants, computed from transformers'
+    logging levels alone."""
+    namespace: dict[str, Any] = {"Any": Any, "Literal": Literal, "Optional": Optional, "Union": Union}
+    namespace["logging"] = transformers_logging
+    namespace.update(_enums(module, used))
+    for node in module.body:
+        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+            wanted = {alias.name for alias in node.names} & used
+            if wanted - namespace.keys():
+                namespace.update(_enums(_module(node.module), wanted))
+    constants = {
+        node.targets[0].id: node
+        for node in module.body
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+    }
+    needed, order = set(used), set()
+    while fresh := (needed & constants.keys()) - order:  # the constants named, and those they are computed from
+        order |= fresh
+        needed = set().union(*(_names(constants[name].value) for name in fresh))
+    for name in sorted(order, key=lambda name: constants[name].lineno):  # e.g. trainer_log_levels
+        exec(compile(ast.Module([constants[name]], []), "training_args.py", "exec"), namespace)
+    return namespace
 
 
-def _cached(path: Path) -> list[dict[str, Any]] | None:
-    """The flags the cache file describes, if it was written for this transformers release and holds what a
-    description holds; None otherwise (another release's file under the same name, a damaged one)."""
-    try:
-        cached = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(cached, dict) or cached.get("transformers") != _transformers_version():
-        return None
-    flags = cached.get("flags")
-    valid = (
-        isinstance(flags, list)
-        and flags
-        and all(isinstance(flag, dict) and set(flag) == _DESCRIPTION_KEYS and flag["kind"] in _KINDS for flag in flags)
-    )
-    return flags if valid and "output_dir" in {flag["name"] for flag in flags} else None
+class _StandIns(dict):
+    """The namespace of the fields' types, where a name that is not read (a class of another library:
+    `ParallelismConfig`) is a class of that name, whose flag takes a text as HfArgumentParser makes it for the real
+    class."""
+
+    def __missing__(self, name: str) -> type:
+        if hasattr(builtins, name):
+            raise KeyError(name)
+        return type(name, (), {})
+
+
+def _stand_in() -> tuple[type, frozenset[str]]:
+    """TrainingArguments' fields as a dataclass of the same types, defaults and metadata, read from its source;
+    and the fields whose default the class computes (left to TrainingArguments)."""
+    module = _module("training_args")
+    (body,) = [node for node in module.body if isinstance(node, ast.ClassDef) and node.name == "TrainingArguments"]
+    fields = [node for node in body.body if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)]
+    namespace = _namespace(module, set().union(*(_names(node) for node in fields)))
+    specs, unread = [], set()
+    for node in fields:
+        kind = eval(ast.unparse(node.annotation), {}, _StandIns(namespace))
+        options: dict[str, Any] = {}
+        call = node.value
+        if isinstance(call, ast.Call) and getattr(call.func, "id", None) == "field":
+            for keyword in call.keywords:
+                try:
+                    options[keyword.arg] = eval(ast.unparse(keyword.value), dict(namespace))
+                except NameError:  # a value of the class body (`default_optim`): TrainingArguments' own
+                    if keyword.arg in ("default", "default_factory"):
+                        unread.add(node.target.id)
+                        options["default"] = None
+        elif call is not None:
+            options["default"] = ast.literal_eval(call)
+        if options.get("init", True):
+            specs.append((node.target.id, kind, dataclasses.field(**options)))
+    return dataclasses.make_dataclass("TrainingArguments", specs, kw_only=True), frozenset(unread)
 
 
 def _plain(value: Any) -> Any:
@@ -77,19 +129,19 @@ def _plain(value: Any) -> Any:
     return value if isinstance(value, str | int | float | bool | list | dict | type(None)) else None
 
 
-def describe_training_arguments() -> list[dict[str, Any]]:
-    """Each `TrainingArguments` flag as HfArgumentParser makes it: name, kind, choices, default, help (imports
-    torch: transformers' training_args does)."""
-    from transformers import HfArgumentParser, TrainingArguments
+def describe_training_arguments(arguments: type) -> list[dict[str, Any]]:
+    """Each flag of `arguments` (TrainingArguments, or its stand-in) as HfArgumentParser makes it: name, kind,
+    choices, default, help."""
+    from transformers import HfArgumentParser
 
-    parser = HfArgumentParser(TrainingArguments)
+    parser = HfArgumentParser(arguments)
     actions = {
         action.dest: action
         for action in parser._actions
         if action.option_strings and not isinstance(action, argparse._StoreFalseAction | argparse._HelpAction)
     }
     described = []
-    for spec in dataclasses.fields(TrainingArguments):
+    for spec in dataclasses.fields(arguments):
         action = actions.get(spec.name)
         if not spec.init or action is None:
             continue
@@ -108,21 +160,6 @@ def describe_training_arguments() -> list[dict[str, Any]]:
                 "help": action.help,
             }
         )
-    return described
-
-
-def _described() -> list[dict[str, Any]]:
-    """`describe_training_arguments()`, from the cache when this transformers install has been described before."""
-    path = _cache_path()
-    cached = _cached(path)
-    if cached is not None:
-        return cached
-    described = describe_training_arguments()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(path, json.dumps({"transformers": _transformers_version(), "flags": described}) + "\n")
-    except OSError:  # a read-only home: described again next time
-        pass
     return described
 
 
@@ -146,7 +183,8 @@ def _flags_dataclass(described: list[dict[str, Any]]) -> type:
     return dataclasses.make_dataclass("TrainingArgumentsFlags", fields)
 
 
-TrainingArgumentsFlags = _flags_dataclass(_described())
+_STAND_IN, UNREAD_DEFAULTS = _stand_in()
+TrainingArgumentsFlags = _flags_dataclass(describe_training_arguments(_STAND_IN))
 DEFAULTS = {
     spec.name: spec.default if spec.default is not dataclasses.MISSING else spec.default_factory()
     for spec in dataclasses.fields(TrainingArgumentsFlags)

@@ -80,7 +80,7 @@ BIRTHPLACE_EVALUATION = "hf_models/tasks/birthplace_evaluation.py"
 QA_DECODING = "hf_models/tasks/qa_decoding.py"
 RUN_RECORD = "hf_models/run_record.py"
 CARD = "hf_models/hub/card.py"
-APP_TABS = "hf_models/app/tabs.py"
+APP_PREDICTIONS = "hf_models/app/predictions.py"
 WRITE_RESULTS = "benchmarks/write_results.py"
 THROUGHPUT = "benchmarks/throughput.py"
 SNAKEFILE = "benchmarks/Snakefile"
@@ -219,28 +219,28 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     # --- the backbone ---------------------------------------------------------------------------------------
     Mutant(
-        "mask-excludes-diagonal",
+        "mask-without-the-cache",
         MODELING,
-        "mask = key_index <= query_index if self.config.is_causal",
-        "mask = key_index < query_index if self.config.is_causal",
+        "mask = create_causal_mask(self.config, inputs_embeds, attention_mask, cache)",
+        "mask = create_causal_mask(self.config, inputs_embeds, attention_mask, None)",
         MODEL_TESTS,
-        "wrong mask: a query does not attend to itself",
+        "wrong mask: built without the cache, a new chunk's mask leaves out the past keys",
     ),
     Mutant(
         "mask-ignores-padding",
         MODELING,
-        "mask = mask & attention_mask[:, None, None, -key_length:].bool()",
-        "mask = mask & torch.ones_like(attention_mask[:, None, None, -key_length:]).bool()",
+        "mask = create_causal_mask(self.config, inputs_embeds, attention_mask, cache)",
+        "mask = create_causal_mask(self.config, inputs_embeds, None, cache)",
         MODEL_TESTS,
         "wrong mask: padding keys are attended to",
     ),
     Mutant(
-        "padding-query-without-own-key",
+        "eager-empty-row-nan",
         MODELING,
-        "            mask = mask | (key_index == query_index)\n",
-        "",
+        "bias = bias.masked_fill_(~attention_mask, min_value)",
+        'bias = bias.masked_fill_(~attention_mask, float("-inf"))',
         MODEL_TESTS,
-        "a left-padding query attends to nothing: NaN rows",
+        "a left-padding query without keys is a NaN row in the written-out attention, read by the next layer",
     ),
     Mutant(
         "positions-ignore-left-padding",
@@ -603,8 +603,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "flag-max-seq-length-ignored",
         SENTIMENT,
-        "max_length = min(data_args.max_seq_length, model.config.max_position_embeddings)",
-        "max_length = model.config.max_position_embeddings",
+        "wanted = data_args.max_seq_length or model.config.max_position_embeddings",
+        "wanted = model.config.max_position_embeddings",
         SENTIMENT_FLAG_TESTS,
         "--max_seq_length does not truncate the reviews",
     ),
@@ -854,7 +854,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "score-final-train-loss-is-the-mean",
         TRAINER,
-        'metrics["final_train_loss"] = last_logged(trainer, "loss", default=result.training_loss)',
+        'metrics["final_train_loss"] = last_logged(trainer, "loss")',
         'metrics["final_train_loss"] = result.training_loss',
         FINAL_LOSS_TESTS,
         "the final training loss is Trainer's mean over the run",
@@ -870,8 +870,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "score-card-final-loss-is-the-mean",
         CARD,
-        'final_loss = record.train_metrics.get("final_train_loss")',
-        'final_loss = record.train_metrics.get("train_loss")',
+        'final_loss, mean_loss = record.train_metrics.get("final_train_loss"), record.train_metrics.get("train_loss")',
+        'final_loss, mean_loss = record.train_metrics.get("train_loss"), record.train_metrics.get("train_loss")',
         CARD_LOSS_TESTS,
         "the card's final training loss is Trainer's mean over the run",
     ),
@@ -1057,7 +1057,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "app-accepts-invisible-text",
-        APP_TABS,
+        APP_PREDICTIONS,
         "if not is_visible(text):",
         "if not text:",
         (f"{CLEANING}::test_app_refuses_text_that_does_not_show",),
@@ -1105,7 +1105,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "raw-app-strips-spaces-only",
-        APP_TABS,
+        APP_PREDICTIONS,
         'text = (text or "").strip()',
         'text = (text or "").strip(" ")',
         (f"{CLEANING}::test_app_strips_typed_text_and_nothing_else",),
@@ -1204,8 +1204,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "flags-max-length-past-positions",
         SENTIMENT,
-        "max_length = min(data_args.max_seq_length, model.config.max_position_embeddings)",
-        "max_length = data_args.max_seq_length",
+        "max_length = min(wanted, model.config.max_position_embeddings)",
+        "max_length = wanted",
         (f"{TOGETHER}::test_max_seq_length_is_cut_to_the_models_positions",),
         "--max_seq_length past the model's positions",
     ),

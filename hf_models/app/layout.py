@@ -1,4 +1,4 @@
-"""The Gradio wiring of the app: one tab per function of `tabs`, errors shown as one `gr.Error` line, and `main`,
+"""The app's layout in Gradio: one tab per function of `predictions`, errors shown as one `gr.Error` line, and `main`,
 the command line of `recipes/app.py` (and of the Space that `push_to_hub.py --space` writes).
 
 Gradio is imported only when the app is built (`pip install -e '.[app]'`), so that the package imports without it.
@@ -14,7 +14,7 @@ from typing import Any
 
 from .arguments import APP_CONFIG_FILE, parse_args
 from .loading import VIEW_NAMES, AppError, LoadedModel, first_line, load_models, read_app_config
-from .tabs import (
+from .predictions import (
     EXAMPLE_PROMPT,
     EXAMPLE_QUESTION,
     EXAMPLE_REVIEW,

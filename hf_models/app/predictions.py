@@ -1,4 +1,4 @@
-"""What each tab of the app computes, as plain functions (the tests call them; `interface` wires them to Gradio):
+"""What each tab of the app computes, as plain functions (the tests call them; `layout` wires them to Gradio):
 birthplace answers side by side with London's (and why an answer is empty), a plain LM's continuation of a prompt, a
 review's label probabilities, and one head's attention map. Every text a model wrote passes through `printable`."""
 
