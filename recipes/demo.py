@@ -104,6 +104,7 @@ def _finetune_and_score(out: Path, setting: dict, bp_args, num_questions: int, c
     """3. Finetuning, with and without pretraining (same tokenizer, architecture and budget), then 4. greedy
     decoding of the held-out people's answers, scored by exact match."""
     from hf_models.tasks.birthplace import evaluate_answers, finetune
+    from hf_models.training import last_or_mean_loss
 
     runs = {
         "with pretraining": ("finetune", ModelArguments(model_name_or_path=str(out / "pretrain"), **overwrite)),
@@ -131,7 +132,7 @@ def _finetune_and_score(out: Path, setting: dict, bp_args, num_questions: int, c
             **options,
             **common,
         )
-        print(f"[demo] 3. finetuned {label}: final loss {metrics['final_train_loss']:.3f}")
+        print(f"[demo] 3. finetuned {label}: final loss {last_or_mean_loss(metrics):.3f}")
         scores[label] = _run(
             out / "logs",
             f"evaluate_{name}",
@@ -158,6 +159,7 @@ def run_demo(
     from hf_models.data.synthetic import write_synthetic_birthplace
     from hf_models.tasks.birthplace import BirthplaceArguments, evaluate_answers, pretrain
     from hf_models.tokenization import iter_text_lines, train_bpe_tokenizer
+    from hf_models.training import last_or_mean_loss
 
     start = time.perf_counter()
     out = Path(output_dir)
@@ -205,7 +207,7 @@ def run_demo(
         **common,
     )
     print(
-        f"[demo] 2. pretrained on wiki.txt with span corruption: final loss {metrics['final_train_loss']:.3f} "
+        f"[demo] 2. pretrained on wiki.txt with span corruption: final loss {last_or_mean_loss(metrics):.3f} "
         f"({_minutes(time.perf_counter() - start)})"
     )
     scores = _finetune_and_score(out, setting, bp_args, len(qa["train"]), common, overwrite)

@@ -30,11 +30,12 @@ MAKE_TARGETS = set(re.search(r"^\.PHONY:(.*)$", MAKEFILE, re.MULTILINE).group(1)
 MAKE_VARIABLES = set(re.findall(r"^([A-Z_]+) *[?:]?=", MAKEFILE, re.MULTILINE)) | set(
     re.findall(r"\$\(([A-Z_]+)\)", MAKEFILE)
 )
+CONFIGS = REPO_ROOT / "configs"  # the course files that give the course recipes their defaults
 # The Trainer recipes: their flag groups, from the subcommand for birthplace.py.
 RECIPES = {
-    "recipes/birthplace.py": lambda words: (subcommand_groups(words[0], DEFAULT_PRESET), words[1:]),
+    "recipes/birthplace.py": lambda words: (subcommand_groups(words[0], DEFAULT_PRESET, CONFIGS), words[1:]),
     "recipes/pretrain.py": lambda words: (pretraining_arguments.ARGUMENT_GROUPS, words),
-    "recipes/finetune_sentiment.py": lambda words: (sentiment_arguments.ARGUMENT_GROUPS, words),
+    "recipes/finetune_sentiment.py": lambda words: (sentiment_arguments.argument_groups(CONFIGS), words),
 }
 
 
@@ -231,7 +232,7 @@ def test_the_command_a_make_run_records_is_the_one_that_reruns_it(arguments) -> 
     reads it (it strips a value's end quotes): the same make command, which parses today."""
     cli = pytest.importorskip("snakemake.cli", reason="snakemake is not installed (pip install -e '.[bench]')")
     shown = subprocess.run(
-        ["make", "-n", "-o", ".venv/.installed", *arguments],
+        ["make", "--no-print-directory", "-n", "-o", ".venv/.installed", *arguments],
         cwd=REPO_ROOT,
         capture_output=True,
         text=True,
