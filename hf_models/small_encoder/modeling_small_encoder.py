@@ -622,39 +622,31 @@ class SmallEncoderForSequenceClassification(SmallEncoderPreTrainedModel):
         self.classifier = nn.Linear(pooled_size, config.num_labels)
         self.post_init()
 
-    def pool(self, hidden_states: torch.Tensor, attention_mask: torch.Tensor | None) -> torch.Tensor:
-        """Read one vector per sequence, ignoring padding on either side."""
+    def pool(self, outputs: BaseModelOutputWithPast, attention_mask: torch.Tensor | None) -> torch.Tensor:
+        """Read one vector per sequence, ignoring padding on either side: the last layer's `classifier_pooling` token
+        or mean; with "all_layers", the mean and max over non-pad tokens of each hidden state, each normalised on its
+        own (the embeddings are scaled by sqrt(hidden_size) and a post-norm layer's output is not, so unnormalised
+        the widest would rule)."""
+        hidden_states = outputs.last_hidden_state
         if attention_mask is None:
             attention_mask = torch.ones(hidden_states.shape[:2], dtype=torch.long, device=hidden_states.device)
         attention_mask = attention_mask.to(hidden_states.device).long()
         pooling = self.config.classifier_pooling
         weights = attention_mask.unsqueeze(-1).to(hidden_states.dtype)
-        mean = (hidden_states * weights).sum(1) / weights.sum(1).clamp(min=1.0)
+        if pooling == "all_layers":
+            pooled = []
+            for states in outputs.hidden_states:
+                mean = (states * weights).sum(1) / weights.sum(1).clamp(min=1.0)
+                maximum = states.masked_fill(weights == 0, torch.finfo(states.dtype).min).max(1).values
+                pooled += [mean, maximum]
+            return torch.cat([nn.functional.layer_norm(vector, vector.shape[-1:]) for vector in pooled], dim=-1)
         if pooling == "mean":
-            return mean
+            return (hidden_states * weights).sum(1) / weights.sum(1).clamp(min=1.0)
         positions = torch.arange(attention_mask.shape[1], device=hidden_states.device)
         rows = torch.arange(hidden_states.shape[0], device=hidden_states.device)
         if pooling == "first":
             return hidden_states[rows, attention_mask.argmax(-1)]
-        last = hidden_states[rows, (attention_mask * positions).argmax(-1)]
-        return last
-
-    def pool_all_layers(
-        self, all_hidden_states: tuple[torch.Tensor, ...], attention_mask: torch.Tensor | None
-    ) -> torch.Tensor:
-        """Mean and max over non-pad tokens of each hidden state, each normalised on its own: the embeddings are
-        scaled by sqrt(hidden_size) and a post-norm layer's output is not, so unnormalised the widest would rule."""
-        if attention_mask is None:
-            attention_mask = torch.ones(
-                all_hidden_states[0].shape[:2], dtype=torch.long, device=all_hidden_states[0].device
-            )
-        weights = attention_mask.to(all_hidden_states[0].device).unsqueeze(-1).to(all_hidden_states[0].dtype)
-        pooled = []
-        for hidden_states in all_hidden_states:
-            mean = (hidden_states * weights).sum(1) / weights.sum(1).clamp(min=1.0)
-            maximum = hidden_states.masked_fill(weights == 0, torch.finfo(hidden_states.dtype).min).max(1).values
-            pooled += [mean, maximum]
-        return torch.cat([nn.functional.layer_norm(vector, vector.shape[-1:]) for vector in pooled], dim=-1)
+        return hidden_states[rows, (attention_mask * positions).argmax(-1)]
 
     @can_return_tuple
     def forward(
@@ -681,11 +673,7 @@ class SmallEncoderForSequenceClassification(SmallEncoderPreTrainedModel):
             output_attentions=output_attentions,
             output_hidden_states=True if all_layers else output_hidden_states,
         )
-        if all_layers:
-            pooled = self.pool_all_layers(outputs.hidden_states, attention_mask)
-        else:
-            pooled = self.pool(outputs.last_hidden_state, attention_mask)
-        logits = self.classifier(self.dropout(pooled))
+        logits = self.classifier(self.dropout(self.pool(outputs, attention_mask)))
 
         loss = None
         if labels is not None:
