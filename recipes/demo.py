@@ -158,7 +158,8 @@ def run_demo(
     from hf_models.data import DataWarning, load_birthplace
     from hf_models.data.synthetic import write_synthetic_birthplace
     from hf_models.tasks.birthplace import BirthplaceArguments, evaluate_answers, pretrain
-    from hf_models.tokenization import iter_text_lines, train_bpe_tokenizer
+    from hf_models.textio import iter_text_lines
+    from hf_models.tokenization import train_bpe_tokenizer
     from hf_models.training import last_or_mean_loss
 
     start = time.perf_counter()

@@ -44,7 +44,8 @@ def synthetic_birthplace_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def tiny_tokenizer_dir(tmp_path_factory: pytest.TempPathFactory, synthetic_birthplace_dir: Path) -> Path:
     """A 600-token byte-level BPE tokenizer trained on the synthetic wiki.txt, saved to a folder."""
-    from hf_models.tokenization import iter_text_lines, train_bpe_tokenizer
+    from hf_models.textio import iter_text_lines
+    from hf_models.tokenization import train_bpe_tokenizer
 
     out = tmp_path_factory.mktemp("tiny_tokenizer")
     train_bpe_tokenizer(

@@ -241,7 +241,7 @@ def test_command_line(tmp_path):
 def test_a_failed_save_leaves_the_old_folder_whole(tmp_path, monkeypatch):
     """The converter saves through `staged_save`: the model, tokenizer and record replace the old files only once
     all are written; a failure half-way (here, the record) leaves the old folder as it was, and no staging folder."""
-    from hf_models.convert import export
+    import hf_models.convert as export
 
     torch.save(course_gpt(synthesizer=False).state_dict(), tmp_path / "model.pt")
     out = tmp_path / "hf"

@@ -3,8 +3,12 @@
 import pytest
 from transformers import AutoTokenizer
 
-from hf_models.tokenization.courses import VocabularyError, build_altegrad_lab_tokenizer, build_cs224n_char_tokenizer
-from hf_models.tokenization.lab_dictionary import read_fairseq_dictionary
+from hf_models.tokenization.courses import (
+    VocabularyError,
+    build_altegrad_lab_tokenizer,
+    build_cs224n_char_tokenizer,
+    read_fairseq_dictionary,
+)
 
 
 def course_stoi(text: str) -> dict[str, int]:

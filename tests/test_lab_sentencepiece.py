@@ -6,9 +6,12 @@ from transformers.convert_slow_tokenizer import import_protobuf
 
 from hf_models.data import detokenize_spm
 from hf_models.tokenization import resolve_tokenizer
-from hf_models.tokenization.courses import VocabularyError, main
-from hf_models.tokenization.lab_dictionary import read_fairseq_dictionary
-from hf_models.tokenization.lab_sentencepiece import build_altegrad_lab_raw_tokenizer
+from hf_models.tokenization.courses import (
+    VocabularyError,
+    build_altegrad_lab_raw_tokenizer,
+    main,
+    read_fairseq_dictionary,
+)
 
 # A tiny SentencePiece BPE model: scores rank the merges (higher first), single characters come last.
 MERGED = ["▁l", "iv", "re", "▁liv", "ivre", "▁livre"]

@@ -92,7 +92,7 @@ def test_unknown_preset_and_bad_switch_raise_clear_errors():
         tiny_config(attention_type="linformer")
     with pytest.raises(StrictDataclassFieldValidationError, match="classifier_pooling"):
         tiny_config(classifier_pooling="max")
-    with pytest.raises(StrictDataclassFieldValidationError, match="between 0 and 1, got 1.5"):
+    with pytest.raises(StrictDataclassFieldValidationError, match="a probability between 0.0 and 1.0, got 1.5"):
         tiny_config(hidden_dropout=1.5)
     with pytest.raises(StrictDataclassFieldValidationError, match="num_hidden_layers"):
         tiny_config(num_hidden_layers="2")

@@ -45,13 +45,13 @@ def test_unigram_entropy_matches_the_closed_form():
 
 
 def test_plateau_is_reported_and_warned(caplog):
-    with caplog.at_level(logging.WARNING, logger="hf_models.training.plateau"):
+    with caplog.at_level(logging.WARNING, logger="hf_models.training.trainer"):
         stuck = check_plateau(loss=6.0, entropy=6.2)
     assert stuck["plateau"] is True
     assert stuck["loss_over_unigram_entropy"] == pytest.approx(6.0 / 6.2, abs=1e-4)
     assert any("PLATEAU" in r.message and "6.200" in r.message for r in caplog.records)
     caplog.clear()
-    with caplog.at_level(logging.WARNING, logger="hf_models.training.plateau"):
+    with caplog.at_level(logging.WARNING, logger="hf_models.training.trainer"):
         learned = check_plateau(loss=3.0, entropy=6.2)
     assert learned["plateau"] is False
     assert not caplog.records
@@ -67,7 +67,7 @@ def test_birthplace_openings_pretraining_reports_its_plateau(tmp_path, synthetic
 
     out = tmp_path / "pre"
     with (
-        caplog.at_level(logging.WARNING, logger="hf_models.training.plateau"),
+        caplog.at_level(logging.WARNING, logger="hf_models.training.trainer"),
         warnings.catch_warnings(record=True) as caught,
     ):
         warnings.simplefilter("always")

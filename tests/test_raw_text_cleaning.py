@@ -40,8 +40,7 @@ from hf_models.data.loaders import (
     load_text_corpus,
 )
 from hf_models.textio import DataError, TextDecodeError, iter_text_lines, read_lines, read_text
-from hf_models.tokenization.courses import build_cs224n_char_tokenizer
-from hf_models.tokenization.lab_dictionary import read_fairseq_dictionary
+from hf_models.tokenization.courses import build_cs224n_char_tokenizer, read_fairseq_dictionary
 from hf_models.training import read_arguments_file
 
 BOM = "\ufeff"  # the byte order mark, as Windows editors write it at the start of a UTF-8 file

@@ -5,7 +5,7 @@
   points, and every string comes back byte for byte: the tokens' bytes are the text's UTF-8 bytes.
 - CS224N's characters (`courses.build_cs224n_char_tokenizer`): the course's `stoi`, one id per character of the
   text as read (`sorted(set(wiki.txt))` after `□` and `⁇`), no normalisation at all.
-- The lab's SentencePiece over raw text (`lab_sentencepiece`, `altegrad-lab-raw`): SentencePiece's own encoding
+- The lab's SentencePiece over raw text (`courses.build_altegrad_lab_raw_tokenizer`, `altegrad-lab-raw`): SentencePiece's own encoding
   (`nmt_nfkc` and its whitespace rules) mapped through `dict.txt` as the lab numbered it. The pieces below were
   written by `sentencepiece.SentencePieceProcessor(model_file=...).encode(text, out_type=str)` on the lab's model;
   where the `sentencepiece` package is installed the comparison also runs live on more text.
@@ -23,11 +23,11 @@ from transformers import AutoTokenizer
 from hf_models.tokenization import load_tokenizer
 from hf_models.tokenization.courses import (
     VocabularyError,
+    build_altegrad_lab_raw_tokenizer,
     build_cs224n_char_tokenizer,
     load_course_tokenizer,
+    read_fairseq_dictionary,
 )
-from hf_models.tokenization.lab_dictionary import read_fairseq_dictionary
-from hf_models.tokenization.lab_sentencepiece import build_altegrad_lab_raw_tokenizer
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 

@@ -24,7 +24,8 @@ def test_birthplace_evaluate_counts_all_dev_questions(shared_data_dir, tmp_path,
     """An (untrained) model answers all 500 dev questions, the four tab-less rows included, and the 437 test ones."""
     from hf_models import SmallEncoderForCausalLM
     from hf_models.run_record import RunRecord
-    from hf_models.tokenization import iter_text_lines, train_bpe_tokenizer
+    from hf_models.textio import iter_text_lines
+    from hf_models.tokenization import train_bpe_tokenizer
     from hf_models.training import build_config
 
     data = shared_data_dir / "birthplace"

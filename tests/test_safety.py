@@ -21,8 +21,8 @@ from tiny import QUIET_ERRORS_ONLY as QUIET
 from hf_models import convert
 from hf_models.safety import command_line
 from hf_models.tasks import birthplace, pretraining, sentiment
-from hf_models.textio import atomic_write_text
-from hf_models.tokenization import courses, iter_text_lines, train_bpe_tokenizer
+from hf_models.textio import atomic_write_text, iter_text_lines
+from hf_models.tokenization import courses, train_bpe_tokenizer
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 STEPS = ["--max_steps", "2", "--per_device_train_batch_size", "8", *QUIET]

@@ -11,13 +11,11 @@ from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
 from hf_models.data import detokenize_spm
 from hf_models.safety import command_line
+from hf_models.textio import TextDecodeError, iter_text_files, iter_text_lines
 from hf_models.tokenization import (
     SPECIAL_TOKENS,
-    TextDecodeError,
     chars_per_token,
     config_token_ids,
-    iter_text_files,
-    iter_text_lines,
     load_tokenizer,
     train_bpe_tokenizer,
 )

@@ -14,7 +14,7 @@ from hf_models.training import (
     GradualUnfreezingCallback,
     discriminative_optimizer,
 )
-from hf_models.training.transfer import backbone_layer_groups
+from hf_models.training.trainer import backbone_layer_groups
 
 TINY = dict(
     vocab_size=50,
@@ -44,8 +44,8 @@ def test_all_layers_pooling_reads_every_layer_of_real_tokens(padding_side):
         mask[i, slice(0, n) if padding_side == "right" else slice(7 - n, 7)] = 1
     ids[mask == 0] = 0
     with torch.no_grad():
-        hidden = model.model(input_ids=ids, attention_mask=mask, output_hidden_states=True).hidden_states
-        pooled = model.pool_all_layers(hidden, mask)
+        outputs = model.model(input_ids=ids, attention_mask=mask, output_hidden_states=True)
+        hidden, pooled = outputs.hidden_states, model.pool(outputs, mask)
     assert len(hidden) == layers
     for i in range(2):
         real = mask[i].bool()

@@ -24,14 +24,12 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "true")
 
 from hf_models.safety import check_flag_ranges, check_output_dir, command_line, staged_save
 from hf_models.safety.ranges import POSITIVE, TOKEN_ID_LIMIT, Range
-from hf_models.textio import UsageError
+from hf_models.textio import UsageError, iter_text_files, iter_text_lines
 from hf_models.tokenization import (
     DEFAULT_MODEL_MAX_LENGTH,
     SPECIAL_TOKENS,
     chars_per_token,
     config_token_ids,
-    iter_text_files,
-    iter_text_lines,
     train_bpe_tokenizer,
 )
 from hf_models.training import HelpFormatter, expand_arguments_file

@@ -23,14 +23,24 @@ Attention head counts are not stored in a state dict: `--num_heads` defaults to 
 minGPT), and a synthesizer's is checked against the width of its B.
 """
 
-# One module per concern: `checkpoint.py` (what the converters share: reading a course state dict, checking its keys,
-# the converted config), `altegrad_lab.py` and `cs224n_mingpt.py` (one converter per course checkpoint), `export.py`
-# (convert and save, with the tokenizer and the run record) and `cli.py` (the command line; `__main__.py` runs it).
-from .altegrad_lab import convert_altegrad_lab
-from .checkpoint import CheckpointError, ModelSizes, check_keys, course_config, load_course_state_dict
-from .cli import check_output, main, parse_args
-from .cs224n_mingpt import convert_cs224n_mingpt
-from .export import COURSES, attach_tokenizer, conversion_record, convert_checkpoint
+from __future__ import annotations
+
+import argparse
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+from ..run_record import RunRecord, model_size
+from ..safety import check_output_dir, one_line, staged_save, used_files
+from ..small_encoder import SmallEncoderConfig, SmallEncoderForSequenceClassification
+from ..textio import UsageError
+from ..tokenization import config_token_ids, open_tokenizer
+from ..training import HelpFormatter
 
 __all__ = [
     "COURSES",
@@ -40,11 +50,248 @@ __all__ = [
     "check_keys",
     "check_output",
     "conversion_record",
-    "convert_altegrad_lab",
     "convert_checkpoint",
-    "convert_cs224n_mingpt",
     "course_config",
     "load_course_state_dict",
     "main",
     "parse_args",
 ]
+
+# Here, what the converters share (reading a course state dict, checking its keys, the converted config), converting
+# and saving with the tokenizer and the run record, and the command line (`__main__.py` runs it); one converter per
+# course checkpoint beside it: `altegrad_lab.py` and `cs224n_mingpt.py`.
+
+STATE_DICT_WRAPPER_KEYS = ("model_state_dict", "state_dict")
+
+StateDict = dict[str, torch.Tensor]
+
+
+class CheckpointError(UsageError):
+    """A course checkpoint that does not match the expected model: the message lists every bad key."""
+
+
+def load_course_state_dict(path: str | os.PathLike) -> StateDict:
+    """Read a state dict saved with `torch.save`, unwrapping `{"model_state_dict": ...}`-style checkpoints."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such checkpoint file")
+    try:
+        checkpoint = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as error:  # torch raises several types for a non-checkpoint file
+        # Its first sentence says enough; never its advice to unpickle with weights_only=False (running the file).
+        reason = f"{type(error).__name__}: {(str(error).strip() or '?').splitlines()[0].split('. ')[0][:200]}"
+        if type(error).__name__ == "UnpicklingError" or "weights_only" in str(error):
+            reason = "not a torch.save archive of tensors; it is never unpickled with weights_only=False"
+        raise CheckpointError(f"{path}: not a PyTorch state dict, or a corrupt one ({reason})") from None
+    for key in STATE_DICT_WRAPPER_KEYS:
+        if isinstance(checkpoint, dict) and isinstance(checkpoint.get(key), dict):
+            checkpoint = checkpoint[key]
+            break
+    if not isinstance(checkpoint, dict) or not all(isinstance(v, torch.Tensor) for v in checkpoint.values()):
+        raise CheckpointError(f"{path}: expected a dict of tensors (a model's state_dict), got {type(checkpoint)}")
+    return dict(checkpoint)
+
+
+def check_keys(
+    state_dict: StateDict, expected: dict[str, tuple[int, ...]], optional: Sequence[str] = (), source: str = ""
+) -> None:
+    """Raise one `CheckpointError` listing every missing, unknown and mis-shaped key."""
+    missing = [key for key in expected if key not in state_dict and key not in optional]
+    unknown = sorted(key for key in state_dict if key not in expected)
+    misshaped = [
+        f"{key}: {tuple(state_dict[key].shape)}, expected {shape}"
+        for key, shape in expected.items()
+        if key in state_dict and tuple(state_dict[key].shape) != shape
+    ]
+    problems = [
+        (f"{len(items)} {what}", items)
+        for what, items in (("missing keys", missing), ("unknown keys", unknown), ("mis-shaped keys", misshaped))
+        if items
+    ]
+    if problems:
+        lines = [f"{source or 'checkpoint'} does not match the expected model:"]
+        for title, items in problems:
+            lines.append(f"  {title}:")
+            lines.extend(f"    {item}" for item in items)
+        raise CheckpointError("\n".join(lines))
+
+
+def require(state_dict: StateDict, key: str, ndim: int, source: str) -> torch.Tensor:
+    """An anchor tensor whose shape gives the model's sizes."""
+    if key not in state_dict or state_dict[key].dim() != ndim:
+        found = tuple(state_dict[key].shape) if key in state_dict else "absent"
+        raise CheckpointError(f"{source}: cannot read the model's sizes: {key} must be a {ndim}-d tensor ({found})")
+    return state_dict[key]
+
+
+def num_layers(state_dict: StateDict, prefix: str, source: str) -> int:
+    """The number of blocks: one more than the highest index after `prefix` in the keys."""
+    pattern = re.compile(rf"^{re.escape(prefix)}(\d+)\.")
+    indices = {int(match.group(1)) for key in state_dict if (match := pattern.match(key))}
+    if not indices:
+        raise CheckpointError(f"{source}: no layer keys starting with {prefix!r}")
+    return max(indices) + 1
+
+
+def linear_shapes(prefix: str, out_features: int, in_features: int) -> dict[str, tuple[int, ...]]:
+    return {f"{prefix}.weight": (out_features, in_features), f"{prefix}.bias": (out_features,)}
+
+
+def layer_norm_shapes(prefix: str, size: int) -> dict[str, tuple[int, ...]]:
+    return {f"{prefix}.weight": (size,), f"{prefix}.bias": (size,)}
+
+
+@dataclass(frozen=True)
+class ModelSizes:
+    """The sizes of a course model: read from its tensors' shapes, but for the head count, which no tensor holds."""
+
+    vocab_size: int
+    hidden_size: int
+    num_hidden_layers: int
+    num_attention_heads: int
+    intermediate_size: int
+    max_position_embeddings: int
+
+
+def course_config(course: str, sizes: ModelSizes, **fields) -> SmallEncoderConfig:
+    """The config of a converted checkpoint: the course's preset, the checkpoint's sizes, then the converter's
+    own `fields` (the lab's zero dropouts, minGPT's attention and exact GELU, a classifier's labels...)."""
+    return SmallEncoderConfig.from_preset(course, **asdict(sizes), **fields)
+
+
+# Converting and saving: the folder is saved as the recipes save theirs (`safety.staged_save`): each file replaces its
+# old version only once the whole save has succeeded, so a failed conversion leaves the old folder as it was. A corrupt
+# checkpoint is one `CheckpointError` line (`load_course_state_dict`), a broken tokenizer folder one `UsageError` line
+# naming the file (`tokenization.open_tokenizer`).
+
+COURSES = ("altegrad-lab", "cs224n-mingpt")
+
+
+def attach_tokenizer(model: PreTrainedModel, tokenizer_dir: str | os.PathLike) -> PreTrainedTokenizerBase:
+    """Load the tokenizer, check that it fits the embedding table, and copy its special-token ids into the config."""
+    try:
+        tokenizer = open_tokenizer(tokenizer_dir)  # a damaged file is a one-line error naming it
+    except (OSError, ValueError) as error:
+        raise UsageError(f"--tokenizer {tokenizer_dir}: cannot load a tokenizer ({one_line(error)})") from None
+    if len(tokenizer) != model.config.vocab_size:
+        raise UsageError(
+            f"{tokenizer_dir}: the tokenizer has {len(tokenizer)} tokens but the checkpoint's vocabulary has "
+            f"{model.config.vocab_size}: pass the tokenizer the course model was trained with."
+        )
+    for key, token_id in config_token_ids(tokenizer).items():
+        setattr(model.config, key, token_id)
+        if model.can_generate() and hasattr(model.generation_config, key):
+            setattr(model.generation_config, key, token_id)
+    return tokenizer
+
+
+def convert_checkpoint(
+    course: str,
+    checkpoint_path: str | os.PathLike,
+    output_dir: str | os.PathLike,
+    tokenizer_dir: str | os.PathLike | None = None,
+    variant: str | None = None,
+    num_heads: int | None = None,
+    share_synthesizer_heads: bool = False,
+) -> PreTrainedModel:
+    """Convert, then `save_pretrained` the model (and the tokenizer when given) into `output_dir`, with its run
+    record, in one step per file (`staged_save`)."""
+    from .altegrad_lab import convert_altegrad_lab
+    from .cs224n_mingpt import convert_cs224n_mingpt
+
+    state_dict = load_course_state_dict(checkpoint_path)
+    source = str(checkpoint_path)
+    if course == "altegrad-lab":
+        if variant not in (None, "vanilla"):
+            raise UsageError(f"the lab's model has vanilla attention only, not --attention_type {variant}")
+        model = convert_altegrad_lab(state_dict, num_heads=num_heads, source=source)
+    elif course == "cs224n-mingpt":
+        model = convert_cs224n_mingpt(state_dict, variant, num_heads, share_synthesizer_heads, source=source)
+    else:
+        raise ValueError(f"unknown course {course!r}; choose one of {COURSES}")
+    tokenizer = attach_tokenizer(model, tokenizer_dir) if tokenizer_dir is not None else None
+    with staged_save(output_dir) as staging:
+        model.save_pretrained(staging)
+        if tokenizer is not None:
+            tokenizer.save_pretrained(staging)
+        conversion_record(course, model, checkpoint_path).save(staging)
+    return model
+
+
+def conversion_record(course: str, model: PreTrainedModel, checkpoint_path: str | os.PathLike) -> RunRecord:
+    """The run record of a converted checkpoint (what `push_to_hub.py` builds the model card from): the course's
+    task, data and language, the preset the config follows, and the model's size; no training outcome."""
+    classifier = isinstance(model, SmallEncoderForSequenceClassification)
+    task, dataset, language = {
+        "altegrad-lab": ("sentiment" if classifier else "pretraining", "cls-books" if classifier else None, "fr"),
+        "cs224n-mingpt": ("birthplace-qa", "birthplace", "en"),
+    }[course]
+    return RunRecord(
+        task=task,
+        objective="course-checkpoint",
+        dataset=dataset,
+        language=language,
+        preset=course,
+        model_size=model_size(model),
+        hyperparameters={"converted_from": Path(checkpoint_path).name},
+    )
+
+
+# The command line `python -m hf_models.convert`: its --help is this module's docstring.
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m hf_models.convert", description=__doc__, formatter_class=HelpFormatter
+    )
+    parser.add_argument("course", choices=COURSES, help="which course code saved the checkpoint")
+    parser.add_argument("checkpoint", help="the .pt file (a state dict, or a dict with model_state_dict)")
+    parser.add_argument("--output_dir", required=True, help="where to save_pretrained the model")
+    parser.add_argument("--tokenizer", default=None, help="a tokenizer folder to save with the model")
+    parser.add_argument(
+        "--attention_type",
+        choices=("vanilla", "synthesizer"),
+        default=None,
+        help="minGPT's attention (default: detected from the keys)",
+    )
+    parser.add_argument("--num_heads", type=int, default=None, help="attention heads (default: the course's)")
+    parser.add_argument(
+        "--overwrite_output_dir",
+        action="store_true",
+        help="replace what --output_dir holds (a model, a tokenizer, a record); refused otherwise",
+    )
+    parser.add_argument(
+        "--share_synthesizer_heads",
+        action="store_true",
+        help="keep the course synthesizer's single B and b2 shared by the heads (exact parameter "
+        "count) instead of tiling them",
+    )
+    return parser.parse_args(argv)
+
+
+def check_output(args: argparse.Namespace) -> None:
+    """Before converting: an --output_dir that is no input, holds no earlier output (unless allowed) nor an old
+    tokenizer that would stay beside new weights."""
+    inputs = [("the checkpoint", args.checkpoint), ("--tokenizer", args.tokenizer)]
+    check_output_dir(args.output_dir, overwrite=args.overwrite_output_dir, inputs=inputs)
+    old_tokenizer = {"tokenizer.json", "tokenizer_config.json", "vocab.json"} & set(used_files(args.output_dir))
+    if old_tokenizer and args.tokenizer is None:
+        raise UsageError(
+            f"--output_dir {args.output_dir} holds an earlier tokenizer ({', '.join(sorted(old_tokenizer))}) that "
+            "would stay beside the new weights; give --tokenizer, or pick a new folder"
+        )
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """`python -m hf_models.convert`: check the output folder, convert, save, and say what was saved."""
+    args = parse_args(argv)
+    check_output(args)
+    model = convert_checkpoint(
+        args.course,
+        args.checkpoint,
+        args.output_dir,
+        tokenizer_dir=args.tokenizer,
+        variant=args.attention_type,
+        num_heads=args.num_heads,
+        share_synthesizer_heads=args.share_synthesizer_heads,
+    )
+    parameters = model.num_parameters()
+    print(f"Saved {type(model).__name__} ({parameters:,} parameters) to {args.output_dir}")

@@ -1,9 +1,9 @@
-"""`python -m hf_models.convert`: see `hf_models/convert/cli.py` (or `--help`)."""
+"""`python -m hf_models.convert`: see `hf_models/convert/__init__.py` (or `--help`)."""
 
 import sys
 
 from ..safety import command_line
-from .cli import main
+from . import main
 
 if __name__ == "__main__":
     sys.exit(command_line(main))

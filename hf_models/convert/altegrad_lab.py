@@ -6,7 +6,7 @@ from __future__ import annotations
 from transformers import PreTrainedModel
 
 from ..small_encoder import SmallEncoderForCausalLM, SmallEncoderForSequenceClassification
-from .checkpoint import (
+from . import (
     ModelSizes,
     StateDict,
     check_keys,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 
 from ..small_encoder import SmallEncoderForCausalLM
-from .checkpoint import (
+from . import (
     CheckpointError,
     ModelSizes,
     StateDict,

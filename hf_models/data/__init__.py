@@ -27,7 +27,7 @@ _MODULES = {
     "augment_paragraph": "augmentation",
     "augmentation_cost": "augmentation",
     "augmented_copies": "augmentation",
-    "balanced_subset": "subsets",
+    "balanced_subset": "loaders",
     "SpanCorruptionCollator": "objectives",
     "TrimPaddingCollator": "processing",
     "check_characters": "objectives",

@@ -11,15 +11,17 @@ import math
 import os
 import warnings
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+import numpy as np
 from datasets import ClassLabel, Dataset, DatasetDict, Features, Value
 
-from ..textio import BOM, check_not_empty, find_invalid_utf8, iter_text_files, read_lines, starts_with_bom
+from ..textio import BOM, UsageError, check_not_empty, find_invalid_utf8, iter_text_files, read_lines, starts_with_bom
 from .errors import DataError, DataWarning, warn_rows
 
 __all__ = [
+    "balanced_subset",
     "BIRTHPLACE_FILES",
     "CLS_BOOKS_FILES",
     "CLS_LABEL_NAMES",
@@ -185,6 +187,37 @@ def load_cls_books(data_dir: str | os.PathLike, detokenize: bool = True) -> Data
             features["label"] = ClassLabel(names=CLS_LABEL_NAMES)
         splits[split] = Dataset.from_dict(columns, features=Features(features))
     return DatasetDict(splits)
+
+
+# A label budget: a class-balanced draw of the training examples, the one draw every reader of a budget shares
+# (`recipes/finetune_sentiment.py --label_budget`, `benchmarks/tfidf_baseline.py --label_budget`), so that a
+# classifier and its reference line learn from the very same reviews.
+def balanced_subset(labels: Sequence[int], size: int, seed: int) -> list[int]:
+    """The indices of `size` examples, `size / k` of each of the k labels present, drawn with `seed`, in the
+    dataset's order (so that a budget of every example is the dataset itself, in its own order).
+
+    The draws are nested: each label's examples are shuffled once by `seed`, and a budget takes the first
+    `size / k` of each, so that for one seed the draw of a budget holds the draws of every smaller one (a curve over
+    budgets adds reviews, it never swaps them). The same labels, size and seed give the same draw on any machine."""
+    labels = np.asarray(labels)
+    classes = np.unique(labels)
+    if not len(classes):
+        raise UsageError(f"--label_budget {size}: the training set has no labelled example")
+    if size < len(classes):
+        raise UsageError(f"--label_budget {size}: give at least {len(classes)} examples, one of each label")
+    if size % len(classes):
+        raise UsageError(f"--label_budget {size}: give a multiple of {len(classes)}, the same number of each label")
+    per_class = size // len(classes)
+    rng = np.random.default_rng(seed)
+    chosen = []
+    for label in classes:
+        members = np.flatnonzero(labels == label)
+        if per_class > len(members):
+            raise UsageError(
+                f"--label_budget {size}: {per_class} examples of label {label} asked, the data have {len(members)}"
+            )
+        chosen.append(rng.permutation(members)[:per_class])
+    return sorted(int(i) for i in np.concatenate(chosen))
 
 
 # --------------------------------------------------------------------------------------------------

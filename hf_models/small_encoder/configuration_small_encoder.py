@@ -5,8 +5,9 @@ import math
 from pathlib import Path
 from typing import Literal, get_args
 
-from huggingface_hub.dataclasses import as_validated_field, strict
+from huggingface_hub.dataclasses import strict
 from transformers import PreTrainedConfig
+from transformers.utils.type_validators import interval, probability
 
 PRESETS_DIR = Path(__file__).resolve().parent / "presets"
 
@@ -18,22 +19,9 @@ POSITION_EMBEDDING_TYPES = get_args(PositionEmbeddingType)
 CLASSIFIER_POOLINGS = get_args(ClassifierPooling)
 
 
-@as_validated_field
-def probability(value: int | float) -> None:
-    if not 0 <= value <= 1:
-        raise ValueError(f"a dropout probability must be between 0 and 1, got {value}")
-
-
-@as_validated_field
-def positive(value: int | float) -> None:
-    if not value > 0:
-        raise ValueError(f"must be positive, got {value}")
-
-
-@as_validated_field
-def non_negative(value: int) -> None:
-    if value < 0:
-        raise ValueError(f"must be 0 (off) or positive, got {value}")
+# transformers' field validators: `@strict` runs them whenever a field is set.
+positive = interval(min=0, exclude_min=True)
+non_negative = interval(min=0)  # 0 is off
 
 
 @strict

@@ -33,12 +33,6 @@ logger = logging.get_logger(__name__)
 CACHE_FIELD = "cache" if "cache" in BaseModelOutputWithPast.__dataclass_fields__ else "past_key_values"
 
 
-def _one_cache(cache: Cache | None, past_key_values: Cache | None) -> Cache | None:
-    if cache is not None and past_key_values is not None:
-        raise ValueError("Pass the key/value cache once, as `cache` (or `past_key_values` before transformers 5.24).")
-    return cache if cache is not None else past_key_values
-
-
 class ChunkedLinearCrossEntropy(torch.autograd.Function):
     """`cross_entropy(hidden @ weight.T + bias, targets, reduction="sum")` a chunk of rows at a time: the logits of
     one chunk exist at once, never the whole (rows × vocabulary) matrix. The gradients are computed in the forward
@@ -138,16 +132,6 @@ class SmallEncoderSinusoidalPositions(nn.Module):
         return F.embedding(position_ids, self.table)
 
 
-class SmallEncoderLearnedPositions(nn.Embedding):
-    """minGPT's learned absolute positions."""
-
-    def __init__(self, config: SmallEncoderConfig):
-        super().__init__(config.max_position_embeddings, config.hidden_size)
-
-
-POSITION_EMBEDDING_CLASSES = {"sinusoidal": SmallEncoderSinusoidalPositions, "learned": SmallEncoderLearnedPositions}
-
-
 def eager_attention_forward(
     module: nn.Module,
     query: torch.Tensor,
@@ -244,15 +228,24 @@ class SmallEncoderAttention(nn.Module):
         return attn_output, attn_weights
 
 
-class SmallEncoderSynthesizerBase(nn.Module):
-    """What the synthesizer variants share: `Y = softmax(S)·(X·V_i)` over absolute key positions.
+class SmallEncoderSynthesizerAttention(nn.Module):
+    """The synthesizer variants of Tay et al. (2020): `Y = softmax(S)·(X·V_i)` over absolute key positions, where a
+    query's scores S (one per key position up to ℓ = `config.synthesizer_length`) are synthesized without keys
+    (`synthesize_scores`), as `config.attention_type` says:
 
-    A query's scores S (one per key position up to ℓ = `config.synthesizer_length`) are synthesized without keys, by
-    the subclass's `synthesize_scores`. The cache therefore keeps the keys' positions (as "keys") and values.
+    - `"synthesizer"`, CS224N's dense synthesizer: `S = ReLU(X·A_i + b1)·B_i + b2`. B_i (d/h × ℓ) has one column per
+      key position. With `synthesizer_shared_heads`, one B and one b2 serve all heads, as in the course code.
+    - `"random"`: `S = R_i`, an ℓ×ℓ matrix per head, row = query position. R is learned, or fixed at its random init
+      (`synthesizer_random_trainable=False`: a buffer saved with the model).
+    - `"factorized"`: the dense one, with a query's ℓ scores the outer product of `A = H·W_a + b_a` (a values) and
+      `B = H·W_b + b_b` (b values), flattened and cut to ℓ, where `H = ReLU(X·A_i + b1)` per head.
+
+    The cache therefore keeps the keys' positions (as "keys") and values.
     """
 
     def __init__(self, config: SmallEncoderConfig, layer_idx: int):
         super().__init__()
+        self.variant = config.attention_type
         self.layer_idx = layer_idx
         self.num_heads = config.num_attention_heads
         self.head_dim = config.head_dim
@@ -261,10 +254,39 @@ class SmallEncoderSynthesizerBase(nn.Module):
         self.is_causal = config.is_causal
         self.v_proj = nn.Linear(config.hidden_size, config.hidden_size)
         self.o_proj = nn.Linear(config.hidden_size, config.hidden_size)
+        if self.variant == "random":
+            shape = (self.num_heads, self.synthesizer_length, self.synthesizer_length)
+            if config.synthesizer_random_trainable:
+                self.synth_random = nn.Parameter(torch.randn(shape))
+            else:
+                self.register_buffer("synth_random", torch.randn(shape))
+            return
+        self.synth_proj = nn.Linear(config.hidden_size, config.hidden_size)  # A_i and b1 of all heads
+        if self.variant == "synthesizer":
+            weight_heads = 1 if config.synthesizer_shared_heads else self.num_heads
+            self.synth_weight = nn.Parameter(torch.empty(weight_heads, self.head_dim, self.synthesizer_length))
+            self.synth_bias = nn.Parameter(torch.zeros(weight_heads, 1, self.synthesizer_length))
+        else:
+            self.factor_a, self.factor_b = config.synthesizer_factor_sizes
+            self.synth_weight_a = nn.Parameter(torch.empty(self.num_heads, self.head_dim, self.factor_a))
+            self.synth_bias_a = nn.Parameter(torch.zeros(self.num_heads, 1, self.factor_a))
+            self.synth_weight_b = nn.Parameter(torch.empty(self.num_heads, self.head_dim, self.factor_b))
+            self.synth_bias_b = nn.Parameter(torch.zeros(self.num_heads, 1, self.factor_b))
 
     def synthesize_scores(self, hidden_states: torch.Tensor, position_ids: torch.LongTensor) -> torch.Tensor:
         """Scores [B, H, Lq, ℓ] of each query over the absolute key positions 0..ℓ-1."""
-        raise NotImplementedError
+        if self.variant == "random":
+            # Rows of R at the query positions: [H, B, Lq, ℓ] -> [B, H, Lq, ℓ].
+            return self.synth_random[:, position_ids].transpose(0, 1).to(hidden_states.dtype)
+        batch_size, query_length = hidden_states.shape[:-1]
+        synth = F.relu(self.synth_proj(hidden_states)).view(batch_size, query_length, self.num_heads, self.head_dim)
+        synth = synth.transpose(1, 2)
+        if self.variant == "synthesizer":
+            return torch.matmul(synth, self.synth_weight) + self.synth_bias
+        factor_a = torch.matmul(synth, self.synth_weight_a) + self.synth_bias_a  # [B, H, Lq, a]
+        factor_b = torch.matmul(synth, self.synth_weight_b) + self.synth_bias_b  # [B, H, Lq, b]
+        scores = factor_a.unsqueeze(-1) * factor_b.unsqueeze(-2)  # score of position i·b + j is A_i·B_j
+        return scores.flatten(-2)[..., : self.synthesizer_length]
 
     def forward(
         self,
@@ -308,76 +330,6 @@ class SmallEncoderSynthesizerBase(nn.Module):
         return self.o_proj(attn_output), (attn_weights if output_attentions else None)
 
 
-class SmallEncoderSynthesizerAttention(SmallEncoderSynthesizerBase):
-    """CS224N's dense synthesizer: `Y_i = softmax(ReLU(X·A_i + b1)·B_i + b2)·(X·V_i)`.
-
-    B_i (d/h × ℓ) has one column per key position. With `synthesizer_shared_heads`, one B and one b2 serve all heads,
-    as in the course code.
-    """
-
-    def __init__(self, config: SmallEncoderConfig, layer_idx: int):
-        super().__init__(config, layer_idx)
-        weight_heads = 1 if config.synthesizer_shared_heads else self.num_heads
-        self.synth_proj = nn.Linear(config.hidden_size, config.hidden_size)  # A_i and b1 of all heads
-        self.synth_weight = nn.Parameter(torch.empty(weight_heads, self.head_dim, self.synthesizer_length))
-        self.synth_bias = nn.Parameter(torch.zeros(weight_heads, 1, self.synthesizer_length))
-
-    def synthesize_scores(self, hidden_states: torch.Tensor, position_ids: torch.LongTensor) -> torch.Tensor:
-        batch_size, query_length = hidden_states.shape[:-1]
-        synth = F.relu(self.synth_proj(hidden_states)).view(batch_size, query_length, self.num_heads, self.head_dim)
-        return torch.matmul(synth.transpose(1, 2), self.synth_weight) + self.synth_bias
-
-
-class SmallEncoderRandomSynthesizerAttention(SmallEncoderSynthesizerBase):
-    """The random synthesizer: `Y_i = softmax(R_i)·(X·V_i)`, R_i an ℓ×ℓ matrix per head, row = query position.
-
-    R is learned, or fixed at its random init (`synthesizer_random_trainable=False`: a buffer saved with the model).
-    """
-
-    def __init__(self, config: SmallEncoderConfig, layer_idx: int):
-        super().__init__(config, layer_idx)
-        shape = (self.num_heads, self.synthesizer_length, self.synthesizer_length)
-        if config.synthesizer_random_trainable:
-            self.synth_random = nn.Parameter(torch.randn(shape))
-        else:
-            self.register_buffer("synth_random", torch.randn(shape))
-
-    def synthesize_scores(self, hidden_states: torch.Tensor, position_ids: torch.LongTensor) -> torch.Tensor:
-        # Rows of R at the query positions: [H, B, Lq, ℓ] -> [B, H, Lq, ℓ].
-        return self.synth_random[:, position_ids].transpose(0, 1).to(hidden_states.dtype)
-
-
-class SmallEncoderFactorizedSynthesizerAttention(SmallEncoderSynthesizerBase):
-    """The factorized dense synthesizer: a query's ℓ scores are the outer product of `A = H·W_a + b_a` (a values) and
-    `B = H·W_b + b_b` (b values), flattened and cut to ℓ, with `H = ReLU(X·A_i + b1)` per head as in the dense one."""
-
-    def __init__(self, config: SmallEncoderConfig, layer_idx: int):
-        super().__init__(config, layer_idx)
-        self.factor_a, self.factor_b = config.synthesizer_factor_sizes
-        self.synth_proj = nn.Linear(config.hidden_size, config.hidden_size)
-        self.synth_weight_a = nn.Parameter(torch.empty(self.num_heads, self.head_dim, self.factor_a))
-        self.synth_bias_a = nn.Parameter(torch.zeros(self.num_heads, 1, self.factor_a))
-        self.synth_weight_b = nn.Parameter(torch.empty(self.num_heads, self.head_dim, self.factor_b))
-        self.synth_bias_b = nn.Parameter(torch.zeros(self.num_heads, 1, self.factor_b))
-
-    def synthesize_scores(self, hidden_states: torch.Tensor, position_ids: torch.LongTensor) -> torch.Tensor:
-        batch_size, query_length = hidden_states.shape[:-1]
-        synth = F.relu(self.synth_proj(hidden_states)).view(batch_size, query_length, self.num_heads, self.head_dim)
-        synth = synth.transpose(1, 2)
-        factor_a = torch.matmul(synth, self.synth_weight_a) + self.synth_bias_a  # [B, H, Lq, a]
-        factor_b = torch.matmul(synth, self.synth_weight_b) + self.synth_bias_b  # [B, H, Lq, b]
-        scores = factor_a.unsqueeze(-1) * factor_b.unsqueeze(-2)  # score of position i·b + j is A_i·B_j
-        return scores.flatten(-2)[..., : self.synthesizer_length]
-
-
-ATTENTION_CLASSES = {
-    "vanilla": SmallEncoderAttention,
-    "synthesizer": SmallEncoderSynthesizerAttention,
-    "random": SmallEncoderRandomSynthesizerAttention,
-    "factorized": SmallEncoderFactorizedSynthesizerAttention,
-}
-
-
 class SmallEncoderMLP(nn.Module):
     """Position-wise feed-forward: `linear2(dropout(act(linear1(x))))`, as in `nn.TransformerEncoderLayer`."""
 
@@ -398,7 +350,9 @@ class SmallEncoderBlock(GradientCheckpointingLayer):
     def __init__(self, config: SmallEncoderConfig, layer_idx: int):
         super().__init__()
         self.norm_first = config.norm_first
-        self.self_attn = ATTENTION_CLASSES[config.attention_type](config, layer_idx)
+        vanilla = config.attention_type == "vanilla"
+        attention_class = SmallEncoderAttention if vanilla else SmallEncoderSynthesizerAttention
+        self.self_attn = attention_class(config, layer_idx)
         self.attn_norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
         self.mlp = SmallEncoderMLP(config)
         self.mlp_norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
@@ -448,14 +402,14 @@ class SmallEncoderPreTrainedModel(PreTrainedModel):
         super()._init_weights(module)
         if isinstance(module, SmallEncoderSinusoidalPositions):
             init.copy_(module.table, module.compute_table())
-        elif isinstance(module, SmallEncoderSynthesizerAttention):
+        elif isinstance(module, SmallEncoderSynthesizerAttention) and module.variant == "synthesizer":
             # CS224N's init for B; b2 starts at zero.
             init.uniform_(module.synth_weight, -0.001, 0.001)
             init.zeros_(module.synth_bias)
-        elif isinstance(module, SmallEncoderRandomSynthesizerAttention):
+        elif isinstance(module, SmallEncoderSynthesizerAttention) and module.variant == "random":
             # N(0, 1): a fixed R must be far from uniform to mean anything.
             init.normal_(module.synth_random, std=1.0)
-        elif isinstance(module, SmallEncoderFactorizedSynthesizerAttention):
+        elif isinstance(module, SmallEncoderSynthesizerAttention):  # factorized
             for weight in (module.synth_weight_a, module.synth_weight_b):
                 init.normal_(weight, std=self.config.initializer_range)
             init.zeros_(module.synth_bias_a)
@@ -489,7 +443,10 @@ class SmallEncoderModel(SmallEncoderPreTrainedModel):
     def __init__(self, config: SmallEncoderConfig):
         super().__init__(config)
         self.embed_tokens = nn.Embedding(config.vocab_size, config.hidden_size)
-        self.embed_positions = POSITION_EMBEDDING_CLASSES[config.position_embedding_type](config)
+        if config.position_embedding_type == "learned":  # minGPT's learned absolute positions
+            self.embed_positions = nn.Embedding(config.max_position_embeddings, config.hidden_size)
+        else:
+            self.embed_positions = SmallEncoderSinusoidalPositions(config)
         self.embed_scale = math.sqrt(config.hidden_size) if config.scale_embeddings else 1.0
         self.embed_dropout = nn.Dropout(config.embedding_dropout)
         self.layers = nn.ModuleList(
@@ -516,7 +473,11 @@ class SmallEncoderModel(SmallEncoderPreTrainedModel):
         r"""
         cache: the key/value cache of earlier steps. `past_key_values` is its name before transformers 5.24.
         """
-        cache = _one_cache(cache, past_key_values)
+        if cache is not None and past_key_values is not None:
+            raise ValueError(
+                "Pass the key/value cache once, as `cache` (or `past_key_values` before transformers 5.24)."
+            )
+        cache = cache if cache is not None else past_key_values
         if (input_ids is None) == (inputs_embeds is None):
             raise ValueError("You must specify exactly one of input_ids or inputs_embeds.")
         output_attentions = output_attentions if output_attentions is not None else self.config.output_attentions
@@ -618,7 +579,8 @@ class SmallEncoderForCausalLM(SmallEncoderPreTrainedModel, GenerationMixin):
             input_ids=input_ids,
             attention_mask=attention_mask,
             position_ids=position_ids,
-            cache=_one_cache(cache, past_key_values),
+            cache=cache,
+            past_key_values=past_key_values,
             inputs_embeds=inputs_embeds,
             use_cache=use_cache,
             output_attentions=output_attentions,
@@ -660,39 +622,31 @@ class SmallEncoderForSequenceClassification(SmallEncoderPreTrainedModel):
         self.classifier = nn.Linear(pooled_size, config.num_labels)
         self.post_init()
 
-    def pool(self, hidden_states: torch.Tensor, attention_mask: torch.Tensor | None) -> torch.Tensor:
-        """Read one vector per sequence, ignoring padding on either side."""
+    def pool(self, outputs: BaseModelOutputWithPast, attention_mask: torch.Tensor | None) -> torch.Tensor:
+        """Read one vector per sequence, ignoring padding on either side: the last layer's `classifier_pooling` token
+        or mean; with "all_layers", the mean and max over non-pad tokens of each hidden state, each normalised on its
+        own (the embeddings are scaled by sqrt(hidden_size) and a post-norm layer's output is not, so unnormalised
+        the widest would rule)."""
+        hidden_states = outputs.last_hidden_state
         if attention_mask is None:
             attention_mask = torch.ones(hidden_states.shape[:2], dtype=torch.long, device=hidden_states.device)
         attention_mask = attention_mask.to(hidden_states.device).long()
         pooling = self.config.classifier_pooling
         weights = attention_mask.unsqueeze(-1).to(hidden_states.dtype)
-        mean = (hidden_states * weights).sum(1) / weights.sum(1).clamp(min=1.0)
+        if pooling == "all_layers":
+            pooled = []
+            for states in outputs.hidden_states:
+                mean = (states * weights).sum(1) / weights.sum(1).clamp(min=1.0)
+                maximum = states.masked_fill(weights == 0, torch.finfo(states.dtype).min).max(1).values
+                pooled += [mean, maximum]
+            return torch.cat([nn.functional.layer_norm(vector, vector.shape[-1:]) for vector in pooled], dim=-1)
         if pooling == "mean":
-            return mean
+            return (hidden_states * weights).sum(1) / weights.sum(1).clamp(min=1.0)
         positions = torch.arange(attention_mask.shape[1], device=hidden_states.device)
         rows = torch.arange(hidden_states.shape[0], device=hidden_states.device)
         if pooling == "first":
             return hidden_states[rows, attention_mask.argmax(-1)]
-        last = hidden_states[rows, (attention_mask * positions).argmax(-1)]
-        return last
-
-    def pool_all_layers(
-        self, all_hidden_states: tuple[torch.Tensor, ...], attention_mask: torch.Tensor | None
-    ) -> torch.Tensor:
-        """Mean and max over non-pad tokens of each hidden state, each normalised on its own: the embeddings are
-        scaled by sqrt(hidden_size) and a post-norm layer's output is not, so unnormalised the widest would rule."""
-        if attention_mask is None:
-            attention_mask = torch.ones(
-                all_hidden_states[0].shape[:2], dtype=torch.long, device=all_hidden_states[0].device
-            )
-        weights = attention_mask.to(all_hidden_states[0].device).unsqueeze(-1).to(all_hidden_states[0].dtype)
-        pooled = []
-        for hidden_states in all_hidden_states:
-            mean = (hidden_states * weights).sum(1) / weights.sum(1).clamp(min=1.0)
-            maximum = hidden_states.masked_fill(weights == 0, torch.finfo(hidden_states.dtype).min).max(1).values
-            pooled += [mean, maximum]
-        return torch.cat([nn.functional.layer_norm(vector, vector.shape[-1:]) for vector in pooled], dim=-1)
+        return hidden_states[rows, (attention_mask * positions).argmax(-1)]
 
     @can_return_tuple
     def forward(
@@ -719,11 +673,7 @@ class SmallEncoderForSequenceClassification(SmallEncoderPreTrainedModel):
             output_attentions=output_attentions,
             output_hidden_states=True if all_layers else output_hidden_states,
         )
-        if all_layers:
-            pooled = self.pool_all_layers(outputs.hidden_states, attention_mask)
-        else:
-            pooled = self.pool(outputs.last_hidden_state, attention_mask)
-        logits = self.classifier(self.dropout(pooled))
+        logits = self.classifier(self.dropout(self.pool(outputs, attention_mask)))
 
         loss = None
         if labels is not None:

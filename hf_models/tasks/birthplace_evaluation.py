@@ -24,7 +24,7 @@ from hf_models.textio import UsageError, atomic_write_text
 from hf_models.tokenization import BPE, resolve_tokenizer
 from hf_models.training import ModelArguments, RunTimer, check_block_size, load_pretrained, write_report
 from hf_models.training.arguments import check_model_folder
-from hf_models.training.setup import check_vocabulary
+from hf_models.training.trainer import check_vocabulary
 
 from .birthplace_arguments import (
     DATASET,

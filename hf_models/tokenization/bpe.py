@@ -1,72 +1,26 @@
-"""Byte-level BPE tokenizer shared by every task of the project.
+"""Training the byte-level BPE tokenizer shared by every task of the project (its design: `hf_models.tokenization`).
 
 The tokenizer is trained with the `tokenizers` library and saved as a fast tokenizer that
-`AutoTokenizer.from_pretrained(dir)` loads offline.
-
-Design decisions (the recipes rely on them):
-
-- **Byte-level BPE, no normalizer**: every string round-trips, accents, `?`, `⁇`, runs of spaces and
-  leading spaces included: `decode(encode(x, add_special_tokens=False), skip_special_tokens=False) == x`.
-  `clean_up_tokenization_spaces` is forced to False, since it would rewrite `" ?"` into `"?"`.
-- **Encoding adds no special token** (no post-processor): `tokenizer(x)` and
-  `tokenizer(x, add_special_tokens=False)` give the same ids. Each objective inserts the special tokens
-  its format needs explicitly (span corruption and QA use the separator, LM blocks put `</s>` between
-  documents), so nothing is added twice or silently.
-- **Special tokens** get the first ids, in the order of `SPECIAL_TOKENS`: `<pad>`=0, `<s>`=1, `</s>`=2,
-  `<unk>`=3, `<mask>`=4, `⁇`=5. `⁇` (U+2047) is the tokenizer's `sep_token`: it plays the role of
-  CS224N's `MASK_CHAR` in span corruption and in the birthplace QA format.
+`AutoTokenizer.from_pretrained(dir)` loads offline; `chars_per_token` measures its compression.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
-from pathlib import Path
 
 from transformers import PreTrainedTokenizerBase, PreTrainedTokenizerFast
 
-from ..safety import check_json_files, reading, staged_save
+from ..safety import staged_save
 from ..textio import UsageError
+from . import DEFAULT_MODEL_MAX_LENGTH, SPECIAL_TOKENS
 
-__all__ = [
-    "CONFIG_TOKENS",
-    "SPECIAL_TOKENS",
-    "chars_per_token",
-    "config_token_ids",
-    "load_tokenizer",
-    "open_tokenizer",
-    "train_bpe_tokenizer",
-]
+__all__ = ["chars_per_token", "train_bpe_tokenizer"]
 
-# Keys are the `PreTrainedTokenizerBase` special-token attributes (without `_token`).
-SPECIAL_TOKENS: dict[str, str] = {
-    "pad": "<pad>",
-    "bos": "<s>",
-    "eos": "</s>",
-    "unk": "<unk>",
-    "mask": "<mask>",
-    "sep": "\u2047",  # "⁇", CS224N's MASK_CHAR
-}
-# The special tokens a model config holds the ids of (`pad_token_id`, ...): all but `unk`, which no model reads.
-CONFIG_TOKENS = tuple(name for name in SPECIAL_TOKENS if name != "unk")
-
-DEFAULT_MODEL_MAX_LENGTH = 1024
-# The JSON files `AutoTokenizer` reads (config.json: to find the tokenizer's class), read first so that a damaged
-# one is named.
-TOKENIZER_FILES = (
-    "tokenizer.json",
-    "tokenizer_config.json",
-    "special_tokens_map.json",
-    "added_tokens.json",
-    "config.json",
-)
 # tokenizers counts ids and frequencies in 32 and 64 bits: larger numbers are an `OverflowError` deep inside.
 MAX_VOCAB_SIZE = 2**31 - 1
 
 
-# --------------------------------------------------------------------------------------------------
-# Training, loading, inspecting
-# --------------------------------------------------------------------------------------------------
 def _batched(texts: Iterable[str], size: int = 1000) -> Iterator[list[str]]:
     # `train_from_iterator` is much faster on batches than on single strings.
     batch: list[str] = []
@@ -133,63 +87,6 @@ def train_bpe_tokenizer(
         with staged_save(output_dir) as staging:  # a failed save leaves the folder's old tokenizer whole
             hf_tok.save_pretrained(str(staging))
     return hf_tok
-
-
-def open_tokenizer(path: str | os.PathLike) -> PreTrainedTokenizerBase:
-    """`AutoTokenizer.from_pretrained(path)`, with a damaged folder named: a missing folder is a
-    `FileNotFoundError`; a broken JSON file, a tokenizer.json that tokenizers cannot read, or a folder
-    transformers cannot load a tokenizer from, a `UsageError` naming the file."""
-    from tokenizers import Tokenizer
-    from transformers import AutoTokenizer  # imports torch: here, not for a command's -h
-
-    path = Path(path)
-    if not path.is_dir():
-        raise FileNotFoundError(f"{path}: tokenizer folder not found")
-    check_json_files(path, TOKENIZER_FILES, "the tokenizer")
-    if (path / "tokenizer.json").is_file():
-        try:
-            Tokenizer.from_file(str(path / "tokenizer.json"))
-        except Exception as err:  # tokenizers raises a bare `Exception` for a file it cannot read
-            raise UsageError(
-                f"the tokenizer {path}: {path / 'tokenizer.json'} is not a tokenizers file ({err}); save it again"
-            ) from None
-    with reading(path, "the tokenizer"):
-        try:
-            return AutoTokenizer.from_pretrained(str(path))
-        except (KeyError, TypeError, ValueError) as err:  # a file of the right syntax with the wrong content
-            raise UsageError(f"the tokenizer {path}: cannot load a tokenizer from this folder ({err})") from None
-
-
-def load_tokenizer(path: str | os.PathLike) -> PreTrainedTokenizerBase:
-    """Load a saved tokenizer and check that it has every special token the project needs.
-
-    Raises `FileNotFoundError` when the folder does not exist and `UsageError` naming the folder (and the
-    file) when it holds no tokenizer we can load, or naming the missing tokens when some of
-    pad/bos/eos/unk/mask/sep are not set.
-    """
-    path = Path(path)
-    tok = open_tokenizer(path)
-    missing = [
-        f"{name}_token"
-        for name in SPECIAL_TOKENS
-        if getattr(tok, f"{name}_token", None) is None or getattr(tok, f"{name}_token_id", None) is None
-    ]
-    if missing:
-        raise UsageError(
-            f"{path}: tokenizer lacks the special tokens {', '.join(missing)}; "
-            f"train it with tokenizer/train_tokenizer.py (expected {SPECIAL_TOKENS})"
-        )
-    # A tokenizer saved by older code may have the default cleanup on; it breaks the round trip.
-    tok.clean_up_tokenization_spaces = False
-    return tok
-
-
-def config_token_ids(tokenizer: PreTrainedTokenizerBase) -> dict[str, int]:
-    """The `CONFIG_TOKENS` ids the tokenizer has, as config fields (`pad_token_id`, ...). The courses' vocabularies
-    lack some (CS224N's characters have no bos/eos, the lab's no sep/mask); `load_tokenizer` insists on all of them
-    for ours."""
-    ids = {f"{name}_token_id": getattr(tokenizer, f"{name}_token_id", None) for name in CONFIG_TOKENS}
-    return {key: value for key, value in ids.items() if value is not None}
 
 
 def chars_per_token(tokenizer: PreTrainedTokenizerBase, texts: Iterable[str], batch_size: int = 1000) -> float:

@@ -5,13 +5,20 @@
   `⁇` (mask, also the separator of span corruption and QA) is id 1, and every character of `wiki.txt` follows in
   code-point order. One token per character; decoding concatenates. A character outside the vocabulary is an error,
   as in the course (its `stoi` raises `KeyError`): there is no unknown token.
-- `build_altegrad_lab_raw_tokenizer` (`lab_sentencepiece`, vocabulary `altegrad-lab-raw`): the same 50,001 ids
-  over raw text, the SentencePiece model turned into a fast `tokenizers` model.
-- `build_altegrad_lab_tokenizer`: the lab's 50,001 ids: `<s> <pad> </s> <unk>` (0–3), then the pieces of the fairseq
-  `dict.txt` in file order. The lab's data is already SentencePiece pieces separated by spaces (made with
-  `sentencepiece.french.model`), so the tokenizer maps each space-separated piece to its id (`<unk>` when absent) and
-  puts `<s>` in front, as the lab's data set does. The SentencePiece model, read with transformers' protobuf
-  schema (no `sentencepiece` package needed), is checked to contain every piece of the dictionary.
+- The lab's 50,001 ids, shared by its two tokenizers: fairseq's `<s> <pad> </s> <unk>` (ids 0-3), then the pieces
+  of `dict.txt` in file order. The SentencePiece `.model` is read with transformers' protobuf schema (no
+  `sentencepiece` package needed). Both put `<s>` in front of every sequence, as the lab's data set does.
+- `build_altegrad_lab_tokenizer` (`altegrad-lab`): the lab's data is already SentencePiece pieces separated by spaces
+  (made with `sentencepiece.french.model`), so the tokenizer maps each space-separated piece to its id (`<unk>` when
+  absent). The SentencePiece model is checked to contain every piece of the dictionary.
+- `build_altegrad_lab_raw_tokenizer` (`altegrad-lab-raw`): the same ids over RAW text. The model's pieces and scores
+  become a `tokenizers` BPE (merges ordered by score, as `transformers.convert_slow_tokenizer` does) or Unigram
+  model whose ids are the lab's ids, so no second lookup is needed; SentencePiece's normalisation (the model's
+  precompiled NFKC map, extra whitespace removed, and `▁` for every space with one in front: `add_dummy_prefix`);
+  decoding turns `▁` back into spaces. A piece of the model that `dict.txt` lacks cannot be given the `<unk>` id
+  inside a fast model (a BPE vocabulary with two pieces on one id loses one of them when saved), so it is an error
+  that names the pieces; the lab's files have none. Consecutive characters the model does not know become one
+  `<unk>`, as SentencePiece fuses them.
 """
 
 from __future__ import annotations
@@ -19,43 +26,55 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
-from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
+from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 from transformers import PreTrainedTokenizerFast
+from transformers.convert_slow_tokenizer import generate_merges
 
 from ..safety import check_output_dir, command_line, staged_save
-from ..textio import UsageError, read_text
-from .bpe import open_tokenizer
-from .lab_dictionary import (
+from ..textio import UsageError, iter_text_lines, read_text
+from . import (
+    ALTEGRAD_LAB,
+    ALTEGRAD_LAB_RAW,
+    COURSE_VOCABULARIES,
+    CS224N_CHAR,
+    CS224N_MASK_CHAR,
+    CS224N_PAD_CHAR,
     LAB_SPECIAL_TOKENS,
-    VocabularyError,
-    check_dictionary_in_model,
-    read_lab_dictionary,
-    read_sentencepiece_pieces,
-    wrap_lab_tokenizer,
+    is_cs224n_char_tokenizer,
+    open_tokenizer,
 )
-from .lab_sentencepiece import build_altegrad_lab_raw_tokenizer
 
 __all__ = [
     "COURSE_VOCABULARIES",
     "CourseCharTokenizer",
     "VocabularyError",
+    "build_altegrad_lab_raw_tokenizer",
     "build_altegrad_lab_tokenizer",
     "build_course_tokenizer",
     "build_cs224n_char_tokenizer",
     "cs224n_char_vocabulary",
+    "is_course_tokenizer",
     "load_course_tokenizer",
+    "read_fairseq_dictionary",
+    "read_sentencepiece_model",
     "unknown_characters",
 ]
 
-# The vocabularies `build_course_tokenizer` makes, by name (the command line's `course` argument).
-# `altegrad-lab-raw`: the same ids over raw text, through `sentencepiece.french.model` (`lab_sentencepiece`).
-CS224N_CHAR, ALTEGRAD_LAB, ALTEGRAD_LAB_RAW = "cs224n-char", "altegrad-lab", "altegrad-lab-raw"
-COURSE_VOCABULARIES = (CS224N_CHAR, ALTEGRAD_LAB, ALTEGRAD_LAB_RAW)
-CS224N_PAD_CHAR = "\u25a1"  # □
-CS224N_MASK_CHAR = "\u2047"  # ⁇
+# SentencePiece's ModelProto: trainer_spec.model_type and SentencePiece.type values.
+UNIGRAM, BPE = 1, 2
+NORMAL, UNKNOWN, CONTROL, USER_DEFINED, BYTE = 1, 2, 3, 4, 6
+
+
+class VocabularyError(UsageError):
+    """A vocabulary file that cannot give the course's ids; the message names the file and line."""
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# CS224N's characters
+# ------------------------------------------------------------------------------------------------------------------
 
 
 def unknown_characters(texts: Sequence[str], vocabulary, what: str = "the text", where=None) -> str | None:
@@ -116,10 +135,6 @@ def _strings(texts) -> list[str]:
     return [s for item in texts for s in _strings(item)]
 
 
-def is_cs224n_char_tokenizer(tokenizer) -> bool:
-    return tokenizer.pad_token == CS224N_PAD_CHAR and tokenizer.unk_token is None
-
-
 def cs224n_char_vocabulary(text: str) -> list[str]:
     """The course's `itos`: `□`, `⁇`, then the sorted set of the text's characters."""
     chars = sorted(set(text))
@@ -159,6 +174,85 @@ def build_cs224n_char_tokenizer(
     return hf_tokenizer
 
 
+# ------------------------------------------------------------------------------------------------------------------
+# The lab's ids: dict.txt and the SentencePiece model
+# ------------------------------------------------------------------------------------------------------------------
+
+
+def read_fairseq_dictionary(path: str | os.PathLike) -> list[str]:
+    """The symbols of a fairseq `dict.txt` (`SYMBOL COUNT` per line), in file order: the lab's pieces, which must not
+    list the special tokens fairseq puts in front of them."""
+    path = Path(path)
+    symbols: list[str] = []
+    seen: dict[str, int] = {}
+    for lineno, line in enumerate(iter_text_lines(path, skip_empty=False), start=1):
+        symbol, _, count = line.rpartition(" ")
+        if not symbol or not count.lstrip("-").isdigit():
+            raise VocabularyError(f"{path}:{lineno}: expected 'SYMBOL COUNT', found {line!r}")
+        if symbol in seen:
+            raise VocabularyError(f"{path}:{lineno}: duplicate symbol {symbol!r} (first on line {seen[symbol]})")
+        seen[symbol] = lineno
+        symbols.append(symbol)
+    clashes = [symbol for symbol in symbols if symbol in LAB_SPECIAL_TOKENS]
+    if clashes:
+        raise VocabularyError(f"{path}: lists the special tokens {clashes}, which fairseq adds itself")
+    return symbols
+
+
+def read_sentencepiece_model(path: str | os.PathLike):
+    """A SentencePiece `.model` (its `ModelProto`), parsed with transformers' copy of its protobuf schema."""
+    try:
+        import google.protobuf  # noqa: F401  (transformers' schema needs it)
+    except ImportError:
+        raise VocabularyError(f"{path}: reading a SentencePiece model needs the protobuf package") from None
+    from transformers.convert_slow_tokenizer import import_protobuf
+
+    model = import_protobuf().ModelProto()
+    try:
+        model.ParseFromString(Path(path).read_bytes())
+    except Exception as error:  # protobuf's DecodeError, or a version-specific type
+        raise VocabularyError(f"{path}: not a SentencePiece model ({error})") from error
+    return model
+
+
+def check_dictionary_in_model(
+    dict_path: str | os.PathLike,
+    pieces: list[str],
+    known: Collection[str],
+    sentencepiece_model: str | os.PathLike,
+) -> None:
+    """Every piece of `dict.txt` is one the SentencePiece model gives (`known`), else the two files do not match."""
+    unknown = [piece for piece in pieces if piece not in known]
+    if unknown:
+        raise VocabularyError(
+            f"{dict_path}: {len(unknown)} pieces are not in {sentencepiece_model} (first: {unknown[:5]}): "
+            "the dictionary was not made with this SentencePiece model"
+        )
+
+
+def wrap_lab_tokenizer(
+    tokenizer: Tokenizer, model_max_length: int, output_dir: str | os.PathLike | None
+) -> PreTrainedTokenizerFast:
+    """A `tokenizers` model with the lab's ids as a transformers tokenizer (saved to `output_dir` if given): the
+    lab's data set puts <s> (its <sos>) in front of every sequence; <pad>, </s> and <unk> are fairseq's."""
+    tokenizer.post_processor = processors.TemplateProcessing(
+        single="<s> $A", pair="<s> $A $B", special_tokens=[("<s>", LAB_SPECIAL_TOKENS.index("<s>"))]
+    )
+    hf_tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer,
+        model_max_length=model_max_length,
+        clean_up_tokenization_spaces=False,
+        bos_token="<s>",
+        pad_token="<pad>",
+        eos_token="</s>",
+        unk_token="<unk>",
+    )
+    if output_dir is not None:
+        with staged_save(output_dir) as staging:
+            hf_tokenizer.save_pretrained(str(staging))
+    return hf_tokenizer
+
+
 def build_altegrad_lab_tokenizer(
     dict_path: str | os.PathLike,
     sentencepiece_model: str | os.PathLike | None = None,
@@ -166,14 +260,92 @@ def build_altegrad_lab_tokenizer(
     model_max_length: int = 512,
 ) -> PreTrainedTokenizerFast:
     """The lab's vocabulary: `<s> <pad> </s> <unk>`, then `dict.txt`'s pieces, over space-separated pieces."""
-    pieces = read_lab_dictionary(dict_path)
+    pieces = read_fairseq_dictionary(dict_path)
     if sentencepiece_model is not None:
-        known = set(read_sentencepiece_pieces(sentencepiece_model))
+        known = {piece.piece for piece in read_sentencepiece_model(sentencepiece_model).pieces}
         check_dictionary_in_model(dict_path, pieces, known, sentencepiece_model)
     vocabulary = {token: i for i, token in enumerate([*LAB_SPECIAL_TOKENS, *pieces])}
     tokenizer = Tokenizer(models.WordLevel(vocabulary, unk_token="<unk>"))
     tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     return wrap_lab_tokenizer(tokenizer, model_max_length, output_dir)
+
+
+def lab_piece_ids(model, dict_pieces: list[str], model_path: str | os.PathLike) -> dict[str, int]:
+    """Every piece of the SentencePiece `model` with its lab id: its unknown piece is `<unk>` (3), its control
+    pieces (`<s>`, `</s>`) the fairseq ids of the same name, every other piece its `dict.txt` line + 3."""
+    lab_ids = {token: i for i, token in enumerate([*LAB_SPECIAL_TOKENS, *dict_pieces])}
+    ids: dict[str, int] = {}
+    missing = []
+    for piece in model.pieces:
+        if piece.type == BYTE:
+            raise VocabularyError(f"{model_path}: byte-fallback pieces ({piece.piece!r}) are not supported")
+        if piece.type == UNKNOWN:
+            ids[piece.piece] = lab_ids["<unk>"]
+        elif piece.type == CONTROL:
+            if piece.piece in LAB_SPECIAL_TOKENS:  # other control pieces are never produced by encoding
+                ids[piece.piece] = lab_ids[piece.piece]
+        elif piece.piece in LAB_SPECIAL_TOKENS:
+            raise VocabularyError(
+                f"{model_path}: {piece.piece!r} is an ordinary piece here, a special token in fairseq"
+            )
+        elif piece.piece in lab_ids:
+            ids[piece.piece] = lab_ids[piece.piece]
+        else:
+            missing.append(piece.piece)
+    if missing:
+        raise VocabularyError(
+            f"{model_path}: {len(missing)} pieces are not in the dictionary (first: {missing[:5]}); a fast tokenizer "
+            "cannot give them the <unk> id, so the dictionary must list every piece of the model"
+        )
+    return ids
+
+
+def _model(proto, ids: dict[str, int], dict_pieces: list[str], model_path) -> models.Model:
+    """The tokenizers model, with the lab's ids: BPE merges ordered by the pieces' scores, or Unigram scores."""
+    scores = {piece.piece: piece.score for piece in proto.pieces if piece.type in (NORMAL, USER_DEFINED)}
+    model_type = proto.trainer_spec.model_type
+    if model_type == BPE:
+        vocabulary = {**{token: i for i, token in enumerate(LAB_SPECIAL_TOKENS)}, **ids}
+        merges = generate_merges(vocabulary, [(piece, scores[piece]) for piece in dict_pieces if piece in scores])
+        return models.BPE(vocabulary, merges, unk_token="<unk>", fuse_unk=True)
+    if model_type == UNIGRAM:
+        # Unigram ids are list positions: the lab's order, special tokens unscored.
+        vocabulary = [(token, 0.0) for token in LAB_SPECIAL_TOKENS] + [(p, scores.get(p, 0.0)) for p in dict_pieces]
+        return models.Unigram(vocabulary, unk_id=LAB_SPECIAL_TOKENS.index("<unk>"), byte_fallback=False)
+    raise VocabularyError(f"{model_path}: model type {model_type} is neither BPE (2) nor Unigram (1)")
+
+
+def _normalizer(spec) -> normalizers.Normalizer:
+    """SentencePiece's normalisation: its precompiled (NFKC) map, then extra whitespace removed. Only the spaces
+    the map leaves: `Strip()` would also drop other white space, such as U+0085, which SentencePiece keeps."""
+    steps = [normalizers.Precompiled(spec.precompiled_charsmap)] if spec.precompiled_charsmap else []
+    if spec.remove_extra_whitespaces:
+        steps += [normalizers.Replace(Regex("^ +| +$"), ""), normalizers.Replace(Regex(" {2,}"), " ")]
+    return normalizers.Sequence(steps)
+
+
+def build_altegrad_lab_raw_tokenizer(
+    dict_path: str | os.PathLike,
+    sentencepiece_model: str | os.PathLike,
+    output_dir: str | os.PathLike | None = None,
+    model_max_length: int = 512,
+) -> PreTrainedTokenizerFast:
+    """The lab's vocabulary over raw text: SentencePiece's segmentation, `dict.txt`'s ids, `<s>` in front."""
+    dict_pieces = read_fairseq_dictionary(dict_path)
+    proto = read_sentencepiece_model(sentencepiece_model)
+    ids = lab_piece_ids(proto, dict_pieces, sentencepiece_model)
+    check_dictionary_in_model(dict_path, dict_pieces, ids, sentencepiece_model)  # the pieces encoding can give
+    tokenizer = Tokenizer(_model(proto, ids, dict_pieces, sentencepiece_model))
+    tokenizer.normalizer = _normalizer(proto.normalizer_spec)
+    prepend = "always" if proto.normalizer_spec.add_dummy_prefix else "never"
+    tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme=prepend)
+    tokenizer.decoder = decoders.Metaspace(replacement="\u2581", prepend_scheme=prepend)
+    return wrap_lab_tokenizer(tokenizer, model_max_length, output_dir)
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# Every course
+# ------------------------------------------------------------------------------------------------------------------
 
 
 def is_course_tokenizer(path: str | os.PathLike) -> bool:

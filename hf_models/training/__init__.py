@@ -2,11 +2,10 @@
 
 - `arguments`: `ModelArguments`, parsing flags or one JSON file, logging and the seed (`run_task`), with
   `trainer_flags`: TrainingArguments' flags without torch;
-- `setup`: the model to start from (`load_or_build_model`, `build_config`) and `check_block_size`;
-- `trainer`: `ReproducibleTrainer`, `ShuffledLengthBuckets` and `train_model`;
-- `plots`: `loss.png` and `accuracy.png`, redrawn during training;
-- `plateau`: a pretraining loss against the unigram entropy of its data;
-- `transfer`: finetuning that keeps the backbone (ULMFiT's discriminative rates and gradual unfreezing);
+- `trainer`: the model to start from (`load_or_build_model`, `build_config`) and `check_block_size`;
+  `ReproducibleTrainer`, `ShuffledLengthBuckets` and `train_model`; `loss.png` and `accuracy.png`, redrawn during
+  training; finetuning that keeps the backbone (ULMFiT's discriminative rates and gradual unfreezing); a pretraining
+  loss against the unigram entropy of its data (`check_plateau`);
 - `linear_probe`: a classification head started as a logistic regression on the frozen features (LP-FT);
 - `finish`: the end of a run (model, run_clm.py's result files, plots, run record, `report.json`).
 
@@ -27,34 +26,34 @@ _MODULES = {
     "build_parser": "arguments",
     "help_sections": "arguments",
     "model_group": "arguments",
-    "PLATEAU_KEYS": "plateau",
-    "GradualUnfreezingCallback": "transfer",
-    "discriminative_optimizer": "transfer",
+    "PLATEAU_KEYS": "trainer",
+    "GradualUnfreezingCallback": "trainer",
+    "discriminative_optimizer": "trainer",
     "init_head_by_linear_probe": "linear_probe",
     "ModelArguments": "arguments",
-    "PlotCallback": "plots",
+    "PlotCallback": "trainer",
     "ReproducibleTrainer": "trainer",
     "ShuffledLengthBuckets": "trainer",
     "RunTimer": "finish",
-    "build_config": "setup",
-    "check_block_size": "setup",
+    "build_config": "trainer",
+    "check_block_size": "trainer",
     "check_run_output": "arguments",
     "check_training_arguments": "arguments",
     "expand_arguments_file": "arguments",
-    "check_plateau": "plateau",
+    "check_plateau": "trainer",
     "finish_run": "finish",
     "last_logged": "trainer",
     "last_or_mean_loss": "trainer",
-    "load_or_build_model": "setup",
-    "load_pretrained": "setup",
+    "load_or_build_model": "trainer",
+    "load_pretrained": "trainer",
     "model_source": "finish",
     "parse_args": "arguments",
     "read_arguments_file": "arguments",
-    "plot_curves": "plots",
+    "plot_curves": "trainer",
     "run_task": "arguments",
     "setup_run": "arguments",
     "train_model": "trainer",
-    "unigram_entropy": "plateau",
+    "unigram_entropy": "trainer",
     "write_report": "finish",
 }
 

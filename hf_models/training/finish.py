@@ -25,9 +25,7 @@ from ..hub import share_run, write_run_card
 from ..run_record import RunRecord, hardware, model_reference, read_record, to_json, training_run
 from ..small_encoder import SmallEncoderConfig
 from .arguments import ModelArguments
-from .plateau import PLATEAU_KEYS
-from .plots import plot_curves
-from .trainer import finish_all_or_nothing
+from .trainer import PLATEAU_KEYS, finish_all_or_nothing, plot_curves
 
 __all__ = ["RunTimer", "finish_run", "model_source", "run_results", "write_report"]
 

@@ -69,7 +69,6 @@ F1 = "hf_models/metrics/f1/f1.py"
 PERPLEXITY = "hf_models/metrics/perplexity/perplexity.py"
 ACCURACY = "hf_models/metrics/accuracy/accuracy.py"
 TRAINER = "hf_models/training/trainer.py"
-SETUP = "hf_models/training/setup.py"
 PRETRAINING = "hf_models/tasks/pretraining.py"
 FINISH = "hf_models/training/finish.py"
 SENTIMENT = "hf_models/tasks/sentiment.py"
@@ -87,7 +86,6 @@ SNAKEFILE = "benchmarks/Snakefile"
 TRAIN_TOKENIZER = "tokenizer/train_tokenizer.py"
 COURSES = "hf_models/tokenization/courses.py"
 BPE = "hf_models/tokenization/bpe.py"
-LAB_SENTENCEPIECE = "hf_models/tokenization/lab_sentencepiece.py"
 ARGUMENTS = "hf_models/training/arguments.py"
 
 MODEL_TESTS = ("tests/test_synthesizer_reference.py", "tests/test_modeling.py")
@@ -142,36 +140,32 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "synthesizer-uniform-causal-average",
         MODELING,
-        "return torch.matmul(synth.transpose(1, 2), self.synth_weight) + self.synth_bias",
-        "return torch.zeros_like(torch.matmul(synth.transpose(1, 2), self.synth_weight))",
+        "return torch.matmul(synth, self.synth_weight) + self.synth_bias",
+        "return torch.zeros_like(torch.matmul(synth, self.synth_weight))",
         MODEL_TESTS,
         "ignores A_i, b1, B_i and b2: uniform causal averaging of the values",
     ),
     Mutant(
         "synthesizer-ignores-b2",
         MODELING,
-        "return torch.matmul(synth.transpose(1, 2), self.synth_weight) + self.synth_bias",
-        "return torch.matmul(synth.transpose(1, 2), self.synth_weight)",
+        "return torch.matmul(synth, self.synth_weight) + self.synth_bias",
+        "return torch.matmul(synth, self.synth_weight)",
         MODEL_TESTS,
         "drops the bias b2",
     ),
     Mutant(
         "synthesizer-ignores-A-b1",
         MODELING,
-        "synth = F.relu(self.synth_proj(hidden_states)).view(batch_size, query_length, self.num_heads, self.head_dim)\n"
-        "        return torch.matmul(synth.transpose(1, 2)",
-        "synth = F.relu(hidden_states).view(batch_size, query_length, self.num_heads, self.head_dim)\n"
-        "        return torch.matmul(synth.transpose(1, 2)",
+        "synth = F.relu(self.synth_proj(hidden_states)).view(batch_size, query_length, self.num_heads, self.head_dim)",
+        "synth = F.relu(hidden_states).view(batch_size, query_length, self.num_heads, self.head_dim)",
         MODEL_TESTS,
         "skips the projection X·A_i + b1",
     ),
     Mutant(
         "synthesizer-no-relu",
         MODELING,
-        "synth = F.relu(self.synth_proj(hidden_states)).view(batch_size, query_length, self.num_heads, self.head_dim)\n"
-        "        return torch.matmul(synth.transpose(1, 2)",
-        "synth = self.synth_proj(hidden_states).view(batch_size, query_length, self.num_heads, self.head_dim)\n"
-        "        return torch.matmul(synth.transpose(1, 2)",
+        "synth = F.relu(self.synth_proj(hidden_states)).view(batch_size, query_length, self.num_heads, self.head_dim)",
+        "synth = self.synth_proj(hidden_states).view(batch_size, query_length, self.num_heads, self.head_dim)",
         MODEL_TESTS,
         "forgets the ReLU",
     ),
@@ -301,16 +295,16 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "pooling-last-assumes-right-padding",
         MODELING,
-        "last = hidden_states[rows, (attention_mask * positions).argmax(-1)]",
-        "last = hidden_states[rows, attention_mask.sum(-1) - 1]",
+        "return hidden_states[rows, (attention_mask * positions).argmax(-1)]",
+        "return hidden_states[rows, attention_mask.sum(-1) - 1]",
         MODEL_TESTS,
         "wrong pooling: 'last' reads a pad under left padding",
     ),
     Mutant(
         "pooling-mean-over-padding",
         MODELING,
-        "mean = (hidden_states * weights).sum(1) / weights.sum(1).clamp(min=1.0)\n        if pooling",
-        "mean = hidden_states.mean(1)\n        if pooling",
+        "return (hidden_states * weights).sum(1) / weights.sum(1).clamp(min=1.0)",
+        "return hidden_states.mean(1)",
         MODEL_TESTS,
         "wrong pooling: the mean includes pads",
     ),
@@ -618,7 +612,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "flag-attention-type-ignored",
-        SETUP,
+        TRAINER,
         'config_fields["attention_type"] = model_args.attention_type or config_fields.get("attention_type")',
         'config_fields["attention_type"] = config_fields.get("attention_type")',
         BIRTHPLACE_FLAG_TESTS,
@@ -999,7 +993,7 @@ MUTANTS: tuple[Mutant, ...] = (
     # --- raw user text through the tokenizers and the readers ----------------------------------------------
     Mutant(
         "raw-lab-sentencepiece-strips-all-white-space",
-        LAB_SENTENCEPIECE,
+        COURSES,
         'steps += [normalizers.Replace(Regex("^ +| +$"), ""), normalizers.Replace(Regex(" {2,}"), " ")]',
         'steps += [normalizers.Strip(), normalizers.Replace(Regex(" {2,}"), " ")]',
         (f"{RAW}::test_lab_raw_text_ids_are_sentencepiece_pieces_through_dict",),
@@ -1007,7 +1001,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "raw-lab-sentencepiece-no-nfkc-map",
-        LAB_SENTENCEPIECE,
+        COURSES,
         "steps = [normalizers.Precompiled(spec.precompiled_charsmap)] if spec.precompiled_charsmap else []",
         "steps = []",
         (f"{RAW}::test_lab_raw_text_ids_are_sentencepiece_pieces_through_dict",),
@@ -1265,7 +1259,6 @@ EQUIVALENT: dict[str, str] = {}
 # --- merges, boundaries both ways, the benchmark scripts' flags, the count beside a score (one block: other blocks
 # join the list beside it) ---------------------------------------------------------------------------------------
 RANGES = "hf_models/safety/ranges.py"
-SUBSETS = "hf_models/data/subsets.py"
 REPORT = "benchmarks/report.py"
 GRID = "benchmarks/grid.py"
 PRETRAINING_ARGUMENTS = "hf_models/tasks/pretraining_arguments.py"
@@ -1430,7 +1423,7 @@ MERGE_BOUNDARY_FLAG_COUNT_MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "budget-one-of-each-refused",
-        SUBSETS,
+        LOADERS,
         "if size < len(classes):",
         "if size <= len(classes):",
         (f"{BOUNDARIES}::test_the_label_budget_one_of_each_label_and_every_example_of_a_label",),
@@ -1438,7 +1431,7 @@ MERGE_BOUNDARY_FLAG_COUNT_MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "budget-every-example-refused",
-        SUBSETS,
+        LOADERS,
         "if per_class > len(members):",
         "if per_class >= len(members):",
         (f"{BOUNDARIES}::test_the_label_budget_one_of_each_label_and_every_example_of_a_label",),
