@@ -7,7 +7,6 @@
 - `plots`: `loss.png` and `accuracy.png`, redrawn during training;
 - `plateau`: a pretraining loss against the unigram entropy of its data;
 - `transfer`: finetuning that keeps the backbone (ULMFiT's discriminative rates and gradual unfreezing);
-- `linear_probe`: a classification head started as a logistic regression on the frozen features (LP-FT);
 - `finish`: the end of a run (model, run_clm.py's result files, plots, run record, `report.json`).
 
 The run's tokenizer comes from `hf_models.tokenization.resolve_tokenizer`, its metrics from
@@ -30,7 +29,6 @@ _MODULES = {
     "PLATEAU_KEYS": "plateau",
     "GradualUnfreezingCallback": "transfer",
     "discriminative_optimizer": "transfer",
-    "init_head_by_linear_probe": "linear_probe",
     "ModelArguments": "arguments",
     "PlotCallback": "plots",
     "ReproducibleTrainer": "trainer",
