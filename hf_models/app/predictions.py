@@ -13,8 +13,7 @@ import numpy as np
 import torch
 
 from ..data import person_name
-from ..tasks.qa_decoding import CS224N_ANSWER_CHARS
-from ..tasks.qa_formats import CourseQAFormat, answering_format
+from ..tasks.birthplace_qa import CS224N_ANSWER_CHARS, CourseQAFormat, answering_format
 from .loading import AppError, LoadedModel, first_line
 from .text import is_visible, printable
 
