@@ -102,8 +102,9 @@ PRETRAINING_ONLY = (
 
 
 def _finish(trainer, arguments: tuple, metrics: dict, timer: RunTimer, task: str, objective: str, split_sizes: dict):
-    """Save the run, with its record: the pretraining options apply to the pretraining only. The record alone keeps how the model answers (`--recite_tokens`, `--answer_from_recitation`
-    with the training answers' shape): `evaluate` and the app read it there."""
+    """Save the run, with its record: the pretraining options apply to the pretraining only. The record alone keeps
+    how the model answers (`--recite_tokens`, `--answer_from_recitation` with the training answers' shape):
+    `evaluate` and the app read it there."""
     bp_args = arguments[1]
     answering = (
         answer_shape(load_birthplace(bp_args.data_dir)["train"]["answer"]) if bp_args.answer_from_recitation else {}
@@ -263,17 +264,8 @@ def finetune(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
     qa = load_birthplace(bp_args.data_dir)
     qa.pop("test")  # questions only: nothing to learn from
     with training_args.main_process_first(desc="tokenization"):
-        encoded = datasets.DatasetDict(
-            {
-                split: qa[split].map(
-                    qa_rows.encode,
-                    batched=True,
-                    remove_columns=["question", "answer"],
-                    fn_kwargs={"tokenizer": tokenizer, "block_size": block_size},
-                )
-                for split in qa
-            }
-        )
+        rows = {"tokenizer": tokenizer, "block_size": block_size}
+        encoded = qa.map(qa_rows.encode, batched=True, remove_columns=["question", "answer"], fn_kwargs=rows)
     trainer, metrics = train_model(
         model,
         training_args,
