@@ -363,7 +363,8 @@ def _evaluation_outputs(model_args: ModelArguments, bp_args: BirthplaceArguments
     they never replace an input file, and earlier predictions or reports are kept unless --overwrite_output_dir. A
     baseline's files carry its name (`predictions_validation_london_baseline.txt`), so that it never replaces a
     model's in the model's folder."""
-    output_dir = training_args.output_dir if _output_dir_given(training_args) else None
+    # TrainingArguments falls back to "trainer_output" when --output_dir is omitted: print only.
+    output_dir = training_args.output_dir if training_args.output_dir not in (None, "", "trainer_output") else None
     name = _output_name(bp_args)
     predictions_file = bp_args.predictions_file or (
         os.path.join(output_dir, f"predictions_{name}.txt") if output_dir else None
@@ -452,8 +453,3 @@ def evaluate_answers(
                 if "exact_match" in metrics:
                     _record_evaluation(output_dir, bp_args, source, metrics, timer)
     return metrics
-
-
-def _output_dir_given(training_args: TrainingArguments) -> bool:
-    # TrainingArguments falls back to "trainer_output" when --output_dir is omitted.
-    return bool(training_args.output_dir) and training_args.output_dir != "trainer_output"

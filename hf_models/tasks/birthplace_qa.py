@@ -310,13 +310,10 @@ class RecitingQAFormat:
             texts.append(next((p for p in candidates if p.startswith(title)), title))
         return texts
 
-    def _first_tokens(self, texts: list[str], tokenizer) -> list[list[int]]:
-        ids = tokenizer(texts, add_special_tokens=False, verbose=False)["input_ids"]
-        return [row[: self.recite_tokens] for row in ids]
-
     def openings(self, questions: list[str], tokenizer) -> list[list[int]]:
         """The first `recite_tokens` tokens of each person's paragraph (the one that starts with `Name.`)."""
-        return self._first_tokens(self._paragraphs(questions), tokenizer)
+        ids = tokenizer(self._paragraphs(questions), add_special_tokens=False, verbose=False)["input_ids"]
+        return [row[: self.recite_tokens] for row in ids]
 
     def encode(self, examples: dict[str, list[str]], tokenizer, block_size: int) -> dict[str, list[list[int]]]:
         """Each row after its person's real opening (`openings`)."""
