@@ -25,7 +25,7 @@ from hf_models import SmallEncoderForCausalLM
 from hf_models.data import load_birthplace, load_birthplace_corpus, person_name
 from hf_models.safety import check_flag_ranges, check_output_file, command_line
 from hf_models.safety.ranges import POSITIVE
-from hf_models.tasks.qa_formats import RecitingQAFormat
+from hf_models.tasks.birthplace_qa import RecitingQAFormat
 from hf_models.textio import UsageError, atomic_write_text
 from hf_models.tokenization import load_tokenizer
 from hf_models.training import HelpFormatter, load_pretrained

@@ -8,7 +8,7 @@ it, and `benchmarks/plot_sentiment.py` draws its per-epoch curves. Nothing is gu
 The record is written without local paths (a starting checkpoint is named by its folder name, or its Hub id), and
 `RunRecord.public()` is what leaves the machine: `push_to_hub.py` uploads it beside the model as `run_record.json`,
 with anything that still names a local file or folder taken out, so that a Hub copy of a birthplace model answers
-as the run did (`hf_models.tasks.qa_formats.answer_format_of` reads it there).
+as the run did (`hf_models.tasks.birthplace_qa.answer_format_of` reads it there).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from tiny import TINY
 
 from hf_models import SmallEncoderForCausalLM, SmallEncoderForSequenceClassification
 from hf_models.data import SpanCorruptionCollator, TrimPaddingCollator, corrupt_for_evaluation
-from hf_models.tasks.qa_decoding import predict_answers, predict_char_answers
+from hf_models.tasks.birthplace_qa import predict_answers, predict_char_answers
 from hf_models.training import build_config
 
 QUESTIONS = [

@@ -13,7 +13,7 @@ from tiny import TINY_SIZES
 
 from hf_models import SmallEncoderConfig, SmallEncoderForCausalLM
 from hf_models.data import encode_char_qa
-from hf_models.tasks.qa_decoding import answer_between_masks, predict_char_answers
+from hf_models.tasks.birthplace_qa import answer_between_masks, predict_char_answers
 from hf_models.tokenization.courses import build_cs224n_char_tokenizer
 
 

@@ -22,7 +22,7 @@ import write_results
 from hf_models import SmallEncoderConfig, SmallEncoderForCausalLM
 from hf_models.run_record import hardware
 from hf_models.small_encoder import modeling_small_encoder
-from hf_models.tasks.birthplace_evaluation import evaluation_device
+from hf_models.tasks.birthplace import evaluation_device
 from hf_models.training.trainer import ReproducibleTrainer
 
 # Dense (no sparsity) bf16 Tensor Core TFLOP/s in NVIDIA's data sheets, which print the sparse figure (twice the

@@ -27,7 +27,7 @@ from tiny import ONE_STEP as COMMON
 from tiny import TINY
 
 from hf_models.run_record import read_record
-from hf_models.tasks import birthplace, qa_decoding, qa_formats, sentiment
+from hf_models.tasks import birthplace, birthplace_qa, sentiment
 from hf_models.tasks import pretraining as pretrain
 
 EVALUATE_COMMON = ["--use_cpu", "--log_level", "warning", "--seed", "0"]  # evaluate takes no training flags
@@ -274,7 +274,7 @@ def _head_only_trainable(run: Run) -> None:
 def _head_started_as_the_probe(run: Run) -> None:
     """The head `train_model` was given is the probe's fit: on the training reviews' (frozen) features it scores
     the training accuracy the probe reported; 3 folds reached the choice of C."""
-    from hf_models.training.linear_probe import head_inputs
+    from hf_models.tasks.sentiment import head_inputs
 
     metrics, initial = run.trained["metrics"], run.trained["initial"]
     features, labels = head_inputs(run.trained["model"], run.trained["train_dataset"], run.trained["collator"])
@@ -589,7 +589,10 @@ def test_birthplace_pretrain_and_finetune_flags(monkeypatch, tmp_path, synthetic
     check_all(run, BIRTHPLACE_FINETUNE_ROWS)
     assert run.config["vocab_size"] == 600  # --tokenizer_name_or_path: the tokenizer's vocabulary
 
-    generation = {"generation": (qa_decoding, "greedy_completions"), "spans": (qa_formats, "answer_log_likelihoods")}
+    generation = {
+        "generation": (birthplace_qa, "greedy_completions"),
+        "spans": (birthplace_qa, "answer_log_likelihoods"),
+    }
     for name, rows, after in (
         ("evaluate", BIRTHPLACE_EVALUATE_ROWS, []),
         ("spans", BIRTHPLACE_SPANS_ROWS, [arg.format(tmp=tmp_path) for arg in SPANS_SCENARIO]),

@@ -26,7 +26,7 @@ from hf_models.data import (
     load_birthplace_corpus,
     span_corrupt,
 )
-from hf_models.tasks import birthplace, sentiment, sentiment_probe
+from hf_models.tasks import birthplace, sentiment
 from hf_models.tasks import pretraining as pretrain
 from hf_models.textio import UsageError
 
@@ -286,7 +286,7 @@ def test_linear_probe_head_then_gradual_unfreezing(monkeypatch, tmp_path, lab_bo
     first epoch trains the head alone, the second the top block too; the block below it and the embeddings never
     train."""
     seen: dict = {}
-    real_probe, real_train = sentiment_probe.init_head_by_linear_probe, sentiment.train_model
+    real_probe, real_train = sentiment.init_head_by_linear_probe, sentiment.train_model
 
     def probe(model, *args, **kwargs):
         metrics = real_probe(model, *args, **kwargs)
@@ -299,7 +299,7 @@ def test_linear_probe_head_then_gradual_unfreezing(monkeypatch, tmp_path, lab_bo
         seen["model"] = model
         return real_train(model, *args, **kwargs)
 
-    monkeypatch.setattr(sentiment_probe, "init_head_by_linear_probe", probe)
+    monkeypatch.setattr(sentiment, "init_head_by_linear_probe", probe)
     monkeypatch.setattr(sentiment, "train_model", train)
     flags = ["--lab_vocabulary", "--head_init", "linear_probe", "--linear_probe_folds", "2"]
     flags += ["--gradual_unfreezing", "1", "--learning_rate", "0.01", "--eval_strategy", "epoch"]

@@ -7,9 +7,8 @@ import pytest
 import torch
 
 from hf_models import SmallEncoderConfig, SmallEncoderForSequenceClassification
-from hf_models.textio import UsageError
-from hf_models.training import linear_probe
-from hf_models.training.linear_probe import (
+from hf_models.tasks import sentiment
+from hf_models.tasks.sentiment import (
     PROBE_C_GRID,
     cross_validate,
     fit_logistic_regression,
@@ -18,6 +17,7 @@ from hf_models.training.linear_probe import (
     probe_objective,
     stratified_folds,
 )
+from hf_models.textio import UsageError
 
 
 def _separable_enough(n: int = 120, width: int = 6, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
@@ -72,7 +72,7 @@ def test_folds_are_stratified_and_seeded() -> None:
 def test_the_choice_of_C_and_the_warning_at_the_grids_edge(
     scores: dict, chosen: float, warned: bool, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    monkeypatch.setattr(linear_probe, "cross_validate", lambda *args, **kwargs: scores)
+    monkeypatch.setattr(sentiment, "cross_validate", lambda *args, **kwargs: scores)
     torch.manual_seed(0)
     config = SmallEncoderConfig(
         vocab_size=32,
@@ -84,8 +84,8 @@ def test_the_choice_of_C_and_the_warning_at_the_grids_edge(
         pad_token_id=0,
     )
     model = SmallEncoderForSequenceClassification(config)
-    with caplog.at_level("WARNING", logger=linear_probe.__name__):
-        metrics = linear_probe.init_head_by_linear_probe(model, _Reviews(), _collate, folds=4, seed=0, batch_size=8)
+    with caplog.at_level("WARNING", logger=sentiment.__name__):
+        metrics = sentiment.init_head_by_linear_probe(model, _Reviews(), _collate, folds=4, seed=0, batch_size=8)
     assert metrics["linear_probe_C"] == chosen and metrics["linear_probe_train_cv_accuracy"] == scores[chosen]
     edge = [record.getMessage() for record in caplog.records if "edge of the grid" in record.getMessage()]
     assert edge == (

@@ -334,15 +334,15 @@ def test_a_hub_copy_of_a_reciting_model_answers_as_its_run(
     folder: recite 4 tokens, then choose the answer among the recitation's spans."""
     from hf_models import app
     from hf_models.data import load_birthplace
-    from hf_models.tasks import birthplace, qa_formats
+    from hf_models.tasks import birthplace, birthplace_qa
 
     run_dir, export = reciting["run_dir"], reciting["export"]
-    answers = qa_formats.answer_format_of(run_dir)
+    answers = birthplace_qa.answer_format_of(run_dir)
     assert answers["recite_tokens"] == 4 and answers["answer_words"] > 0
-    assert qa_formats.answer_format_of(export) == answers
+    assert birthplace_qa.answer_format_of(export) == answers
     # From the Hub: `answer_format_of` downloads the repository's record (here, the export stands in for it).
-    monkeypatch.setattr(qa_formats, "hf_hub_download", lambda repo_id, filename, **kwargs: str(export / filename))
-    assert qa_formats.answer_format_of("tester/tiny-recite") == answers
+    monkeypatch.setattr(birthplace_qa, "hf_hub_download", lambda repo_id, filename, **kwargs: str(export / filename))
+    assert birthplace_qa.answer_format_of("tester/tiny-recite") == answers
     monkeypatch.undo()
 
     # The app, on the export and on the run folder.

@@ -14,9 +14,8 @@ from tiny import TINY
 from hf_models import SmallEncoderConfig, SmallEncoderForCausalLM, app
 from hf_models.app import predictions as app_predictions
 from hf_models.data import IGNORE_INDEX, encode_reciting_qa, load_birthplace, person_name
-from hf_models.tasks import birthplace, qa_decoding, qa_formats
-from hf_models.tasks.qa_formats import RecitingQAFormat
-from hf_models.tasks.recitation_spans import answer_log_likelihoods, recitation_spans
+from hf_models.tasks import birthplace, birthplace_qa
+from hf_models.tasks.birthplace_qa import RecitingQAFormat, answer_log_likelihoods, recitation_spans
 from hf_models.textio import UsageError
 
 PARAGRAPHS = (
@@ -229,8 +228,12 @@ def test_birthplace_steps_with_recitation(tmp_path, synthetic_birthplace_dir, ca
         "answer_words": max(len(answer.split()) for answer in train_answers),
         "capitalized_answers": all(answer[:1].isupper() for answer in train_answers),
     }
-    assert qa_formats.answer_format_of(ft) == {"recite_tokens": 24, **spans_shape}
-    assert qa_formats.answer_format_of(pre) == {"recite_tokens": 24, "answer_words": 0, "capitalized_answers": False}
+    assert birthplace_qa.answer_format_of(ft) == {"recite_tokens": 24, **spans_shape}
+    assert birthplace_qa.answer_format_of(pre) == {
+        "recite_tokens": 24,
+        "answer_words": 0,
+        "capitalized_answers": False,
+    }
     assert all("answer_format" not in json.loads((run / "config.json").read_text()) for run in (pre, ft))
 
     # evaluate takes no flag for it: the finetuned model answers with spans of its recitation, ...
@@ -248,8 +251,8 @@ def test_birthplace_steps_with_recitation(tmp_path, synthetic_birthplace_dir, ca
     # The pretrained model generates its answer after the recitation: two generations, in evaluate and in the app.
     generated = RecitingQAFormat(24).predict(*_loaded(pre), questions, None, 64)
     calls = []
-    real = qa_decoding.greedy_completions
-    monkeypatch.setattr(qa_decoding, "greedy_completions", lambda *a, **k: calls.append(k) or real(*a, **k))
+    real = birthplace_qa.greedy_completions
+    monkeypatch.setattr(birthplace_qa, "greedy_completions", lambda *a, **k: calls.append(k) or real(*a, **k))
     birthplace.main([*evaluate, "--model_name_or_path", str(pre)])
     assert len(calls) == 2 and predictions.read_text().splitlines() == generated
     answer = app_predictions._answer(app.load_model(str(pre)), questions[0])
@@ -276,15 +279,15 @@ def test_a_hub_model_answers_as_the_run_record_it_ships_says(tmp_path, monkeypat
     snapshot = tmp_path / "snapshot"
     snapshot.mkdir()
     RunRecord(task="birthplace-qa", objective="qa", hyperparameters={"recite_tokens": 40}).save(snapshot)
-    monkeypatch.setattr(qa_formats, "hf_hub_download", lambda repo, name: str(snapshot / name))
-    assert qa_formats.answer_format_of("user/birthplace")["recite_tokens"] == 40
+    monkeypatch.setattr(birthplace_qa, "hf_hub_download", lambda repo, name: str(snapshot / name))
+    assert birthplace_qa.answer_format_of("user/birthplace")["recite_tokens"] == 40
 
     def missing(repo, name):
         raise OSError("offline")
 
-    monkeypatch.setattr(qa_formats, "hf_hub_download", missing)
+    monkeypatch.setattr(birthplace_qa, "hf_hub_download", missing)
     with pytest.raises(UsageError, match="user/birthplace has no run record"):
-        qa_formats.answer_format_of("user/birthplace")
+        birthplace_qa.answer_format_of("user/birthplace")
 
 
 def _loaded(folder):

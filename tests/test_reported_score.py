@@ -105,7 +105,7 @@ def test_one_evaluation_per_epoch_the_last_one():
     has: the per-epoch curves keep one entry an epoch, the last (the model the run kept), in the record and in the
     sentiment report alike."""
     from hf_models.run_record import one_per_epoch
-    from hf_models.tasks.sentiment_predictions import validation_per_epoch
+    from hf_models.tasks.sentiment import validation_per_epoch
 
     history = [
         {"epoch": 0.3, "eval_accuracy": 0.5, "eval_f1": 0.4, "step": 3},

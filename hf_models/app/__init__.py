@@ -6,7 +6,7 @@ Each model goes in the tab of the task it was trained for (its run record's `tas
 a tab no model goes in is hidden.
 
 - **Birthplace:** a question in; the answer of every birthplace QA model side by side (the `predict` of its QA
-  format in `tasks.qa_formats`, what `evaluate` scores: a reciting model recites the person's opening, then
+  format in `tasks.birthplace_qa`, what `evaluate` scores: a reciting model recites the person's opening, then
   answers with the span of it that it scores highest), with London's as the baseline; an empty answer says why.
 - **Generate:** a prompt in; each plain language model's (pretrained, no QA finetuning) greedy or sampled
   continuation.

@@ -14,8 +14,7 @@ import torch
 
 from ..data import person_name
 from ..safety import one_line
-from ..tasks.qa_decoding import CS224N_ANSWER_CHARS
-from ..tasks.qa_formats import CourseQAFormat, answering_format
+from ..tasks.birthplace_qa import CS224N_ANSWER_CHARS, CourseQAFormat, answering_format
 from .loading import AppError, LoadedModel
 from .text import is_visible, printable
 

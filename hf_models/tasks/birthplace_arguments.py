@@ -329,7 +329,7 @@ def main(
     step = {
         "pretrain": "hf_models.tasks.birthplace:pretrain",
         "finetune": "hf_models.tasks.birthplace:finetune",
-        "evaluate": "hf_models.tasks.birthplace_evaluation:evaluate_answers",
+        "evaluate": "hf_models.tasks.birthplace:evaluate_answers",
     }[args[0]]
     groups = subcommand_groups(args[0], DEFAULT_PRESET, configs)
     return run_task(step, groups, args[1:], **subcommand_help(args[0], doc))

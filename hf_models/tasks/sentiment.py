@@ -1,23 +1,39 @@
 """Book-review sentiment (CLS-FR books) with `Trainer`: the ALTeGraD lab (`recipes/finetune_sentiment.py`).
 
 A classifier from scratch, from a pretrained language model, or with that model's backbone frozen; validation
-accuracy and F1 every epoch, and one predicted label per held-back test review. The run is here; beside it, its
-flags (`sentiment_arguments`), the reviews as the model reads them (`sentiment_reviews`), LP-FT's linear probe
-(`sentiment_probe`), and the scores and test predictions (`sentiment_predictions`).
+accuracy and F1 every epoch, and one predicted label per held-back test review (`test_predictions.txt`). Its flags
+are in `sentiment_arguments`.
+
+`--head_init linear_probe` is LP-FT (Kumar et al., 2022, "Fine-Tuning can Distort Pretrained Features and
+Underperform Out-of-Distribution"). A new head starts random, and its first gradients push the pretrained features
+around before the head has learned to use them. `init_head_by_linear_probe` starts it instead as a logistic
+regression fitted to convergence on the frozen backbone's features: what the head reads (`model.classifier`'s
+input, in eval mode), each feature standardised on the training set, the L2 strength chosen by stratified k-fold
+cross-validation on the training set alone. The standardisation is folded into the head's weights, so the model is
+an ordinary `SmallEncoderForSequenceClassification`. With a frozen backbone and no training epochs after it, the
+probe *is* the classifier: a head trained to convergence instead of for a few epochs of AdamW.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from transformers import DataCollatorWithPadding, TrainingArguments
+import numpy as np
+import torch
+from datasets import DatasetDict
+from torch import nn
+from transformers import DataCollatorWithPadding, EvalPrediction, PreTrainedTokenizerBase, Trainer, TrainingArguments
 from transformers.trainer_utils import IntervalStrategy
 
 from hf_models import SmallEncoderForSequenceClassification
+from hf_models.data import balanced_subset, load_cls_books
+from hf_models.metrics import load_metric
+from hf_models.run_record import Evaluation, RunRecord, hardware, model_size, one_per_epoch
 from hf_models.safety import check_count, check_output_file
-from hf_models.textio import UsageError
+from hf_models.textio import UsageError, atomic_write_text
+from hf_models.tokenization import resolve_tokenizer
 from hf_models.training import (
     GradualUnfreezingCallback,
     ModelArguments,
@@ -27,16 +43,60 @@ from hf_models.training import (
     finish_run,
     help_sections,
     load_or_build_model,
+    model_source,
     run_task,
     train_model,
 )
 
 from .sentiment_arguments import DEFAULT_PRESET, SentimentArguments, argument_groups
-from .sentiment_predictions import compute_metrics, predictions_path, validation_per_epoch, write_test_predictions
-from .sentiment_probe import linear_probe_head, save_linear_probe_run
-from .sentiment_reviews import DATASET, LANGUAGE, encode_reviews, load_reviews, review_tokenizer
 
 logger = logging.getLogger(__name__)
+
+DATASET = "cls-books"
+LANGUAGE = "fr"
+# One label (0 or 1) a line, in --output_dir (as run_glue.py's predict_results file, a fixed name).
+TEST_PREDICTIONS = "test_predictions.txt"
+LINEAR_PROBE_FOLDER = "linear_probe"  # `--save_linear_probe`: the probe alone, in this folder of the run
+# sklearn's C (inverse regularisation): the loss is mean cross-entropy + ||W||^2 / (2 C n).
+# Its lower end matters: 2,000 pooled features on 1,600 reviews want strong regularisation (C 0.001 on CLS-FR books).
+PROBE_C_GRID = (0.0001, 0.0003, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0)
+# The cross-validation's fits stop at a loss change of 1e-9 instead of the final fit's 1e-12: half the L-BFGS steps
+# (its 45 fits took 54 s of a pretrained LP-FT run and 76 s of a scratch one on 2 cores, most of them at large C,
+# where the reviews are nearly separable). Only held-out argmaxes are read from them; on the CPU profile's features
+# one review of 1,600 flipped at one C, never the chosen one (BENCHMARKS.md, "The probe's cross-validation").
+CV_TOLERANCE = 1e-9
+
+
+# --------------------------------------------------------------------------------------------------
+# The reviews, the classifier, its scores
+# --------------------------------------------------------------------------------------------------
+def review_tokenizer(model_args: ModelArguments, data_args: SentimentArguments) -> PreTrainedTokenizerBase:
+    """`--tokenizer_name_or_path`, else the model's own; with neither, the lab's vocabulary (`--lab_vocabulary`,
+    `--lab_raw_text`) is built from DATA_DIR."""
+    if data_args.lab_vocabulary and data_args.lab_raw_text:
+        raise UsageError("give at most one of --lab_vocabulary (.spm pieces) and --lab_raw_text (raw reviews)")
+    vocabulary = (
+        "altegrad-lab" if data_args.lab_vocabulary else "altegrad-lab-raw" if data_args.lab_raw_text else "bpe"
+    )
+    return resolve_tokenizer(
+        model_args.tokenizer_path,
+        vocabulary,
+        data_dir=data_args.data_dir,
+        missing="--from_scratch needs --tokenizer_name_or_path (train one with tokenizer/train_tokenizer.py)",
+    )
+
+
+def load_reviews(data_args: SentimentArguments, seed: int) -> DatasetDict:
+    """The train, validation and test reviews (SentencePiece pieces with `--lab_vocabulary`, else the text): with
+    `--label_budget`, the training reviews of its balanced draw with `seed`; with `--max_eval_samples` and
+    `--max_predict_samples`, the first validation and test reviews."""
+    raw = load_cls_books(data_args.data_dir, detokenize=not data_args.lab_vocabulary)
+    if data_args.label_budget is not None:
+        raw["train"] = raw["train"].select(balanced_subset(raw["train"]["label"], data_args.label_budget, seed))
+    for split, limit in (("validation", data_args.max_eval_samples), ("test", data_args.max_predict_samples)):
+        if limit is not None:
+            raw[split] = raw[split].select(range(min(limit, len(raw[split]))))
+    return raw
 
 
 def _classifier(model_args: ModelArguments, data_args: SentimentArguments, tokenizer, id2label: dict):
@@ -61,16 +121,49 @@ def _classifier(model_args: ModelArguments, data_args: SentimentArguments, token
     return model
 
 
-def _transfer_callbacks(model, data_args: SentimentArguments, training_args: TrainingArguments) -> tuple[list, float]:
-    """ULMFiT's gradual unfreezing, and the backbone's learning rate (its discriminative rate)."""
-    callbacks = []
-    backbone_lr = data_args.backbone_learning_rate
-    if data_args.gradual_unfreezing:
-        callbacks.append(GradualUnfreezingCallback(model, data_args.gradual_unfreezing))
-        backbone_lr = backbone_lr or training_args.learning_rate  # every group in the optimizer from the start
-    return callbacks, backbone_lr
+def compute_metrics() -> Callable[[EvalPrediction], dict]:
+    """Trainer's `compute_metrics`: accuracy and F1 of the predicted classes."""
+    accuracy, f1 = load_metric("accuracy"), load_metric("f1")
+
+    def compute(prediction: EvalPrediction) -> dict:
+        predictions = np.argmax(prediction.predictions, axis=-1)
+        return {
+            **accuracy.compute(predictions=predictions, references=prediction.label_ids),
+            **f1.compute(predictions=predictions, references=prediction.label_ids),
+        }
+
+    return compute
 
 
+def validation_per_epoch(log_history: list[dict]) -> dict:
+    """Validation accuracy and F1 after each epoch: the last evaluation at an epoch (`one_per_epoch`: the final
+    evaluation repeats the epoch where training stopped)."""
+    return {
+        "eval_accuracy_per_epoch": one_per_epoch(
+            {"epoch": entry["epoch"], "accuracy": entry["eval_accuracy"], "f1": entry.get("eval_f1")}
+            for entry in log_history
+            if "eval_accuracy" in entry
+        )
+    }
+
+
+def write_test_predictions(trainer: Trainer, test_set, metrics: dict) -> None:
+    """Test labels are held back: predict them, one label (0 or 1) per line, in the order of the reviews.
+    They are predicted shortest first, so that a batch is padded to about its own length, then put back in order."""
+    by_length = np.argsort([len(ids) for ids in test_set["input_ids"]], kind="stable")
+    sorted_logits = trainer.predict(test_set.select(by_length), metric_key_prefix="test").predictions
+    test_predictions = np.empty(len(by_length), dtype=np.int64)
+    test_predictions[by_length] = np.argmax(sorted_logits, axis=-1)
+    if trainer.is_world_process_zero():
+        path = os.path.join(trainer.args.output_dir, TEST_PREDICTIONS)
+        atomic_write_text(path, "".join(f"{int(label)}\n" for label in test_predictions))
+        metrics["test_predictions_file"] = path
+    metrics["test_samples"] = len(test_predictions)
+
+
+# --------------------------------------------------------------------------------------------------
+# The run
+# --------------------------------------------------------------------------------------------------
 def _check_before_training(model_args: ModelArguments, data_args: SentimentArguments, training_args) -> None:
     """Everything the user gave that could fail after training, checked before it: the output folder, the test
     predictions' path (never an input, never a folder) and the sequence length."""
@@ -103,10 +196,10 @@ def _check_before_training(model_args: ModelArguments, data_args: SentimentArgum
         task="sentiment",
     )
     check_count("--max_predict_samples", data_args.max_predict_samples)
-    predictions = predictions_path(training_args)
     data_dir = data_args.data_dir
     names = os.listdir(data_dir) if os.path.isdir(data_dir) else []
     data_files = [("--data_dir", os.path.join(data_dir, name)) for name in names]
+    predictions = os.path.join(training_args.output_dir, TEST_PREDICTIONS)
     check_output_file(predictions, data_files, "the test predictions")
 
 
@@ -129,14 +222,27 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
     max_length = min(wanted, model.config.max_position_embeddings)
     if max_length < wanted:
         logger.warning(f"--max_seq_length {data_args.max_seq_length} is cut to the model's {max_length} positions")
-    encoded = encode_reviews(raw, tokenizer, max_length, training_args)
+    with training_args.main_process_first(desc="tokenization"):  # each review's first `max_length` tokens
+        encoded = raw.map(
+            lambda batch: tokenizer(batch["text"], truncation=True, max_length=max_length),
+            batched=True,
+            remove_columns=["text"],
+            desc="Tokenizing reviews",
+        )
     budget_draw = {"label_budget_seed": draw_seed} if data_args.label_budget is not None else {}
-    callbacks, backbone_lr = _transfer_callbacks(model, data_args, training_args)
+    # ULMFiT's gradual unfreezing, and the backbone's learning rate (its discriminative rate).
+    callbacks = []
+    backbone_lr = data_args.backbone_learning_rate
+    if data_args.gradual_unfreezing:
+        callbacks.append(GradualUnfreezingCallback(model, data_args.gradual_unfreezing))
+        backbone_lr = backbone_lr or training_args.learning_rate  # every group in the optimizer from the start
     collator = DataCollatorWithPadding(tokenizer)
-    probe_metrics, probe_validation = linear_probe_head(model, encoded, collator, data_args, training_args)
-    if data_args.save_linear_probe:
-        run_args, probe = (model_args, data_args, training_args), (probe_metrics, probe_validation)
-        save_linear_probe_run(model, encoded, collator, run_args, probe, timer)
+    probe_metrics = {}
+    if data_args.head_init == "linear_probe":
+        probe_metrics, probe_validation = linear_probe_head(model, encoded, collator, data_args, training_args)
+        if data_args.save_linear_probe:
+            run_args, probe = (model_args, data_args, training_args), (probe_metrics, probe_validation)
+            save_linear_probe_run(model, encoded, collator, run_args, probe, timer)
 
     trainer, metrics = train_model(
         model,
@@ -178,3 +284,233 @@ def main(args: Sequence[str] | None = None, doc: str | None = None, configs: str
     `doc`, the recipe's docstring, is its --help; `configs`, the recipes' configs/ folder, gives the lab's defaults
     (`argument_groups`)."""
     return run_task(finetune, argument_groups(configs), args, **help_sections(doc))
+
+
+# --------------------------------------------------------------------------------------------------
+# LP-FT: the head started as a linear probe (`--head_init linear_probe`)
+# --------------------------------------------------------------------------------------------------
+def linear_probe_head(model, encoded, collator, data_args: SentimentArguments, training_args) -> tuple[dict, tuple]:
+    """The head becomes the logistic regression on the frozen features of the training reviews (L2 chosen by
+    cross-validation on them). Its validation accuracy, before any finetuning, is reported
+    (`linear_probe_validation_accuracy`), never used to choose anything. Returns the metrics and the probe's
+    (validation logits, labels)."""
+    model.to(training_args.device)
+    batch_size = training_args.per_device_eval_batch_size
+    metrics = init_head_by_linear_probe(
+        model, encoded["train"], collator, data_args.linear_probe_folds, training_args.seed, batch_size
+    )
+    logits, labels = _probe_logits(model, encoded["validation"], collator, batch_size)
+    metrics["linear_probe_validation_accuracy"] = float((logits.argmax(-1) == labels).float().mean())
+    logger.info(f"The linear-probe head scores {metrics['linear_probe_validation_accuracy']:.2%} on validation")
+    return metrics, (logits, labels)
+
+
+@torch.no_grad()
+def _probe_logits(model, dataset, collator, batch_size: int) -> tuple[torch.Tensor, torch.Tensor | None]:
+    features, labels = head_inputs(model, dataset, collator, batch_size)
+    return model.classifier(features.to(model.classifier.weight)).float().cpu(), labels
+
+
+def save_linear_probe_run(
+    model, encoded, collator, run_args: tuple, probe: tuple[dict, tuple], timer: RunTimer
+) -> None:
+    """`--save_linear_probe`: the probe alone, before any finetuning, as a run folder of its own
+    (OUTPUT_DIR/linear_probe): its record, with the validation scores as one evaluation at epoch 0, and its test
+    predictions. It is the classifier that `--freeze_backbone --num_train_epochs 0` would train and score."""
+    model_args, data_args, training_args = run_args
+    folder = os.path.join(training_args.output_dir, LINEAR_PROBE_FOLDER)
+    probe_metrics, (logits, labels) = probe
+    scores = compute_metrics()(EvalPrediction(predictions=logits.numpy(), label_ids=labels.numpy()))
+    test_logits, _ = _probe_logits(model, encoded["test"], collator, training_args.per_device_eval_batch_size)
+    if not training_args.should_save:
+        return
+    os.makedirs(folder, exist_ok=True)
+    atomic_write_text(os.path.join(folder, TEST_PREDICTIONS), "".join(f"{int(i)}\n" for i in test_logits.argmax(-1)))
+    hyperparameters = {"seed": training_args.seed, "classifier_pooling": model.config.classifier_pooling}
+    record = RunRecord(
+        task="sentiment",
+        objective="linear_probe",
+        dataset=DATASET,
+        language=LANGUAGE,
+        split_sizes={split: len(encoded[split]) for split in encoded},
+        **model_source(model_args, DEFAULT_PRESET),
+        model_size=model_size(model),
+        hardware=hardware(training_args),
+        wall_time_s=timer.seconds,
+        hyperparameters={**hyperparameters, **probe_metrics},
+    )
+    record.add_evaluation(Evaluation("validation", scores, len(labels), per_epoch=[{"epoch": 0.0, **scores}]))
+    record.save(folder)
+    logger.info(f"The linear probe alone is saved in {folder} ({scores['accuracy']:.2%} on validation)")
+
+
+@torch.no_grad()
+def head_inputs(
+    model: nn.Module, dataset, collator: Callable, batch_size: int = 64
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """(features, labels): what `model.classifier` reads for each example of `dataset`, with dropout off, in float32
+    on the CPU; the labels the collator gives (`labels`; None for a set without them, such as held-back test
+    reviews). The examples go through shortest first, so that a batch is padded to about its own length; the rows
+    come back in the dataset's order."""
+    captured: list[torch.Tensor] = []
+    labels: list[torch.Tensor] = []
+    hook = model.classifier.register_forward_pre_hook(lambda module, args: captured.append(args[0].float().cpu()))
+    was_training = model.training
+    device = next(model.parameters()).device
+    by_length = torch.tensor([len(dataset[i]["input_ids"]) for i in range(len(dataset))]).argsort(stable=True)
+    model.eval()
+    try:
+        for start in range(0, len(dataset), batch_size):
+            batch = collator([dataset[int(i)] for i in by_length[start : start + batch_size]])
+            if "labels" in batch:
+                labels.append(batch.pop("labels"))
+            model(**{key: value.to(device) for key, value in batch.items()})
+    finally:
+        hook.remove()
+        model.train(was_training)
+    order = by_length.argsort()  # row k of the sorted pass is example by_length[k]
+    return torch.cat(captured)[order], torch.cat(labels).long()[order] if labels else None
+
+
+def fit_logistic_regression(
+    features: torch.Tensor,
+    labels: torch.Tensor,
+    num_labels: int,
+    c: float,
+    max_iter: int = 1000,
+    tolerance: float = 1e-12,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(weight, bias) of a softmax regression minimising mean cross-entropy + ||weight||^2 / (2 c n), by L-BFGS
+    from zero (the problem is convex: the start does not matter, and zero makes it deterministic), until a step
+    changes the loss or the parameters by less than `tolerance`."""
+    features = features.double()
+    weight = torch.zeros(num_labels, features.shape[1], dtype=torch.float64, requires_grad=True)
+    bias = torch.zeros(num_labels, dtype=torch.float64, requires_grad=True)
+    strength = 1.0 / (c * len(features))
+    optimizer = torch.optim.LBFGS(
+        [weight, bias],
+        lr=1.0,
+        max_iter=max_iter,
+        tolerance_grad=1e-9,
+        tolerance_change=tolerance,
+        history_size=20,
+        line_search_fn="strong_wolfe",
+    )
+
+    def closure() -> torch.Tensor:
+        optimizer.zero_grad()
+        loss = probe_objective(features, labels, weight, bias, strength)
+        loss.backward()
+        return loss
+
+    optimizer.step(closure)
+    return weight.detach(), bias.detach()
+
+
+def probe_objective(
+    features: torch.Tensor, labels: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, strength: float
+) -> torch.Tensor:
+    """Mean cross-entropy + strength / 2 * ||weight||^2 (the bias is not penalised)."""
+    logits = features @ weight.T + bias
+    return nn.functional.cross_entropy(logits, labels) + strength / 2 * weight.pow(2).sum()
+
+
+def stratified_folds(labels: torch.Tensor, folds: int, seed: int) -> torch.Tensor:
+    """A fold number for each example: each label's examples shuffled (by `seed`) and dealt round-robin."""
+    generator = torch.Generator().manual_seed(seed)
+    fold_of = torch.empty(len(labels), dtype=torch.long)
+    for label in labels.unique():
+        members = (labels == label).nonzero().flatten()
+        members = members[torch.randperm(len(members), generator=generator)]
+        fold_of[members] = torch.arange(len(members)) % folds
+    return fold_of
+
+
+def standardise(features: torch.Tensor, reference: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(standardised features, mean, scale) with the mean and scale of `reference`; a constant feature keeps scale 1."""
+    mean, scale = reference.mean(0), reference.std(0)
+    scale = torch.where(scale > 1e-8, scale, torch.ones_like(scale))
+    return (features - mean) / scale, mean, scale
+
+
+def cross_validate(
+    features: torch.Tensor,
+    labels: torch.Tensor,
+    num_labels: int,
+    folds: int,
+    seed: int,
+    c_grid: Sequence[float] = PROBE_C_GRID,
+) -> dict[float, float]:
+    """Mean held-out accuracy of each C over stratified folds (each fold standardised on its own training part)."""
+    if folds < 2:
+        raise UsageError(f"--linear_probe_folds needs at least 2 folds, not {folds}")
+    smallest = min(int((labels == label).sum()) for label in labels.unique())
+    if smallest < folds:
+        raise UsageError(
+            f"--linear_probe_folds {folds}: the rarest label has only {smallest} training examples; give fewer folds"
+        )
+    fold_of = stratified_folds(labels, folds, seed)
+    scores = {}
+    for c in c_grid:
+        correct = 0
+        for fold in range(folds):
+            held_out = fold_of == fold
+            train_x, mean, scale = standardise(features[~held_out], features[~held_out])
+            weight, bias = fit_logistic_regression(train_x, labels[~held_out], num_labels, c, tolerance=CV_TOLERANCE)
+            test_x = ((features[held_out] - mean) / scale).double()
+            correct += int(((test_x @ weight.T + bias).argmax(-1) == labels[held_out]).sum())
+        scores[c] = correct / len(labels)
+    return scores
+
+
+def init_head_by_linear_probe(
+    model: nn.Module,
+    train_dataset,
+    collator: Callable,
+    folds: int = 5,
+    seed: int = 42,
+    batch_size: int = 64,
+    c_grid: Sequence[float] = PROBE_C_GRID,
+) -> dict[str, float]:
+    """Set `model.classifier` to the logistic regression on the frozen features of `train_dataset` whose C scores
+    best in `folds`-fold cross-validation on that set (ties: the smaller C, the stronger regularisation).
+
+    Returns what was chosen: `linear_probe_C`, its `linear_probe_train_cv_accuracy`, the number of folds, and the
+    training accuracy of the final fit."""
+    features, labels = head_inputs(model, train_dataset, collator, batch_size)
+    num_labels = model.classifier.out_features
+    scores = cross_validate(features, labels, num_labels, folds, seed, c_grid)
+    best = max(scores, key=lambda c: (scores[c], -c))
+    if len(scores) > 1 and best in (min(scores), max(scores)):
+        logger.warning(
+            "Linear probe: the cross-validation chose C=%s, at the edge of the grid %s; the best C may lie beyond it",
+            best,
+            sorted(scores),
+        )
+    standardised, mean, scale = standardise(features, features)
+    weight, bias = fit_logistic_regression(standardised, labels, num_labels, best)
+    # logits = W (x - mean) / scale + b = (W / scale) x + (b - (W / scale) . mean)
+    folded_weight = weight / scale.double()
+    folded_bias = bias - folded_weight @ mean.double()
+    classifier = model.classifier
+    with torch.no_grad():
+        classifier.weight.copy_(folded_weight.to(classifier.weight.dtype))
+        classifier.bias.copy_(folded_bias.to(classifier.bias.dtype))
+    train_accuracy = float(((features.double() @ folded_weight.T + folded_bias).argmax(-1) == labels).double().mean())
+    logger.info(
+        "Linear probe of the head's %d features on %d training examples: %d-fold accuracy by C %s; chose C=%s "
+        "(%.2f%%), %.2f%% on the whole training set",
+        features.shape[1],
+        len(labels),
+        folds,
+        {c: round(s, 4) for c, s in scores.items()},
+        best,
+        100 * scores[best],
+        100 * train_accuracy,
+    )
+    return {
+        "linear_probe_C": best,
+        "linear_probe_train_cv_accuracy": scores[best],
+        "linear_probe_folds": folds,
+        "linear_probe_train_accuracy": train_accuracy,
+    }

@@ -6,7 +6,6 @@
   `ReproducibleTrainer`, `ShuffledLengthBuckets` and `train_model`; `loss.png` and `accuracy.png`, redrawn during
   training; finetuning that keeps the backbone (ULMFiT's discriminative rates and gradual unfreezing); a pretraining
   loss against the unigram entropy of its data (`check_plateau`);
-- `linear_probe`: a classification head started as a logistic regression on the frozen features (LP-FT);
 - `finish`: the end of a run (model, run_clm.py's result files, plots, run record, `report.json`).
 
 The run's tokenizer comes from `hf_models.tokenization.resolve_tokenizer`, its metrics from
@@ -29,7 +28,6 @@ _MODULES = {
     "PLATEAU_KEYS": "trainer",
     "GradualUnfreezingCallback": "trainer",
     "discriminative_optimizer": "trainer",
-    "init_head_by_linear_probe": "linear_probe",
     "ModelArguments": "arguments",
     "PlotCallback": "trainer",
     "ReproducibleTrainer": "trainer",

@@ -72,11 +72,8 @@ TRAINER = "hf_models/training/trainer.py"
 PRETRAINING = "hf_models/tasks/pretraining.py"
 FINISH = "hf_models/training/finish.py"
 SENTIMENT = "hf_models/tasks/sentiment.py"
-SENTIMENT_REVIEWS = "hf_models/tasks/sentiment_reviews.py"
-SENTIMENT_PREDICTIONS = "hf_models/tasks/sentiment_predictions.py"
 BIRTHPLACE = "hf_models/tasks/birthplace.py"
-BIRTHPLACE_EVALUATION = "hf_models/tasks/birthplace_evaluation.py"
-QA_DECODING = "hf_models/tasks/qa_decoding.py"
+BIRTHPLACE_QA = "hf_models/tasks/birthplace_qa.py"
 RUN_RECORD = "hf_models/run_record.py"
 CARD = "hf_models/hub/card.py"
 APP_PREDICTIONS = "hf_models/app/predictions.py"
@@ -629,7 +626,7 @@ MUTANTS: tuple[Mutant, ...] = (
     # --- a batched path that differs from one item at a time ---------------------------------------
     Mutant(
         "batched-answers-keep-right-padding",
-        QA_DECODING,
+        BIRTHPLACE_QA,
         'padding_side, tokenizer.padding_side = tokenizer.padding_side, "left"',
         "padding_side = tokenizer.padding_side",
         ANSWER_TESTS,
@@ -637,7 +634,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "batched-answers-padding-side-not-restored",
-        QA_DECODING,
+        BIRTHPLACE_QA,
         "tokenizer.padding_side = padding_side",
         "pass",
         ANSWER_TESTS,
@@ -686,7 +683,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "labels-test-predictions-flipped",
-        SENTIMENT_PREDICTIONS,
+        SENTIMENT,
         '"".join(f"{int(label)}\\n" for label in test_predictions)',
         '"".join(f"{1 - int(label)}\\n" for label in test_predictions)',
         LABEL_TESTS,
@@ -719,7 +716,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "score-evaluate-records-baseline-as-model",
-        BIRTHPLACE_EVALUATION,
+        BIRTHPLACE,
         'baseline = source if source.endswith("_baseline") else None',
         "baseline = None",
         SCORE_TESTS,
@@ -743,7 +740,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "flag-max-new-tokens-ignored",
-        BIRTHPLACE_EVALUATION,
+        BIRTHPLACE,
         "answering_format(tokenizer, model_args.model_name_or_path, max_new_tokens=bp_args.max_new_tokens)",
         "answering_format(tokenizer, model_args.model_name_or_path)",
         BIRTHPLACE_FLAG_TESTS,
@@ -1132,7 +1129,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "gpu-evaluate-ignores-use-cpu",
-        BIRTHPLACE_EVALUATION,
+        BIRTHPLACE,
         'return "cpu" if use_cpu or not torch.cuda.is_available() else "cuda"',
         'return "cpu" if not torch.cuda.is_available() else "cuda"',
         (f"{DEVICE}::test_birthplace_evaluates_on_the_gpu_unless_told_otherwise",),
@@ -1189,7 +1186,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "flags-lab-pieces-detokenized",
-        SENTIMENT_REVIEWS,
+        SENTIMENT,
         "raw = load_cls_books(data_args.data_dir, detokenize=not data_args.lab_vocabulary)",
         "raw = load_cls_books(data_args.data_dir)",
         (f"{TOGETHER}::test_lab_vocabularies_with_max_seq_length",),
@@ -1545,7 +1542,7 @@ MERGE_BOUNDARY_FLAG_COUNT_MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "count-evaluate-records-the-whole-split",
-        BIRTHPLACE_EVALUATION,
+        BIRTHPLACE,
         'Evaluation(bp_args.eval_split, scores, metrics["total"], baseline=baseline)',
         "Evaluation(bp_args.eval_split, scores, len(load_birthplace(bp_args.data_dir)[bp_args.eval_split]), "
         "baseline=baseline)",
