@@ -29,6 +29,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -484,7 +485,9 @@ def _is_number(value: Any) -> bool:
 
 def to_json(value: Any) -> Any:
     """`value` as a plain JSON document: JSON has no NaN or infinity, so an undefined number is written as null;
-    enums, paths and other objects become strings, tuples and sets lists, and keys strings."""
+    enums their values, paths and other objects strings, tuples and sets lists, and keys strings."""
+    if isinstance(value, Enum):  # `lr_scheduler_type`'s SchedulerType: "linear", as JSON writes it
+        value = value.value
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):

@@ -130,7 +130,7 @@ def finish_run(
         for split, values in (("train", train), ("eval", evaluation)):
             if values:
                 trainer.log_metrics(split, values)
-        results = to_json({**train, **evaluation})
+        results = to_json(dict(sorted({**train, **evaluation}.items())))  # in the order save_metrics writes them
         trainer.save_metrics("all", results, combined=False)
         plot_curves(trainer.state.log_history, training_args.output_dir)
         record = RunRecord.from_trainer(
