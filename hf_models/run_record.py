@@ -1,14 +1,19 @@
-"""The run record: what a recipe did, written once at the end of training and read by every consumer.
+"""The run record: what a recipe did, and the model card built from it.
 
-Each recipe saves `run_record.json` next to the model (`RunRecord.from_trainer`, called by `finish_run` in
-`hf_models.training.finish`), and the birthplace `evaluate` step adds its scores to it. `push_to_hub.py` builds the
-model card from it, `benchmarks/write_results.py` and `benchmarks/plot_birthplace.py` read the headline numbers from
-it, and `benchmarks/plot_sentiment.py` draws its per-epoch curves. Nothing is guessed from folder names.
+A run folder holds one file per purpose. Trainer writes its own: `trainer_state.json` (`save_state`: steps, epochs,
+every logged loss and evaluation) and `all_results.json` (`save_metrics`: the numbers the training and the final
+evaluation returned). `run_record.json` holds what those do not say (task, data, model, tokenizer, hyperparameters,
+hardware, wall time, the examples seen, the scores of later evaluation steps), and `report.json` the run's arguments.
+`RunRecord.save` leaves out of `run_record.json` whatever Trainer's files in the folder already say, and `read_record`
+joins them back: every reader (the card, `push_to_hub.py`, the benchmarks, the app) gets the whole account.
 
 The record is written without local paths (a starting checkpoint is named by its folder name, or its Hub id), and
 `RunRecord.public()` is what leaves the machine: `push_to_hub.py` uploads it beside the model as `run_record.json`,
 with anything that still names a local file or folder taken out, so that a Hub copy of a birthplace model answers
 as the run did (`hf_models.tasks.birthplace_qa.answer_format_of` reads it there).
+
+The card (`build_model_card`) is `huggingface_hub.ModelCard.from_template` over `ModelCardData` and the template
+`model_card.md` shipped in the package; each claim comes from the record and the exported `config.json`.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -32,22 +38,33 @@ from filelock import FileLock
 from .textio import UsageError, atomic_write_text
 
 __all__ = [
+    "DEFAULT_LICENSE",
     "RECORD_FILE",
+    "CardOptions",
     "Evaluation",
     "RunRecord",
+    "build_model_card",
     "hardware",
+    "head_of",
     "model_reference",
     "model_size",
     "one_per_epoch",
     "read_record",
     "to_json",
-    "training_run",
     "training_hyperparameters",
+    "training_run",
     "updating_record",
+    "write_run_card",
 ]
 
 RECORD_FILE = "run_record.json"
 RECORD_VERSION = 1
+# Trainer's files in a run folder, which the record joins on reading (`read_record`).
+STATE_FILE, RESULTS_FILE = "trainer_state.json", "all_results.json"
+# The evaluation Trainer's results describe: the run's own, on its validation split.
+TRAINER_SPLIT = "validation"
+# Metrics of the evaluation that do not start with `eval_` (run_clm.py puts the perplexity with them).
+EVAL_KEYS = ("perplexity",)
 # Trainer logs these next to evaluation metrics; they describe the evaluation loop, not the model.
 LOOP_KEYS = ("runtime", "samples_per_second", "steps_per_second", "epoch", "samples")
 # Config fields that give a model's size in the record.
@@ -78,8 +95,6 @@ TRAINING_HYPERPARAMETERS = (
 # Task arguments that choose the tokenizer: the record names the tokenizer the run used instead (`tokenizer`), which
 # a model's own tokenizer (`--model_name_or_path` with no flag) makes differ from the flags.
 TOKENIZER_ARGUMENTS = ("lab_vocabulary", "lab_raw_text")
-# Trainer's training metrics (train_loss, train_runtime, ...) and ours (final_train_loss).
-TRAIN_METRIC_PREFIXES = ("train_", "final_train_", "total_flos")
 # An argument whose name holds one of these names a local file or folder: never kept in a record.
 PATH_WORDS = ("dir", "file", "path")
 # A Windows drive ("C:\\", "D:/") or network share ("\\\\host") at the start of a string.
@@ -99,13 +114,15 @@ class Evaluation:
     per_epoch: list[dict[str, float]] = field(default_factory=list)
 
     @classmethod
-    def from_trainer_metrics(cls, metrics: dict[str, Any], prefix: str = "eval", split: str = "validation"):
-        """`eval_loss`, `eval_accuracy`, ... from `Trainer.evaluate()` as `Evaluation(split, {"loss": ..., ...})`."""
+    def from_trainer_metrics(cls, metrics: dict[str, Any], prefix: str = "eval", split: str = TRAINER_SPLIT):
+        """`eval_loss`, `eval_accuracy`, ... from `Trainer.evaluate()` as `Evaluation(split, {"loss": ..., ...})`,
+        with the perplexity run_clm.py puts beside them."""
         values = {
             key.removeprefix(f"{prefix}_"): float(value)
             for key, value in metrics.items()
             if key.startswith(f"{prefix}_") and _is_number(value) and not key.endswith(LOOP_KEYS)
         }
+        values.update({key: metrics[key] for key in EVAL_KEYS if key in metrics and values})
         num_examples = metrics.get(f"{prefix}_samples")
         return cls(split, values, int(num_examples) if num_examples is not None else None)
 
@@ -135,11 +152,12 @@ class RunRecord:
     finetuned_from: str | None = None
     # In a record that only holds evaluations (the birthplace `evaluate` step into a new folder): the model scored.
     evaluated_model: str | None = None
-    # Training outcome: final_train_loss (the last logged loss), train_loss (Trainer's mean), train_runtime, ...
+    # Training outcome, as `all_results.json` has it: final_train_loss (the last logged loss), train_loss (Trainer's
+    # mean), train_runtime, the task's own numbers.
     train_metrics: dict[str, Any] = field(default_factory=dict)
     evaluations: list[Evaluation] = field(default_factory=list)
     hyperparameters: dict[str, Any] = field(default_factory=dict)
-    # What ran, from Trainer's state (`trainer_state.json`): `training_run`'s steps, epochs and examples seen.
+    # What ran: `training_run`'s steps and epochs (Trainer's state) and examples seen.
     trained: dict[str, Any] = field(default_factory=dict)
     # The tokenizer the run used: its vocabulary (`hf_models.tokenization.vocabulary_of`: "bpe", "altegrad-lab-raw",
     # ...); its size is the model's `vocab_size`.
@@ -162,15 +180,15 @@ class RunRecord:
         earlier.num_examples = evaluation.num_examples or earlier.num_examples
         earlier.per_epoch = evaluation.per_epoch or earlier.per_epoch
 
-    def evaluation(self, split: str = "validation", baseline: str | None = None) -> Evaluation | None:
+    def evaluation(self, split: str = TRAINER_SPLIT, baseline: str | None = None) -> Evaluation | None:
         return next((e for e in self.evaluations if (e.split, e.baseline) == (split, baseline)), None)
 
-    def scored(self, split: str = "validation", metric: str = "exact_match") -> Evaluation | None:
+    def scored(self, split: str = TRAINER_SPLIT, metric: str = "exact_match") -> Evaluation | None:
         """The model's evaluation on `split` that has `metric`, else a baseline's (in a baseline's own folder)."""
         candidates = sorted((e for e in self.evaluations if e.split == split), key=lambda e: e.baseline is not None)
         return next((e for e in candidates if metric in e.metrics), None)
 
-    def accuracy_per_epoch(self, split: str = "validation") -> tuple[list[float], list[float]]:
+    def accuracy_per_epoch(self, split: str = TRAINER_SPLIT) -> tuple[list[float], list[float]]:
         """(epochs, accuracies) of the validation passes during training, one per epoch (the last at an epoch:
         `one_per_epoch`)."""
         evaluation = self.evaluation(split)
@@ -182,22 +200,21 @@ class RunRecord:
     def from_trainer(
         cls,
         trainer: Any,
-        metrics: dict[str, Any],
+        results: dict[str, Any],
         task_args: Any,
         wall_time_s: float,
         *,
         hyperparameters: dict[str, Any] | None = None,
         not_applicable: Sequence[str] = (),
-        train_metric_keys: Sequence[str] = (),
         **fields: Any,
     ) -> RunRecord:
         """The record of a finished training: what the task knows (`fields`: task, objective, dataset, split sizes,
-        language, preset, starting model) and what every run knows the same way, read from the `Trainer`: size,
-        training outcome, evaluations, hyperparameters, hardware and time.
+        language, preset, starting model) and what every run knows the same way, read from the `Trainer` and its
+        `results` (the numbers `all_results.json` saves): size, training outcome, evaluations, hyperparameters,
+        hardware and time.
 
         `hyperparameters` are the task's own values (they win over the arguments'); `not_applicable` names the task
-        arguments that did not apply to this run (left out of the hyperparameters); `train_metric_keys` are the
-        task's own training metrics kept besides Trainer's `train_*`."""
+        arguments that did not apply to this run (left out of the hyperparameters)."""
         from .tokenization import VOCABULARY_LANGUAGES, vocabulary_of
 
         record = cls(**fields)
@@ -207,29 +224,45 @@ class RunRecord:
             record.language = record.language or VOCABULARY_LANGUAGES.get(record.tokenizer)
         record.trained = training_run(trainer)
         record.model_size = model_size(trainer.accelerator.unwrap_model(trainer.model))
-        record.train_metrics = {
-            key: value
-            for key, value in metrics.items()
-            if (key.startswith(TRAIN_METRIC_PREFIXES) or key in train_metric_keys) and isinstance(value, int | float)
-        }
-        history = [entry for entry in trainer.state.log_history if "eval_loss" in entry and "epoch" in entry]
-        # The final evaluation, else the last one during training (the birthplace finetuning evaluates only then).
-        evaluation = Evaluation.from_trainer_metrics(metrics if "eval_loss" in metrics else (history or [{}])[-1])
-        if evaluation.metrics:
-            if "perplexity" in metrics:
-                evaluation.metrics["perplexity"] = metrics["perplexity"]
-            evaluation.per_epoch = one_per_epoch(
-                {"epoch": entry["epoch"], **Evaluation.from_trainer_metrics(entry).metrics} for entry in history
-            )
-            # Trainer counts the examples of an evaluation only where the task says (`eval_samples`).
+        state = trainer.state
+        record._join(
+            results, {"log_history": state.log_history, "global_step": state.global_step, "epoch": state.epoch}
+        )
+        # Trainer counts the examples of an evaluation only where the task says (`eval_samples`).
+        evaluation = record.evaluation()
+        if evaluation is not None:
             evaluation.num_examples = evaluation.num_examples or record.split_sizes.get(evaluation.split)
-            record.add_evaluation(evaluation)
         values = {**training_hyperparameters(trainer.args, task_args), **(hyperparameters or {})}
         left_out = (*not_applicable, *TOKENIZER_ARGUMENTS)
         record.hyperparameters = {key: value for key, value in values.items() if key not in left_out}
         record.hardware = hardware(trainer.args)
         record.wall_time_s = wall_time_s
         return record
+
+    def _join(self, results: dict[str, Any], state: dict[str, Any]) -> None:
+        """Take in what Trainer's files say (`all_results.json`'s numbers, `trainer_state.json`'s log): the training
+        numbers, the evaluation of the run's validation split with its per-epoch curve, the steps and epochs run. A
+        value the record already holds wins (a later evaluation step's)."""
+        self.train_metrics = {
+            **{k: v for k, v in results.items() if not k.startswith("eval_") and k not in (*EVAL_KEYS, "epoch")},
+            **self.train_metrics,
+        }
+        history = [entry for entry in state.get("log_history", []) if "eval_loss" in entry and "epoch" in entry]
+        joined = Evaluation.from_trainer_metrics(results)
+        if joined.metrics:
+            joined.per_epoch = one_per_epoch(
+                {"epoch": entry["epoch"], **Evaluation.from_trainer_metrics(entry).metrics} for entry in history
+            )
+            earlier = self.evaluation()
+            if earlier is not None:  # the record's own values win over Trainer's
+                joined.metrics.update(earlier.metrics)
+                joined.per_epoch = earlier.per_epoch or joined.per_epoch
+                joined.num_examples = earlier.num_examples or joined.num_examples
+                self.evaluations.remove(earlier)
+            self.evaluations.insert(0, joined)
+        if "global_step" in state:
+            ran = {"steps": state["global_step"], "epochs": round(float(state.get("epoch") or 0.0), 4)}
+            self.trained = {**ran, **self.trained}
 
     def public(self) -> RunRecord:
         """This record as it may be published with the model: the same fields, without anything local. A model is
@@ -248,8 +281,22 @@ class RunRecord:
         return record
 
     def save(self, folder: str | os.PathLike) -> Path:
+        """Write `run_record.json` without what Trainer's files in `folder` already say (`read_record` joins it)."""
         path = Path(folder) / RECORD_FILE
-        text = json.dumps(to_json(dataclasses.asdict(self)), indent=2, ensure_ascii=False) + "\n"
+        saying = RunRecord(task="", objective="")
+        saying._join(*_trainer_files(folder))
+        data = dataclasses.asdict(self)
+        said = dataclasses.asdict(saying)
+        for name in ("train_metrics", "trained"):
+            data[name] = {k: v for k, v in data[name].items() if k not in said[name] or said[name][k] != v}
+        trainers = saying.evaluation()
+        for evaluation in data["evaluations"]:
+            if trainers is not None and (evaluation["split"], evaluation["baseline"]) == (TRAINER_SPLIT, None):
+                metrics = evaluation["metrics"]
+                evaluation["metrics"] = {k: v for k, v in metrics.items() if trainers.metrics.get(k) != v}
+                if evaluation["per_epoch"] == trainers.per_epoch:
+                    evaluation["per_epoch"] = []
+        text = json.dumps(to_json(data), indent=2, ensure_ascii=False) + "\n"
         return atomic_write_text(path, text)
 
     @classmethod
@@ -258,6 +305,17 @@ class RunRecord:
         values = {key: value for key, value in data.items() if key in known}
         values["evaluations"] = [Evaluation(**e) for e in values.get("evaluations", [])]
         return cls(**values)
+
+
+def _trainer_files(folder: str | os.PathLike) -> tuple[dict[str, Any], dict[str, Any]]:
+    """`all_results.json` and `trainer_state.json` of `folder` (empty where absent); a broken one is an error."""
+    found = []
+    for path in (Path(folder) / RESULTS_FILE, Path(folder) / STATE_FILE):
+        try:
+            found.append(json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {})
+        except ValueError as err:
+            raise UsageError(f"{path}: not Trainer's file ({err})") from None
+    return found[0], found[1]
 
 
 @contextmanager
@@ -273,14 +331,17 @@ def updating_record(folder: str | os.PathLike, start: Callable[[], RunRecord]) -
 
 
 def read_record(folder: str | os.PathLike) -> RunRecord | None:
-    """The record of a run folder, or None when the folder has none. A broken file is an error naming it."""
+    """The record of a run folder, joined with Trainer's files beside it, or None when the folder has none. A broken
+    file is an error naming it."""
     path = Path(folder) / RECORD_FILE
     if not path.is_file():
         return None
     try:
-        return RunRecord.from_dict(json.loads(path.read_text(encoding="utf-8")))
+        record = RunRecord.from_dict(json.loads(path.read_text(encoding="utf-8")))
     except (ValueError, TypeError) as err:
         raise UsageError(f"{path}: not a run record ({err})") from None
+    record._join(*_trainer_files(folder))
+    return record
 
 
 def one_per_epoch(entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -424,7 +485,9 @@ def _is_number(value: Any) -> bool:
 
 def to_json(value: Any) -> Any:
     """`value` as a plain JSON document: JSON has no NaN or infinity, so an undefined number is written as null;
-    enums, paths and other objects become strings, tuples and sets lists, and keys strings."""
+    enums their values, paths and other objects strings, tuples and sets lists, and keys strings."""
+    if isinstance(value, Enum):  # `lr_scheduler_type`'s SchedulerType: "linear", as JSON writes it
+        value = value.value
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
@@ -434,3 +497,316 @@ def to_json(value: Any) -> Any:
     if value is None or isinstance(value, str | int | float | bool):
         return value
     return str(value)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# The model card: `ModelCard.from_template` over `ModelCardData` and the package's `model_card.md`
+# ----------------------------------------------------------------------------------------------------------------
+CARD_TEMPLATE = Path(__file__).with_name("model_card.md")
+DEFAULT_LICENSE = "apache-2.0"
+# The Hub's pipeline tag and task name of each head (the heads themselves: `HEADS` of the model folder).
+PIPELINE_TAGS = {
+    "AutoModelForCausalLM": ("text-generation", "Text Generation"),
+    "AutoModelForSequenceClassification": ("text-classification", "Text Classification"),
+    "AutoModelForMaskedLM": ("fill-mask", "Fill Mask"),
+    "AutoModel": ("feature-extraction", "Feature Extraction"),
+}
+OBJECTIVES = {  # the run record's `objective`, in words
+    "clm": "causal language modelling (next-token prediction)",
+    "span_corruption": "CS224N span corruption (`prefix ⁇ suffix ⁇ span ⁇`), trained as a causal LM",
+    "mlm": "masked language modelling",
+    "openings": "causal language modelling on the opening tokens of each wiki.txt paragraph",
+    "classification": "sequence classification (cross-entropy on the label)",
+    "qa": "birthplace question answering as generation (`question ⁇ answer ⁇`, loss on the answer)",
+    "course-checkpoint": "trained by the course's own code, converted with `python -m hf_models.convert`",
+}
+PRESET_DESCRIPTIONS = {
+    "cs224n-mingpt": "the minGPT-style model of Stanford CS224N assignment 5 (pre-norm GPT blocks, learned positions)",
+    "altegrad-lab": "the model of the ALTeGraD transfer-learning lab (post-norm `nn.TransformerEncoder` blocks, "
+    "sinusoidal positions)",
+}
+# The recipes' local data sets, as the card describes them (their names are no Hub ids).
+DATASET_DESCRIPTIONS = {
+    "cls-books": "the ALTeGraD lab's copy of the CLS-FR book reviews (French, positive or negative)",
+    "birthplace": "CS224N assignment 5's `wiki.txt` and its questions *Where was X born?*",
+}
+# The tokenizer the run used (the record's `tokenizer`), in words.
+TOKENIZERS = {
+    "bpe": "a byte-level BPE trained by `tokenizer/train_tokenizer.py`",
+    "altegrad-lab": "the ALTeGraD lab's ids over its SentencePiece pieces (`dict.txt`)",
+    "altegrad-lab-raw": "the ALTeGraD lab's ids over raw text (`sentencepiece.french.model`, then `dict.txt`)",
+    "cs224n-char": "CS224N's characters (one id a character of `wiki.txt`)",
+}
+# The prompt of the usage example of a language model, in the model's language.
+PROMPTS = {"fr": "Il était une fois", "en": "Once upon a time"}
+SIZE_LABELS = {
+    "num_hidden_layers": "layers",
+    "hidden_size": "hidden size",
+    "num_attention_heads": "heads",
+    "intermediate_size": "feed-forward size",
+    "max_position_embeddings": "max positions",
+    "vocab_size": "vocabulary",
+}
+# Task arguments that act under some objectives only: the record keeps every argument of the task, the card those of
+# the run's own objective (no masking probability for a causal LM).
+OBJECTIVE_ARGUMENTS = {"mlm_probability": ("mlm",), "opening_tokens": ("openings",)}
+LANGUAGES = {"en": "English", "fr": "French"}
+
+
+@dataclass
+class CardOptions:
+    """What the command line may add to or override in the card."""
+
+    repo_id: str | None = None
+    language: str | None = None
+    license: str = DEFAULT_LICENSE
+    birthplace: bool | None = None
+    # The card of an export (`push_to_hub.py`), not the one a recipe writes into its run folder.
+    exported: bool = False
+
+
+def head_of(architecture: str) -> tuple[str, str]:
+    """(Auto class, pipeline tag) of an architecture name; UsageError for one the model folder does not have."""
+    from .small_encoder import HEADS
+
+    for auto_class, head in HEADS.items():
+        if head.__name__ == architecture:
+            return auto_class, PIPELINE_TAGS[auto_class][0]
+    raise UsageError(f"unsupported architecture {architecture!r} in config.json")
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return f"`{value}`" if isinstance(value, str) else str(value)
+
+
+def _seconds(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.1f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
+
+
+def preset_text(preset: str | None, config: dict[str, Any]) -> str | None:
+    """The preset as the card names it: `` `X` ``, or `` `X` with overrides a=1, b=2 `` where the exported config's
+    shape differs from the preset's; None for a custom configuration."""
+    from .small_encoder import SmallEncoderConfig
+
+    if not preset:
+        return None
+    if preset not in SmallEncoderConfig.available_presets():
+        return f"`{preset}`"
+    base = SmallEncoderConfig.from_preset(preset)
+    shape = [key for key in SIZE_LABELS if key != "vocab_size"]  # the vocabulary comes from the tokenizer
+    overrides = [f"{key}={config[key]}" for key in shape if key in config and config[key] != getattr(base, key)]
+    return f"`{preset}`" + (f" with overrides {', '.join(overrides)}" if overrides else "")
+
+
+def _card_data(record: RunRecord, config: dict[str, Any], options: CardOptions):
+    """YAML metadata, with a `model-index` of the model's own evaluations (never a baseline's) when the run's data
+    is on the Hub: `datasets:` and the index's data set are Hub ids, or absent (a local data set is in the text)."""
+    from huggingface_hub import EvalResult, ModelCardData
+
+    auto_class, pipeline_tag = head_of(config["architectures"][0])
+    hub_dataset = record.hub_datasets[0] if record.hub_datasets else None
+    eval_results = [
+        EvalResult(
+            task_type=pipeline_tag,
+            task_name=PIPELINE_TAGS[auto_class][1],
+            dataset_type=hub_dataset,
+            dataset_name=hub_dataset,
+            dataset_split=evaluation.split,
+            metric_type=name,
+            metric_name=name,
+            metric_value=value,
+        )
+        for evaluation in record.evaluations
+        if evaluation.baseline is None and hub_dataset
+        for name, value in evaluation.metrics.items()
+    ]
+    tags = ["small-encoder", "custom_code", f"attention-{config.get('attention_type', 'vanilla')}"]
+    tags += [
+        t for t in (record.preset, "birthplace" if options.birthplace else None, record.task) if t and t not in tags
+    ]
+    return ModelCardData(
+        library_name="transformers",
+        pipeline_tag=pipeline_tag,
+        language=options.language or record.language,
+        license=options.license,
+        datasets=list(record.hub_datasets) or None,
+        tags=tags,
+        model_name=(options.repo_id or "").split("/")[-1] or None,
+        eval_results=eval_results or None,
+    )
+
+
+def _results(record: RunRecord) -> dict[str, Any]:
+    """The results table's rows (a baseline's named as such) and the model's example counts of each split."""
+    rows = [
+        f"| {name} | {e.split} | {_fmt(value)} |"
+        for e in record.evaluations
+        if e.baseline is None
+        for name, value in e.metrics.items()
+    ]
+    rows += [
+        f"| {e.baseline}_{name} (baseline, not this model) | {e.split} | {_fmt(value)} |"
+        for e in record.evaluations
+        if e.baseline is not None
+        for name, value in e.metrics.items()
+    ]
+    # The model's counts: a baseline scored on fewer questions of a split does not change the model's N.
+    sizes = {e.split: e.num_examples for e in record.evaluations if e.num_examples and e.baseline is None}
+    return {"results": rows, "counts": ", ".join(f"{split}: {n}" for split, n in sizes.items())}
+
+
+def _setup(record: RunRecord, config: dict[str, Any], birthplace: bool) -> list[str]:
+    """The training set-up, one line each: objective, starting point, preset, attention, size, tokenizer, input
+    length, data, what ran, hardware, time, the training loss and the labels."""
+    attention, trained, hardware = config.get("attention_type", "vanilla"), record.trained, record.hardware
+    size = ", ".join(f"{label} {config[key]}" for key, label in SIZE_LABELS.items() if key in config)
+    n_params, n_train = record.model_size.get("num_parameters"), record.split_sizes.get("train")
+    objective = OBJECTIVES.get(record.objective, record.objective) if record.objective else "not recorded"
+    objective += "; fine-tuned to answer birthplace questions" if birthplace and record.objective != "qa" else ""
+    lines = [
+        f"- **Objective:** {objective}" + (f"; task `{record.task}`" if record.task else "") + ".",
+        f"- **Initialised from:** `{record.finetuned_from}`."
+        if record.finetuned_from
+        else "- **Initialised from:** random weights (trained from scratch).",
+        f"- **Preset:** {preset_text(record.preset, config)}."
+        if record.preset
+        else "- **Preset:** none (custom configuration).",
+        f"- **Attention:** `{attention}`"
+        + (" (CS224N dense synthesizer)" if attention == "synthesizer" else " (multi-head scaled dot-product)")
+        + (", causal" if config.get("is_causal", True) else ", bidirectional")
+        + ".",
+        f"- **Size:** {size}" + (f"; {n_params:,} parameters." if n_params else "."),
+    ]
+    if record.tokenizer:
+        lines.append(f"- **Tokenizer:** {TOKENIZERS.get(record.tokenizer, 'a custom tokenizer')}.")
+    if record.max_length:
+        lines.append(f"- **Input length:** trained on at most {record.max_length:,} tokens.")
+    if not record.dataset:
+        lines.append("- **Training data:** not recorded in the run.")
+    else:
+        splits = ", ".join(f"{split} {n:,}" for split, n in record.split_sizes.items())
+        described = DATASET_DESCRIPTIONS.get(record.dataset, "files the author trained on")
+        where = (
+            "on the Hub" if record.dataset in record.hub_datasets else f"a local data set: {described}, not on the Hub"
+        )
+        lines.append(
+            f"- **Training data:** `{record.dataset}`, {where}" + (f" ({splits} examples)." if splits else ".")
+        )
+    if trained.get("examples_seen") is not None:  # what ran: steps, epochs and examples seen (`training_run`)
+        of_train = f" of the {n_train:,} training examples" if n_train is not None else ""
+        epochs = f"{trained['epochs']:.4g} epoch" + ("" if trained["epochs"] == 1 else "s")
+        lines.append(
+            f"- **Trained for:** {trained['steps']:,} optimizer steps ({epochs}), "
+            f"{trained['examples_seen']:,} examples seen ({trained['distinct_examples_seen']:,} distinct{of_train})."
+        )
+    if hardware:
+        world_size, device = hardware.get("world_size", 1), hardware.get("device", "")
+        lines.append(
+            f"- **Hardware:** {world_size} training process{'es' if world_size != 1 else ''}, "
+            f"{device.upper() if device in ('cpu', 'mps') else device}, "
+            f"mixed precision `{hardware.get('mixed_precision', 'no')}`."
+        )
+    else:
+        lines.append("- **Hardware:** not recorded in the run.")
+    # Trainer's `train_runtime`; the whole run's wall time (data, evaluation, saving) beside it.
+    runtime = record.train_metrics.get("train_runtime")
+    whole = f"the whole run took {_seconds(record.wall_time_s)}" if record.wall_time_s is not None else None
+    if runtime is None:
+        lines.append(f"- **Training time:** not recorded{f' ({whole})' if whole else ''}.")
+    else:
+        lines.append(
+            f"- **Training time:** {_seconds(runtime)} (Trainer's `train_runtime`{f'; {whole}' if whole else ''})."
+        )
+    # "Final" is the last logged loss; a run too short to log a step has Trainer's mean over the run only.
+    final_loss, mean_loss = record.train_metrics.get("final_train_loss"), record.train_metrics.get("train_loss")
+    if final_loss is not None:
+        lines.append(f"- **Final training loss:** {_fmt(final_loss)}.")
+    elif mean_loss is not None:
+        lines.append(f"- **Mean training loss:** {_fmt(mean_loss)} (Trainer's `train_loss`; no loss was logged).")
+    if config.get("id2label") and config["architectures"][0].endswith("ForSequenceClassification"):
+        labels = ", ".join(f"{k} → `{v}`" for k, v in sorted(config["id2label"].items(), key=lambda kv: int(kv[0])))
+        lines.append(f"- **Labels:** {labels}.")
+    return lines
+
+
+def build_model_card(
+    run_dir: str | os.PathLike,
+    config: dict[str, Any],
+    record: RunRecord | None,
+    options: CardOptions,
+    plots: Sequence[Path] = (),
+):
+    """The README.md of a run folder or its export, from the run record and the (exported) config: metadata with a
+    `model-index`, results, training set-up, plots, usage and limitations (the template `model_card.md`)."""
+    from huggingface_hub import ModelCard
+
+    run_dir = Path(run_dir)
+    record = record or RunRecord(task="", objective="")
+    birthplace = record.task.startswith("birthplace") if options.birthplace is None else options.birthplace
+    language = options.language or record.language
+    repo_id = options.repo_id or f"your-username/{run_dir.resolve().name}"
+    data = _card_data(record, config, dataclasses.replace(options, repo_id=repo_id, birthplace=birthplace))
+    auto_class, pipeline_tag = head_of(config["architectures"][0])
+    prompt = (
+        "Where was Albert Einstein born?" + (_sep_token(run_dir, config) or "")
+        if birthplace
+        else PROMPTS.get(language or "", PROMPTS["en"])
+    )
+    hyperparameters = {
+        key: value
+        for key, value in record.hyperparameters.items()
+        if record.objective in OBJECTIVE_ARGUMENTS.get(key, (record.objective,))
+    }
+    id2label = sorted((config.get("id2label") or {}).items(), key=lambda kv: int(kv[0]))
+    n_params = record.model_size.get("num_parameters")
+    return ModelCard.from_template(
+        data,
+        template_path=str(CARD_TEMPLATE),
+        name=repo_id.split("/")[-1],
+        repo_id=repo_id,
+        pipeline_tag=pipeline_tag,
+        auto_class=auto_class,
+        source=f"the preset {preset_text(record.preset, config)}" if record.preset else "a custom configuration",
+        described=PRESET_DESCRIPTIONS.get(record.preset or "", "a model of the `small-encoder` family"),
+        dataset=record.dataset,
+        **_results(record),
+        setup=_setup(record, config, birthplace),
+        hyperparameters=[f"| {k} | {_fmt(v)} |" for k, v in sorted(hyperparameters.items())],
+        plots=list(plots),
+        pieces_input=record.tokenizer == "altegrad-lab",
+        prompt=repr(prompt),
+        example=repr("Un livre passionnant, je le recommande." if language == "fr" else "A gripping book."),
+        label_names=", ".join(f"`{v}`" for _, v in id2label),
+        birthplace=birthplace,
+        size=f"a very small model ({n_params:,} parameters)" if n_params else "a very small model",
+        language_name=LANGUAGES.get(language or "", "its training"),
+        max_length=record.max_length,
+        positions=config.get("max_position_embeddings"),
+        generates=not birthplace and config["architectures"][0].endswith("ForCausalLM"),
+        exported=options.exported,
+        folder=run_dir.resolve().name,
+    )
+
+
+def _sep_token(run_dir: Path, config: dict[str, Any]) -> str | None:
+    """The separator string (CS224N's `⁇`) if the tokenizer defines the config's `sep_token_id`."""
+    path = run_dir / "tokenizer.json"
+    if config.get("sep_token_id") is None or not path.is_file():
+        return None
+    tokens = json.loads(path.read_text(encoding="utf-8")).get("added_tokens", [])
+    return next((t.get("content") for t in tokens if t.get("id") == config["sep_token_id"]), None)
+
+
+def write_run_card(run_dir: str | os.PathLike, record: RunRecord | None = None) -> Path:
+    """Write the run folder's `README.md`, as `run_clm.py`'s `trainer.create_model_card()` writes one: the card of
+    `record` (default: the folder's own) in its public form, with the folder's plots, that says the recipe wrote it."""
+    run_dir = Path(run_dir)
+    config = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
+    record = record or read_record(run_dir)
+    plots = sorted(path.relative_to(run_dir) for path in run_dir.glob("*.png"))
+    card = build_model_card(run_dir, config, record.public() if record else None, CardOptions(), plots)
+    return atomic_write_text(run_dir / "README.md", str(card))

@@ -15,7 +15,7 @@ Objectives:
 
 The same command runs under `accelerate launch recipes/pretrain.py ...` (one process, or data parallel
 with `--multi_gpu --num_processes N`); a JSON file of arguments first (configs/) also works, flags after it
-overriding it. The run reports the evaluation loss and perplexity in `OUTPUT_DIR/report.json`, with loss.png
+overriding it. The run reports the evaluation loss and perplexity in `OUTPUT_DIR/all_results.json`, with loss.png
 beside it.
 
 The logic is library code: `hf_models.tasks.pretraining`, imported (with torch and datasets) once the flags are

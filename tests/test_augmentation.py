@@ -14,6 +14,7 @@ from tiny import QUIET, TINY_ONE_LAYER
 
 from hf_models.data import augment_forms, augment_paragraph, augmentation_cost, augmented_copies, encode_openings
 from hf_models.data.augmentation import name_first, opening_sentence, split_paragraph
+from hf_models.run_record import read_record
 
 COMMON = [*QUIET, "--seed", "0"]
 
@@ -134,7 +135,7 @@ def _pretrain(data_dir: Path, out: Path, *extra: str) -> dict:
             *COMMON,
         ]
     )
-    return json.loads((out / "report.json").read_text())
+    return json.loads((out / "all_results.json").read_text())
 
 
 @pytest.mark.slow
@@ -155,9 +156,9 @@ def test_the_option_reaches_the_training_set_and_the_record(tmp_path, synthetic_
     assert report["train_samples"] == len(paragraphs) + questions + sum(map(len, copies.values()))
     assert report["train_augment_opening_examples"] == len(copies["opening"]) == len(paragraphs)
     assert report["train_augment_name_first_tokens"] > 0
-    record = json.loads((tmp_path / "augmented" / "run_record.json").read_text())
-    assert record["train_metrics"]["train_augment_opening_tokens"] == report["train_augment_opening_tokens"]
-    assert record["hyperparameters"]["augment"] == "name_first,opening"
+    record = read_record(tmp_path / "augmented")  # joined with all_results.json
+    assert record.train_metrics["train_augment_opening_tokens"] == report["train_augment_opening_tokens"]
+    assert record.hyperparameters["augment"] == "name_first,opening"
 
 
 def test_without_the_option_the_corpus_is_returned_as_it_is(tiny_tokenizer):

@@ -35,6 +35,7 @@ from tiny import QUIET_ERRORS_ONLY as QUIET
 from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
 from hf_models import app, convert
+from hf_models.run_record import read_record
 from hf_models.safety import command_line, staged_save
 from hf_models.tasks import birthplace, pretraining, sentiment
 from hf_models.textio import atomic_write
@@ -1172,8 +1173,8 @@ def test_a_new_run_over_an_evaluated_models_folder_keeps_none_of_its_evaluations
     again = _pre("--output_dir", str(run), "--overwrite_output_dir", "--max_steps", "1")
     assert command_line(pretraining.main, [a.format(root=world) for a in again]) == 0
     assert not (evaluations | {"fact_probe.json"}) & {path.name for path in run.iterdir()}
-    evaluations = json.loads((run / "run_record.json").read_text())["evaluations"]
-    assert [evaluation["metrics"].keys() for evaluation in evaluations] == [{"loss", "perplexity"}]  # its own only
+    evaluations = read_record(run).evaluations  # joined with the new run's all_results.json
+    assert [evaluation.metrics.keys() for evaluation in evaluations] == [{"loss", "perplexity"}]  # its own only
     assert (run / "model.safetensors").is_file()
 
 

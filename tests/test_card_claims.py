@@ -4,7 +4,7 @@ Two real, tiny runs: a sentiment classifier on a label budget of 24 reviews, sto
 second epoch, and a French language model on 16-token blocks; each is exported as `push_to_hub.py --dry_run` does.
 With the real data beside the checkout, both use the lab's ids (the classifier through `--lab_raw_text`, the LM
 through `--lab_vocabulary`, with no `--language`), else the tiny BPE and `--language fr`. Each number of the card is
-read back from a run file (`trainer_state.json`, `train_results.json`, `eval_results.json`, `tokenizer.json`), never
+read back from a run file (`trainer_state.json`, `all_results.json`, `tokenizer.json`), never
 from the arguments: steps, epochs, examples seen, training time, final loss, data set, tokenizer, trained length,
 language and the results; and no exported file names a local path."""
 
@@ -74,7 +74,7 @@ def _run(exported: dict, name: str) -> tuple[Path, ModelCard, dict]:
     card = ModelCard.load(exported["root"] / "exports" / name / "README.md")
     files = {
         stem: json.loads((run / f"{stem}.json").read_text(encoding="utf-8"))
-        for stem in ("trainer_state", "train_results", "run_record")
+        for stem in ("trainer_state", "all_results", "run_record")
     }
     return run, card, files
 
@@ -101,7 +101,7 @@ def test_steps_epochs_and_examples_are_what_ran(exported: dict) -> None:
     """The issue's run: `--label_budget 24 --max_steps 3` is 3 steps, 5 of 3 batches an epoch, 40 reviews drawn, 24
     of them distinct; never `num_train_epochs` (4 by default) nor the 48 reviews of the training file."""
     _, card, files = _run(exported, "sentiment")
-    state, results = files["trainer_state"], files["train_results"]
+    state, results = files["trainer_state"], files["all_results"]
     claim = _claim(
         card,
         r"\*\*Trained for:\*\* ([\d,]+) optimizer steps \(([\d.]+) epochs?\), ([\d,]+) examples seen "
@@ -113,8 +113,6 @@ def test_steps_epochs_and_examples_are_what_ran(exported: dict) -> None:
     assert n_train == results["train_samples"] == BUDGET
     assert seen == _examples_drawn(BUDGET, state["train_batch_size"], ACCUMULATION, state["global_step"]) == 40
     assert distinct == min(seen, n_train) == BUDGET
-    report = json.loads((exported["root"] / "runs" / "sentiment" / "report.json").read_text(encoding="utf-8"))
-    assert report["trained"] == files["run_record"]["trained"]  # report.json reads what ran from the same state
     hyperparameters = card.text.split("Hyperparameters:")[1].split("##")[0]
     assert "| num_train_epochs |" not in hyperparameters  # --max_steps ran, not the epochs
     assert f"| max_steps | {STEPS} |" in hyperparameters and f"| label_budget | {BUDGET} |" in hyperparameters
@@ -123,11 +121,11 @@ def test_steps_epochs_and_examples_are_what_ran(exported: dict) -> None:
 def test_training_time_is_train_runtime_and_final_loss_the_last_logged(exported: dict) -> None:
     for name in ("sentiment", "lm"):
         _, card, files = _run(exported, name)
-        runtime = files["train_results"]["train_runtime"]
+        runtime = files["all_results"]["train_runtime"]
         seconds = _number(_claim(card, r"\*\*Training time:\*\* ([\d.]+) s \(Trainer's `train_runtime`").group(1))
         assert seconds == round(runtime), (seconds, runtime, files["run_record"]["wall_time_s"])
         losses = [entry["loss"] for entry in files["trainer_state"]["log_history"] if "loss" in entry]
-        assert len(losses) == STEPS and losses[-1] != files["train_results"]["train_loss"]  # the test can tell
+        assert len(losses) == STEPS and losses[-1] != files["all_results"]["train_loss"]  # the test can tell
         final = _claim(card, r"\*\*Final training loss:\*\* ([\d.]+)\.").group(1)
         assert final == f"{losses[-1]:.4g}"
 
@@ -141,7 +139,7 @@ def test_a_local_data_set_is_described_never_given_as_a_hub_id(exported: dict) -
         assert "datasets:" not in metadata and "model-index" not in metadata and dataset not in metadata
         assert f"**Training data:** `{dataset}`, a local data set" in card.text
     _, card, _ = _run(exported, "sentiment")
-    evaluation = json.loads((exported["root"] / "runs" / "sentiment" / "eval_results.json").read_text())
+    evaluation = json.loads((exported["root"] / "runs" / "sentiment" / "all_results.json").read_text())
     for metric in ("accuracy", "f1", "loss"):
         assert f"| {metric} | validation | {evaluation[f'eval_{metric}']:.4g} |" in card.text
 
@@ -201,3 +199,27 @@ def test_an_epoch_count_is_exact_for_a_short_last_batch() -> None:
     assert [_examples_drawn(24, 8, 2, steps) for steps in range(1, 5)] == [16, 24, 40, 48]
     assert _examples_drawn(5, 2, 1, 3) == 5 and _examples_drawn(5, 2, 1, 4) == 7
     assert math.ceil(24 / 16) == 2
+
+
+def test_each_file_says_what_no_other_does(exported: dict) -> None:
+    """One record per purpose: Trainer's `trainer_state.json` (steps, epochs, the log) and `all_results.json` (the
+    numbers), `report.json` the arguments alone, `run_record.json` only what neither of Trainer's files says; the
+    record read back (`read_record`) joins them, so that the card and the export still have every claim."""
+    from hf_models.run_record import read_record
+
+    for name in ("sentiment", "lm"):
+        run, card, files = _run(exported, name)
+        own, results, state = files["run_record"], files["all_results"], files["trainer_state"]
+        report = json.loads((run / "report.json").read_text(encoding="utf-8"))
+        assert not [name for name in ("train_results.json", "eval_results.json") if (run / name).exists()]
+        assert {"ModelArguments", "TrainingArguments"} <= set(report["arguments"])
+        assert not set(report) & {*results, "trained", "world_size", "mixed_precision", "wall_time_s"}, report
+        assert not set(own["train_metrics"]) & set(results) and not set(own["trained"]) & {"steps", "epochs"}
+        validation = [e for e in own["evaluations"] if (e["split"], e["baseline"]) == ("validation", None)]
+        assert all(not e["metrics"] and not e["per_epoch"] for e in validation), validation
+        joined = read_record(run)
+        assert joined.train_metrics["train_runtime"] == results["train_runtime"]
+        assert joined.trained["steps"] == state["global_step"] and joined.trained["examples_seen"] > 0
+        assert joined.evaluation("validation").metrics["loss"] == results["eval_loss"]
+        exported_record = json.loads((exported["root"] / "exports" / name / "run_record.json").read_text())
+        assert exported_record["train_metrics"]["train_runtime"] == results["train_runtime"]  # the Hub copy: whole

@@ -131,7 +131,7 @@ def test_birthplace_course_vocabulary_end_to_end(tmp_path, synthetic_birthplace_
     wiki = (tmp_path / "data" / "wiki.txt").read_text(encoding="utf-8")
     assert config["vocab_size"] == len(set(wiki)) + 2 and config["max_position_embeddings"] == 128
     assert (config["pad_token_id"], config["sep_token_id"]) == (0, 1)
-    assert json.loads((pre / "report.json").read_text())["block_size"] == 128
+    assert json.loads((pre / "all_results.json").read_text())["block_size"] == 128
 
     birthplace.main(
         [

@@ -104,9 +104,10 @@ def test_pretrain_two_processes_on_cpu(tmp_path, synthetic_birthplace_dir, tiny_
     assert output.count("PLATEAU:") == 1, output[-3000:]
 
     report = json.loads((out / "report.json").read_text())
-    assert report["world_size"] == 2
-    assert report["plateau"] is True
-    assert report["mixed_precision"] == "no"
+    hardware = json.loads((out / "run_record.json").read_text())["hardware"]
+    assert hardware["world_size"] == 2
+    assert json.loads((out / "all_results.json").read_text())["plateau"] is True
+    assert hardware["mixed_precision"] == "no"
     assert report["arguments"]["TrainingArguments"]["per_device_train_batch_size"] == 8
 
     # The main process alone saved: one model file in the whole output tree, and no stray per-rank reports.

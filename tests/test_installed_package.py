@@ -31,7 +31,9 @@ for module in pkgutil.walk_packages(hf_models.__path__, "hf_models."):
         imported.append(module.name)
     except BaseException as error:
         failed[module.name] = f"{type(error).__name__}: {error}"
-print(json.dumps({"file": hf_models.__file__, "imported": imported, "failed": failed}))
+from hf_models.run_record import CARD_TEMPLATE  # package data: the model card's template
+shipped = {"card_template": CARD_TEMPLATE.is_file()}
+print(json.dumps({"file": hf_models.__file__, "imported": imported, "failed": failed, "shipped": shipped}))
 """
 
 
@@ -77,4 +79,5 @@ def test_a_plain_install_imports_every_module_from_another_folder(tmp_path) -> N
     found = json.loads(done.stdout.strip().splitlines()[-1])
     assert Path(found["file"]).is_relative_to(site), found["file"]  # the wheel's package, not the checkout's
     assert found["failed"] == {}
+    assert found["shipped"] == {"card_template": True}  # the card renders from an installed package
     assert set(found["imported"]) == _modules(PACKAGE) - {"hf_models"}  # every module of the source is shipped

@@ -12,8 +12,7 @@ import pytest
 from tiny import TINY
 
 from hf_models.data import load_cls_books
-from hf_models.hub.card import CardOptions, build_model_card
-from hf_models.run_record import read_record
+from hf_models.run_record import CardOptions, build_model_card, read_record
 from hf_models.tasks import sentiment
 
 POSITIVE_REVIEW = "Un roman excellent, superbe et magnifique."

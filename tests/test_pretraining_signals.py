@@ -96,8 +96,8 @@ def test_birthplace_openings_pretraining_reports_its_plateau(tmp_path, synthetic
                 *COMMON,
             ]
         )
-    report = json.loads((out / "report.json").read_text())
-    assert report["pretraining_objective"] == "openings"
+    report = json.loads((out / "all_results.json").read_text())
+    assert json.loads((out / "run_record.json").read_text())["objective"] == "openings"
     assert report["plateau"] is True
     assert report["loss_over_unigram_entropy"] > 1.0
     assert 0 < report["unigram_entropy"] < math.log(400)

@@ -90,5 +90,5 @@ def test_sentiment_writes_2000_test_predictions(shared_data_dir, tmp_path):
     predictions = (out / "test_predictions.txt").read_text().splitlines()
     assert len(predictions) == 2000 and set(predictions) <= {"0", "1"}
     assert metrics["test_samples"] == 2000
-    report = json.loads((out / "report.json").read_text())
+    report = json.loads((out / "all_results.json").read_text())
     assert 0.0 <= report["eval_accuracy"] <= 1.0 and "eval_f1" in report

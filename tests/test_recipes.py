@@ -37,42 +37,53 @@ def assert_loss_falls(output_dir: Path) -> None:
     assert sum(tail) / len(tail) < sum(head) / len(head), f"loss did not fall: {losses}"
 
 
+def read_results(output_dir: Path) -> dict:
+    """The run's numbers: `all_results.json`, as Trainer's `save_metrics` writes it."""
+    return read_report(output_dir, "all_results.json")
+
+
 def assert_run_outputs(output_dir: Path, plots: tuple[str, ...] = ("loss.png",), loss_falls: bool = True) -> dict:
-    for name in ("config.json", "model.safetensors", "tokenizer.json", "report.json", *plots):
+    """The run folder's files, one per purpose, and the run's numbers (returned: `all_results.json`)."""
+    from hf_models.run_record import read_record
+
+    for name in ("config.json", "model.safetensors", "tokenizer.json", "report.json", "README.md", *plots):
         assert (output_dir / name).is_file(), f"{name} missing in {output_dir}"
-    report = read_report(output_dir)
-    assert report["world_size"] == 1
-    assert report["mixed_precision"] == "no"
-    assert report["wall_time_s"] > 0
-    assert "TrainingArguments" in report["arguments"]
-    assert_results_files(output_dir, report)
+    record = read_record(output_dir)
+    assert record.hardware["world_size"] == 1
+    assert record.hardware["mixed_precision"] == "no"
+    assert record.wall_time_s > 0
+    results = assert_results_files(output_dir)
     if loss_falls:
         assert_loss_falls(output_dir)
-        # The report's one training loss is the last logged, which the run's falling loss sets apart from
-        # Trainer's mean over the run (in train_results.json, under Trainer's name).
-        train = read_report(output_dir, "train_results.json")
-        assert report["final_train_loss"] == logged_losses(output_dir)[-1]
-        assert train["train_loss"] > report["final_train_loss"]
-    return report
+        # The one training loss called final is the last logged, which the run's falling loss sets apart from
+        # Trainer's mean over the run (under Trainer's name).
+        assert results["final_train_loss"] == logged_losses(output_dir)[-1]
+        assert results["train_loss"] > results["final_train_loss"]
+        assert f"**Final training loss:** {results['final_train_loss']:.4g}." in (output_dir / "README.md").read_text()
+    return results
 
 
-def assert_results_files(output_dir: Path, report: dict) -> None:
-    """run_clm.py's result files: `train_results.json`, `eval_results.json` (when the run evaluated, at the end or
-    during training only) and `all_results.json`, both together; `trainer_state.json`; and `report.json` with one
-    training loss, `final_train_loss`."""
+def assert_results_files(output_dir: Path) -> dict:
+    """One file per purpose: Trainer's `trainer_state.json` (the log) and `all_results.json` (the numbers of the
+    training and of the evaluation, when the run evaluated, at the end or during training only); `report.json` the
+    arguments alone; `run_record.json` none of what Trainer's files say. No `train_results.json`, `eval_results.json`
+    (the same numbers again)."""
     state = read_report(output_dir, "trainer_state.json")
-    train, everything = (read_report(output_dir, f"{split}_results.json") for split in ("train", "all"))
-    assert {"train_runtime", "train_samples", "epoch", "final_train_loss"} <= set(train)
-    assert not any(key.startswith("eval_") for key in train)
+    results = read_results(output_dir)
+    assert {"train_runtime", "train_samples", "epoch"} <= set(results)
+    assert not (output_dir / "train_results.json").exists() and not (output_dir / "eval_results.json").exists()
     evaluated = any("eval_loss" in entry for entry in state["log_history"])
-    assert (output_dir / "eval_results.json").is_file() == evaluated
-    evaluation = read_report(output_dir, "eval_results.json") if evaluated else {}
-    if evaluated:
-        assert {"eval_loss", "eval_runtime", "epoch"} <= set(evaluation)
-        assert all(key.startswith("eval_") or key in ("epoch", "perplexity") for key in evaluation)
-    assert everything == {**train, **evaluation}
-    assert [key for key in report if key.endswith("train_loss")] == ["final_train_loss"]
-    assert report["final_train_loss"] == train["final_train_loss"]
+    assert evaluated == ("eval_loss" in results)
+    report = read_report(output_dir)
+    assert "TrainingArguments" in report["arguments"]
+    assert not set(results) & set(report) and "world_size" not in report and "wall_time_s" not in report
+    record = read_report(output_dir, "run_record.json")
+    assert not set(record["train_metrics"]) & set(results), record["train_metrics"]
+    for evaluation in record["evaluations"]:
+        if (evaluation["split"], evaluation["baseline"]) == ("validation", None):
+            assert not {f"eval_{name}" for name in evaluation["metrics"]} & set(results), evaluation
+    assert "steps" not in record["trained"] and "epochs" not in record["trained"]  # trainer_state.json says them
+    return results
 
 
 # --------------------------------------------------------------------------------------------------
@@ -97,7 +108,7 @@ def test_pretrain_objectives(tmp_path, synthetic_birthplace_dir, tiny_tokenizer_
         + COMMON
     )
     report = assert_run_outputs(out)
-    assert report["objective"] == objective
+    assert json.loads((out / "run_record.json").read_text())["objective"] == objective
     assert report["eval_loss"] == pytest.approx(metrics["eval_loss"])
     assert report["perplexity"] == pytest.approx(2.718281828 ** report["eval_loss"], rel=1e-6)
 
@@ -143,7 +154,8 @@ def test_pretrain_from_json_file_and_gz(tmp_path, synthetic_birthplace_dir, tiny
     args_file = tmp_path / "args.json"
     args_file.write_text(json.dumps(args))
     pretrain.main([str(args_file)])
-    report = assert_run_outputs(out)
+    assert_run_outputs(out)
+    report = read_report(out)
     assert report["arguments"]["DataTrainingArguments"]["train_files"] == [str(corpus)]
     assert json.loads((out / "config.json").read_text())["norm_first"] is True  # the cs224n-mingpt preset
 
@@ -171,7 +183,7 @@ def test_pretrain_refuses_a_split_too_short_for_one_block(tmp_path, tiny_tokeniz
     pretrain.main(
         [*base, "--block_size", "4", "--output_dir", str(tmp_path / "fits")]
     )  # the same text, smaller blocks
-    assert "eval_loss" in read_report(tmp_path / "fits")
+    assert "eval_loss" in read_results(tmp_path / "fits")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -253,22 +265,24 @@ def test_finetune_sentiment_scratch_pretrained_frozen(
         tmp_path, "frozen", tiny_cls_books, ["--model_name_or_path", str(pretrained_lm_dir)], ["--freeze_backbone"]
     )
 
+    from hf_models.run_record import read_record
+
     for out in (scratch, pretrained, frozen):
         # A linear head on a barely pretrained 32-dim LM learns too little to test its loss.
-        report = assert_run_outputs(out, plots=("loss.png", "accuracy.png"), loss_falls=out != frozen)
-        per_epoch = report["eval_accuracy_per_epoch"]
+        assert_run_outputs(out, plots=("loss.png", "accuracy.png"), loss_falls=out != frozen)
+        per_epoch = read_record(out).evaluation("validation").per_epoch
         # One entry an epoch: the final evaluation, at epoch 4 again, is not listed twice.
         assert [e["epoch"] for e in per_epoch] == [1.0, 2.0, 3.0, 4.0]
         assert all(0.0 <= e["accuracy"] <= 1.0 and 0.0 <= e["f1"] <= 1.0 for e in per_epoch)
         predictions = (out / "test_predictions.txt").read_text().splitlines()
         assert len(predictions) == 40 and set(predictions) <= {"0", "1"}
     # The easy signal is learned from scratch in 4 epochs.
-    assert read_report(scratch)["eval_accuracy"] >= 0.75
+    assert read_results(scratch)["eval_accuracy"] >= 0.75
 
     assert json.loads((scratch / "config.json").read_text())["is_causal"] is False
     assert json.loads((pretrained / "config.json").read_text())["is_causal"] is True  # kept from the LM
     # Frozen: only the classifier (hidden 32 x 2 labels + 2 biases) trains, and the backbone is unchanged.
-    assert read_report(frozen)["trainable_parameters"] == 32 * 2 + 2
+    assert read_results(frozen)["trainable_parameters"] == 32 * 2 + 2
     from safetensors.torch import load_file
 
     lm, clf = load_file(pretrained_lm_dir / "model.safetensors"), load_file(frozen / "model.safetensors")
@@ -306,7 +320,7 @@ def test_frozen_backbone_read_at_every_layer(tmp_path, tiny_cls_books, pretraine
     config = json.loads((out / "config.json").read_text())
     width = 2 * (config["num_hidden_layers"] + 1) * config["hidden_size"]
     assert config["classifier_pooling"] == "all_layers"
-    assert read_report(out)["trainable_parameters"] == width * 2 + 2
+    assert read_results(out)["trainable_parameters"] == width * 2 + 2
     lm, clf = load_file(pretrained_lm_dir / "model.safetensors"), load_file(out / "model.safetensors")
     assert all(torch.equal(lm[k], clf[k]) for k in clf if k.startswith("model."))
     assert clf["classifier.weight"].shape == (2, width)
@@ -348,7 +362,7 @@ def test_frozen_backbone_with_a_linear_probe_head_and_no_epoch(tmp_path, tiny_cl
             "0",
         ],
     )
-    report = read_report(out)
+    report = read_results(out)
     assert report["train_steps"] == 0 and report["linear_probe_folds"] == 4
     assert report["eval_accuracy"] == pytest.approx(report["linear_probe_validation_accuracy"])
     assert report["eval_accuracy"] >= 0.75  # the easy signal, from a barely trained LM's every layer
@@ -388,13 +402,13 @@ def test_lp_ft_keeps_its_probe_as_the_frozen_probe_run(tmp_path, tiny_cls_books,
     )
     kept = read_record(lp_ft / "linear_probe")
     scores = kept.evaluation("validation").metrics
-    assert scores["accuracy"] == pytest.approx(read_report(alone)["eval_accuracy"])
-    assert scores["f1"] == pytest.approx(read_report(alone)["eval_f1"])
+    assert scores["accuracy"] == pytest.approx(read_results(alone)["eval_accuracy"])
+    assert scores["f1"] == pytest.approx(read_results(alone)["eval_f1"])
     assert kept.accuracy_per_epoch() == ([0.0], [scores["accuracy"]])
-    assert kept.hyperparameters["linear_probe_C"] == read_report(alone)["linear_probe_C"]
+    assert kept.hyperparameters["linear_probe_C"] == read_results(alone)["linear_probe_C"]
     predictions = (lp_ft / "linear_probe" / "test_predictions.txt").read_text()
     assert predictions == (alone / "test_predictions.txt").read_text() and predictions.count("\n") > 0
-    assert read_report(lp_ft)["epoch"] == 1.0 and read_report(lp_ft)["final_train_loss"] > 0  # then finetuned
+    assert read_results(lp_ft)["epoch"] == 1.0 and read_results(lp_ft)["final_train_loss"] > 0  # then finetuned
 
     with pytest.raises(ValueError, match="--save_linear_probe keeps the probe"):
         _finetune(tmp_path, "no_probe_kept", tiny_cls_books, source, ["--save_linear_probe"])
@@ -453,7 +467,7 @@ def test_birthplace_pretrain_finetune_evaluate(tmp_path, synthetic_birthplace_di
         + COMMON
     )
     assert_run_outputs(pre)
-    assert read_report(pre)["train_samples"] == 330 + 240  # wiki paragraphs + training QA pairs
+    assert read_results(pre)["train_samples"] == 330 + 240  # wiki paragraphs + training QA pairs
 
     birthplace.main(
         ["finetune", "--data_dir", data, "--model_name_or_path", str(pre), "--output_dir", str(ft)]

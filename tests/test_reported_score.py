@@ -11,8 +11,7 @@ import pytest
 import torch
 
 from hf_models import SmallEncoderForCausalLM
-from hf_models.hub.card import CardOptions, _fmt, build_model_card
-from hf_models.run_record import RunRecord, read_record
+from hf_models.run_record import CardOptions, RunRecord, _fmt, build_model_card, read_record
 from hf_models.tasks import birthplace
 from hf_models.training import build_config
 

@@ -28,8 +28,7 @@ from pathlib import Path
 
 from huggingface_hub import SpaceCard, SpaceCardData
 
-from ..hub.card import PushError
-from ..hub.publish import _prepare_local_dir, copy_file, hub_client
+from ..hub.publish import PushError, _prepare_local_dir, copy_file, hub_client
 from ..textio import atomic_write_text
 from .arguments import APP_CONFIG_FILE
 

@@ -1,15 +1,12 @@
-"""Sharing a run on the Hugging Face Hub (`push_to_hub.py` is the command line over it):
+"""Sharing a run on the Hugging Face Hub (`push_to_hub.py` is the command line over it): the allowlisted export of a
+run folder with its card (built by `hf_models.run_record.build_model_card`) and its upload (`publish`)."""
 
-- `card`: the model card, from the run record and the exported config;
-- `publish`: the allowlisted export of a run folder, its upload, and the card every recipe writes into its run
-  folder (`write_run_card`).
-"""
-
-from .card import DEFAULT_LICENSE, CardOptions, PushError, build_model_card, head_of
+from ..run_record import DEFAULT_LICENSE, CardOptions, build_model_card, head_of, write_run_card
 from .publish import (
     ALLOW_PATTERNS,
     PROG,
     ExportResult,
+    PushError,
     code_files,
     collect_files,
     endpoint,
@@ -17,10 +14,8 @@ from .publish import (
     export_folder,
     network_errors,
     one_line,
-    run_card,
     share_run,
     upload,
-    write_run_card,
 )
 
 __all__ = [
@@ -39,7 +34,6 @@ __all__ = [
     "head_of",
     "network_errors",
     "one_line",
-    "run_card",
     "share_run",
     "upload",
     "write_run_card",

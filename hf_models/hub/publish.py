@@ -1,5 +1,5 @@
 """Share a run folder on the Hugging Face Hub: the export (weights, config, remote code, tokenizer, plots) and its
-model card (`hf_models.hub.card`). `push_to_hub.py` is the command line over it.
+model card (`hf_models.run_record.build_model_card`). `push_to_hub.py` is the command line over it.
 
 The remote code is the run's own: `save_pretrained` copied `configuration_small_encoder.py` and
 `modeling_small_encoder.py` into the run folder and wrote an `auto_map` for every head, so the code shipped is the
@@ -24,26 +24,26 @@ from typing import Any
 import torch
 from huggingface_hub import HfApi, ModelCard, get_token
 from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled, StrictDataclassError
+from huggingface_hub.utils import filter_repo_objects
 from safetensors import SafetensorError, safe_open
 
 from .. import small_encoder
-from ..run_record import RECORD_FILE, RunRecord, read_record
+from ..run_record import RECORD_FILE, CardOptions, build_model_card, head_of, read_record
 from ..safety import one_line
-from ..textio import atomic_write, atomic_write_text
-from .card import CardOptions, PushError, build_model_card, head_of
+from ..textio import UsageError, atomic_write, atomic_write_text
 
 __all__ = [
     "ALLOW_PATTERNS",
+    "DENY_PATTERNS",
     "ExportResult",
+    "PushError",
     "collect_files",
     "code_files",
     "copy_file",
     "explain",
     "export_folder",
-    "run_card",
     "share_run",
     "upload",
-    "write_run_card",
 ]
 
 PROG = "push_to_hub.py"
@@ -102,6 +102,10 @@ DENY_PATTERNS = (
 )
 
 
+class PushError(UsageError):
+    """A problem the user can fix; the command line prints it as one line (`error: ...`) and exits with status 2."""
+
+
 @dataclass
 class ExportResult:
     """The staged folder: its files (relative paths) and the allowlist to upload it with."""
@@ -123,7 +127,9 @@ def _denied(rel_path: Path) -> bool:
 
 
 def _allowed(rel_path: Path) -> bool:
-    return any(fnmatch(rel_path.as_posix(), pattern) for pattern in ALLOW_PATTERNS) and not _denied(rel_path)
+    """Whether `upload_folder` with our allow and ignore patterns uploads it (and no part of it is denied)."""
+    kept = filter_repo_objects([rel_path.as_posix()], allow_patterns=ALLOW_PATTERNS, ignore_patterns=DENY_PATTERNS)
+    return any(kept) and not _denied(rel_path)
 
 
 def _find_plots(run_dir: Path, skip: Path | None, max_depth: int = 2) -> list[Path]:
@@ -189,32 +195,6 @@ def code_files(run_dir: str | os.PathLike) -> list[Path]:
 
 
 # ----------------------------------------------------------------------------------------------------------------
-# The card of a run folder: the export's README.md, and the run folder's own
-# ----------------------------------------------------------------------------------------------------------------
-def run_card(
-    run_dir: str | os.PathLike,
-    config: dict[str, Any],
-    options: CardOptions | None = None,
-    skip: str | os.PathLike | None = None,
-) -> tuple[ModelCard, RunRecord | None]:
-    """The card of a run folder (`build_model_card`), from its run record in public form (returned too), its
-    config and its plots: the export's README.md, and the one every recipe writes into its run folder."""
-    record = read_record(run_dir)
-    record = record.public() if record is not None else None
-    plots = [f for f in collect_files(run_dir, skip=skip) if fnmatch(f.name, PLOT_PATTERN)]
-    return build_model_card(run_dir, config, record, options or CardOptions(), plots), record
-
-
-def write_run_card(run_dir: str | os.PathLike) -> Path:
-    """Write the run folder's `README.md`: the card `push_to_hub.py` exports (with its default options), so that
-    the folder a recipe saved is Hub-ready as it is, as `run_clm.py`'s `trainer.create_model_card()` makes it."""
-    run_dir = Path(run_dir)
-    config = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
-    card, _ = run_card(run_dir, config)
-    return atomic_write_text(run_dir / "README.md", str(card))
-
-
-# ----------------------------------------------------------------------------------------------------------------
 # Export (dry run and upload staging share this) and upload
 # ----------------------------------------------------------------------------------------------------------------
 def _check_run_dir(run_dir: Path) -> dict[str, Any]:
@@ -232,7 +212,10 @@ def _check_run_dir(run_dir: Path) -> dict[str, Any]:
         raise PushError(f"{run_dir}/config.json has model_type={config.get('model_type')!r}, expected 'small-encoder'")
     if not config.get("architectures"):
         raise PushError(f"{run_dir}/config.json has no `architectures`; save the model with save_pretrained")
-    head_of(config["architectures"][0])
+    try:
+        head_of(config["architectures"][0])
+    except UsageError as error:
+        raise PushError(str(error)) from None
     if not config.get("auto_map"):
         raise PushError(f"{run_dir}/config.json has no `auto_map`; save the model again with the current hf_models")
     _check_shards(run_dir)
@@ -347,7 +330,9 @@ def export_folder(
     run_dir, local_dir = Path(run_dir), Path(local_dir)
     config = _check_run_dir(run_dir)
     code_files(run_dir)
-    read_record(run_dir)  # a corrupt run record fails here, before anything is written
+    # Joined with Trainer's files (the whole account, for the card and the Hub copy); a corrupt record fails here,
+    # before anything is written.
+    record = read_record(run_dir)
     _prepare_local_dir(local_dir, run_dir, overwrite)
     # Trainer saves use_cache=False; a shared model should use its KV cache in plain forwards too.
     config["use_cache"] = True
@@ -362,7 +347,10 @@ def export_folder(
             file=sys.stderr,
         )
     # One record for the card and for the app and `evaluate` of a Hub copy (how a birthplace model answers).
-    card, record = run_card(run_dir, config, dataclasses.replace(options or CardOptions(), exported=True), local_dir)
+    record = record.public() if record is not None else None
+    plots = [rel for rel in files if fnmatch(rel.name, PLOT_PATTERN)]
+    options = dataclasses.replace(options or CardOptions(), exported=True)
+    card = build_model_card(run_dir, config, record, options, plots)
     if record is not None:
         record.save(local_dir)
     atomic_write_text(local_dir / "README.md", str(card))
@@ -496,5 +484,6 @@ def upload(
             revision=revision,
             commit_message=commit_message or f"Upload {run_dir.resolve().name} with push_to_hub.py",
             allow_patterns=staged.allow_patterns,
+            ignore_patterns=list(DENY_PATTERNS),
         )
     return str(getattr(info, "commit_url", None) or f"{endpoint()}/{options.repo_id}"), len(staged.files)

@@ -75,7 +75,7 @@ SENTIMENT = "hf_models/tasks/sentiment.py"
 BIRTHPLACE = "hf_models/tasks/birthplace.py"
 BIRTHPLACE_QA = "hf_models/tasks/birthplace_qa.py"
 RUN_RECORD = "hf_models/run_record.py"
-CARD = "hf_models/hub/card.py"
+CARD = "hf_models/run_record.py"  # the card is built beside the record
 APP_PREDICTIONS = "hf_models/app/predictions.py"
 WRITE_RESULTS = "benchmarks/write_results.py"
 THROUGHPUT = "benchmarks/throughput.py"
@@ -851,12 +851,20 @@ MUTANTS: tuple[Mutant, ...] = (
         "the final training loss is Trainer's mean over the run",
     ),
     Mutant(
-        "score-report-keeps-the-mean-train-loss",
+        "score-report-repeats-the-results",
         FINISH,
-        "report_metrics = {key: value for key, value in metrics.items() if key != MEAN_TRAIN_LOSS}",
-        "report_metrics = dict(metrics)",
+        "    write_report(training_args, arguments)\n",
+        "    write_report(training_args, arguments, metrics)\n",
         FINAL_LOSS_TESTS,
-        "report.json holds two training losses, Trainer's mean beside the last logged",
+        "report.json repeats the run's numbers, both training losses among them, beside all_results.json",
+    ),
+    Mutant(
+        "score-record-repeats-the-results",
+        RUN_RECORD,
+        "if k not in said[name] or said[name][k] != v}",
+        "if True}",
+        FINAL_LOSS_TESTS,
+        "run_record.json repeats the numbers all_results.json and trainer_state.json hold",
     ),
     Mutant(
         "score-card-final-loss-is-the-mean",
