@@ -12,8 +12,9 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..safety import one_line
 from .arguments import APP_CONFIG_FILE, parse_args
-from .loading import VIEW_NAMES, AppError, LoadedModel, first_line, load_models, read_app_config
+from .loading import VIEW_NAMES, AppError, LoadedModel, load_models, read_app_config
 from .predictions import (
     EXAMPLE_PROMPT,
     EXAMPLE_QUESTION,
@@ -45,7 +46,7 @@ def shown_as_one_line(fn: Callable) -> Callable:
             raise gr.Error(str(error)) from None
         except Exception as error:
             logger.exception("the app failed")
-            raise gr.Error(" ".join(f"{type(error).__name__}: {first_line(error)}".split())) from None
+            raise gr.Error(" ".join(f"{type(error).__name__}: {one_line(error, 200)}".split())) from None
 
     return wrapper
 

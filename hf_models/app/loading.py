@@ -15,7 +15,7 @@ import torch
 from transformers import AutoConfig, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
 from ..run_record import read_record
-from ..safety import reading
+from ..safety import one_line, reading
 from ..textio import UsageError
 from ..tokenization.courses import CourseCharTokenizer, is_cs224n_char_tokenizer
 from .arguments import APP_CONFIG_FILE
@@ -90,13 +90,6 @@ def trained_task(source: str) -> str | None:
     return next((tag for tag in card.data.tags or [] if tag in TASK_VIEWS), None)
 
 
-def first_line(error: BaseException) -> str:
-    """The first non-empty line of an error's message (at most 200 characters), or its type's name."""
-    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-    text = lines[0] if lines else type(error).__name__
-    return text if len(text) <= 200 else text[:197] + "..."
-
-
 def parse_source(text: str) -> tuple[str, str]:
     """`LABEL=SOURCE` or `SOURCE` -> (label, source); the label defaults to the folder's or the repository's name."""
     label, sep, source = text.partition("=")
@@ -131,7 +124,7 @@ def load_model(source: str, label: str | None = None) -> LoadedModel:
         config = AutoConfig.from_pretrained(source)
     except (OSError, ValueError) as error:
         where = "the folder" if Path(source).exists() else "the Hub (offline, or no such repository?)"
-        raise AppError(f"cannot load {source} from {where}: {first_line(error)}") from None
+        raise AppError(f"cannot load {source} from {where}: {one_line(error, 200)}") from None
     if config.model_type != "small-encoder":
         raise AppError(f"{source} holds a {config.model_type!r} model; this app shows small-encoder models only")
     architecture = (config.architectures or [""])[0]
@@ -148,7 +141,7 @@ def load_model(source: str, label: str | None = None) -> LoadedModel:
     except UsageError as error:
         raise AppError(str(error)) from None
     except (OSError, ValueError) as error:
-        raise AppError(f"cannot load the model or tokenizer of {source}: {first_line(error)}") from None
+        raise AppError(f"cannot load the model or tokenizer of {source}: {one_line(error, 200)}") from None
     if len(tokenizer) > config.vocab_size:  # its last ids would index past the embedding table at the first input
         raise AppError(
             f"{source}: its tokenizer has {len(tokenizer)} tokens but the model a vocabulary of {config.vocab_size}: "
@@ -157,7 +150,7 @@ def load_model(source: str, label: str | None = None) -> LoadedModel:
     try:
         task = trained_task(source)
     except ValueError as error:  # a run record that is not one: `read_record` names the file
-        raise AppError(first_line(error)) from None
+        raise AppError(one_line(error, 200)) from None
     tokenizer.clean_up_tokenization_spaces = False
     loaded = LoadedModel(label or Path(source).name, source, model, tokenizer, kind, task=task)
     if kind == "classifier":

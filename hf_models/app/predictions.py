@@ -13,9 +13,10 @@ import numpy as np
 import torch
 
 from ..data import person_name
+from ..safety import one_line
 from ..tasks.qa_decoding import CS224N_ANSWER_CHARS
 from ..tasks.qa_formats import CourseQAFormat, answering_format
-from .loading import AppError, LoadedModel, first_line
+from .loading import AppError, LoadedModel
 from .text import is_visible, printable
 
 LONDON = "London"
@@ -59,7 +60,7 @@ def _answer(loaded: LoadedModel, question: str) -> str:
         qa_format = answering_format(loaded.tokenizer, loaded.source)
         return qa_format.predict(loaded.model, loaded.tokenizer, [question], block_size=None, batch_size=1)[0]
     except ValueError as error:  # no run record to say how it answers, or characters outside the course vocabulary
-        raise AppError(f"{loaded.label}: {first_line(error)}") from None
+        raise AppError(f"{loaded.label}: {one_line(error, 200)}") from None
 
 
 def empty_answer_reason(loaded: LoadedModel, question: str) -> str:
@@ -92,7 +93,7 @@ def generate_text(loaded: LoadedModel, prompt: str, max_new_tokens: int = 40, sa
     try:
         ids = loaded.tokenizer(prompt, add_special_tokens=False)["input_ids"]
     except ValueError as error:  # e.g. characters outside a course vocabulary
-        raise AppError(f"{loaded.label}: {first_line(error)}") from None
+        raise AppError(f"{loaded.label}: {one_line(error, 200)}") from None
     if not ids:
         raise AppError("the prompt gives no tokens; type some words")
     length = _usable_length(loaded)

@@ -16,8 +16,17 @@ from pathlib import Path
 
 from datasets import ClassLabel, Dataset, DatasetDict, Features, Value
 
-from ..textio import BOM, check_not_empty, find_invalid_utf8, iter_text_files, read_lines, starts_with_bom
-from .errors import DataError, DataWarning, warn_rows
+from ..textio import (
+    BOM,
+    DataError,
+    DataWarning,
+    check_not_empty,
+    find_invalid_utf8,
+    iter_text_files,
+    read_lines,
+    starts_with_bom,
+    warn_rows,
+)
 
 __all__ = [
     "BIRTHPLACE_FILES",
