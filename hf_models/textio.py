@@ -24,6 +24,7 @@ import os
 import re
 import shutil
 import stat
+import string
 import tempfile
 import warnings
 import zlib
@@ -205,21 +206,12 @@ def check_not_empty(path: str | os.PathLike) -> None:
 def read_lines(path: str | os.PathLike) -> list[str]:
     """A UTF-8 text file's lines, without line breaks (a final line break ends the last line): a missing file is a
     `FileNotFoundError`, an empty one or invalid UTF-8 a `DataError` naming it (`file:line`)."""
-    check_not_empty(path)
-    return list(iter_text_lines(path, skip_empty=False))
-
-
-def _move_files(staging: Path, folder: Path) -> None:
-    """Each file of `staging` over its namesake in `folder`, in one step each (sub-folders merged the same way)."""
-    for source in sorted(staging.iterdir()):
-        target = folder / source.name
-        if source.is_dir() and not source.is_symlink():
-            if target.is_symlink() or (target.exists() and not target.is_dir()):
-                target.unlink()
-            target.mkdir(exist_ok=True)
-            _move_files(source, target)
-            continue
-        os.replace(source, target)  # a folder there is the machine's error (EISDIR), never removed
+    if not os.path.lexists(path):
+        raise FileNotFoundError(f"{path}: file not found")
+    lines = list(iter_text_lines(path, skip_empty=False))
+    if not any(line.strip(string.whitespace) for line in lines):  # as `check_not_empty`: ASCII white space only
+        raise DataError(f"{path}: file is empty")
+    return lines
 
 
 # A library's write error that names the machine's: a Rust one (safetensors, tokenizers) says "(os error 28)", and
@@ -260,11 +252,19 @@ def staged_save(folder: str | os.PathLike) -> Iterator[Path]:
     try:
         staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=folder))
         yield staging
-        for path in staging.rglob("*"):
+        entries = sorted(staging.rglob("*"))  # a folder before what it holds
+        for path in entries:
             if path.is_file() and not path.is_symlink():
                 with open(path, "rb") as f:
                     os.fsync(f.fileno())
-        _move_files(staging, folder)
+        for path in entries:  # each file over its namesake in one step, the folders merged
+            target = folder / path.relative_to(staging)
+            if path.is_dir() and not path.is_symlink():
+                if target.is_symlink() or (target.exists() and not target.is_dir()):
+                    target.unlink()
+                target.mkdir(exist_ok=True)
+            else:
+                os.replace(path, target)  # a folder there is the machine's error (EISDIR), never removed
     except BaseException as error:
         if staging is not None:
             shutil.rmtree(staging, ignore_errors=True)
