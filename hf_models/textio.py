@@ -1,17 +1,12 @@
-"""Files, the one place that reads text and writes outputs, so that bad input is named and no write is half done.
+"""Files: the one place that reads text, and writes that fail whole, so that bad input is named and nothing is lost.
 
-Reading: plain or gzip files (told apart by their magic number), or folders of them, decoded as Python's text mode
-does with `TEXT_ENCODING` (one byte order mark at the very start dropped, a U+FEFF elsewhere kept) and universal
-newlines (a line ends at `\\n`, `\\r\\n` or a lone `\\r`, as in `datasets`' text builder; never at U+2028, U+0085 or a
-form feed). Invalid UTF-8 is a `TextDecodeError` naming `file:line`; a corrupt gzip file, a dangling link, a named
-pipe or a device is named as such (never a bare `EOFError`, an empty corpus or a read that waits forever).
-
-Writing fails whole: `staged_save` (a save into a staging folder, each file then moved over its namesake in one
-step), `atomic_write` (one file so), `restoring_on_failure` (the end of a run: the folder as it was if it fails) and
-`removing_what_fails` (several files: what they added removed if they fail). A link is replaced, never written through.
-
-`UsageError` is the project's one class for what the user can fix (`safety.command_line` prints it as one line
-`error: ...`, exit status 2); `DataWarning` the data loaders' counted warning (printed as one `warning: ...` line).
+Text files, plain or gzip (told by their magic number) or folders of them, are read as Python's text mode reads them
+with `TEXT_ENCODING` (one byte order mark at the very start dropped) and universal newlines (a line ends at `\\n`,
+`\\r\\n` or a lone `\\r`, as in `datasets`' text builder; never at U+2028, U+0085 or a form feed). Invalid UTF-8 is
+a `TextDecodeError` naming `file:line`; a corrupt gzip file, a dangling link, a named pipe or a device is named as
+such. A write goes to a staging copy first (`staged_save`, `atomic_write`), or keeps the folder's earlier files aside
+(`restoring_on_failure`) or notes what it adds (`removing_what_fails`): a failure leaves the folder as it was.
+`UsageError` is what the user can fix (one `error: ...` line, exit status 2: `safety.command_line`).
 """
 
 from __future__ import annotations

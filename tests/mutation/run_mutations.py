@@ -53,6 +53,9 @@ COPIED = (
     "examples",
     "push_to_hub.py",
     "pyproject.toml",
+    "README.md",  # the documents test_bad_inputs.py's table reads
+    "TESTING.md",
+    "BENCHMARKS.md",
 )
 # The real data sets, at `../shared` of the checkout as in CI: linked beside the copies, which sit in one folder.
 SHARED = REPO_ROOT.parent / "shared"
