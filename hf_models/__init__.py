@@ -11,6 +11,8 @@ offline environment every command runs in.
 """
 
 import importlib
+import sys
+from collections.abc import Callable
 
 __version__ = "0.1.0"
 
@@ -27,3 +29,20 @@ def __getattr__(name: str):
 
 def __dir__() -> list[str]:
     return sorted([*globals(), *importlib.import_module(".small_encoder", __name__).__all__])
+
+
+def lazy_namespace(package: str, modules: dict[str, str]) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
+    """`__getattr__` and `__dir__` for a subpackage `package` whose names live in the submodules `modules` maps them
+    to: a name is imported on first use (a command line's `-h` needs neither torch nor datasets), then kept."""
+
+    def __getattr__(name: str) -> object:
+        if name not in modules:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(f".{modules[name]}", package), name)
+        setattr(sys.modules[package], name, value)
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted([*vars(sys.modules[package]), *modules])
+
+    return __getattr__, __dir__

@@ -1,57 +1,38 @@
-"""Reading text files, the one place that does it: plain or gzip files, or folders of them, decoded as UTF-8, so
-that bad input gets an error naming `file:line` (never a bare `UnicodeDecodeError` from deep inside a reader). The
-tokenizer trainer, the corpus readers, the course tokenizers and the data loaders all read through here.
+"""Files: the one place that reads text, and writes that fail whole, so that bad input is named and nothing is lost.
 
-Every reader decodes a file the same way, Python's text mode with `TEXT_ENCODING`: one byte order mark at the very
-start of a file is dropped (Windows editors write one; it is no text), a U+FEFF anywhere else stays, and a line ends
-at `\\n`, `\\r\\n` or a lone `\\r` (universal newlines, as `datasets`' text builder, which also opens files in text
-mode, ends them), never at U+2028, U+0085 or a form feed.
-
-A path that is not a regular file (a dangling link, a named pipe, a device such as /dev/null) and a corrupt or
-truncated gzip file are named as such, never read as an empty corpus, waited on, or reported as a bare `EOFError`.
-
-It also holds the two things every command line shares about files: `UsageError`, the project's one class for an
-input the user can fix (printed as one `error: ...` line with exit status 2), and `atomic_write` (with
-`atomic_write_text`), so that a write that fails half-way never leaves a truncated file where the previous good one
-was.
+Text files, plain or gzip (told by their magic number) or folders of them, are read as Python's text mode reads them
+with `TEXT_ENCODING` (one byte order mark at the very start dropped) and universal newlines (a line ends at `\\n`,
+`\\r\\n` or a lone `\\r`, as in `datasets`' text builder; never at U+2028, U+0085 or a form feed). Invalid UTF-8 is
+a `TextDecodeError` naming `file:line`; a corrupt gzip file, a dangling link, a named pipe or a device is named as
+such. A write goes to a staging copy first (`staged_save`, `atomic_write`), or keeps the folder's earlier files aside
+(`restoring_on_failure`) or notes what it adds (`removing_what_fails`): a failure leaves the folder as it was.
+`UsageError` is what the user can fix (one `error: ...` line, exit status 2: `safety.command_line`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import gzip
 import io
 import os
+import re
+import shutil
 import stat
+import string
 import tempfile
+import warnings
 import zlib
 from collections.abc import Iterable, Iterator
+from fnmatch import fnmatch
 from pathlib import Path
 
-__all__ = [
-    "BOM",
-    "TEXT_ENCODING",
-    "DataError",
-    "TextDecodeError",
-    "UsageError",
-    "atomic_write",
-    "atomic_write_text",
-    "check_not_empty",
-    "check_text_file",
-    "find_invalid_utf8",
-    "iter_text_files",
-    "iter_text_lines",
-    "open_binary",
-    "open_text",
-    "read_lines",
-    "read_text",
-    "starts_with_bom",
-]
+Paths = str | os.PathLike | Iterable[str | os.PathLike]
 
 
 class UsageError(ValueError):
     """An input the user can fix (a flag, a value, a file, an output folder): the message says what, where and what
-    to do. Every command line prints it as one line, `error: MESSAGE`, and exits with status 2."""
+    to do."""
 
 
 class DataError(UsageError):
@@ -67,44 +48,46 @@ class TextDecodeError(DataError):
         super().__init__(f"{path}:{line}: invalid UTF-8 (byte {byte!r} at column {self.column})")
 
 
-def iter_text_files(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> list[Path]:
-    """Expand files and folders (recursively, sorted, hidden files skipped) into a list of files.
+class DataWarning(UserWarning):
+    """Recovered or dropped input rows: one warning per file and kind, with a count and the line numbers."""
 
-    Raises `FileNotFoundError` naming the first path that does not exist, and `UsageError` when a
-    folder holds no file, so that a typo never yields an empty corpus.
-    """
-    if isinstance(paths, str | os.PathLike):
-        paths = [paths]
+    one_line = True  # `safety.command_line` prints it as one line
+
+
+def warn_rows(path: object, what: str, line_numbers: list[int], action: str) -> None:
+    """Emit one counted warning for several rows of one file, instead of one warning per row."""
+    if line_numbers:
+        shown = ", ".join(map(str, line_numbers[:20])) + (", ..." if len(line_numbers) > 20 else "")
+        warnings.warn(f"{path}: {len(line_numbers)} {what} ({action}); line(s) {shown}", DataWarning, stacklevel=3)
+
+
+def iter_text_files(paths: Paths) -> list[Path]:
+    """Files and folders (recursively, sorted, hidden files skipped) as a list of files: a missing path is a
+    `FileNotFoundError` naming it, a folder of no file a `UsageError`, so that a typo never yields an empty corpus."""
     files: list[Path] = []
-    for p in map(Path, paths):
-        if p.is_dir():
-            found = sorted(
-                f
-                for f in p.rglob("*")
-                if f.is_file() and not any(part.startswith(".") for part in f.relative_to(p).parts)
-            )
-            if not found:
-                raise UsageError(f"{p}: the folder holds no text file; give a folder of .txt or .txt.gz files")
-            files.extend(found)
-        else:
+    for p in map(Path, [paths] if isinstance(paths, str | os.PathLike) else paths):
+        if not p.is_dir():
             check_text_file(p)
             files.append(p)
+            continue
+        found = sorted(f for f in p.rglob("*") if f.is_file() and not any(s[0] == "." for s in f.relative_to(p).parts))
+        if not found:
+            raise UsageError(f"{p}: the folder holds no text file; give a folder of .txt or .txt.gz files")
+        files += found
     return files
 
 
-# What a path that exists but is not a regular file is, in words.
-_SPECIAL_FILES = (
-    (stat.S_ISFIFO, "a named pipe (FIFO)"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
+_SPECIAL_FILES = {
+    stat.S_ISFIFO: "a named pipe (FIFO)",
+    stat.S_ISCHR: "a character device",
+    stat.S_ISBLK: "a block device",
+}
 
 
 def check_text_file(path: str | os.PathLike) -> None:
-    """Refuse, before opening it, a path that is not a regular file: `FileNotFoundError` for a missing one (a
-    dangling symbolic link says where it points), `DataError` for a folder, a named pipe (reading it would wait
-    forever) or a device such as /dev/null (it reads as an empty file)."""
+    """Refuse, before opening it, a path that is no regular file: `FileNotFoundError` for a missing one (a dangling
+    link says where it points), `DataError` for a folder, a named pipe (a read would wait forever), a device such as
+    /dev/null (it reads as an empty file) or a socket."""
     path = Path(path)
     try:
         mode = path.stat().st_mode
@@ -116,77 +99,21 @@ def check_text_file(path: str | os.PathLike) -> None:
         raise FileNotFoundError(f"{path}: no such file or folder") from None
     if stat.S_ISDIR(mode):
         raise DataError(f"{path} is a folder; give a text file")
-    kind = next((name for test, name in _SPECIAL_FILES if test(mode)), None)
-    if kind is not None:
+    kind = next((name for test, name in _SPECIAL_FILES.items() if test(mode)), "a socket")
+    if not stat.S_ISREG(mode):
         raise DataError(f"{path} is {kind}, not a text file; give a regular file")
 
 
 @contextlib.contextmanager
-def _gzip_errors(path: str | os.PathLike) -> Iterator[None]:
-    """A corrupt or truncated gzip file as a `DataError` naming it (gzip says `EOFError` or `BadGzipFile`, no file)."""
+def _named_errors(path: str | os.PathLike) -> Iterator[None]:
+    """A corrupt gzip file (gzip's `EOFError` names no file) or invalid UTF-8 (the decoder reads in chunks and knows
+    no line: the file is read again, line by line, to find it) as a `DataError` naming `path`."""
     try:
         yield
     except (EOFError, gzip.BadGzipFile, zlib.error) as err:
         raise DataError(
             f"{path}: corrupt or truncated gzip file ({err or type(err).__name__}); download or compress it again"
         ) from None
-
-
-# The encoding of every text file read here: UTF-8, with one byte order mark at the very start of the file dropped, as
-# Python's "utf-8-sig" codec does (a U+FEFF elsewhere stays). `load_text_corpus` drops it itself: `starts_with_bom`.
-TEXT_ENCODING = "utf-8-sig"
-BOM = "\ufeff"
-_BOM = BOM.encode()
-
-
-def open_binary(path: str | os.PathLike):
-    """Open a plain or gzip file for binary reading."""
-    # Decide on the magic number rather than on the suffix, so that a mislabeled file still reads.
-    with open(path, "rb") as f:
-        magic = f.read(2)
-    return gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
-
-
-def starts_with_bom(path: str | os.PathLike) -> bool:
-    """Whether a plain or gzip file starts with a UTF-8 byte order mark."""
-    with _gzip_errors(path), open_binary(path) as f:
-        return f.read(len(_BOM)) == _BOM
-
-
-def open_text(path: str | os.PathLike) -> io.TextIOWrapper:
-    """Open a plain or gzip file as text, the way every reader here does: `TEXT_ENCODING`, universal newlines (each
-    line break read as `\\n`). Reading it may raise `UnicodeDecodeError`; `_decode_errors` names the file and line."""
-    return io.TextIOWrapper(open_binary(path), encoding=TEXT_ENCODING, newline=None)
-
-
-def _raw_lines(path: str | os.PathLike) -> Iterator[bytes]:
-    """The lines of a plain or gzip file as bytes, cut as `open_text` cuts them (at `\\n`, `\\r\\n` and a lone
-    `\\r`, the byte order mark dropped), without their line breaks. Neither 0x0A nor 0x0D occurs inside a UTF-8
-    multi-byte character, so each line decodes on its own."""
-    with _gzip_errors(path), open_binary(path) as f:
-        for index, raw in enumerate(f):
-            if index == 0:
-                raw = raw.removeprefix(_BOM)
-            end = 2 if raw.endswith(b"\r\n") else 1 if raw.endswith(b"\n") else 0
-            yield from raw[: len(raw) - end].split(b"\r")
-
-
-def _find_decode_error(path: str | os.PathLike) -> TextDecodeError | None:
-    """The `TextDecodeError` naming the first line of a plain or gzip file that is not valid UTF-8, or None."""
-    for lineno, raw in enumerate(_raw_lines(path), start=1):
-        try:
-            raw.decode("utf-8")
-        except UnicodeDecodeError as err:
-            return TextDecodeError(path, lineno, raw, err)
-    return None
-
-
-@contextlib.contextmanager
-def _decode_errors(path: str | os.PathLike) -> Iterator[None]:
-    """A `UnicodeDecodeError` while reading `path` as a `TextDecodeError` naming its line (the text decoder reads
-    in chunks and knows no line: the file is read again as bytes, line by line, to find it)."""
-    try:
-        yield
     except UnicodeDecodeError:
         error = _find_decode_error(path)
         if error is None:
@@ -194,14 +121,52 @@ def _decode_errors(path: str | os.PathLike) -> Iterator[None]:
         raise error from None
 
 
-def iter_text_lines(paths: str | os.PathLike | Iterable[str | os.PathLike], skip_empty: bool = True) -> Iterator[str]:
-    """Yield the lines (without the line break) of plain or gzip text files, or folders of them, read as
-    `open_text` reads them.
+# The encoding of every text file read here: UTF-8, with one byte order mark at the very start of the file dropped, as
+# Python's "utf-8-sig" codec does (a U+FEFF elsewhere stays). `load_text_corpus` drops it itself: `starts_with_bom`.
+TEXT_ENCODING = "utf-8-sig"
+BOM = "\ufeff"
 
-    Invalid UTF-8 raises `TextDecodeError` naming `file:line`.
-    """
+
+def open_binary(path: str | os.PathLike) -> io.BufferedIOBase:
+    """Open a plain or gzip file for binary reading (by its magic number: a mislabelled file still reads)."""
+    with open(path, "rb") as f:
+        magic = f.read(2)
+    return gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
+
+
+def starts_with_bom(path: str | os.PathLike) -> bool:
+    """Whether a plain or gzip file starts with a UTF-8 byte order mark."""
+    with _named_errors(path), open_binary(path) as f:
+        return f.read(3) == BOM.encode()
+
+
+def open_text(path: str | os.PathLike) -> io.TextIOWrapper:
+    """Open a plain or gzip file as text, the way every reader here does (`TEXT_ENCODING`, universal newlines)."""
+    return io.TextIOWrapper(open_binary(path), encoding=TEXT_ENCODING, newline=None)
+
+
+def _find_decode_error(path: str | os.PathLike) -> TextDecodeError | None:
+    """The `TextDecodeError` naming the first line of a plain or gzip file that is not valid UTF-8, or None. Lines
+    are cut as `open_text` cuts them; 0x0A and 0x0D occur in no UTF-8 multi-byte character: each decodes alone."""
+    lineno = 0
+    with _named_errors(path), open_binary(path) as f:
+        for index, raw in enumerate(f):
+            raw = raw.removeprefix(BOM.encode()) if index == 0 else raw
+            end = 2 if raw.endswith(b"\r\n") else 1 if raw.endswith(b"\n") else 0
+            for line in raw[: len(raw) - end].split(b"\r"):
+                lineno += 1
+                try:
+                    line.decode("utf-8")
+                except UnicodeDecodeError as err:
+                    return TextDecodeError(path, lineno, line, err)
+    return None
+
+
+def iter_text_lines(paths: Paths, skip_empty: bool = True) -> Iterator[str]:
+    """The lines (without the line break) of plain or gzip text files, or folders of them, read as `open_text` reads
+    them; invalid UTF-8 raises `TextDecodeError` naming `file:line`."""
     for path in iter_text_files(paths):
-        with _gzip_errors(path), _decode_errors(path), open_text(path) as f:
+        with _named_errors(path), open_text(path) as f:
             for line in f:
                 line = line.removesuffix("\n")
                 if skip_empty and not line.strip():
@@ -210,82 +175,110 @@ def iter_text_lines(paths: str | os.PathLike | Iterable[str | os.PathLike], skip
 
 
 def read_text(path: str | os.PathLike) -> str:
-    """The whole of a plain or gzip text file, read as `open_text` reads it (line breaks as `\\n`, no byte order
-    mark). Invalid UTF-8 raises `TextDecodeError` naming `file:line`."""
+    """The whole of a plain or gzip text file, read as `open_text` reads it."""
     check_text_file(path)
-    with _gzip_errors(path), _decode_errors(path), open_text(path) as f:
+    with _named_errors(path), open_text(path) as f:
         return f.read()
 
 
 def find_invalid_utf8(path: str | os.PathLike) -> tuple[int, int] | None:
-    """Return `(line, column)` (1-based) of the first invalid UTF-8 byte of a plain or gzip file, or None."""
+    """`(line, column)` (1-based) of the first invalid UTF-8 byte of a plain or gzip file, or None."""
     error = _find_decode_error(path)
     return None if error is None else (error.line, error.column)
 
 
 def check_not_empty(path: str | os.PathLike) -> None:
-    """Raise `DataError` when a plain or gzip file holds nothing but white space and perhaps a byte order mark (or is
-    no regular file)."""
+    """A `DataError` for a plain or gzip file of nothing but white space and perhaps a byte order mark (or for no
+    regular file)."""
     check_text_file(path)
-    with _gzip_errors(path), open_binary(path) as f:
+    with _named_errors(path), open_binary(path) as f:
         for index, chunk in enumerate(iter(lambda: f.read(1 << 20), b"")):
-            if (chunk.removeprefix(_BOM) if index == 0 else chunk).strip():
+            if (chunk.removeprefix(BOM.encode()) if index == 0 else chunk).strip():
                 return
     raise DataError(f"{path}: file is empty")
 
 
 def read_lines(path: str | os.PathLike) -> list[str]:
-    """Read a UTF-8 text file as a list of lines, without line breaks (a final line break ends the last line).
-
-    Raises `FileNotFoundError` when the file is missing, and `DataError` when it is empty or when a line
-    is not valid UTF-8 (the message names `file:line`).
-    """
-    path = Path(path)
-    if not path.exists() and not path.is_symlink():
+    """A UTF-8 text file's lines, without line breaks (a final line break ends the last line): a missing file is a
+    `FileNotFoundError`, an empty one or invalid UTF-8 a `DataError` naming it (`file:line`)."""
+    if not os.path.lexists(path):
         raise FileNotFoundError(f"{path}: file not found")
-    check_not_empty(path)
-    return list(iter_text_lines(path, skip_empty=False))
+    lines = list(iter_text_lines(path, skip_empty=False))
+    if not any(line.strip(string.whitespace) for line in lines):  # as `check_not_empty`: ASCII white space only
+        raise DataError(f"{path}: file is empty")
+    return lines
+
+
+# A library's write error that names the machine's: a Rust one (safetensors, tokenizers) says "(os error 28)", and
+# torch.save's C++ writer on a full disk only these words.
+_TORCH_WRITE_ERRORS = ("iostream error", "PytorchStreamWriter", "unexpected pos", "file write failed")
+
+
+def _as_os_error(error: BaseException, staging: Path | None, folder: Path) -> OSError | None:
+    """The `OSError` to raise for a failed save into `staging`: named by the path of `folder` it was for (not the
+    staging one), or a library's disk error as the `OSError` it is; None to raise `error` as it is."""
+    if isinstance(error, OSError) and error.errno is not None:
+        name = Path(error.filename) if error.filename is not None else None
+        if staging is not None and name is not None and name.is_relative_to(staging):
+            return OSError(error.errno, error.strerror, str(folder / name.relative_to(staging)))
+        if name is None or staging is None and name.name.startswith(".staging-"):  # a flush on close, the staging
+            return OSError(error.errno, error.strerror, str(folder))
+        return None
+    found = re.search(r"\(os error (\d+)\)", str(error))
+    if found:
+        return OSError(int(found.group(1)), os.strerror(int(found.group(1))), str(folder))
+    if isinstance(error, RuntimeError) and any(words in str(error) for words in _TORCH_WRITE_ERRORS):
+        with contextlib.suppress(OSError):
+            if shutil.disk_usage(folder).free < 1 << 20:
+                return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(folder))
+    return None
+
+
+@contextlib.contextmanager
+def staged_save(folder: str | os.PathLike) -> Iterator[Path]:
+    """Yield an empty staging folder inside `folder` (made if needed; the same disk, so that `os.replace` is one step)
+    to save into: when the block ends without an error, its files replace their namesakes in `folder`, each complete.
+    On an error `folder` is as it was (the folders this call made removed again), and the error names the file it
+    was for."""
+    folder = Path(folder)
+    made = [parent for parent in (folder, *folder.parents) if not os.path.lexists(parent)]
+    folder.mkdir(parents=True, exist_ok=True)
+    staging = None
+    try:
+        staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=folder))
+        yield staging
+        entries = sorted(staging.rglob("*"))  # a folder before what it holds
+        for path in entries:
+            if path.is_file() and not path.is_symlink():
+                with open(path, "rb") as f:
+                    os.fsync(f.fileno())
+        for path in entries:  # each file over its namesake in one step, the folders merged
+            target = folder / path.relative_to(staging)
+            if path.is_dir() and not path.is_symlink():
+                if target.is_symlink() or (target.exists() and not target.is_dir()):
+                    target.unlink()
+                target.mkdir(exist_ok=True)
+            else:
+                os.replace(path, target)  # a folder there is the machine's error (EISDIR), never removed
+    except BaseException as error:
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
+        for parent in made:
+            with contextlib.suppress(OSError):
+                parent.rmdir()
+        named = _as_os_error(error, staging, folder)
+        if named is None:
+            raise
+        raise named from error
+    shutil.rmtree(staging, ignore_errors=True)
 
 
 @contextlib.contextmanager
 def atomic_write(path: str | os.PathLike) -> Iterator[Path]:
-    """Write `path` in one step: yields a temporary path in the same folder to write (`open`, `savefig`,
-    `torch.save`...), then, when the block ends without an error, flushes it to the disk and moves it over `path`
-    with `os.replace`. Readers see the old file or the new one, never half of one; a failed write leaves the old
-    file and no temporary one. A symbolic link at `path` is replaced, never written through. Creates the parent
-    folders, and removes those it created again when the write fails (nothing left behind)."""
-    path = Path(path)
-    created = [folder for folder in path.parents if not os.path.lexists(folder)]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp" + path.suffix, dir=path.parent)
-    except OSError as error:
-        _remove_empty(created)
-        raise OSError(error.errno, error.strerror, str(path)) from None
-    os.close(fd)
-    try:
-        yield Path(tmp)
-        with open(tmp, "rb") as f:
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except OSError as error:  # a full disk, say: named by the file the user asked for, not the temporary one
-        Path(tmp).unlink(missing_ok=True)
-        _remove_empty(created)
-        if error.errno is None or error.filename not in (None, tmp):  # a flush on close names no file
-            raise
-        raise OSError(error.errno, error.strerror, str(path)) from None
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        _remove_empty(created)
-        raise
-
-
-def _remove_empty(folders: list[Path]) -> None:
-    """Remove `folders` (deepest first) where they are empty: the ones a failed write made."""
-    for folder in folders:
-        with contextlib.suppress(OSError):
-            folder.rmdir()
+    """Write `path` in one step (`staged_save`): yields the path to write (`open`, `savefig`, `torch.save`...) in a
+    staging folder beside it; readers see the old file or the new one, never half of one."""
+    with staged_save(Path(path).parent) as staging:
+        yield staging / Path(path).name
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
@@ -293,3 +286,68 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
     with atomic_write(path) as tmp, open(tmp, "w", encoding="utf-8", newline="") as f:
         f.write(text)
     return Path(path)
+
+
+def _movable(path: Path) -> bool:
+    # The hidden staging folders and the checkpoints (a resumed run's own) stay where they are.
+    return not path.name.startswith(".") and not (path.name.startswith("checkpoint-") and path.is_dir())
+
+
+def _remove(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+
+
+@contextlib.contextmanager
+def restoring_on_failure(folder: str | os.PathLike, discard: tuple[str, ...] = ()) -> Iterator[None]:
+    """Around the writes that end a run in `folder`: its earlier files (the checkpoints stay) wait aside in a hidden
+    folder on the same disk. If the block fails, what it wrote goes and the earlier files come back; if it ends well,
+    the earlier files it did not replace come back, but those `discard` matches (names or `fnmatch` patterns)."""
+    folder = Path(folder)
+    made = not folder.exists()
+    folder.mkdir(parents=True, exist_ok=True)
+    aside = Path(tempfile.mkdtemp(prefix=".earlier-", dir=folder))
+    try:
+        for path in sorted(folder.iterdir()):
+            if path != aside and _movable(path):
+                os.rename(path, aside / path.name)
+        yield
+    except BaseException as error:
+        for path in folder.iterdir():
+            if path != aside and _movable(path):
+                _remove(path)
+        for path in aside.iterdir():
+            os.rename(path, folder / path.name)
+        aside.rmdir()
+        if made and not any(folder.iterdir()):
+            folder.rmdir()
+        if isinstance(error, OSError) and error.errno is not None and error.filename is None:  # a flush on close
+            raise OSError(error.errno, error.strerror, str(folder)) from error
+        raise
+    for path in aside.iterdir():
+        if not any(fnmatch(path.name, pattern) for pattern in discard) and not os.path.lexists(folder / path.name):
+            os.rename(path, folder / path.name)
+    shutil.rmtree(aside)
+
+
+@contextlib.contextmanager
+def removing_what_fails(
+    folders: Iterable[str | os.PathLike | None] = (), files: Iterable[str | os.PathLike | None] = ()
+) -> Iterator[None]:
+    """Around a command's writes of several files (each in one step): if the block fails half-way, what it added goes
+    (the new entries of `folders`, the `files` that were not there, the folders made for them). A file it replaced
+    stays replaced (`--overwrite_output_dir` asked for it)."""
+    folders = [Path(folder) for folder in folders if folder]
+    files = [Path(file) for file in files if file]
+    entries = {folder: set(os.listdir(folder)) if folder.is_dir() else None for folder in folders}
+    new_files = [file for file in files if not os.path.lexists(file)]
+    made = [parent for path in [*folders, *files] for parent in [path, *path.parents] if not os.path.lexists(parent)]
+    try:
+        yield
+    except BaseException:
+        for folder, names in entries.items():
+            for name in set(os.listdir(folder)) - names if names is not None and folder.is_dir() else ():
+                _remove(folder / name)
+        for path in [*new_files, *sorted(set(made), key=lambda path: len(path.parts), reverse=True)]:
+            _remove(path)  # the folders deepest first; a folder made for the writes goes with what is in it
+        raise

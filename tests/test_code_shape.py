@@ -41,7 +41,6 @@ def test_push_to_hub_is_a_thin_command_line() -> None:
 LAYERS = (
     "small_encoder",
     "environment",
-    "lazy",
     "textio",
     "safety",
     "metrics",

@@ -116,7 +116,7 @@ def run_scenario(
 
 def overwrite_row(earlier: str = "report.json") -> Flag:
     """`--overwrite_output_dir` into a used folder: a file `earlier` of an earlier run is there, and the new run
-    replaces it (without the flag, the run is refused: `test_safety.py`)."""
+    replaces it (without the flag, the run is refused: `test_bad_inputs.py`)."""
 
     def prepare(out: Path) -> None:
         out.mkdir(parents=True, exist_ok=True)
@@ -720,10 +720,13 @@ ELSEWHERE = {
     ),
     "--dry_run": ("tests/test_push_to_hub.py::test_dry_run_writes_allowlisted_folder", "the folder written"),
     "--local_dir": ("tests/test_push_to_hub.py::test_dry_run_writes_allowlisted_folder", "the folder written"),
-    "--overwrite": ("tests/test_safety.py::test_push_overwrite_replaces_only_its_own_export", "the export replaced"),
+    "--overwrite": (
+        "tests/test_bad_inputs.py::test_push_overwrite_replaces_only_its_own_export",
+        "the export replaced",
+    ),
     "--space": ("tests/test_app.py::test_space_upload_creates_a_gradio_space_after_the_model", "the Space upload"),
 }
-# What every scenario reads: a run without it has nothing to work on (the flags' errors: `test_safety.py`).
+# What every scenario reads: a run without it has nothing to work on (the flags' errors: `test_bad_inputs.py`).
 INPUTS = {"--data_dir", "--train_files", "--files", "--vocab_size", "--output_dir", "--tokenizer_name_or_path"}
 
 

@@ -23,7 +23,7 @@ and wires them to Gradio (imported only there, `pip install -e '.[app]'`), showi
 how the Space that `push_to_hub.py --space` writes starts, with the very same launcher as `recipes/app.py`.
 """
 
-from hf_models.lazy import lazy_namespace
+from hf_models import lazy_namespace
 
 # Each public name and the module that holds it, imported when first used: `recipes/app.py -h` reads only
 # `arguments` (no torch, no Gradio).

@@ -14,15 +14,15 @@
 - A synthetic birthplace task for demos: `write_synthetic_birthplace` (in `hf_models.data.synthetic`).
 """
 
-from hf_models.lazy import lazy_namespace
+from hf_models import lazy_namespace
 
 # Each name and its module, imported when first used (a command line's checks need no datasets).
 _MODULES = {
     "BIRTHPLACE_FILES": "loaders",
     "AUGMENT_FORMS": "augmentation",
     "IGNORE_INDEX": "objectives",
-    "DataError": "errors",
-    "DataWarning": "errors",
+    "DataError": "loaders",
+    "DataWarning": "loaders",
     "augment_forms": "augmentation",
     "augment_paragraph": "augmentation",
     "augmentation_cost": "augmentation",

@@ -17,8 +17,18 @@ from pathlib import Path
 import numpy as np
 from datasets import ClassLabel, Dataset, DatasetDict, Features, Value
 
-from ..textio import BOM, UsageError, check_not_empty, find_invalid_utf8, iter_text_files, read_lines, starts_with_bom
-from .errors import DataError, DataWarning, warn_rows
+from ..textio import (
+    BOM,
+    DataError,
+    DataWarning,
+    UsageError,
+    check_not_empty,
+    find_invalid_utf8,
+    iter_text_files,
+    read_lines,
+    starts_with_bom,
+    warn_rows,
+)
 
 __all__ = [
     "balanced_subset",

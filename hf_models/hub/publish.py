@@ -333,10 +333,10 @@ def export_folder(
     # Joined with Trainer's files (the whole account, for the card and the Hub copy); a corrupt record fails here,
     # before anything is written.
     record = read_record(run_dir)
+    files = collect_files(run_dir, skip=local_dir)  # a link refused before the folder is made
     _prepare_local_dir(local_dir, run_dir, overwrite)
     # Trainer saves use_cache=False; a shared model should use its KV cache in plain forwards too.
     config["use_cache"] = True
-    files = collect_files(run_dir, skip=local_dir)
     for rel in files:
         if rel.name != "config.json":
             copy_file(run_dir / rel, local_dir / rel)

@@ -12,7 +12,7 @@ The run's tokenizer comes from `hf_models.tokenization.resolve_tokenizer`, its m
 `hf_models.metrics.load_metric`.
 """
 
-from hf_models.lazy import lazy_namespace
+from hf_models import lazy_namespace
 
 # Each name and its module, imported when first used: parsing a command line (`arguments`) needs neither torch nor
 # datasets, which the other stages import.

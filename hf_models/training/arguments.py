@@ -22,8 +22,7 @@ from typing import TYPE_CHECKING
 
 from transformers.hf_argparser import HfArgumentParser  # transformers' lazy package, without torch
 
-from ..safety.errors import one_line
-from ..safety.outputs import check_checkpoint, check_output_dir
+from ..safety import check_checkpoint, check_output_dir, one_line
 from ..safety.ranges import (
     KEPT_SHARE,
     NON_NEGATIVE,

@@ -53,6 +53,9 @@ COPIED = (
     "examples",
     "push_to_hub.py",
     "pyproject.toml",
+    "README.md",  # the documents test_bad_inputs.py's table reads
+    "TESTING.md",
+    "BENCHMARKS.md",
 )
 # The real data sets, at `../shared` of the checkout as in CI: linked beside the copies, which sit in one folder.
 SHARED = REPO_ROOT.parent / "shared"
@@ -103,7 +106,7 @@ SCORE_TESTS = ("tests/test_reported_score.py",)
 TOKENIZER_FLAG_TESTS = (f"{FLAGS}::test_train_tokenizer_flags_reach_what_they_control",)
 UNKNOWN_CHARACTER_TESTS = ("tests/test_course_settings.py::test_a_course_tokenizer_names_an_unknown_character",)
 RESUME_TESTS = (
-    "tests/test_safety.py::test_bad_input_is_one_line_exit_2_and_changes_nothing[resume-from-a-missing-checkpoint]",
+    "tests/test_bad_inputs.py::test_a_bad_input_is_one_line_exit_2_and_changes_nothing[resume-from-a-missing-checkpoint]",
 )
 WRITE_RESULTS_TEST = "tests/test_write_results.py"
 WRITE_RESULTS_TESTS = (f"{WRITE_RESULTS_TEST}::test_a_baseline_in_a_models_folder_is_never_reported_as_the_model",)
