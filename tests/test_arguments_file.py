@@ -190,16 +190,14 @@ def test_the_help_example_of_config_overrides_builds_a_model_config() -> None:
     assert build_config("altegrad-lab", "hidden_dropout=0.2,dropout=0").hidden_dropout == 0
 
 
-def test_trainer_flags_parse_as_trainings_arguments_own() -> None:
-    """TrainingArguments' flags, read from its source without torch (`trainer_flags`), are HfArgumentParser's own:
-    the same flags, choices and defaults (but those the class computes, which show none), and the same
-    TrainingArguments from the same command line."""
+def test_trainer_flags_are_training_arguments_own() -> None:
+    """A recipe's Trainer flags are HfArgumentParser's own of TrainingArguments: the same flags, choices and defaults
+    (an enum's shown as its value), and the same TrainingArguments from the same command line."""
     import argparse
 
     from transformers import HfArgumentParser
 
-    from hf_models.training.arguments import TRAINER_GROUP, TRAINER_RANGES
-    from hf_models.training.trainer_flags import UNREAD_DEFAULTS
+    from hf_models.training.arguments import TRAINER_GROUP, TRAINER_RANGES, build_parser
 
     def flags(parser):
         return {
@@ -208,21 +206,12 @@ def test_trainer_flags_parse_as_trainings_arguments_own() -> None:
             if not isinstance(action, argparse._HelpAction)
         }
 
-    real, light = HfArgumentParser(TrainingArguments), HfArgumentParser(TRAINER_GROUP.flags())
-    assert flags(light) == flags(real)
+    real, ours = HfArgumentParser(TrainingArguments), build_parser([TRAINER_GROUP])
+    assert flags(ours) == flags(real)
     real_defaults = {tuple(action.option_strings): action.default for action in real._actions}
-    unread = set()
-    for action in light._actions:
+    for action in ours._actions:
         default = real_defaults[tuple(action.option_strings)]
-        if action.default != getattr(default, "value", default):
-            unread.add(action.dest)
-            assert action.default is None, action.option_strings  # shows none: TrainingArguments' own applies
-    assert unread == UNREAD_DEFAULTS  # the defaults the class body computes (optim's, from torch's version)
-    real_parsed, light_parsed = (
-        real.parse_args_into_dataclasses(["--optim", "adamw_torch"]),
-        light.parse_args_into_dataclasses(["--optim", "adamw_torch"]),
-    )
-    assert TRAINER_GROUP.build(light_parsed[0]).optim == real_parsed[0].optim  # given, an unread default is passed
+        assert action.default == getattr(default, "value", default), action.option_strings
     argv = [
         "--output_dir",
         "o",
@@ -235,8 +224,8 @@ def test_trainer_flags_parse_as_trainings_arguments_own() -> None:
     ]
     argv += ["--lr_scheduler_kwargs", '{"num_cycles": 0.3}', "--no_dataloader_pin_memory", "--bf16", "false"]
     (expected,) = real.parse_args_into_dataclasses(argv)
-    (flags_,) = light.parse_args_into_dataclasses(argv)
-    assert TRAINER_GROUP.build(flags_).to_dict() == expected.to_dict()
+    (training,) = parse_args([TRAINER_GROUP], argv)
+    assert type(training) is TrainingArguments and training.to_dict() == expected.to_dict()
     assert set(TRAINER_RANGES) <= {spec.name for spec in dataclasses.fields(TrainingArguments)}
 
 
