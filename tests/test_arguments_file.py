@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -150,6 +151,20 @@ def test_max_predict_samples_caps_the_test_predictions(tmp_path, write_toy_cls_b
         + ["--per_device_train_batch_size", "8", *QUIET]
     )
     assert len((out / "test_predictions.txt").read_text().splitlines()) == metrics["test_samples"] == 4
+
+
+def test_a_yaml_file_reads_as_a_json_file(tmp_path) -> None:
+    """As TRL's `TrlParser`: a YAML file of flags, overridden by the flags after it, its mistakes named as a JSON's."""
+    groups = subcommand_groups("pretrain", DEFAULT_PRESET)
+    values = "learning_rate: 0.006\nlr_scheduler_kwargs: {min_lr_rate: 0.1}\ncourse_vocabulary: true\nmax_steps: -1\n"
+    config = _config(tmp_path, values, "config.yaml")
+    task, _, training = parse_args(groups, [config, "--num_train_epochs", "2", "--output_dir", "o"])
+    assert (training.learning_rate, training.num_train_epochs, training.max_steps) == (0.006, 2, -1)
+    assert (training.lr_scheduler_kwargs, task.course_vocabulary) == ({"min_lr_rate": 0.1}, True)
+    for content, message in [("num_train_epoch: 3", "unknown key 'num_train_epoch'"), ("a: [1", "not valid YAML")]:
+        with pytest.raises(UsageError, match=rf"config\.yaml: {re.escape(message)}") as error:
+            parse_args(groups, [_config(tmp_path, content, "config.yaml"), "--output_dir", "o"])
+        assert "\n" not in str(error.value)
 
 
 LAB_DROPOUTS = "embedding_dropout=0.0,attention_dropout=0.0,hidden_dropout=0.0,activation_dropout=0.0"

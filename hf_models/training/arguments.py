@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import transformers
+import yaml
 from transformers import HfArgumentParser, TrainingArguments
 
 from ..safety.errors import one_line
@@ -286,22 +287,13 @@ def read_arguments_file(path: str) -> dict:
     kind = "JSON" if path.endswith(".json") else "YAML"
     try:
         with open(path, encoding=TEXT_ENCODING) as file:  # a byte order mark at the start is dropped, as for data
-            if kind == "JSON":
-                values = json.load(file)
-            else:
-                import yaml
-
-                values = yaml.safe_load(file)
+            values = json.load(file) if kind == "JSON" else yaml.safe_load(file)
     except json.JSONDecodeError as error:
         raise UsageError(f"{path}:{error.lineno}: not valid JSON ({error.msg}); fix the arguments file") from None
     except UnicodeDecodeError as error:
         raise UsageError(f"{path}: not UTF-8 text ({error.reason}); fix the arguments file") from None
-    except ValueError as error:  # yaml's errors (YAMLError is no ValueError: caught below)
-        raise UsageError(f"{path}: {one_line(error)}; fix the arguments file") from None
-    except Exception as error:
-        if type(error).__module__.startswith("yaml"):
-            raise UsageError(f"{path}: not valid YAML ({one_line(error)}); fix the arguments file") from None
-        raise
+    except yaml.YAMLError as error:
+        raise UsageError(f"{path}: not valid YAML ({one_line(error)}); fix the arguments file") from None
     if not isinstance(values, dict):
         raise UsageError(
             f'{path} holds a {kind} {type(values).__name__}; an arguments file holds one object, {{"flag": value, ...}}'
