@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from hf_models.safety.ranges import KEPT_SHARE, NON_NEGATIVE, POSITIVE, Range
 from hf_models.small_encoder.configuration_small_encoder import CLASSIFIER_POOLINGS
-from hf_models.training.arguments import FlagGroup, course_defaults, model_group, trainer_group
+from hf_models.training.arguments import FlagGroup, model_group, read_arguments_file, trainer_group
 
 DEFAULT_PRESET = "altegrad-lab"  # the model from scratch, unless --model_config names another
 # The lab's finetuning from the pretrained model, in the recipes' configs/ folder: the recipe's defaults of the
@@ -137,7 +137,7 @@ def argument_groups(configs: str | os.PathLike | None = None) -> tuple[FlagGroup
     length, the handout's optimization); None: the model's length and Trainer's own."""
     own = FlagGroup("Sentiment arguments", SentimentArguments)
     if configs is not None:
-        length = course_defaults(configs, LAB_CONFIG, ["max_seq_length"])
+        length = {"max_seq_length": read_arguments_file(os.path.join(configs, LAB_CONFIG))["max_seq_length"]}
         text = "Tokens read of each review, cut to the model's positions (the lab's)."
         own = FlagGroup("Sentiment arguments", SentimentArguments, helps={"max_seq_length": text}, defaults=length)
     trainer = trainer_group(TRAINER_FLAGS, configs, LAB_CONFIG, "the lab's", **TRAINER_FLAG_HELPS)

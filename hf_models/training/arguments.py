@@ -193,7 +193,9 @@ def trainer_flags(title: str, **options) -> FlagGroup:
     return FlagGroup(title, TrainingArguments, **options)
 
 
-TRAINER_GROUP = trainer_flags("Trainer arguments (transformers.TrainingArguments: the usual Trainer flags)")
+TRAINER_GROUP = FlagGroup(
+    "Trainer arguments (transformers.TrainingArguments: the usual Trainer flags)", TrainingArguments
+)
 
 
 def course_defaults(configs: str | os.PathLike, config: str, names: Iterable[str] = HANDOUT_FLAGS) -> dict:
@@ -205,8 +207,12 @@ def course_defaults(configs: str | os.PathLike, config: str, names: Iterable[str
 
 def trainer_group(listed: Sequence[str], configs=None, config: str | None = None, source="the course's", **helps):
     """`TrainingArguments` as a recipe shows them: the flags it lists (`helps` over `TRAINER_HELPS`), with Trainer's
-    defaults, or a course's (`course_defaults(configs, config)`, said to be `source`'s, the title naming the file)."""
-    defaults = course_defaults(configs, config) if configs is not None and config else {}
+    defaults, or a course's (the handout's flags that the file `config` in `configs` sets, said to be `source`'s, the
+    title naming the file)."""
+    course = read_arguments_file(os.path.join(configs, config)) if configs is not None and config else {}
+    defaults = {
+        name: json.dumps(v) if isinstance(v, dict) else v for name, v in course.items() if name in HANDOUT_FLAGS
+    }
     texts = {name: text for name in listed if (text := helps.get(name, TRAINER_HELPS.get(name)))}
     texts |= {name: f"{texts[name].removesuffix('.')} ({source})." for name in defaults if name in texts}
     title = f"{TRAINER_TITLE[:-1]}; {source} values: {Path(configs).name}/{config})" if defaults else TRAINER_TITLE
