@@ -319,14 +319,14 @@ def test_a_file_of_another_scheduler_starts_from_its_own_arguments(tmp_path, sub
 
 
 def test_every_tied_default_goes_with_the_setting_it_was_written_for() -> None:
-    from hf_models.training.arguments import TIED_FLAGS, trainer_flags
+    from hf_models.training.arguments import TIED_FLAGS, FlagGroup
 
     written_for = {"lr_scheduler_type": "cosine_with_min_lr", "num_train_epochs": 5.0, "optim": "adafactor"}
     written_for["torch_compile"] = True
     tied = {"lr_scheduler_kwargs": '{"min_lr_rate": 0.1}', "max_steps": 100, "optim_args": "scale_parameter=False"}
     tied |= {"torch_compile_mode": "reduce-overhead", "torch_compile_backend": "inductor"}
     assert set(tied) == set(TIED_FLAGS)
-    group = trainer_flags("Trainer", defaults={**written_for, **tied})
+    group = FlagGroup("Trainer", TrainingArguments, defaults={**written_for, **tied})
     (training,) = parse_args([group], ["--output_dir", "o"])
     assert training.max_steps == 100 and training.torch_compile_mode == "reduce-overhead"  # kept together
     assert (training.optim_args, training.lr_scheduler_kwargs) == ("scale_parameter=False", {"min_lr_rate": 0.1})

@@ -15,14 +15,11 @@ from hf_models.data.augmentation import augment_forms
 from hf_models.safety.ranges import NON_NEGATIVE, POSITIVE, TOKEN_ID_LIMIT, Range
 from hf_models.textio import UsageError
 from hf_models.training.arguments import (
-    HANDOUT_FLAGS,
     FlagGroup,
     ModelArguments,
-    course_defaults,
     model_group,
     parse_args,
     setup_run,
-    trainer_flags,
     trainer_group,
 )
 
@@ -260,14 +257,8 @@ def subcommand_groups(
     trainer_helps, config = TRAINER_FLAG_HELPS[subcommand], COURSE_CONFIGS[subcommand]
     if subcommand == "evaluate":
         model = FlagGroup("Model arguments", ModelArguments, EVALUATE_MODEL_FIELDS, EVALUATE_MODEL_HELPS)
-        fields = EVALUATE_TRAINER_FIELDS
-        if configs is None:
-            return (own, model, trainer_flags(EVALUATE_TRAINER_TITLE, names=fields, helps=trainer_helps))
-        defaults = course_defaults(configs, config, set(fields) & set(HANDOUT_FLAGS))
-        for name in defaults:
-            trainer_helps = {**trainer_helps, name: f"{trainer_helps[name].removesuffix('.')} (the course's)."}
-        title = f"{EVALUATE_TRAINER_TITLE[:-1]}; the course's values: {Path(configs).name}/{config})"
-        return (own, model, trainer_flags(title, names=fields, helps=trainer_helps, defaults=defaults))
+        fields, title = EVALUATE_TRAINER_FIELDS, EVALUATE_TRAINER_TITLE
+        return (own, model, trainer_group(None, configs, config, title=title, names=fields, **trainer_helps))
     return (
         own,
         model_group(default_preset),

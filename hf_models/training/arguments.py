@@ -188,35 +188,33 @@ TIED_FLAGS = {
 RENAMED_FLAGS = {"variant": "attention_type"}  # an error that names the new flag, not "unknown argument"
 
 
-def trainer_flags(title: str, **options) -> FlagGroup:
-    """A group of `TrainingArguments` flags."""
-    return FlagGroup(title, TrainingArguments, **options)
-
-
 TRAINER_GROUP = FlagGroup(
     "Trainer arguments (transformers.TrainingArguments: the usual Trainer flags)", TrainingArguments
 )
 
 
-def course_defaults(configs: str | os.PathLike, config: str, names: Iterable[str] = HANDOUT_FLAGS) -> dict:
-    """The values of the flags `names` that a course's file `config` (in the recipes' `configs` folder, named by the
-    recipe: the package reads no file of the repository) sets."""
-    values = read_arguments_file(os.path.join(configs, config))
-    return {key: json.dumps(v) if isinstance(v, dict) else v for key, v in values.items() if key in set(names)}
-
-
-def trainer_group(listed: Sequence[str], configs=None, config: str | None = None, source="the course's", **helps):
-    """`TrainingArguments` as a recipe shows them: the flags it lists (`helps` over `TRAINER_HELPS`), with Trainer's
-    defaults, or a course's (the handout's flags that the file `config` in `configs` sets, said to be `source`'s, the
-    title naming the file)."""
+def trainer_group(
+    listed: Sequence[str] | None,
+    configs: str | os.PathLike | None = None,
+    config: str | None = None,
+    source: str = "the course's",
+    title: str = TRAINER_TITLE,
+    names: tuple[str, ...] | None = None,
+    **helps: str,
+) -> FlagGroup:
+    """`TrainingArguments` as a recipe shows them (only `names`, if given): the flags -h lists (`listed`; None: all),
+    their helps (`helps` over `TRAINER_HELPS`), and Trainer's defaults, or a course's: the handout's flags that the
+    file `config` in the recipes' `configs` folder sets (named by the recipe: the package reads no file of the
+    repository), said to be `source`'s, the title naming the file."""
     course = read_arguments_file(os.path.join(configs, config)) if configs is not None and config else {}
-    defaults = {
-        name: json.dumps(v) if isinstance(v, dict) else v for name, v in course.items() if name in HANDOUT_FLAGS
-    }
-    texts = {name: text for name in listed if (text := helps.get(name, TRAINER_HELPS.get(name)))}
+    shown = names or listed or ()
+    handout = [name for name in HANDOUT_FLAGS if name in course and (names is None or name in names)]
+    defaults = {name: json.dumps(course[name]) if isinstance(course[name], dict) else course[name] for name in handout}
+    texts = {name: text for name in shown if (text := helps.get(name, TRAINER_HELPS.get(name)))}
     texts |= {name: f"{texts[name].removesuffix('.')} ({source})." for name in defaults if name in texts}
-    title = f"{TRAINER_TITLE[:-1]}; {source} values: {Path(configs).name}/{config})" if defaults else TRAINER_TITLE
-    return FlagGroup(title, TrainingArguments, helps=texts, defaults=defaults, listed=tuple(listed))
+    title = f"{title[:-1]}; {source} values: {Path(configs).name}/{config})" if course else title
+    listed = tuple(listed) if listed is not None else None
+    return FlagGroup(title, TrainingArguments, names, helps=texts, defaults=defaults, listed=listed)
 
 
 def model_group(default_preset: str, names: tuple[str, ...] | None = None) -> FlagGroup:
