@@ -28,18 +28,58 @@ character span corruption, block 128 and 32-character answers (`finetune` and `e
 tokenizer). QA examples are
 `question ⁇ answer ⁇ </s>` with the loss on the answer only; `evaluate` generates after `question ⁇` until the
 next `⁇` (or `</s>`) and writes one prediction per line. The Trainer flags' defaults are the course's
-(configs/cs224n/course/). The logic is library code: `hf_models.tasks.birthplace`, imported once the flags are
-accepted.
+(configs/cs224n/course/). The logic is library code: `hf_models.tasks.birthplace`.
 """
 
+import argparse
 import sys
-from functools import partial
 from pathlib import Path
 
 from hf_models.safety import command_line
-from hf_models.tasks.birthplace_arguments import main
+from hf_models.tasks.birthplace_arguments import DEFAULT_PRESET, SUBCOMMAND_HELP, SUBCOMMANDS, subcommand_groups
+from hf_models.textio import UsageError
+from hf_models.training.arguments import HelpFormatter, help_sections, parse_args, setup_run
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"  # the course's defaults: configs/cs224n/course/
 
+
+def subcommand_examples(subcommand: str) -> str | None:
+    """Of this docstring's epilog, the examples of `subcommand` (each with the comment lines above it) and the last
+    paragraph: the paragraphs of indented lines are the examples, an example starts at its first comment line."""
+    paragraphs = (help_sections(__doc__)["epilog"] or "").split("\n\n")
+    examples: list[list[str]] = []
+    for paragraph in [p for p in paragraphs if p.startswith("    ")]:
+        for line in paragraph.splitlines():
+            starts = line.lstrip().startswith("#") and not (examples and examples[-1][-1].lstrip().startswith("#"))
+            if starts or not examples:
+                examples.append([])
+            examples[-1].append(line)
+    own = ["\n".join(lines) for lines in examples if any(f"birthplace.py {subcommand} " in line for line in lines)]
+    closing = [paragraphs[-1]] if len(paragraphs) > 1 and not paragraphs[-1].startswith("    ") else []
+    return "\n\n".join(["\n".join(own), *closing]) or None
+
+
+def main(args: list[str]) -> dict | int:
+    if args[:1] in (["-h"], ["--help"]):  # the subcommands and the examples; each subcommand has its own -h
+        parser = argparse.ArgumentParser(prog="birthplace.py", formatter_class=HelpFormatter, **help_sections(__doc__))
+        subcommands = parser.add_subparsers(title="subcommands (each has its own -h)", metavar="SUBCOMMAND")
+        for name, text in SUBCOMMAND_HELP.items():
+            subcommands.add_parser(name, help=text)
+        parser.print_help()
+        return 0
+    if not args or args[0] not in SUBCOMMANDS:
+        raise UsageError(
+            f"usage: birthplace.py {{{'|'.join(SUBCOMMANDS)}}} [CONFIG.json] --data_dir DIR [options]; -h for help"
+        )
+    subcommand, groups = args[0], subcommand_groups(args[0], DEFAULT_PRESET, CONFIGS)
+    texts = {"description": SUBCOMMAND_HELP[subcommand], "epilog": subcommand_examples(subcommand)}
+    bp_args, model_args, training_args = parse_args(groups, args[1:], prog=f"birthplace.py {subcommand}", **texts)
+    setup_run(training_args)
+    from hf_models.tasks import birthplace  # with datasets: not imported for -h
+
+    step = {"pretrain": birthplace.pretrain, "finetune": birthplace.finetune, "evaluate": birthplace.evaluate_answers}
+    return step[subcommand](model_args, bp_args, training_args)
+
+
 if __name__ == "__main__":
-    sys.exit(command_line(partial(main, doc=__doc__, configs=CONFIGS), sys.argv[1:]))
+    sys.exit(command_line(main, sys.argv[1:]))

@@ -18,8 +18,9 @@ r"""Finetune a SmallEncoder for French book-review sentiment (CLS-FR books) with
         pretrained=runs/sentiment/pretrained frozen=runs/sentiment/frozen --output runs/sentiment/accuracy.png
 
 Validation accuracy and F1 every epoch (accuracy.png), one predicted label per test review (test_predictions.txt);
-the README has the benchmark's settings. The Trainer flags' defaults are the lab's (configs/altegrad/course/). The
-logic is library code: `hf_models.tasks.sentiment`, imported (with torch and datasets) once the flags are accepted.
+the README has the benchmark's settings. The Trainer flags' defaults are the lab's (configs/altegrad/course/); a
+JSON or YAML file of flags first (configs/) gives others, the flags after it overriding it. The logic is library
+code: `hf_models.tasks.sentiment`.
 """
 
 import sys
@@ -27,14 +28,17 @@ from pathlib import Path
 
 from hf_models.safety import command_line
 from hf_models.tasks.sentiment_arguments import argument_groups
-from hf_models.training.arguments import help_sections, run_task
+from hf_models.training.arguments import help_sections, parse_args, setup_run
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"  # the lab's defaults: configs/altegrad/course/
 
 
 def main(args: list[str]) -> dict:
-    groups = argument_groups(CONFIGS)
-    return run_task("hf_models.tasks.sentiment:finetune", groups, args, **help_sections(__doc__))
+    data_args, model_args, training_args = parse_args(argument_groups(CONFIGS), args, **help_sections(__doc__))
+    setup_run(training_args)
+    from hf_models.tasks.sentiment import finetune  # with datasets: not imported for -h
+
+    return finetune(model_args, data_args, training_args)
 
 
 if __name__ == "__main__":

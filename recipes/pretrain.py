@@ -18,19 +18,22 @@ with `--multi_gpu --num_processes N`); a JSON file of arguments first (configs/)
 overriding it. The run reports the evaluation loss and perplexity in `OUTPUT_DIR/all_results.json`, with loss.png
 beside it.
 
-The logic is library code: `hf_models.tasks.pretraining`, imported (with torch and datasets) once the flags are
-accepted: -h and a refused flag answer at once.
+The logic is library code: `hf_models.tasks.pretraining`.
 """
 
 import sys
 
 from hf_models.safety import command_line
 from hf_models.tasks.pretraining_arguments import ARGUMENT_GROUPS
-from hf_models.training.arguments import help_sections, run_task
+from hf_models.training.arguments import help_sections, parse_args, setup_run
 
 
 def main(args: list[str]) -> dict:
-    return run_task("hf_models.tasks.pretraining:pretrain", ARGUMENT_GROUPS, args, **help_sections(__doc__))
+    data_args, model_args, training_args = parse_args(ARGUMENT_GROUPS, args, **help_sections(__doc__))
+    setup_run(training_args)
+    from hf_models.tasks.pretraining import pretrain  # with datasets: not imported for -h
+
+    return pretrain(model_args, data_args, training_args)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -152,6 +153,20 @@ def test_max_predict_samples_caps_the_test_predictions(tmp_path, write_toy_cls_b
     assert len((out / "test_predictions.txt").read_text().splitlines()) == metrics["test_samples"] == 4
 
 
+def test_a_yaml_file_reads_as_a_json_file(tmp_path) -> None:
+    """As TRL's `TrlParser`: a YAML file of flags, overridden by the flags after it, its mistakes named as a JSON's."""
+    groups = subcommand_groups("pretrain", DEFAULT_PRESET)
+    values = "learning_rate: 0.006\nlr_scheduler_kwargs: {min_lr_rate: 0.1}\ncourse_vocabulary: true\nmax_steps: -1\n"
+    config = _config(tmp_path, values, "config.yaml")
+    task, _, training = parse_args(groups, [config, "--num_train_epochs", "2", "--output_dir", "o"])
+    assert (training.learning_rate, training.num_train_epochs, training.max_steps) == (0.006, 2, -1)
+    assert (training.lr_scheduler_kwargs, task.course_vocabulary) == ({"min_lr_rate": 0.1}, True)
+    for content, message in [("num_train_epoch: 3", "unknown key 'num_train_epoch'"), ("a: [1", "not valid YAML")]:
+        with pytest.raises(UsageError, match=rf"config\.yaml: {re.escape(message)}") as error:
+            parse_args(groups, [_config(tmp_path, content, "config.yaml"), "--output_dir", "o"])
+        assert "\n" not in str(error.value)
+
+
 LAB_DROPOUTS = "embedding_dropout=0.0,attention_dropout=0.0,hidden_dropout=0.0,activation_dropout=0.0"
 
 
@@ -190,16 +205,14 @@ def test_the_help_example_of_config_overrides_builds_a_model_config() -> None:
     assert build_config("altegrad-lab", "hidden_dropout=0.2,dropout=0").hidden_dropout == 0
 
 
-def test_trainer_flags_parse_as_trainings_arguments_own() -> None:
-    """TrainingArguments' flags, read from its source without torch (`trainer_flags`), are HfArgumentParser's own:
-    the same flags, choices and defaults (but those the class computes, which show none), and the same
-    TrainingArguments from the same command line."""
+def test_trainer_flags_are_training_arguments_own() -> None:
+    """A recipe's Trainer flags are HfArgumentParser's own of TrainingArguments: the same flags, choices and defaults
+    (an enum's shown as its value), and the same TrainingArguments from the same command line."""
     import argparse
 
     from transformers import HfArgumentParser
 
-    from hf_models.training.arguments import TRAINER_GROUP, TRAINER_RANGES
-    from hf_models.training.trainer_flags import UNREAD_DEFAULTS
+    from hf_models.training.arguments import TRAINER_GROUP, TRAINER_RANGES, build_parser
 
     def flags(parser):
         return {
@@ -208,21 +221,12 @@ def test_trainer_flags_parse_as_trainings_arguments_own() -> None:
             if not isinstance(action, argparse._HelpAction)
         }
 
-    real, light = HfArgumentParser(TrainingArguments), HfArgumentParser(TRAINER_GROUP.flags())
-    assert flags(light) == flags(real)
+    real, ours = HfArgumentParser(TrainingArguments), build_parser([TRAINER_GROUP])
+    assert flags(ours) == flags(real)
     real_defaults = {tuple(action.option_strings): action.default for action in real._actions}
-    unread = set()
-    for action in light._actions:
+    for action in ours._actions:
         default = real_defaults[tuple(action.option_strings)]
-        if action.default != getattr(default, "value", default):
-            unread.add(action.dest)
-            assert action.default is None, action.option_strings  # shows none: TrainingArguments' own applies
-    assert unread == UNREAD_DEFAULTS  # the defaults the class body computes (optim's, from torch's version)
-    real_parsed, light_parsed = (
-        real.parse_args_into_dataclasses(["--optim", "adamw_torch"]),
-        light.parse_args_into_dataclasses(["--optim", "adamw_torch"]),
-    )
-    assert TRAINER_GROUP.build(light_parsed[0]).optim == real_parsed[0].optim  # given, an unread default is passed
+        assert action.default == getattr(default, "value", default), action.option_strings
     argv = [
         "--output_dir",
         "o",
@@ -235,8 +239,8 @@ def test_trainer_flags_parse_as_trainings_arguments_own() -> None:
     ]
     argv += ["--lr_scheduler_kwargs", '{"num_cycles": 0.3}', "--no_dataloader_pin_memory", "--bf16", "false"]
     (expected,) = real.parse_args_into_dataclasses(argv)
-    (flags_,) = light.parse_args_into_dataclasses(argv)
-    assert TRAINER_GROUP.build(flags_).to_dict() == expected.to_dict()
+    (training,) = parse_args([TRAINER_GROUP], argv)
+    assert type(training) is TrainingArguments and training.to_dict() == expected.to_dict()
     assert set(TRAINER_RANGES) <= {spec.name for spec in dataclasses.fields(TrainingArguments)}
 
 
@@ -315,14 +319,14 @@ def test_a_file_of_another_scheduler_starts_from_its_own_arguments(tmp_path, sub
 
 
 def test_every_tied_default_goes_with_the_setting_it_was_written_for() -> None:
-    from hf_models.training.arguments import TIED_FLAGS, trainer_flags
+    from hf_models.training.arguments import TIED_FLAGS, FlagGroup
 
     written_for = {"lr_scheduler_type": "cosine_with_min_lr", "num_train_epochs": 5.0, "optim": "adafactor"}
     written_for["torch_compile"] = True
     tied = {"lr_scheduler_kwargs": '{"min_lr_rate": 0.1}', "max_steps": 100, "optim_args": "scale_parameter=False"}
     tied |= {"torch_compile_mode": "reduce-overhead", "torch_compile_backend": "inductor"}
     assert set(tied) == set(TIED_FLAGS)
-    group = trainer_flags("Trainer", defaults={**written_for, **tied})
+    group = FlagGroup("Trainer", TrainingArguments, defaults={**written_for, **tied})
     (training,) = parse_args([group], ["--output_dir", "o"])
     assert training.max_steps == 100 and training.torch_compile_mode == "reduce-overhead"  # kept together
     assert (training.optim_args, training.lr_scheduler_kwargs) == ("scale_parameter=False", {"min_lr_rate": 0.1})

@@ -21,7 +21,7 @@ from typing import Any
 from huggingface_hub.errors import StrictDataclassError
 
 from ..textio import UsageError, removing_what_fails, restoring_on_failure, staged_save
-from .ranges import Range, check_flag_ranges, check_paths_given
+from .ranges import Range, check_flag_ranges
 
 __all__ = [
     "Inputs",
@@ -34,7 +34,6 @@ __all__ = [
     "check_not_input",
     "check_output_dir",
     "check_output_file",
-    "check_paths_given",
     "command_line",
     "describe_os_error",
     "one_line",

@@ -4,7 +4,8 @@ of 0 or a probability of 1.5 is one line naming the flag, before any work (not a
 
 A flag's range sits beside its definition, so that removing the flag removes its range: in a dataclass field's
 metadata (`field(metadata={"help": ..., "range": POSITIVE})`), or, for an argparse script or a class of another
-library (`TrainingArguments`), in a `ranges` mapping beside the flags, whose every name must be a flag."""
+library (`TrainingArguments`), in a `ranges` mapping beside the flags, whose every name must be a flag. The same
+check refuses a path flag given as an empty string."""
 
 from __future__ import annotations
 
@@ -27,7 +28,6 @@ __all__ = [
     "SHARE",
     "TOKEN_ID_LIMIT",
     "check_flag_ranges",
-    "check_paths_given",
     "KEPT_SHARE",
     "field_ranges",
 ]
@@ -70,35 +70,39 @@ TOKEN_ID_LIMIT = 2**31  # tokenizers' ids and counts are 32-bit
 RANGE_KEY = "range"  # a dataclass field's metadata key for its Range
 
 
-def _values(arguments: Any) -> Mapping[str, Any]:
-    if dataclasses.is_dataclass(arguments):
-        return {spec.name: getattr(arguments, spec.name) for spec in dataclasses.fields(arguments) if spec.init}
-    if isinstance(arguments, argparse.Namespace):
-        return vars(arguments)
-    return arguments
+# Flags that name a file or a folder, by the end of their name: an empty string there is never meant.
+PATH_SUFFIXES = ("_dir", "_file", "_files", "_path", "_name_or_path", "_config", "_vocabulary")
+
+
+def _init_fields(arguments: Any) -> dict[str, Any]:
+    return {spec.name: getattr(arguments, spec.name) for spec in dataclasses.fields(arguments) if spec.init}
 
 
 def field_ranges(arguments: Any) -> dict[str, Range]:
     """The ranges written in the metadata of the fields of a dataclass (an instance or the class); {} otherwise."""
-    if not dataclasses.is_dataclass(arguments):
-        return {}
-    return {
-        spec.name: spec.metadata[RANGE_KEY] for spec in dataclasses.fields(arguments) if RANGE_KEY in spec.metadata
-    }
+    fields = dataclasses.fields(arguments) if dataclasses.is_dataclass(arguments) else ()
+    return {spec.name: spec.metadata[RANGE_KEY] for spec in fields if RANGE_KEY in spec.metadata}
 
 
 def check_flag_ranges(*arguments: Any, ranges: Mapping[str, Range] | None = None) -> None:
-    """Refuse, as `UsageError('--flag value: give ...')`, a NaN or infinite float flag, or a value out of its range,
-    in the parsed `arguments` (dataclasses, argparse namespaces or dicts). A dataclass's ranges are its fields'
-    metadata; `ranges` adds those of flags defined elsewhere (an argparse script's, `TrainingArguments`'): a name there
-    that no argument has is a bug (a removed flag's range), refused. None means not given."""
-    values = [_values(argument) for argument in arguments]
+    """Refuse, as one-line `UsageError`s, in the parsed `arguments` (dataclasses, argparse namespaces or dicts): a
+    NaN or infinite float flag, a value out of its range, and a path flag (`--output_dir ""`, a `--train_files`
+    entry) given as an empty string, which would silently mean the current folder, or nothing. A dataclass's ranges
+    are its fields' metadata; `ranges` adds those of flags defined elsewhere (an argparse script's,
+    `TrainingArguments`'): a name there that no argument has is a bug (a removed flag's range). None: not given."""
+    values = [
+        vars(a) if isinstance(a, argparse.Namespace) else a if isinstance(a, Mapping) else _init_fields(a)
+        for a in arguments
+    ]
     unknown = set(ranges or {}) - {name for names in values for name in names}
     if unknown:
         raise ValueError(f"ranges of flags that these arguments do not have: {sorted(unknown)}")
     for argument, named in zip(arguments, values, strict=True):
         allowed_by_name = {**field_ranges(argument), **(ranges or {})}
         for name, value in named.items():
+            items = value if isinstance(value, list | tuple) else [value]
+            if name.endswith(PATH_SUFFIXES) and any(isinstance(item, str) and not item.strip() for item in items):
+                raise UsageError(f"--{name} is empty: give a path")
             if value is None or isinstance(value, bool) or not isinstance(value, int | float):
                 continue
             allowed = allowed_by_name.get(name)
@@ -106,19 +110,3 @@ def check_flag_ranges(*arguments: Any, ranges: Mapping[str, Range] | None = None
                 raise UsageError(f"--{name} {value}: give a finite number" + (f", {allowed}" if allowed else ""))
             if allowed is not None and value not in allowed:
                 raise UsageError(f"--{name} {_number(value)}: give {allowed}")
-
-
-# Flags that name a file or a folder, by the end of their name: an empty string there is never meant.
-PATH_SUFFIXES = ("_dir", "_file", "_files", "_path", "_name_or_path", "_config", "_vocabulary")
-
-
-def check_paths_given(*arguments: Any) -> None:
-    """Refuse a path flag (`--output_dir ""`, a `--train_files` entry...) given as an empty string: it would
-    silently mean the current folder, or nothing."""
-    for values in map(_values, arguments):
-        for name, value in values.items():
-            if not name.endswith(PATH_SUFFIXES):
-                continue
-            items = value if isinstance(value, list | tuple) else [value]
-            if any(isinstance(item, str) and not item.strip() for item in items):
-                raise UsageError(f"--{name} is empty: give a path")

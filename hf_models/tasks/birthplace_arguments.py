@@ -1,11 +1,9 @@
 """The command-line arguments of `recipes/birthplace.py`, beside `hf_models.tasks.birthplace`: one dataclass for the
 three steps, of which each subcommand takes only the fields it uses (`subcommand_groups`), and the checks of the data
-folder that every step reads. Importable without torch: `-h` and a refused flag answer at once (`main` imports the
-step once its flags are accepted)."""
+folder that every step reads."""
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import os
 import sys
@@ -17,15 +15,11 @@ from hf_models.data.augmentation import augment_forms
 from hf_models.safety.ranges import NON_NEGATIVE, POSITIVE, TOKEN_ID_LIMIT, Range
 from hf_models.textio import UsageError
 from hf_models.training.arguments import (
-    HANDOUT_FLAGS,
     FlagGroup,
-    HelpFormatter,
     ModelArguments,
-    course_defaults,
-    help_sections,
     model_group,
-    run_task,
-    trainer_flags,
+    parse_args,
+    setup_run,
     trainer_group,
 )
 
@@ -263,14 +257,8 @@ def subcommand_groups(
     trainer_helps, config = TRAINER_FLAG_HELPS[subcommand], COURSE_CONFIGS[subcommand]
     if subcommand == "evaluate":
         model = FlagGroup("Model arguments", ModelArguments, EVALUATE_MODEL_FIELDS, EVALUATE_MODEL_HELPS)
-        fields = EVALUATE_TRAINER_FIELDS
-        if configs is None:
-            return (own, model, trainer_flags(EVALUATE_TRAINER_TITLE, names=fields, helps=trainer_helps))
-        defaults = course_defaults(configs, config, set(fields) & set(HANDOUT_FLAGS))
-        for name in defaults:
-            trainer_helps = {**trainer_helps, name: f"{trainer_helps[name].removesuffix('.')} (the course's)."}
-        title = f"{EVALUATE_TRAINER_TITLE[:-1]}; the course's values: {Path(configs).name}/{config})"
-        return (own, model, trainer_flags(title, names=fields, helps=trainer_helps, defaults=defaults))
+        fields, title = EVALUATE_TRAINER_FIELDS, EVALUATE_TRAINER_TITLE
+        return (own, model, trainer_group(None, configs, config, title=title, names=fields, **trainer_helps))
     return (
         own,
         model_group(default_preset),
@@ -278,58 +266,18 @@ def subcommand_groups(
     )
 
 
-def subcommand_help(subcommand: str, doc: str | None) -> dict[str, str]:
-    """A subcommand's --help: what it does, then the recipe's examples of it and the recipe's closing notes."""
-    return {
-        "prog": f"birthplace.py {subcommand}",
-        "description": SUBCOMMAND_HELP[subcommand],
-        "epilog": _subcommand_examples(subcommand, help_sections(doc).get("epilog") or ""),
-    }
-
-
-def _subcommand_examples(subcommand: str, epilog: str) -> str | None:
-    """Of the recipe's epilog, the examples of `subcommand` (each with the comment lines above it) and the last
-    paragraph: the paragraphs of indented lines are the examples, an example starts at its first comment line."""
-    paragraphs = epilog.split("\n\n")
-    examples: list[list[str]] = []
-    for paragraph in [p for p in paragraphs if p.startswith("    ")]:
-        for line in paragraph.splitlines():
-            starts = line.lstrip().startswith("#") and not (examples and examples[-1][-1].lstrip().startswith("#"))
-            if starts or not examples:
-                examples.append([])
-            examples[-1].append(line)
-    own = ["\n".join(lines) for lines in examples if any(f"birthplace.py {subcommand} " in line for line in lines)]
-    closing = [paragraphs[-1]] if len(paragraphs) > 1 and not paragraphs[-1].startswith("    ") else []
-    return "\n\n".join(["\n".join(own), *closing]) or None
-
-
-def top_level_parser(doc: str | None) -> argparse.ArgumentParser:
-    """`birthplace.py -h`: the subcommands and the recipe's examples (each subcommand has its own -h)."""
-    parser = argparse.ArgumentParser(prog="birthplace.py", formatter_class=HelpFormatter, **help_sections(doc))
-    subcommands = parser.add_subparsers(title="subcommands (each has its own -h)", metavar="SUBCOMMAND")
-    for name, text in SUBCOMMAND_HELP.items():
-        subcommands.add_parser(name, help=text)
-    return parser
-
-
-def main(
-    args: Sequence[str] | None = None, doc: str | None = None, configs: str | os.PathLike | None = None
-) -> dict | int:
-    """`recipes/birthplace.py {pretrain|finetune|evaluate} --data_dir DIR [options]`; `doc`, the recipe's docstring,
-    is its --help; `configs`, the recipes' configs/ folder, gives the course's defaults (`subcommand_groups`). The step (`hf_models.tasks.birthplace`, with torch and datasets) is imported once the flags are
-    accepted."""
+def main(args: Sequence[str] | None = None, configs: str | os.PathLike | None = None, **parser_kwargs) -> dict:
+    """`birthplace.py {pretrain|finetune|evaluate} [CONFIG.json] --data_dir DIR [options]`: the subcommand's step
+    on its flags; `configs`, the recipes' configs/ folder, gives the course's defaults (`subcommand_groups`)."""
     args = list(sys.argv[1:] if args is None else args)
-    if args[:1] in (["-h"], ["--help"]):
-        top_level_parser(doc).print_help()
-        return 0
     if not args or args[0] not in SUBCOMMANDS:
         raise UsageError(
             f"usage: birthplace.py {{{'|'.join(SUBCOMMANDS)}}} [CONFIG.json] --data_dir DIR [options]; -h for help"
         )
-    step = {
-        "pretrain": "hf_models.tasks.birthplace:pretrain",
-        "finetune": "hf_models.tasks.birthplace:finetune",
-        "evaluate": "hf_models.tasks.birthplace:evaluate_answers",
-    }[args[0]]
     groups = subcommand_groups(args[0], DEFAULT_PRESET, configs)
-    return run_task(step, groups, args[1:], **subcommand_help(args[0], doc))
+    bp_args, model_args, training_args = parse_args(groups, args[1:], **parser_kwargs)
+    setup_run(training_args)
+    from . import birthplace
+
+    step = {"pretrain": birthplace.pretrain, "finetune": birthplace.finetune, "evaluate": birthplace.evaluate_answers}
+    return step[args[0]](model_args, bp_args, training_args)

@@ -1,6 +1,5 @@
-"""The command-line arguments of `recipes/pretrain.py`, beside `hf_models.tasks.pretraining` (importable without
-torch: the recipe's -h and its refused flags answer at once). Its Trainer flags keep Trainer's own defaults, as
-run_clm.py's: a setting is a config file (configs/)."""
+"""The command-line arguments of `recipes/pretrain.py`, beside `hf_models.tasks.pretraining`. Its Trainer flags keep
+Trainer's own defaults, as run_clm.py's: a setting is a config file (configs/)."""
 
 from __future__ import annotations
 

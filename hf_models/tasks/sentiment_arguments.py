@@ -1,29 +1,13 @@
-"""The command-line arguments of `recipes/finetune_sentiment.py`, beside `hf_models.tasks.sentiment` (importable
-without torch: the recipe's -h and its refused flags answer at once)."""
+"""The command-line arguments of `recipes/finetune_sentiment.py`, beside `hf_models.tasks.sentiment`."""
 
 from __future__ import annotations
 
-import ast
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from hf_models.safety.ranges import KEPT_SHARE, NON_NEGATIVE, POSITIVE, Range
-from hf_models.training.arguments import FlagGroup, course_defaults, model_group, trainer_group
-
-
-def _literal_values(module: Path, name: str) -> list[str]:
-    """The values of `name = Literal[...]` in `module`'s source: the model config's own list, read without importing
-    the config (it imports torch)."""
-    for node in ast.parse(module.read_text(encoding="utf-8")).body:
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == name for t in node.targets):
-            return list(ast.literal_eval(node.value.slice))
-    raise LookupError(f"{module} has no {name} = Literal[...]")
-
-
-CLASSIFIER_POOLINGS = _literal_values(
-    Path(__file__).resolve().parent.parent / "small_encoder" / "configuration_small_encoder.py", "ClassifierPooling"
-)
+from hf_models.small_encoder.configuration_small_encoder import CLASSIFIER_POOLINGS
+from hf_models.training.arguments import FlagGroup, model_group, read_arguments_file, trainer_group
 
 DEFAULT_PRESET = "altegrad-lab"  # the model from scratch, unless --model_config names another
 # The lab's finetuning from the pretrained model, in the recipes' configs/ folder: the recipe's defaults of the
@@ -153,7 +137,7 @@ def argument_groups(configs: str | os.PathLike | None = None) -> tuple[FlagGroup
     length, the handout's optimization); None: the model's length and Trainer's own."""
     own = FlagGroup("Sentiment arguments", SentimentArguments)
     if configs is not None:
-        length = course_defaults(configs, LAB_CONFIG, ["max_seq_length"])
+        length = {"max_seq_length": read_arguments_file(os.path.join(configs, LAB_CONFIG))["max_seq_length"]}
         text = "Tokens read of each review, cut to the model's positions (the lab's)."
         own = FlagGroup("Sentiment arguments", SentimentArguments, helps={"max_seq_length": text}, defaults=length)
     trainer = trainer_group(TRAINER_FLAGS, configs, LAB_CONFIG, "the lab's", **TRAINER_FLAG_HELPS)

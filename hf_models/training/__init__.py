@@ -1,7 +1,7 @@
 """Training, shared by the tasks in `hf_models.tasks`, one stage of a run per module:
 
-- `arguments`: `ModelArguments`, parsing flags or one JSON file, logging and the seed (`run_task`), with
-  `trainer_flags`: TrainingArguments' flags without torch;
+- `arguments`: `ModelArguments`, parsing flags or one JSON or YAML file with `HfArgumentParser`, logging and the
+  seed (`setup_run`);
 - `trainer`: the model to start from (`load_or_build_model`, `build_config`) and `check_block_size`;
   `ReproducibleTrainer`, `ShuffledLengthBuckets` and `train_model`; `loss.png` and `accuracy.png`, redrawn during
   training; finetuning that keeps the backbone (ULMFiT's discriminative rates and gradual unfreezing); a pretraining
@@ -14,8 +14,8 @@ The run's tokenizer comes from `hf_models.tokenization.resolve_tokenizer`, its m
 
 from hf_models import lazy_namespace
 
-# Each name and its module, imported when first used: parsing a command line (`arguments`) needs neither torch nor
-# datasets, which the other stages import.
+# Each name and its module, imported when first used: parsing a command line (`arguments`) needs no datasets, which
+# the other stages import.
 _MODULES = {
     "TRAINER_GROUP": "arguments",
     "TRAINER_TITLE": "arguments",
@@ -36,7 +36,6 @@ _MODULES = {
     "build_config": "trainer",
     "check_block_size": "trainer",
     "check_run_output": "arguments",
-    "check_training_arguments": "arguments",
     "expand_arguments_file": "arguments",
     "check_plateau": "trainer",
     "finish_run": "finish",

@@ -816,8 +816,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "defaults-scheduler-arguments-outlive-their-scheduler",
         ARGUMENTS,
-        "        if getattr(flags, lead) != written_for:",
-        "        if False:",
+        "            if values[lead] != written_for:",
+        "            if False:",
         ("tests/test_arguments_file.py",),
         "a config file of plain cosine inherits the course's min_lr_rate: TypeError in the scheduler",
     ),
