@@ -16,6 +16,7 @@ from transformers import DataCollatorWithPadding, TrainingArguments
 from transformers.trainer_utils import IntervalStrategy
 
 from hf_models import SmallEncoderForSequenceClassification
+from hf_models.metrics import write_scored_examples
 from hf_models.safety import check_count, check_output_file
 from hf_models.textio import UsageError
 from hf_models.training import (
@@ -147,7 +148,7 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
         encoded["validation"],
         callbacks=callbacks,
         task="sentiment",
-        compute_metrics=compute_metrics(),
+        compute_metrics=(scorer := compute_metrics()),
         length_buckets=data_args.length_buckets,
         optimizer_cls_and_kwargs=discriminative_optimizer(model, training_args, backbone_lr),
     )
@@ -155,6 +156,8 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
     metrics.update(probe_metrics)
     eval_metrics = trainer.evaluate(encoded["validation"])
     metrics.update(eval_metrics)
+    if trainer.is_world_process_zero():  # each review's predicted and gold label, for the intervals
+        write_scored_examples(training_args.output_dir, *scorer.scored)
     metrics.update(validation_per_epoch(trainer.state.log_history))
     write_test_predictions(trainer, encoded["test"], metrics)
     return finish_run(

@@ -14,11 +14,13 @@ from hf_models.textio import atomic_write_text
 
 
 def compute_metrics():
-    """Trainer's `compute_metrics`: accuracy and F1 of the predicted classes."""
+    """Trainer's `compute_metrics`: accuracy and F1 of the predicted classes. The last evaluation's classes and
+    labels stay on the function (`scored`: the split's order, the eval sampler's) for `write_scored_examples`."""
     accuracy, f1 = load_metric("accuracy"), load_metric("f1")
 
     def compute(prediction: EvalPrediction) -> dict:
         predictions = np.argmax(prediction.predictions, axis=-1)
+        compute.scored = (predictions.tolist(), np.asarray(prediction.label_ids).tolist())
         return {
             **accuracy.compute(predictions=predictions, references=prediction.label_ids),
             **f1.compute(predictions=predictions, references=prediction.label_ids),

@@ -9,6 +9,7 @@ import os
 import torch
 from transformers import EvalPrediction
 
+from hf_models.metrics import write_scored_examples
 from hf_models.run_record import Evaluation, RunRecord, hardware, model_size
 from hf_models.textio import atomic_write_text
 from hf_models.training import RunTimer, init_head_by_linear_probe, model_source
@@ -62,6 +63,7 @@ def save_linear_probe_run(
         return
     os.makedirs(folder, exist_ok=True)
     atomic_write_text(os.path.join(folder, TEST_PREDICTIONS), "".join(f"{int(i)}\n" for i in test_logits.argmax(-1)))
+    write_scored_examples(folder, logits.argmax(-1).tolist(), labels.tolist())
     hyperparameters = {"seed": training_args.seed, "classifier_pooling": model.config.classifier_pooling}
     record = RunRecord(
         task="sentiment",
