@@ -654,7 +654,8 @@ def test_every_accuracy_gets_n_and_an_interval_and_the_rows_are_compared_pairwis
     assert "old/a-vs-b" in comparisons  # a section not written keeps its comparisons
     lp_ft = comparisons["sentiment_valid_acc/pretrained_lp_ft-vs-scratch_lp_ft"]
     assert lp_ft["diff"] == pytest.approx(
-        written["sentiment_valid_acc"]["pretrained_lp_ft"]["value"] - written["sentiment_valid_acc"]["scratch_lp_ft"]["value"],
+        written["sentiment_valid_acc"]["pretrained_lp_ft"]["value"]
+        - written["sentiment_valid_acc"]["scratch_lp_ft"]["value"],
         abs=1e-3,
     )
     assert lp_ft["n"] == 400 and lp_ft["split"] == "validation" and "paired" in lp_ft["method"]
@@ -682,5 +683,8 @@ def test_rows_whose_runs_saved_no_examples_get_no_interval_and_no_comparison(tmp
     _write_results(monkeypatch, bench, results, predictions)
 
     written = json.loads(results.read_text())
-    assert "ci95" not in written["sentiment_valid_acc"]["scratch"] and "n" not in written["sentiment_valid_acc"]["scratch"]
+    assert (
+        "ci95" not in written["sentiment_valid_acc"]["scratch"]
+        and "n" not in written["sentiment_valid_acc"]["scratch"]
+    )
     assert written["comparisons"] == {}
