@@ -51,7 +51,7 @@ from pathlib import Path
 import grid
 from grid import Row, curve_points
 from intervals import accuracy_interval, correct_table, paired_difference
-from report import read_json_object, write_report
+from report import comparison_key, read_json_object, write_report
 
 from hf_models.metrics import SCORED_EXAMPLES
 from hf_models.run_record import RunRecord, read_record
@@ -477,11 +477,6 @@ def comparison(section: str, split: str, first: str, second: str, points: tuple[
     tables = [correct_table(found) for found in paths]
     difference = paired_difference(*tables)
     return {"section": section, "first": first, "second": second, "split": split, **facts, **difference}
-
-
-def comparison_key(section: str, first: str, second: str, budget: str | None = None) -> str:
-    """`<section>/<first>-vs-<second>[/n<budget>]`: how the documents find a comparison."""
-    return f"{section}/{first}-vs-{second}" + (f"/n{budget}" if budget else "")
 
 
 def curve_comparisons(section: str, curve: dict) -> dict:
