@@ -112,6 +112,19 @@ def interval_cell(entry: dict) -> str:
     return f"{100 * low:.1f}–{100 * high:.1f} % (n = {entry['n']:,}{seeds})"
 
 
+def interval_table(header: list[str], body: list[list[str]], column: int, rows: dict) -> list[str]:
+    """A section's table with its interval column (`column`) when a row of it has an interval; without one, the
+    table without the column and a line that says so (an older run's rows: no interval is made up)."""
+    if any("ci95" in row for row in rows.values() if isinstance(row, dict)):
+        return table(header, body)
+    drop = [[cell for i, cell in enumerate(cells) if i != column] for cells in (header, *body)]
+    return [
+        *table(drop[0], drop[1:]),
+        "",
+        "No interval: these runs saved no scored examples.",
+    ]
+
+
 def table(header: list[str], rows: list[list[str]], right: int = 1) -> list[str]:
     """A markdown table; the columns from `right` on are right-aligned (numbers)."""
     rule = ["---" if i < right else "---:" for i in range(len(header))]
@@ -175,7 +188,7 @@ def birthplace_section(profile: str, rows: dict) -> list[str]:
         "tune split",
         "wall time of its steps",
     ]
-    lines += table(header, body)
+    lines += interval_table(header, body, 3, rows)
     notes = [f"- {label}: {rows[key]['note']}" for key, label in labels.items() if "note" in rows.get(key, {})]
     lines += ["", *notes] if notes else []
     figure = f"benchmarks/figures/birthplace_dev_accuracy{section.removeprefix('birthplace_dev_acc')}.png"
@@ -268,7 +281,7 @@ def sentiment_section(profile: str, rows: dict, comparisons: dict | None = None)
         "per seed",
         "wall time of its steps",
     ]
-    lines += table(header, body)
+    lines += interval_table(header, body, 3, rows)
     notes = [f"- {label}: {rows[key]['note']}" for key, label in labels.items() if "note" in rows.get(key, {})]
     lines += ["", *notes] if notes else []
     figure = f"benchmarks/figures/sentiment_valid_accuracy{suffix}.png"
