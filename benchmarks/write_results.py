@@ -314,6 +314,12 @@ def copy_headline_predictions(
     )
     if seeds:
         lines.append(f"- `sentiment/<row>/seed<N>.txt`: every sentiment row and finetuning seed ({', '.join(seeds)}).")
+    if (predictions_dir / "validation").is_dir():
+        lines.append(
+            "- `validation/<section>/<row>[/seed<N>].jsonl` (a curve point's `<row>/n<budget>_seed<N>.jsonl`): each"
+            " row's scored validation examples (index, prediction, reference), from which `benchmarks/intervals.py`"
+            " computes the intervals and paired comparisons of results.json."
+        )
     atomic_write_text(readme, "\n".join(lines) + "\n")
 
 

@@ -675,6 +675,7 @@ def test_every_accuracy_gets_n_and_an_interval_and_the_rows_are_compared_pairwis
     span = comparisons["birthplace_dev_acc/vanilla_span_corruption-vs-vanilla_nopretrain"]
     assert span["diff"] == pytest.approx(-0.01) and span["ci95"][0] < -0.01 < span["ci95"][1] <= 0
 
+    assert "`validation/<section>/<row>[/seed<N>].jsonl`" in (predictions / "README.md").read_text()
     # the report: each row with its interval, and the comparisons listed
     text = report.render_benchmarks(written, LEVERS)
     low, high = (f"{100 * bound:.1f}" for bound in scratch["ci95"])
