@@ -1,7 +1,8 @@
 #!/usr/bin/env python
 """Draw the sentiment label-budget curve: validation accuracy against the number of training labels (log scale),
-each row's mean over its draws with its spread (the lowest to the highest draw), TF-IDF among them, and the TF-IDF
-test accuracies scored outside the project as a reference line.
+each row's mean over its draws with its band (its 95 % interval over the draws and the reviews, when the runs saved
+their scored reviews; else the lowest to the highest draw), TF-IDF among them, and the TF-IDF test accuracies scored
+outside the project as a reference line.
 
     python benchmarks/plot_label_curve.py --bench_dir outputs/bench --profile cpu   # a run's (its curve's last step)
     python benchmarks/plot_label_curve.py --from_results                           # from benchmarks/results.json
@@ -28,6 +29,19 @@ from hf_models.training import HelpFormatter
 REFERENCE_LABEL = "TF-IDF, test, scored outside"
 
 
+def has_intervals(curve: dict) -> bool:
+    """Whether every point of the curve has its 95 % interval (`ci95`): the bands are then the intervals."""
+    return all("ci95" in point for points in curve["rows"].values() for point in points.values())
+
+
+def band(points: dict, budgets: list[str]) -> tuple[list[float], list[float]]:
+    """A row's band (percent): its 95 % interval at each budget, or without one the lowest to the highest draw."""
+    if all("ci95" in points[n] for n in budgets):
+        return [100 * points[n]["ci95"][0] for n in budgets], [100 * points[n]["ci95"][1] for n in budgets]
+    draws = [[100 * value for value in points[n]["per_draw"].values()] for n in budgets]
+    return [min(d) for d in draws], [max(d) for d in draws]
+
+
 def plot_curve(
     curve: dict, reference: dict[str, float] | None, output: str | Path, title: str, profile: str = "cpu"
 ) -> Path:
@@ -41,10 +55,9 @@ def plot_curve(
     fig, ax = plt.subplots(figsize=(8, 5))
     for row, points in curve["rows"].items():
         budgets = sorted(points, key=int)
-        draws = [[100 * value for value in points[n]["per_draw"].values()] for n in budgets]
         x = [int(n) for n in budgets]
         ax.plot(x, [100 * points[n]["mean"] for n in budgets], marker="o", label=grid.label(profile, row))
-        ax.fill_between(x, [min(d) for d in draws], [max(d) for d in draws], alpha=0.2)
+        ax.fill_between(x, *band(points, budgets), alpha=0.2)
     if reference:
         x = sorted(int(n) for n in reference)
         ax.plot(x, [100 * reference[str(n)] for n in x], "k--", marker="x", label=REFERENCE_LABEL)
@@ -86,9 +99,8 @@ def main(args: list[str] | None = None) -> Path:
             raise SystemExit(f"--bench_dir {bench}: no such folder")
         curve = label_curve_of(bench, parsed.profile, read_timings(bench), "", "")
     reference = results.get("sentiment_test_acc", {}).get("tfidf_label_curve")
-    title = (
-        f"CLS-FR books, validation accuracy ({parsed.profile} profile): mean of the draws, band from lowest to highest"
-    )
+    shown = "band: 95 % interval" if has_intervals(curve) else "band from lowest to highest draw"
+    title = f"CLS-FR books, validation accuracy ({parsed.profile} profile): mean of the draws, {shown}"
     output = parsed.output or f"{parsed.bench_dir}/figures/sentiment_label_curve.png"
     check_output_file(output, [("--results", results_path)], "--output")
     path = plot_curve(curve, reference, output, title, parsed.profile)

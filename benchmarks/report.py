@@ -77,6 +77,54 @@ def points(difference: float) -> str:
     return f"{100 * difference:+.1f}".replace("-", "−")
 
 
+INTERVAL_PENDING = "interval pending a rerun"  # a difference of rows whose runs saved no scored examples
+
+
+def comparison_key(section: str, first: str, second: str, budget: str | int | None = None) -> str:
+    """`<section>/<first>-vs-<second>[/n<budget>]`: the key of a paired comparison in results.json's `comparisons`
+    (written by benchmarks/write_results.py, read by the documents)."""
+    return f"{section}/{first}-vs-{second}" + (f"/n{budget}" if budget else "")
+
+
+def holds_zero(interval: list[float]) -> bool:
+    """Whether a difference's 95 % interval holds zero: no measurable difference."""
+    return interval[0] <= 0 <= interval[1]
+
+
+def difference_text(comparison: dict | None, difference: float) -> str:
+    """A difference of two rows in points with what its paired interval says: `+4.6 points (95 % interval +1.2 to
+    +8.0)`, `+1.1 points, no measurable difference (95 % interval −2.0 to +4.2)`, or without a recorded comparison
+    (an older run's rows) the difference of the means, `+4.6 points (interval pending a rerun)`."""
+    if comparison is None:
+        return f"{points(difference)} points ({INTERVAL_PENDING})"
+    low, high = comparison["ci95"]
+    interval = f"95 % interval {points(low)} to {points(high)}"
+    verdict = ", no measurable difference" if holds_zero(comparison["ci95"]) else ""
+    return f"{points(comparison['diff'])} points{verdict} ({interval})"
+
+
+def interval_cell(entry: dict) -> str:
+    """A row's 95 % interval and its examples, `71.3–78.9 % (n = 400 × 3 seeds)`, or `not recorded`."""
+    if "ci95" not in entry:
+        return "not recorded"
+    low, high = entry["ci95"]
+    seeds = f" × {entry['seeds']} seeds" if entry.get("seeds", 1) > 1 else ""
+    return f"{100 * low:.1f}–{100 * high:.1f} % (n = {entry['n']:,}{seeds})"
+
+
+def interval_table(header: list[str], body: list[list[str]], column: int, rows: dict) -> list[str]:
+    """A section's table with its interval column (`column`) when a row of it has an interval; without one, the
+    table without the column and a line that says so (an older run's rows: no interval is made up)."""
+    if any("ci95" in row for row in rows.values() if isinstance(row, dict)):
+        return table(header, body)
+    drop = [[cell for i, cell in enumerate(cells) if i != column] for cells in (header, *body)]
+    return [
+        *table(drop[0], drop[1:]),
+        "",
+        "No interval: these runs saved no scored examples.",
+    ]
+
+
 def table(header: list[str], rows: list[list[str]], right: int = 1) -> list[str]:
     """A markdown table; the columns from `right` on are right-aligned (numbers)."""
     rule = ["---" if i < right else "---:" for i in range(len(header))]
@@ -130,9 +178,17 @@ def birthplace_section(profile: str, rows: dict) -> list[str]:
         dev = f"{percent(row['value'])} ± {percent(row['std'])} ({row['correct']}/{row['total']})"
         tune = percent(row["tune_split_acc"]) if "tune_split_acc" in row else "—"
         name = f"**{label}** (headline)" if key in chosen else label
-        body.append([name, pretraining_epochs(row["command"]), dev, tune, f"{row['wall_time_s']:,} s"])
-    header = ["row", "pretraining epochs", "dev accuracy ± s.e.", "tune split", "wall time of its steps"]
-    lines += table(header, body)
+        cells = [pretraining_epochs(row["command"]), dev, interval_cell(row), tune, f"{row['wall_time_s']:,} s"]
+        body.append([name, *cells])
+    header = [
+        "row",
+        "pretraining epochs",
+        "dev accuracy ± s.e.",
+        "95 % interval",
+        "tune split",
+        "wall time of its steps",
+    ]
+    lines += interval_table(header, body, 3, rows)
     notes = [f"- {label}: {rows[key]['note']}" for key, label in labels.items() if "note" in rows.get(key, {})]
     lines += ["", *notes] if notes else []
     figure = f"benchmarks/figures/birthplace_dev_accuracy{section.removeprefix('birthplace_dev_acc')}.png"
@@ -193,13 +249,14 @@ def stopped_runs_section(results: dict) -> list[str]:
     return [*lines, *table(["step (profile)", "how far it got", "hardware", "date"], body, right=4), ""]
 
 
-def sentiment_section(profile: str, rows: dict) -> list[str]:
-    suffix = grid.load(profile).suffix
+def sentiment_section(profile: str, rows: dict, comparisons: dict | None = None) -> list[str]:
+    suffix, comparisons = grid.load(profile).suffix, comparisons or {}
     section = f"sentiment_valid_acc{suffix}"
     lines = [f"## Sentiment (CLS-FR books) {titles('sentiment')[profile]}", ""]
     labels = row_labels("sentiment", profile)
     gaps = [
-        f"{labels[p]} − {labels[s]} {points(rows[p]['value'] - rows[s]['value'])} points"
+        f"{labels[p]} − {labels[s]} "
+        + difference_text(comparisons.get(comparison_key(section, p, s)), rows[p]["value"] - rows[s]["value"])
         for p, s in (("pretrained", "scratch"), ("pretrained_lp_ft", "scratch_lp_ft"))
         if p in rows and s in rows and p in labels
     ]
@@ -215,16 +272,23 @@ def sentiment_section(profile: str, rows: dict) -> list[str]:
         epoch_1 = percent(row["per_epoch"][0], 2) if len(row.get("per_epoch", [])) > 1 else "—"
         final = f"{percent(row['value'], 2)} ± {100 * row['std']:.2f}"
         seeds = " / ".join(f"{100 * v:.2f}" for v in row.get("per_seed", {}).values())
-        body.append([label, epoch_1, final, seeds, f"{row['wall_time_s']:,} s"])
-    header = ["row", "validation, epoch 1", "validation, final ± s.d.", "per seed", "wall time of its steps"]
-    lines += table(header, body)
+        body.append([label, epoch_1, final, interval_cell(row), seeds, f"{row['wall_time_s']:,} s"])
+    header = [
+        "row",
+        "validation, epoch 1",
+        "validation, final ± s.d.",
+        "95 % interval",
+        "per seed",
+        "wall time of its steps",
+    ]
+    lines += interval_table(header, body, 3, rows)
     notes = [f"- {label}: {rows[key]['note']}" for key, label in labels.items() if "note" in rows.get(key, {})]
     lines += ["", *notes] if notes else []
     figure = f"benchmarks/figures/sentiment_valid_accuracy{suffix}.png"
     return [*lines, "", f"Figure: [{Path(figure).name}]({figure}).", ""]
 
 
-def label_curve_section(profile: str, curve: dict, test: dict) -> list[str]:
+def label_curve_section(profile: str, curve: dict, test: dict, comparisons: dict | None = None) -> list[str]:
     """The label-budget curve: validation accuracy (mean ± s.d. of the draws) of each row at each budget, and the
     gap pretrained − scratch LP-FT; the outside TF-IDF test line (`test["tfidf_label_curve"]`) when there is one."""
     suffix, title = grid.load(profile).suffix, titles("sentiment")[profile]
@@ -239,18 +303,23 @@ def label_curve_section(profile: str, curve: dict, test: dict) -> list[str]:
         f"(half of each label; {curve['draws']}), with the profile's hyperparameters; a finetuning keeps the",
         f"profile's epochs over its draw but takes at least {curve['min_steps']} optimizer steps. The 1,600 column is",
         "the profile's own LP-FT runs on every review, from the curve's run (its date; the rows above may be an",
-        "earlier run's). Validation accuracy (%), mean ± sample s.d. over the draws:",
+        "earlier run's). Validation accuracy (%), mean ± sample s.d. over the draws, and in brackets its 95 % interval",
+        "over the draws and the reviews where the runs recorded one; the gap's brackets are its paired interval:",
         "",
     ]
     lines += facts([curve], profile_command(section))
     body = [
-        [label, *(f"{100 * rows[key][n]['mean']:.1f} ± {100 * rows[key][n]['std']:.1f}" for n in budgets)]
-        for key, label in curve_labels.items()
-        if key in rows
+        [label, *(curve_cell(rows[key][n]) for n in budgets)] for key, label in curve_labels.items() if key in rows
     ]
     if {"pretrained_lp_ft", "scratch_lp_ft"} <= set(rows):
-        gap = [rows["pretrained_lp_ft"][n]["mean"] - rows["scratch_lp_ft"][n]["mean"] for n in budgets]
-        body.append(["pretrained − scratch LP-FT (points)", *map(points, gap)])
+        comparisons = comparisons or {}
+        gaps = []
+        for n in budgets:
+            found = comparisons.get(comparison_key(section, "pretrained_lp_ft", "scratch_lp_ft", n))
+            gap = rows["pretrained_lp_ft"][n]["mean"] - rows["scratch_lp_ft"][n]["mean"]
+            shown = f" [{points(found['ci95'][0])}, {points(found['ci95'][1])}]" if found else ""
+            gaps.append(f"{points(found['diff'] if found else gap)}{shown}")
+        body.append(["pretrained − scratch LP-FT (points)", *gaps])
     lines += table(["row (labels)", *(f"{int(n):,}" for n in budgets)], body)
     lines += [
         "",
@@ -262,6 +331,52 @@ def label_curve_section(profile: str, curve: dict, test: dict) -> list[str]:
         lines += ["", f"TF-IDF + logistic regression on the test reviews, scored outside the project: {shown}."]
     figure = f"benchmarks/figures/sentiment_label_curve{suffix}.png"
     return [*lines, "", f"Figure: [{Path(figure).name}]({figure}).", ""]
+
+
+def curve_cell(point: dict) -> str:
+    """A curve point: `75.0 ± 1.2`, with its 95 % interval when recorded: `75.0 ± 1.2 [71.0, 79.0]`."""
+    shown = f"{100 * point['mean']:.1f} ± {100 * point['std']:.1f}"
+    return f"{shown} [{100 * point['ci95'][0]:.1f}, {100 * point['ci95'][1]:.1f}]" if "ci95" in point else shown
+
+
+def comparisons_section(comparisons: dict) -> list[str]:
+    """Every paired comparison of results.json: the two rows, the split, the difference, its paired 95 % interval,
+    the examples (and seeds) it is over, what it says, and the methods."""
+    lines = ["## Paired comparisons", ""]
+    if not comparisons:
+        return [
+            *lines,
+            "None recorded yet: a comparison needs both rows' scored validation examples, which the runs save",
+            "(`examples_validation.jsonl`) and `benchmarks/write_results.py` turns into paired intervals; the rows",
+            f"above without an interval ({INTERVAL_PENDING}) predate them.",
+            "",
+        ]
+    lines += [
+        "Each difference is first − second, on the same examples (and the same finetuning seeds: a seed's draw of",
+        "labels and data order is the same in both rows), with its paired 95 % interval; an interval that holds zero",
+        "is no measurable difference.",
+        "",
+    ]
+    body = []
+    for entry in comparisons.values():
+        budget = f" at {entry['budget']:,} labels" if "budget" in entry else ""
+        seeds = f" × {entry['seeds']} seeds" if entry.get("seeds", 1) > 1 else ""
+        verdict = "no measurable difference" if holds_zero(entry["ci95"]) else "measurable"
+        body.append(
+            [
+                f"`{entry['first']}` − `{entry['second']}`{budget}",
+                f"`{entry['section']}`",
+                entry["split"],
+                points(entry["diff"]),
+                f"{points(entry['ci95'][0])} to {points(entry['ci95'][1])}",
+                f"{entry['n']:,}{seeds}",
+                verdict,
+            ]
+        )
+    header = ["rows (first − second)", "section", "split", "difference (points)", "95 % interval", "n", "verdict"]
+    lines += table(header, body, right=3)
+    methods = dict.fromkeys(entry["method"] for entry in comparisons.values())
+    return [*lines, "", *(f"- Method: {method}." for method in methods), ""]
 
 
 def sentiment_test_section(test: dict) -> list[str]:
@@ -400,6 +515,9 @@ def header() -> list[str]:
         "  held out to choose between a pretrained model and its finetuned copy. Sentiment **validation** is the 400",
         "  validation reviews (mean ± sample s.d. over 3 finetuning seeds); **test** is the 2,000 test reviews, scored",
         "  outside the project.",
+        "- Intervals: a dev or validation accuracy whose runs saved their scored examples has its 95 % interval",
+        "  (`benchmarks/intervals.py`: Wilson's for one run, a bootstrap over seeds and examples for a row of seeds),",
+        "  and the rows compared in the text have their paired differences in [Paired comparisons](#paired-comparisons).",
         f"- History: the dated diary of every run and exploration is in git history at the commit `{HISTORY_COMMIT}`:",
         f"  `git show {HISTORY_COMMIT}:BENCHMARKS.md`.",
         "",
@@ -416,11 +534,14 @@ def render_benchmarks(results: dict, levers: list[dict]) -> str:
             lines += birthplace_section(profile, results[f"birthplace_dev_acc{grid.load(profile).suffix}"])
     for profile in titles("sentiment"):
         if f"sentiment_valid_acc{grid.load(profile).suffix}" in results:
-            lines += sentiment_section(profile, results[f"sentiment_valid_acc{grid.load(profile).suffix}"])
+            section = results[f"sentiment_valid_acc{grid.load(profile).suffix}"]
+            lines += sentiment_section(profile, section, results.get("comparisons", {}))
     for profile in titles("sentiment"):
         if f"sentiment_label_curve{grid.load(profile).suffix}" in results:
             curve = results[f"sentiment_label_curve{grid.load(profile).suffix}"]
-            lines += label_curve_section(profile, curve, results.get("sentiment_test_acc", {}))
+            test = results.get("sentiment_test_acc", {})
+            lines += label_curve_section(profile, curve, test, results.get("comparisons", {}))
+    lines += comparisons_section(results.get("comparisons", {}))
     if "whole_runs" in results:
         lines += whole_runs_section(results["whole_runs"])
     lines += stopped_runs_section(results)

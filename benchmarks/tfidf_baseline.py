@@ -1,7 +1,8 @@
 #!/usr/bin/env python
 """Reference line for CLS-FR books: TF-IDF (word 1-2 grams) + logistic regression.
 
-Trained on train, scored on validation (the number in BENCHMARKS.md); then refit on train+valid and the
+Trained on train, scored on validation (the number in BENCHMARKS.md; each review's prediction and label in
+OUTPUT_DIR/examples_validation.jsonl); then refit on train+valid and the
 test reviews predicted into OUTPUT_DIR/test_predictions.txt (as the data README's 84.4% reference does).
 With `--label_budget N`: trained on the balanced draw of N training reviews that `recipes/finetune_sentiment.py
 --label_budget N` trains on with the same `--seed` (`hf_models.data.balanced_subset`), scored on validation, and
@@ -19,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from hf_models.data import balanced_subset, load_cls_books
+from hf_models.metrics import write_scored_examples
 from hf_models.safety import check_flag_ranges, check_output_dir, command_line, removing_what_fails
 from hf_models.safety.ranges import POSITIVE, SEED
 from hf_models.textio import atomic_write_text
@@ -72,7 +74,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         data["train"] = data["train"].select(balanced_subset(data["train"]["label"], args.label_budget, args.seed))
     train, valid = data["train"].to_dict(), data["validation"].to_dict()
     clf = tfidf_classifier().fit(train["text"], train["label"])
-    acc = float((clf.predict(valid["text"]) == np.array(valid["label"])).mean())
+    valid_predictions = clf.predict(valid["text"])
+    acc = float((valid_predictions == np.array(valid["label"])).mean())
     if args.label_budget is None:  # the test labels: refit on train + valid, as the data README's 84.4 % was
         clf = tfidf_classifier().fit(train["text"] + valid["text"], train["label"] + valid["label"])
     out = Path(args.output_dir)
@@ -82,6 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with removing_what_fails([out]):  # a disk full at the report leaves no predictions without it
         predictions = "".join(f"{int(p)}\n" for p in clf.predict(data["test"]["text"]))
         atomic_write_text(out / "test_predictions.txt", predictions)
+        write_scored_examples(out, valid_predictions.tolist(), valid["label"])  # each review's, for the intervals
         atomic_write_text(out / "report.json", json.dumps(report, indent=2))
     print(f"TF-IDF + logistic regression: validation accuracy {acc:.4f}")
     return 0

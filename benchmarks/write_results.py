@@ -18,6 +18,14 @@ runs' test predictions are copied to benchmarks/predictions/ (benchmarks/predict
 every sentiment row's and seed's in sentiment/ and every curve point's in sentiment_curve/. The whole wall time of the
 last successful run into BENCH_DIR (its run_time.json) goes to the `whole_runs` section, under its command line.
 
+Each accuracy whose runs saved their scored validation examples (`examples_validation*.jsonl`) gets `n` (the examples
+scored) and `ci95` (benchmarks/intervals.py: Wilson's interval for one run, a bootstrap over seeds and examples for a
+row of seeds); the examples are copied to benchmarks/predictions/validation/<section>/ (so that the intervals can be
+computed again once the run folders are gone), and the `comparisons` section gets each paired difference of the
+sections written (`COMPARED`: the lab's rows, the LP-FT pair, CS224N's pretrained rows against no pretraining, and at
+each budget of the label curve pretrained against scratch LP-FT, the probe against scratch LP-FT and TF-IDF against
+the better neural row) with its paired 95 % interval. A row whose runs saved none (an older run) has neither.
+
     python benchmarks/write_results.py --report
 
 renders BENCHMARKS.md and docs/levers.md from results.json and benchmarks/levers.json instead (benchmarks/report.py).
@@ -27,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import functools
 import json
 import math
 import os
@@ -34,14 +43,17 @@ import platform
 import re
 import shutil
 import statistics
+import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 import grid
 from grid import Row, curve_points
-from report import read_json_object, write_report
+from intervals import accuracy_interval, correct_table, paired_difference
+from report import comparison_key, read_json_object, write_report
 
+from hf_models.metrics import SCORED_EXAMPLES
 from hf_models.run_record import RunRecord, read_record
 from hf_models.safety import command_line
 from hf_models.textio import atomic_write, atomic_write_text
@@ -140,12 +152,42 @@ def entry(value: float, std: float, steps: list[str], timings: dict, hardware: s
         "date": date,
         "command": " && ".join(timings[s][1] for s in steps),
         "wall_time_s": wall_time(steps, timings),
+        "commit": current_commit(),
         **extra,
     }
 
 
 def read_json(path: Path) -> dict | None:
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+
+
+def scored_examples(folder: Path) -> Path | None:
+    """The validation examples a run scored (`hf_models.metrics.write_scored_examples`), None when it saved none (a
+    run older than them); two in one folder (a model's and a baseline's) is an error naming them."""
+    found = sorted(folder.glob(SCORED_EXAMPLES.format(name="validation*")))
+    if len(found) > 1:
+        raise MissingRun(
+            f"{folder}: {len(found)} files of scored validation examples ({found[0].name}, ...): one run, one file"
+        )
+    return found[0] if found else None
+
+
+@functools.cache
+def current_commit() -> str | None:
+    """The commit of the code that writes the results (None outside a git checkout)."""
+    found = subprocess.run(
+        ["git", "rev-parse", "--short=12", "HEAD"], cwd=Path(__file__).parent, capture_output=True, text=True
+    )
+    return found.stdout.strip() or None if found.returncode == 0 else None
+
+
+def with_interval(extra: dict, examples: list[Path | None]) -> dict:
+    """`extra` with the runs' scored examples (`examples_validation`: one path, or one a seed) and the accuracy's `n`
+    and `ci95`, when every run saved its examples; as it is otherwise (an older run's: no interval is made up)."""
+    if not examples or any(path is None for path in examples):
+        return extra
+    interval = accuracy_interval(correct_table(examples))
+    return {**extra, "examples_validation": [str(path) for path in examples], **interval}
 
 
 def record_of(row: Row, folder: Path, split: str = "validation", metric: str | None = None) -> RunRecord:
@@ -174,6 +216,7 @@ def birthplace_rows_of(bench: Path, profile: str, timings: dict, hardware: str, 
         if probe is not None:
             extra["fact_probe"] = probe
         extra["predictions_test"] = str(folder / "predictions_test.txt")
+        extra = with_interval(extra, [scored_examples(folder)])
         std = math.sqrt(accuracy * (1 - accuracy) / total)
         rows[row.key] = entry(accuracy, std, list(row.steps), timings, hardware, date, extra)
     by_key = {row.key: row for row in grid.load(profile).rows["birthplace"]}
@@ -218,6 +261,7 @@ def sentiment_rows_of(bench: Path, profile: str, timings: dict, hardware: str, d
                 _seed(r, run): str(run / "test_predictions.txt") for run, r in records.items()
             },
         }
+        extra = with_interval(extra, [scored_examples(run) for run in records])
         std = statistics.stdev(finals) if len(finals) > 1 else 0.0
         rows[row.key] = entry(statistics.mean(finals), std, list(row.steps), timings, hardware, date, extra)
     return rows
@@ -270,6 +314,12 @@ def copy_headline_predictions(
     )
     if seeds:
         lines.append(f"- `sentiment/<row>/seed<N>.txt`: every sentiment row and finetuning seed ({', '.join(seeds)}).")
+    if (predictions_dir / "validation").is_dir():
+        lines.append(
+            "- `validation/<section>/<row>[/seed<N>].jsonl` (a curve point's `<row>/n<budget>_seed<N>.jsonl`): each"
+            " row's scored validation examples (index, prediction, reference), from which `benchmarks/intervals.py`"
+            " computes the intervals and paired comparisons of results.json."
+        )
     atomic_write_text(readme, "\n".join(lines) + "\n")
 
 
@@ -323,6 +373,7 @@ def label_curve_of(bench: Path, profile: str, timings: dict, hardware: str, date
     time is the curve's own steps (the full budget's runs and the LM are the `sentiment` pipeline's)."""
     seeds, profile_grid = grid.load(profile).lists["seed"], grid.load(profile)
     rows, predictions, steps = {}, {}, set()
+    examples: dict[tuple, Path | None] = {}
     for row, budgets in curve_points(profile).items():
         rows[row] = {}
         for budget, draws in budgets.items():
@@ -332,14 +383,16 @@ def label_curve_of(bench: Path, profile: str, timings: dict, hardware: str, date
                     check_kept(f"label curve {row} at {budget} labels", [step], timings)
                     raise MissingRun(f"label curve {row} at {budget} labels: step {step} missing or failed")
                 per_draw[f"seed{seed}"], predictions[(row, budget, seed)] = curve_point(bench, row, budget, run)
+                examples[(row, budget, seed)] = scored_examples(bench / run)
                 steps.add(step)
             values = list(per_draw.values())
             std = statistics.stdev(values) if len(values) > 1 else 0.0
-            rows[row][str(budget)] = {
+            point = {
                 "per_draw": {key: round(value, 4) for key, value in per_draw.items()},
                 "mean": round(statistics.mean(values), 4),
                 "std": round(std, 4),
             }
+            rows[row][str(budget)] = with_interval(point, [examples[(row, budget, seed)] for seed in draws])
     own = sorted(step for step in steps if step.startswith("se_curve_"))
     return {
         "budgets": list(profile_grid.budgets),
@@ -349,6 +402,7 @@ def label_curve_of(bench: Path, profile: str, timings: dict, hardware: str, date
         "hardware": hardware,
         "date": date,
         "wall_time_s": wall_time(own, timings),
+        "commit": current_commit(),
         "predictions_test": {f"{row}/n{n}_seed{seed}": str(path) for (row, n, seed), path in predictions.items()},
     }
 
@@ -363,6 +417,112 @@ def copy_curve_predictions(curve: dict, predictions_dir: Path, row_suffix: str =
         copy_file(source, target)
         written.append(target)
     return written
+
+
+def copy_validation_examples(section: str, points: dict[str, dict], predictions_dir: Path) -> list[Path]:
+    """Each row's (or curve point's: `{"row/n24": point}`) scored validation examples, copied to
+    `validation/<section>/<row>.jsonl` (one run) or `validation/<section>/<row>/seed<N>.jsonl` (one a seed, a curve
+    point's `n<budget>_seed<N>.jsonl`), its entry then naming the copies: the run folders do not last, the
+    intervals and comparisons must be computable again."""
+    written = []
+    for name, point in points.items():
+        sources = point.get("examples_validation")
+        if not sources:
+            continue
+        if len(sources) == 1 and "/" not in name:
+            targets = [predictions_dir / "validation" / section / f"{name}.jsonl"]
+        else:
+            row, _, budget = name.partition("/")
+            seeds = [re.search(r"seed(\d+)", Path(source).as_posix()) for source in sources]
+            stems = [f"seed{found.group(1)}" if found else f"run{i}" for i, found in enumerate(seeds)]
+            targets = [
+                predictions_dir
+                / "validation"
+                / section
+                / row
+                / (f"{budget}_{stem}.jsonl" if budget else f"{stem}.jsonl")
+                for stem in stems
+            ]
+        for source, target in zip(sources, targets, strict=True):
+            if Path(source).resolve() != target.resolve():
+                copy_file(source, target)
+            written.append(target)
+        point["examples_validation"] = [target.as_posix() for target in targets]
+    return written
+
+
+def curve_points_of(curve: dict) -> dict[str, dict]:
+    """{"row/n<budget>": point} of a label-curve section (its points, the same objects)."""
+    return {f"{row}/n{budget}": point for row, budgets in curve["rows"].items() for budget, point in budgets.items()}
+
+
+# The rows each section compares (first − second), besides CS224N's pretrained rows against no pretraining
+# (`birthplace_pairs`) and the label curve's at each budget (`curve_comparisons`).
+SENTIMENT_PAIRS = (
+    ("pretrained", "scratch"),
+    ("frozen", "scratch"),
+    ("pretrained", "frozen"),
+    ("pretrained_lp_ft", "scratch_lp_ft"),
+)
+CURVE_PAIRS = (("pretrained_lp_ft", "scratch_lp_ft"), ("frozen_linear_probe", "scratch_lp_ft"))
+NO_PRETRAINING = "vanilla_nopretrain"
+
+
+def birthplace_pairs(profile: str, rows: dict) -> list[tuple[str, str]]:
+    """CS224N's pretrained rows against no pretraining: the headline rows (the tune split's choice), or in a course
+    profile each finetuned pretrained model."""
+    pretrained = list(grid.load(profile).headline) or [key for key in rows if key.endswith("_finetuned")]
+    return [(key, NO_PRETRAINING) for key in pretrained]
+
+
+def comparison(section: str, split: str, first: str, second: str, points: tuple[dict, dict], **facts) -> dict | None:
+    """One paired comparison of two rows' scored examples, or None when either saved none."""
+    paths = [point.get("examples_validation") for point in points]
+    if not all(paths):
+        return None
+    tables = [correct_table(found) for found in paths]
+    difference = paired_difference(*tables)
+    return {"section": section, "first": first, "second": second, "split": split, **facts, **difference}
+
+
+def curve_comparisons(section: str, curve: dict) -> dict:
+    """At each budget of the curve: pretrained against scratch LP-FT, the probe against scratch LP-FT, and TF-IDF
+    against the neural row with the better mean there (`second` names it)."""
+    found, rows = {}, curve["rows"]
+    for budget in map(str, curve["budgets"]):
+        pairs = [pair for pair in CURVE_PAIRS if set(pair) <= set(rows)]
+        neural = [key for key in rows if key != "tfidf" and budget in rows[key]]
+        if "tfidf" in rows and neural:
+            pairs.append(("tfidf", max(neural, key=lambda key: rows[key][budget]["mean"])))
+        for first, second in pairs:
+            key = comparison_key(section, first, "best_neural" if first == "tfidf" else second, budget)
+            entry = comparison(
+                section, "validation", first, second, (rows[first][budget], rows[second][budget]), budget=int(budget)
+            )
+            if entry is not None:
+                found[key] = entry
+    return found
+
+
+def comparisons_of(fresh: dict, profile: str, date: str) -> dict:
+    """The paired comparisons of the sections written now, each with its date and commit."""
+    found = {}
+    for section, rows in fresh.items():
+        if section.startswith("sentiment_label_curve"):
+            found.update(curve_comparisons(section, rows))
+            continue
+        if section.startswith("birthplace_dev_acc"):
+            pairs, split = birthplace_pairs(profile, rows), "dev"
+        elif section.startswith("sentiment_valid_acc"):
+            pairs, split = list(SENTIMENT_PAIRS), "validation"
+        else:
+            continue
+        for first, second in pairs:
+            if first in rows and second in rows:
+                entry = comparison(section, split, first, second, (rows[first], rows[second]))
+                if entry is not None:
+                    found[comparison_key(section, first, second)] = entry
+    return {key: {**entry, "date": date, "commit": current_commit()} for key, entry in found.items()}
 
 
 def demo_of(demo_dir: Path, hardware: str, date: str) -> dict:
@@ -490,6 +650,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         copy_curve_predictions(fresh[f"sentiment_label_curve{suffix}"], predictions_dir, profile.row_suffix)
     if "demo" in args.tasks:
         fresh["demo"] = demo_of(Path(args.demo_dir), hardware, date)
+    for section, rows in fresh.items():
+        if section.startswith(("birthplace_dev_acc", "sentiment_valid_acc")):
+            copy_validation_examples(section, rows, predictions_dir)
+        elif section.startswith("sentiment_label_curve"):
+            copy_validation_examples(section, curve_points_of(rows), predictions_dir)
+    # a section written now replaces its comparisons whole, as it replaces its rows
+    kept = {key: entry for key, entry in results.get("comparisons", {}).items() if entry["section"] not in fresh}
+    results["comparisons"] = {**kept, **comparisons_of(fresh, args.profile, date)}
     add_notes(fresh, args.note)
     whole_run = whole_run_of(bench, args.tasks, hardware, args.profile)
     if whole_run is not None:  # one entry per command: a later run of the same command replaces it

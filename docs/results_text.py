@@ -2,7 +2,10 @@
 the courses' cuts), named by the marker that holds it (`<!-- generated: NAME -->...<!-- end -->`).
 
 A number in a user document is one of these parts or a `<!-- value: PATH | FORMAT -->` marker (docs/generate.py):
-the prose around them stays hand-written. The courses' own reported numbers are read from
+the prose around them stays hand-written. A sentence that compares two rows takes its difference from the paired
+comparisons of results.json (`comparisons`, written by benchmarks/write_results.py with each difference's 95 %
+interval): it says "no measurable difference" when the interval holds zero, and that the interval is pending a rerun
+when the rows' runs recorded none. The courses' own reported numbers are read from
 `benchmarks/course_table.py` (parsed, not imported: it imports the benchmark plan), so that they are written once.
 """
 
@@ -15,9 +18,11 @@ from collections.abc import Callable
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
+from report import INTERVAL_PENDING, comparison_key, difference_text, holds_zero
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 COURSE_TABLE = REPO_ROOT / "benchmarks" / "course_table.py"
-ONE_VALUE = r"(\d+\.\d) % \((?:dev|test|validation)\)"
+ONE_VALUE = r"(\d+\.\d) % (?:\[[^]]*\] )?\((?:dev|test|validation)[^)]*\)"
 
 
 def resolve(data: object, path: str) -> object:
@@ -96,9 +101,29 @@ def whole_run(results: dict, profile: str, pipeline: str) -> str:
 
 
 def cell(section: dict | None, key: str, split: str) -> str:
-    value = (section or {}).get(key)
-    value = value["value"] if isinstance(value, dict) else value
-    return "not yet run" if value is None else f"{percent(value)} ({split})"
+    """One of our numbers in a course table: `75.2 % [71.3, 78.9] (dev)` with its 95 % interval, `75.2 % (dev;
+    interval not recorded)` for a row whose runs recorded none, `78.9 % (test)` for a test accuracy scored outside
+    the project (no interval: the test labels stay outside)."""
+    entry = (section or {}).get(key)
+    if entry is None:
+        return "not yet run"
+    return f"{with_interval(entry)} ({split}{not_recorded([entry])})"
+
+
+def with_interval(entry: dict | float) -> str:
+    """`75.2 % [71.3, 78.9]`: an accuracy of results.json with its 95 % interval (in percent) when it has one."""
+    if not isinstance(entry, dict):
+        return percent(entry)
+    if "ci95" not in entry:
+        return percent(entry["value"])
+    low, high = (percent(bound).removesuffix(" %") for bound in entry["ci95"])
+    return f"{percent(entry['value'])} [{low}, {high}]"
+
+
+def not_recorded(entries: list) -> str:
+    """`; interval not recorded` when one of our rows (an entry of results.json, not an outside test score) has none."""
+    missing = [entry for entry in entries if isinstance(entry, dict) and "ci95" not in entry]
+    return f"; interval{'s' if len(entries) > 1 else ''} not recorded" if missing else ""
 
 
 def bold_best(rows: list[list[str]], columns: tuple[int, ...]) -> list[list[str]]:
@@ -108,8 +133,8 @@ def bold_best(rows: list[list[str]], columns: tuple[int, ...]) -> list[list[str]
         best = max(values.values(), default=None)
         for i, value in values.items():
             if value == best:
-                number, split = rows[i][column].split(" (", 1)
-                rows[i][column] = f"**{number}** ({split}"
+                number, rest = rows[i][column].split(" % ", 1)
+                rows[i][column] = f"**{number} %** {rest}"
     return rows
 
 
@@ -154,17 +179,19 @@ def cs224n_table(results: dict) -> str:
     own = [results.get(f"birthplace_dev_acc_course_{p}", {}) for p in ("cut", "gpu")]
     pair = [
         " / ".join(
-            cell(section, key, "dev").removesuffix(" (dev)") for key in ("vanilla_finetuned", "synthesizer_finetuned")
+            with_interval(s[key]) if key in s else "not yet run"
+            for key in ("vanilla_finetuned", "synthesizer_finetuned")
         )
-        for section in own
+        + f" (dev{not_recorded([s[key] for key in ('vanilla_finetuned', 'synthesizer_finetuned') if key in s])})"
+        for s in own
     ]
     cut_time = whole_run(results, "course-cut", "birthplace").strip(" ()")
     rows.append(
         [
             f"the course's own setting: characters, span corruption, {epochs} epochs (vanilla / synthesizer)",
             f"{course_bar(bars['vanilla'])} / {course_bar(bars['synthesizer'])} (dev)",
-            f"cut: {pair[0]} (dev)",
-            f"{pair[1]} (dev)" if own[1] else "not yet run",
+            f"cut: {pair[0]}",
+            pair[1] if own[1] else "not yet run",
             f"`make cs224n PROFILE=course` (a GPU) or `PROFILE=course-cut` "
             f"({cut_time + ': ' if cut_time else ''}{cut_epochs} of the {epochs} epochs)",
         ]
@@ -200,7 +227,13 @@ def altegrad_table(results: dict) -> str:
     ]
     own = [results.get(f"sentiment_valid_acc_course_{p}") for p in ("cut", "gpu")]
     keys = [key for key, _, _, _ in course_numbers()["ALTEGRAD"]]
-    pair = [" / ".join(percent(s[k]["value"]) if k in s else "—" for k in keys) if s else None for s in own]
+    pair = [
+        " / ".join(with_interval(s[k]) if k in s else "—" for k in keys)
+        + f" (validation{not_recorded([s[k] for k in keys if k in s])})"
+        if s
+        else None
+        for s in own
+    ]
     steps = [config_value(f"altegrad/{p}/lm.json", "max_steps") for p in ("course-cut", "course")]
     epochs = [config_value(f"altegrad/{p}/scratch.json", "num_train_epochs") for p in ("course-cut", "course")]
     cut_time = whole_run(results, "course-cut", "sentiment_lab").strip(" ()")
@@ -208,8 +241,8 @@ def altegrad_table(results: dict) -> str:
         [
             "the lab's own setting: its 21M-parameter model, its 50,001 ids, 3 seeds (scratch / pretrained / frozen)",
             f"{' / '.join(lab[k] for k in keys)} (validation)",
-            f"cut: {pair[0]} (validation)" if pair[0] else "not yet run",
-            f"{pair[1]} (validation)" if pair[1] else "not yet run",
+            f"cut: {pair[0]}" if pair[0] else "not yet run",
+            pair[1] or "not yet run",
             f"`make altegrad PROFILE=course-cut` ({cut_time + ': ' if cut_time else ''}{steps[0]:,} of the "
             f"{steps[1]:,} LM steps, {epochs[0]} of the {epochs[1]} epochs) or `PROFILE=course` (a GPU)",
         ]
@@ -240,44 +273,108 @@ def _curve(results: dict) -> tuple[list[str], dict]:
     return [str(n) for n in curve["budgets"]], curve["rows"]
 
 
+CURVE = "sentiment_label_curve"
+BY_THE_MEANS = f"by the means; {INTERVAL_PENDING.replace('interval', 'intervals')}"
+
+
+def curve_comparison(results: dict, first: str, second: str, budget: str) -> dict | None:
+    """The paired comparison of two curve rows at a budget (`second` "best_neural": TF-IDF's against the better
+    neural row), None when the runs recorded none."""
+    return results.get("comparisons", {}).get(comparison_key(CURVE, first, second, budget))
+
+
 def curve_budgets(results: dict) -> str:
     budgets, rows = _curve(results)
     draws = len(next(iter(rows.values()))[budgets[0]]["per_draw"])
     return f"{int(budgets[0]):,} to {int(budgets[-1]):,} labelled reviews, {draws} draws each"
 
 
-def curve_gaps(results: dict) -> str:
-    """Pretrained − scratch LP-FT at each budget (validation means), in points."""
+def _budget_gaps(results: dict, first: str, second: str) -> str:
+    """`first` − `second` at each budget of the curve, in points: each with its paired 95 % interval in brackets and
+    the budgets where it holds zero named, or the differences of the means with their intervals pending."""
     budgets, rows = _curve(results)
-    gaps = [rows["pretrained_lp_ft"][n]["mean"] - rows["scratch_lp_ft"][n]["mean"] for n in budgets]
-    shown = [
-        f"{points(gap)} {'points at' if i == 0 else 'at'} {int(n):,}"
-        for i, (n, gap) in enumerate(zip(budgets, gaps, strict=True))
-    ]
-    return f"{', '.join(shown[:-1])} and {shown[-1]} labels"
+    shown, level, pending, found_any = [], [], False, False
+    for i, n in enumerate(budgets):
+        found = curve_comparison(results, first, second, n)
+        if second == "best_neural":
+            gap = rows[first][n]["mean"] - max(rows[key][n]["mean"] for key in rows if key != first)
+        else:
+            gap = rows[first][n]["mean"] - rows[second][n]["mean"]
+        text = points(found["diff"] if found else gap) + (" points" if i == 0 else "")
+        if found:
+            text += f" [{points(found['ci95'][0])}, {points(found['ci95'][1])}]"
+            level += [f"{int(n):,}"] if holds_zero(found["ci95"]) else []
+        pending |= found is None
+        found_any |= found is not None
+        shown.append(f"{text} at {int(n):,}")
+    notes = []
+    if found_any:
+        notes.append("95 % paired intervals in brackets")
+    if level:
+        notes.append(f"no measurable difference at {', '.join(level)}")
+    if pending:
+        notes.append("differences of the means; intervals pending a rerun")
+    return f"{', '.join(shown[:-1])} and {shown[-1]} labels ({'; '.join(notes)})"
+
+
+def curve_gaps(results: dict) -> str:
+    """Pretrained − scratch LP-FT at each budget (validation), in points, with their paired intervals."""
+    return _budget_gaps(results, "pretrained_lp_ft", "scratch_lp_ft")
+
+
+def curve_tfidf_gaps(results: dict) -> str:
+    """TF-IDF − the better neural row at each budget (validation), in points, with their paired intervals."""
+    return _budget_gaps(results, "tfidf", "best_neural")
+
+
+def _leads(results: dict, first: str, second: str, n: str) -> tuple[bool, bool]:
+    """Whether `first` leads `second` at budget `n`, and whether that rests on an interval (above zero) rather than
+    the means alone (no comparison recorded)."""
+    found = curve_comparison(results, first, second, n)
+    if found is not None:
+        return found["ci95"][0] > 0, True
+    _, rows = _curve(results)
+    if second == "best_neural":
+        return rows[first][n]["mean"] > max(rows[key][n]["mean"] for key in rows if key != first), False
+    return rows[first][n]["mean"] > rows[second][n]["mean"], False
 
 
 def curve_probe_lead(results: dict) -> str:
-    """The budgets, from the smallest, at which the frozen backbone's probe leads scratch LP-FT."""
-    budgets, rows = _curve(results)
-    leading = 0
+    """The budgets, from the smallest, at which the frozen backbone's probe leads scratch LP-FT: measurably (its
+    paired interval above zero), or by the means while the intervals are pending."""
+    budgets, _ = _curve(results)
+    leading, measured = 0, []
     for n in budgets:
-        if rows["frozen_linear_probe"][n]["mean"] <= rows["scratch_lp_ft"][n]["mean"]:
+        lead, by_interval = _leads(results, "frozen_linear_probe", "scratch_lp_ft", n)
+        measured.append(by_interval)
+        if not lead:
             break
         leading = int(n)
-    return f"up to {leading:,} labels" if leading else "at no budget"
+    shown = f"up to {leading:,} labels" if leading else "at no budget"
+    return shown if all(measured) else f"{shown} ({BY_THE_MEANS})"
 
 
 def curve_tfidf_lead(results: dict) -> str:
-    """The smallest budget from which TF-IDF leads every neural row at every larger budget."""
-    budgets, rows = _curve(results)
-    neural = [key for key in rows if key != "tfidf"]
-    lead_from = None
+    """The smallest budget from which TF-IDF leads every neural row at every larger budget: measurably (its paired
+    interval against the better neural row above zero), or by the means while the intervals are pending."""
+    budgets, _ = _curve(results)
+    lead_from, measured = None, []
     for n in reversed(budgets):
-        if rows["tfidf"][n]["mean"] <= max(rows[key][n]["mean"] for key in neural):
+        lead, by_interval = _leads(results, "tfidf", "best_neural", n)
+        measured.append(by_interval)
+        if not lead:
             break
         lead_from = int(n)
-    return f"from {lead_from:,} labels on" if lead_from else "at no budget"
+    shown = f"from {lead_from:,} labels on" if lead_from else "at no budget"
+    return shown if all(measured) else f"{shown} ({BY_THE_MEANS})"
+
+
+def compare(results: dict, section: str, first: str, second: str) -> str:
+    """`<!-- generated: compare SECTION FIRST SECOND -->`: FIRST − SECOND of a section's rows, in points, with what
+    its paired 95 % interval says (`report.difference_text`), or its interval pending when none is recorded."""
+    rows = results[section]
+    found = results.get("comparisons", {}).get(comparison_key(section, first, second))
+    return difference_text(found, rows[first]["value"] - rows[second]["value"])
 
 
 def best_neural_test(results: dict) -> str:
@@ -314,7 +411,17 @@ def lab_reported(results: dict) -> str:
     )
 
 
+def interval_note(results: dict) -> str:
+    """What the brackets of the course tables are, and why the test accuracies have none."""
+    return (
+        "Each of our dev and validation numbers is followed by its 95 % interval in brackets (over the questions or "
+        "reviews scored, and the finetuning seeds) where its runs recorded one; the test accuracies are scored "
+        "outside the project, the test labels held back, and have none."
+    )
+
+
 PARTS: dict[str, Callable[..., str]] = {
+    "interval-note": interval_note,
     "cs224n-bar": cs224n_bar,
     "lab-reported": lab_reported,
     "gap": gap,
@@ -328,4 +435,6 @@ PARTS: dict[str, Callable[..., str]] = {
     "curve-gaps": curve_gaps,
     "curve-probe-lead": curve_probe_lead,
     "curve-tfidf-lead": curve_tfidf_lead,
+    "curve-tfidf-gaps": curve_tfidf_gaps,
+    "compare": compare,
 }

@@ -95,6 +95,11 @@ def test_tfidf_budget_and_seed_reach_the_draw_and_the_fit(tmp_path, monkeypatch,
     # The test predictions are the budget's own fit: no refit on the validation reviews.
     assert fits == [24]
     assert len((out / "test_predictions.txt").read_text().splitlines()) == 10  # the test reviews
+    # each validation review scored by the budget's fit, in order, agreeing with its accuracy
+    examples = [json.loads(line) for line in (out / "examples_validation.jsonl").read_text().splitlines()]
+    assert [e["index"] for e in examples] == list(range(len(examples))) and examples
+    right = sum(e["prediction"] == e["reference"] for e in examples)
+    assert right / len(examples) == pytest.approx(report["eval_accuracy"])
 
     # Without a budget: every training review, then a refit on train + validation for the test predictions.
     fits.clear()

@@ -56,7 +56,7 @@ def test_the_committed_documents_are_current_and_every_link_resolves() -> None:
 @pytest.mark.parametrize(
     ("path", "value", "shown", "stale"),
     [
-        ("birthplace_dev_acc.vanilla_recite.value", 0.123, "| 12.3 % (dev) |", {"README.md"}),
+        ("birthplace_dev_acc.vanilla_recite.value", 0.123, "| 12.3 % (dev; interval not recorded) |", {"README.md"}),
         ("birthplace_dev_acc_course_cut.vanilla_nopretrain.value", 0.031, "3.1 %", {"README.md"}),
         ("sentiment_test_acc.profiles.gpu.frozen", 0.5, "50.0 % (test)", {"README.md", "BENCHMARKS.md"}),
         ("sentiment_test_acc.tfidf_logistic_regression.train", 0.5, "50.0 %", {"docs/glossary.md", "BENCHMARKS.md"}),
@@ -109,10 +109,75 @@ def test_the_label_curve_phrases_follow_the_curve() -> None:
     rows["frozen_linear_probe"]["100"]["mean"] = rows["scratch_lp_ft"]["100"]["mean"]  # a tie is not a lead
     rows["tfidf"]["800"]["mean"] = 0.0
 
-    assert results_text.curve_probe_lead(results) == "up to 50 labels"
-    assert results_text.curve_tfidf_lead(results) == "from 1,600 labels on"
+    pending = " (by the means; intervals pending a rerun)"  # the committed curve's runs recorded no intervals
+    assert results_text.curve_probe_lead(results) == "up to 50 labels" + pending
+    assert results_text.curve_tfidf_lead(results) == "from 1,600 labels on" + pending
     gaps = results_text.curve_gaps(results)
-    assert gaps.startswith("+4.6 points at 24, +5.8 at 50") and gaps.endswith(" and +2.2 at 1,600 labels")
+    assert gaps.startswith("+4.6 points at 24, +5.8 at 50")
+    assert gaps.endswith(" and +2.2 at 1,600 labels (differences of the means; intervals pending a rerun)")
+
+
+def _with_comparisons(results: dict, low: float = 0.01, high: float = 0.05) -> dict:
+    """`results` with a paired comparison, of interval [low, high], for every pair the documents compare."""
+    results = copy.deepcopy(results)
+    found = results.setdefault("comparisons", {})
+    for first, second, section in [
+        ("pretrained_lp_ft", "scratch_lp_ft", "sentiment_valid_acc"),
+        ("pretrained", "scratch", "sentiment_valid_acc_course_cut"),
+    ]:
+        rows = results[section]
+        diff = round(rows[first]["value"] - rows[second]["value"], 4)
+        entry = {"section": section, "first": first, "second": second, "diff": diff, "ci95": [low, high]}
+        found[f"{section}/{first}-vs-{second}"] = entry
+    for budget in results["sentiment_label_curve"]["budgets"]:
+        for first, second in [
+            ("pretrained_lp_ft", "scratch_lp_ft"),
+            ("frozen_linear_probe", "scratch_lp_ft"),
+            ("tfidf", "best_neural"),
+        ]:
+            entry = {"diff": 0.03, "ci95": [low, high]}
+            found[f"sentiment_label_curve/{first}-vs-{second}/n{budget}"] = entry
+    return results
+
+
+def test_a_comparison_sentence_says_no_measurable_difference_when_its_interval_holds_zero() -> None:
+    """The sentences that compare two rows come from `comparisons`: an interval above zero is a difference, one that
+    holds zero is said to be none, and without a comparison the interval is said to be pending."""
+    measured = _with_comparisons(RESULTS)
+    key = "sentiment_valid_acc/pretrained_lp_ft-vs-scratch_lp_ft"
+    text = results_text.compare(measured, "sentiment_valid_acc", "pretrained_lp_ft", "scratch_lp_ft")
+    assert text == "+1.9 points (95 % interval +1.0 to +5.0)"
+
+    level = copy.deepcopy(measured)
+    level["comparisons"][key]["ci95"] = [-0.004, 0.042]
+    text = results_text.compare(level, "sentiment_valid_acc", "pretrained_lp_ft", "scratch_lp_ft")
+    assert text == "+1.9 points, no measurable difference (95 % interval −0.4 to +4.2)"
+    assert "docs/courses.md" in _stale(level)  # the document's sentence changes with it
+    assert "no measurable difference" in generate.expected(level, LEVERS)[REPO_ROOT / "docs" / "courses.md"]
+
+    pending = results_text.compare(RESULTS, "sentiment_valid_acc", "pretrained_lp_ft", "scratch_lp_ft")
+    assert pending == "+1.9 points (interval pending a rerun)"
+
+
+def test_the_label_curve_phrases_follow_the_intervals() -> None:
+    """With the curve's comparisons recorded: each gap with its interval, the budgets whose interval holds zero
+    named, and a lead only where the interval is above zero."""
+    measured = _with_comparisons(RESULTS)
+    assert results_text.curve_probe_lead(measured) == "up to 1,600 labels"
+    assert results_text.curve_tfidf_lead(measured) == "from 24 labels on"
+    assert results_text.curve_gaps(measured).endswith(
+        "[+1.0, +5.0] at 1,600 labels (95 % paired intervals in brackets)"
+    )
+
+    measured["comparisons"]["sentiment_label_curve/frozen_linear_probe-vs-scratch_lp_ft/n100"]["ci95"] = [-0.01, 0.05]
+    measured["comparisons"]["sentiment_label_curve/pretrained_lp_ft-vs-scratch_lp_ft/n800"]["ci95"] = [-0.01, 0.05]
+    measured["comparisons"]["sentiment_label_curve/tfidf-vs-best_neural/n24"]["ci95"] = [-0.01, 0.05]
+    assert results_text.curve_probe_lead(measured) == "up to 50 labels"
+    assert results_text.curve_tfidf_lead(measured) == "from 50 labels on"
+    assert results_text.curve_gaps(measured).endswith(
+        "(95 % paired intervals in brackets; no measurable difference at 800)"
+    )
+    assert "no measurable difference at 800" in generate.expected(measured, LEVERS)[REPO_ROOT / "README.md"]
 
 
 def test_the_mutant_table_is_the_mutation_list(monkeypatch: pytest.MonkeyPatch) -> None:

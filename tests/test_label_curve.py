@@ -276,3 +276,20 @@ def test_the_figure_is_drawn_from_results_or_from_the_run_folders(tmp_path):
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 10_000
     with pytest.raises(SystemExit, match="no sentiment_label_curve_gpu section"):
         plot_label_curve.main(["--from_results", *common, "--profile", "gpu", "--output", str(tmp_path / "c.png")])
+
+
+def test_the_figures_bands_are_the_intervals_where_recorded_else_the_draws():
+    """A row whose every point has its 95 % interval is drawn with the interval as its band; a row of older runs
+    (no interval) keeps the band from its lowest to its highest draw."""
+    with_interval = {
+        "24": {"per_draw": {"seed42": 0.6, "seed43": 0.7}, "mean": 0.65, "ci95": [0.55, 0.74]},
+        "50": {"per_draw": {"seed42": 0.7, "seed43": 0.8}, "mean": 0.75, "ci95": [0.66, 0.83]},
+    }
+    assert plot_label_curve.band(with_interval, ["24", "50"]) == (
+        pytest.approx([55.0, 66.0]),
+        pytest.approx([74.0, 83.0]),
+    )
+    without = {key: {k: v for k, v in point.items() if k != "ci95"} for key, point in with_interval.items()}
+    assert plot_label_curve.band(without, ["24", "50"]) == (pytest.approx([60.0, 70.0]), pytest.approx([70.0, 80.0]))
+    assert plot_label_curve.has_intervals({"rows": {"a": with_interval}})
+    assert not plot_label_curve.has_intervals({"rows": {"a": with_interval, "b": without}})

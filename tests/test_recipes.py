@@ -13,6 +13,7 @@ import torch
 from tiny import RECIPE as COMMON
 from tiny import TINY
 
+from hf_models.metrics import read_scored_examples
 from hf_models.tasks import birthplace
 from hf_models.tasks import pretraining as pretrain
 from hf_models.tasks import sentiment as finetune_sentiment
@@ -390,6 +391,7 @@ def test_lp_ft_keeps_its_probe_as_the_frozen_probe_run(tmp_path, tiny_cls_books,
     """--save_linear_probe: an LP-FT run keeps its probe, before finetuning, in OUTPUT_DIR/linear_probe, and that
     folder holds what a --freeze_backbone --num_train_epochs 0 run of the same seed scores and predicts (the
     benchmark's frozen probe row comes from it); the flag is refused without a probe to keep."""
+    from hf_models.data import load_cls_books
     from hf_models.run_record import read_record
 
     probe_args = ["--classifier_pooling", "all_layers", "--head_init", "linear_probe", "--linear_probe_folds", "4"]
@@ -409,6 +411,19 @@ def test_lp_ft_keeps_its_probe_as_the_frozen_probe_run(tmp_path, tiny_cls_books,
     predictions = (lp_ft / "linear_probe" / "test_predictions.txt").read_text()
     assert predictions == (alone / "test_predictions.txt").read_text() and predictions.count("\n") > 0
     assert read_results(lp_ft)["epoch"] == 1.0 and read_results(lp_ft)["final_train_loss"] > 0  # then finetuned
+    # each run's scored validation reviews, in order, agree with its accuracy: the probe kept alone scores the
+    # reviews as the zero-epoch run does, and the finetuned run's file is its last evaluation's
+    probe_examples = read_scored_examples(lp_ft / "linear_probe" / "examples_validation.jsonl")
+    assert probe_examples == read_scored_examples(alone / "examples_validation.jsonl")
+    labels = load_cls_books(tiny_cls_books)["validation"]["label"]
+    for folder, accuracy in (
+        (lp_ft / "linear_probe", scores["accuracy"]),
+        (lp_ft, read_results(lp_ft)["eval_accuracy"]),
+    ):
+        examples = read_scored_examples(folder / "examples_validation.jsonl")
+        assert [e["index"] for e in examples] == list(range(len(labels)))
+        assert [e["reference"] for e in examples] == labels
+        assert sum(e["prediction"] == e["reference"] for e in examples) / len(labels) == pytest.approx(accuracy)
 
     with pytest.raises(ValueError, match="--save_linear_probe keeps the probe"):
         _finetune(tmp_path, "no_probe_kept", tiny_cls_books, source, ["--save_linear_probe"])
@@ -485,6 +500,11 @@ def test_birthplace_pretrain_finetune_evaluate(tmp_path, synthetic_birthplace_di
     assert f"Correct: {metrics['correct']} out of 60: " in capsys.readouterr().out
     assert len((ft / "predictions_validation.txt").read_text(encoding="utf-8").splitlines()) == 60
     assert read_report(ft, "report_evaluate_validation.json")["total"] == 60
+    # each dev question's answer beside its gold place, in order, for the intervals
+    examples = read_scored_examples(ft / "examples_validation.jsonl")
+    predicted = (ft / "predictions_validation.txt").read_text(encoding="utf-8").splitlines()
+    assert [e["prediction"] for e in examples] == predicted and [e["index"] for e in examples] == list(range(60))
+    assert sum(e["prediction"].strip() == e["reference"] for e in examples) == metrics["correct"]
 
     birthplace.main(
         [

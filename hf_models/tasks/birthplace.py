@@ -44,7 +44,7 @@ from hf_models.data import (
     tokenize_documents,
 )
 from hf_models.hub import write_run_card
-from hf_models.metrics import load_metric
+from hf_models.metrics import load_metric, write_scored_examples
 from hf_models.run_record import Evaluation, RunRecord, model_reference, read_record, updating_record
 from hf_models.safety import check_count, check_output_file, removing_what_fails
 from hf_models.textio import UsageError, atomic_write_text
@@ -452,4 +452,5 @@ def evaluate_answers(
                 write_report(training_args, (model_args, bp_args, training_args), metrics, timer.seconds, path=report)
                 if "exact_match" in metrics:
                     _record_evaluation(output_dir, bp_args, source, metrics, timer)
+                    write_scored_examples(output_dir, predictions, list(split["answer"]), _output_name(bp_args))
     return metrics

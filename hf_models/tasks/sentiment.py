@@ -29,7 +29,7 @@ from transformers.trainer_utils import IntervalStrategy
 
 from hf_models import SmallEncoderForSequenceClassification
 from hf_models.data import balanced_subset, load_cls_books
-from hf_models.metrics import load_metric
+from hf_models.metrics import load_metric, write_scored_examples
 from hf_models.run_record import Evaluation, RunRecord, hardware, model_size, one_per_epoch
 from hf_models.safety import check_count, check_output_file
 from hf_models.textio import UsageError, atomic_write_text
@@ -122,11 +122,13 @@ def _classifier(model_args: ModelArguments, data_args: SentimentArguments, token
 
 
 def compute_metrics() -> Callable[[EvalPrediction], dict]:
-    """Trainer's `compute_metrics`: accuracy and F1 of the predicted classes."""
+    """Trainer's `compute_metrics`: accuracy and F1 of the predicted classes. The last evaluation's classes and
+    labels stay on the function (`scored`: the split's order, the eval sampler's) for `write_scored_examples`."""
     accuracy, f1 = load_metric("accuracy"), load_metric("f1")
 
     def compute(prediction: EvalPrediction) -> dict:
         predictions = np.argmax(prediction.predictions, axis=-1)
+        compute.scored = (predictions.tolist(), np.asarray(prediction.label_ids).tolist())
         return {
             **accuracy.compute(predictions=predictions, references=prediction.label_ids),
             **f1.compute(predictions=predictions, references=prediction.label_ids),
@@ -253,7 +255,7 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
         encoded["validation"],
         callbacks=callbacks,
         task="sentiment",
-        compute_metrics=compute_metrics(),
+        compute_metrics=(scorer := compute_metrics()),
         length_buckets=data_args.length_buckets,
         optimizer_cls_and_kwargs=discriminative_optimizer(model, training_args, backbone_lr),
     )
@@ -261,6 +263,8 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
     metrics.update(probe_metrics)
     eval_metrics = trainer.evaluate(encoded["validation"])
     metrics.update(eval_metrics)
+    if trainer.is_world_process_zero():  # each review's predicted and gold label, for the intervals
+        write_scored_examples(training_args.output_dir, *scorer.scored)
     metrics.update(validation_per_epoch(trainer.state.log_history))
     write_test_predictions(trainer, encoded["test"], metrics)
     return finish_run(
@@ -326,6 +330,7 @@ def save_linear_probe_run(
         return
     os.makedirs(folder, exist_ok=True)
     atomic_write_text(os.path.join(folder, TEST_PREDICTIONS), "".join(f"{int(i)}\n" for i in test_logits.argmax(-1)))
+    write_scored_examples(folder, logits.argmax(-1).tolist(), labels.tolist())
     hyperparameters = {"seed": training_args.seed, "classifier_pooling": model.config.classifier_pooling}
     record = RunRecord(
         task="sentiment",
