@@ -23,6 +23,7 @@ benchmarks/figures/ with the profile's suffix: what `make docs` shows.
 from __future__ import annotations
 
 import argparse
+import copy
 import functools
 import hashlib
 import itertools
@@ -122,13 +123,20 @@ class Profile:
         return [name for name, owner in self.pipelines.items() if owner == course]
 
 
+@functools.lru_cache(maxsize=32)
+def _parsed(text: str) -> object:
+    """A profile file's text, parsed once: the report asks for every profile's order and titles again and again (a
+    changed file is new text, parsed anew). `_yaml` copies it, since it and `load` change what they get."""
+    return yaml.safe_load(text)
+
+
 def _yaml(name: str) -> dict:
     path = PROFILES_DIR / f"{name}.yaml"
     if not path.is_file():
         known = ", ".join(names()) if PROFILES_DIR.is_dir() else "none"
         raise ProfileError(f"unknown profile {name!r}: no benchmarks/profiles/{name}.yaml (profiles: {known})")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = copy.deepcopy(_parsed(path.read_text(encoding="utf-8")))
     except yaml.YAMLError as error:  # the file and its line, not yaml's traceback
         mark = getattr(error, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""
