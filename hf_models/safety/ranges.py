@@ -98,7 +98,7 @@ def check_flag_ranges(*arguments: Any, ranges: Mapping[str, Range] | None = None
     if unknown:
         raise ValueError(f"ranges of flags that these arguments do not have: {sorted(unknown)}")
     for argument, named in zip(arguments, values, strict=True):
-        allowed_by_name = {**field_ranges(argument), **(ranges or {})}
+        allowed_by_name = {**(field_ranges(argument) if dataclasses.is_dataclass(argument) else {}), **(ranges or {})}
         for name, value in named.items():
             items = value if isinstance(value, list | tuple) else [value]
             if name.endswith(PATH_SUFFIXES) and any(isinstance(item, str) and not item.strip() for item in items):

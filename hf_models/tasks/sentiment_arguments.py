@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import ast
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from hf_models.safety.ranges import KEPT_SHARE, NON_NEGATIVE, POSITIVE, Range
-from hf_models.small_encoder.configuration_small_encoder import CLASSIFIER_POOLINGS
 from hf_models.training.arguments import FlagGroup, model_group, read_arguments_file, trainer_group
 
+# The model config's own `ClassifierPooling = Literal[...]`, read from its source: importing the model package would
+# double the time of -h.
+_CONFIG_SOURCE = Path(__file__).resolve().parent.parent / "small_encoder" / "configuration_small_encoder.py"
+CLASSIFIER_POOLINGS = next(
+    list(ast.literal_eval(node.value.slice))
+    for node in ast.parse(_CONFIG_SOURCE.read_text(encoding="utf-8")).body
+    if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "ClassifierPooling"
+)
 DEFAULT_PRESET = "altegrad-lab"  # the model from scratch, unless --model_config names another
 # The lab's finetuning from the pretrained model, in the recipes' configs/ folder: the recipe's defaults of the
 # Trainer flags and of the length a review is read to.
