@@ -24,16 +24,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
 
-__all__ = [
-    "AUGMENT_FORMS",
-    "augment_forms",
-    "augment_paragraph",
-    "augmentation_cost",
-    "augmented_copies",
-    "name_first",
-    "opening_sentence",
-    "split_paragraph",
-]
 
 logger = logging.getLogger(__name__)
 
@@ -151,10 +141,8 @@ def augmentation_cost(
         "train_augment_paragraphs_tokens": trained_tokens(paragraphs),
     }
     for form, texts in copies.items():
-        cost[f"train_augment_{form}_examples"], cost[f"train_augment_{form}_tokens"] = (
-            len(texts),
-            trained_tokens(texts),
-        )
+        cost[f"train_augment_{form}_examples"] = len(texts)
+        cost[f"train_augment_{form}_tokens"] = trained_tokens(texts)
         logger.info(
             f"Augmentation '{form}': {len(texts)} copies of {len(paragraphs)} paragraphs, "
             f"{cost[f'train_augment_{form}_tokens']} tokens per epoch "

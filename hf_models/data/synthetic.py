@@ -21,8 +21,6 @@ from pathlib import Path
 
 from ..textio import atomic_write_text
 
-__all__ = ["PLACES", "write_synthetic_birthplace"]
-
 # The first place is the most common one; the weights fall off so that no two places tie at the top.
 PLACES = (
     "London, Paris, Berlin, Vienna, Glasgow, Dublin, Chicago, Toronto, Sydney, Melbourne, Boston, Madrid, "
