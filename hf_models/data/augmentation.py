@@ -62,11 +62,6 @@ def split_paragraph(paragraph: str) -> tuple[str | None, list[str]]:
     return None, _split_sentences(paragraph)
 
 
-def _join(title: str | None, sentences: list[str]) -> str:
-    body = " ".join(sentences)
-    return f"{title}. {body}" if title else body
-
-
 def _with_name_first(sentence: str, name: str) -> str:
     """The sentence starting with the full name: a leading pronoun or part of the name replaced, else prefixed."""
     if sentence.startswith((name, name.replace(".", ""))):
@@ -89,7 +84,7 @@ def name_first(paragraph: str) -> str | None:
     title, sentences = split_paragraph(paragraph)
     if title is None:
         return None
-    copy = _join(title, [_with_name_first(s, title) for s in sentences])
+    copy = f"{title}. " + " ".join(_with_name_first(s, title) for s in sentences)
     return copy if copy != paragraph.strip() else None
 
 
