@@ -115,7 +115,7 @@ def _named_errors(path: str | os.PathLike) -> Iterator[None]:
             f"{path}: corrupt or truncated gzip file ({err or type(err).__name__}); download or compress it again"
         ) from None
     except UnicodeDecodeError:
-        error = _find_decode_error(path)
+        error = find_decode_error(path)
         if error is None:
             raise
         raise error from None
@@ -145,7 +145,7 @@ def open_text(path: str | os.PathLike) -> io.TextIOWrapper:
     return io.TextIOWrapper(open_binary(path), encoding=TEXT_ENCODING, newline=None)
 
 
-def _find_decode_error(path: str | os.PathLike) -> TextDecodeError | None:
+def find_decode_error(path: str | os.PathLike) -> TextDecodeError | None:
     """The `TextDecodeError` naming the first line of a plain or gzip file that is not valid UTF-8, or None. Lines
     are cut as `open_text` cuts them; 0x0A and 0x0D occur in no UTF-8 multi-byte character: each decodes alone."""
     lineno = 0
@@ -179,12 +179,6 @@ def read_text(path: str | os.PathLike) -> str:
     check_text_file(path)
     with _named_errors(path), open_text(path) as f:
         return f.read()
-
-
-def find_invalid_utf8(path: str | os.PathLike) -> tuple[int, int] | None:
-    """`(line, column)` (1-based) of the first invalid UTF-8 byte of a plain or gzip file, or None."""
-    error = _find_decode_error(path)
-    return None if error is None else (error.line, error.column)
 
 
 def check_not_empty(path: str | os.PathLike) -> None:

@@ -211,7 +211,7 @@ def test_invalid_utf8_is_on_the_same_line_for_every_reader(tmp_path):
         list(iter_text_lines(path))
     with pytest.raises(TextDecodeError, match=r"bad\.txt:3: invalid UTF-8"):
         read_text(path)
-    with pytest.raises(DataError, match=r"bad\.txt:3: invalid UTF-8 \(column 7\)"):
+    with pytest.raises(DataError, match=r"bad\.txt:3: invalid UTF-8 \(byte b'\\xff' at column 7\)"):
         load_text_corpus(path, cache_dir=str(tmp_path / "cache"))
 
 

@@ -28,38 +28,22 @@ from hf_models import lazy_namespace
 # Each public name and the module that holds it, imported when first used: `recipes/app.py -h` reads only
 # `arguments` (no torch, no Gradio).
 _MODULES = {
-    "APP_CONFIG_FILE": "arguments",
-    "ATTENTION_TITLES": "predictions",
-    "EXAMPLE_PROMPT": "predictions",
-    "EXAMPLE_QUESTION": "predictions",
-    "EXAMPLE_REVIEW": "predictions",
-    "HEADS": "loading",
-    "LONDON": "predictions",
-    "LONDON_LABEL": "predictions",
-    "PROG": "arguments",
-    "QUESTION_FORM": "predictions",
-    "TASK_VIEWS": "loading",
-    "AppError": "loading",
-    "AttentionMap": "predictions",
-    "LoadedModel": "loading",
-    "answer_birthplace": "predictions",
-    "attention_map": "predictions",
-    "build_app": "layout",
-    "classify_review": "predictions",
-    "empty_answer_reason": "predictions",
-    "empty_continuation_reason": "predictions",
-    "generate_text": "predictions",
-    "load_model": "loading",
-    "load_models": "loading",
-    "main": "layout",
-    "model_view": "loading",
-    "parse_args": "arguments",
-    "parse_source": "loading",
-    "printable": "text",
-    "read_app_config": "loading",
-    "render_heatmap": "predictions",
-    "shown_as_one_line": "layout",
-    "trained_task": "loading",
+    name: module
+    for module, names in {
+        "arguments": "APP_CONFIG_FILE PROG parse_args",
+        "predictions": (
+            "ATTENTION_TITLES EXAMPLE_PROMPT EXAMPLE_QUESTION EXAMPLE_REVIEW LONDON LONDON_LABEL "
+            "QUESTION_FORM AttentionMap answer_birthplace attention_map classify_review empty_answer_reason "
+            "empty_continuation_reason generate_text render_heatmap"
+        ),
+        "loading": (
+            "HEADS TASK_VIEWS AppError LoadedModel load_model load_models model_view parse_source "
+            "read_app_config trained_task"
+        ),
+        "layout": "build_app main shown_as_one_line",
+        "text": "printable",
+    }.items()
+    for name in names.split()
 }
 
 __all__ = list(_MODULES)

@@ -38,19 +38,9 @@ PACKAGE_DIR = Path(__file__).resolve().parents[1]
 LAUNCHER = PACKAGE_DIR.parent / "recipes" / "app.py"
 # The distributions `hf_models` and its app import (pyproject's dependencies and the `app` extra).
 SPACE_PACKAGES = (
-    "torch",
-    "transformers",
-    "tokenizers",
-    "datasets",
-    "accelerate",
-    "evaluate",
-    "safetensors",
-    "huggingface_hub",
-    "matplotlib",
-    "protobuf",
-    "filelock",
-    "gradio",
-)
+    "torch transformers tokenizers datasets accelerate evaluate safetensors huggingface_hub matplotlib protobuf "
+    "filelock jinja2 scipy gradio"
+).split()
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 PACKAGE_PATTERNS = ("*.py", "small_encoder/presets/*.json")
 SPACE_ALLOW_PATTERNS = [

@@ -18,36 +18,21 @@ from hf_models import lazy_namespace
 
 # Each name and its module, imported when first used (a command line's checks need no datasets).
 _MODULES = {
-    "BIRTHPLACE_FILES": "loaders",
-    "AUGMENT_FORMS": "augmentation",
-    "IGNORE_INDEX": "objectives",
-    "DataError": "loaders",
-    "DataWarning": "loaders",
-    "augment_forms": "augmentation",
-    "augment_paragraph": "augmentation",
-    "augmentation_cost": "augmentation",
-    "augmented_copies": "augmentation",
-    "balanced_subset": "loaders",
-    "SpanCorruptionCollator": "objectives",
-    "TrimPaddingCollator": "processing",
-    "check_characters": "objectives",
-    "corrupt_for_evaluation": "objectives",
-    "detokenize_spm": "loaders",
-    "encode_birthplace_qa": "objectives",
-    "encode_char_qa": "objectives",
-    "encode_openings": "objectives",
-    "encode_reciting_qa": "objectives",
-    "group_texts": "processing",
-    "load_birthplace": "loaders",
-    "load_birthplace_corpus": "loaders",
-    "load_cls_books": "loaders",
-    "load_text_corpus": "loaders",
-    "person_name": "objectives",
-    "read_lines": "loaders",
-    "span_corrupt": "objectives",
-    "tokenize_and_group": "processing",
-    "tokenize_documents": "processing",
-    "write_synthetic_birthplace": "synthetic",
+    name: module
+    for module, names in {
+        "loaders": (
+            "BIRTHPLACE_FILES DataError DataWarning balanced_subset detokenize_spm load_birthplace "
+            "load_birthplace_corpus load_cls_books load_text_corpus read_lines"
+        ),
+        "augmentation": "AUGMENT_FORMS augment_forms augment_paragraph augmentation_cost augmented_copies",
+        "objectives": (
+            "IGNORE_INDEX SpanCorruptionCollator check_characters corrupt_for_evaluation "
+            "encode_birthplace_qa encode_char_qa encode_openings encode_reciting_qa person_name span_corrupt"
+        ),
+        "processing": "TrimPaddingCollator group_texts tokenize_and_group tokenize_documents",
+        "synthetic": "write_synthetic_birthplace",
+    }.items()
+    for name in names.split()
 }
 
 __all__ = list(_MODULES)

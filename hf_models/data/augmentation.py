@@ -24,16 +24,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
 
-__all__ = [
-    "AUGMENT_FORMS",
-    "augment_forms",
-    "augment_paragraph",
-    "augmentation_cost",
-    "augmented_copies",
-    "name_first",
-    "opening_sentence",
-    "split_paragraph",
-]
 
 logger = logging.getLogger(__name__)
 
@@ -72,11 +62,6 @@ def split_paragraph(paragraph: str) -> tuple[str | None, list[str]]:
     return None, _split_sentences(paragraph)
 
 
-def _join(title: str | None, sentences: list[str]) -> str:
-    body = " ".join(sentences)
-    return f"{title}. {body}" if title else body
-
-
 def _with_name_first(sentence: str, name: str) -> str:
     """The sentence starting with the full name: a leading pronoun or part of the name replaced, else prefixed."""
     if sentence.startswith((name, name.replace(".", ""))):
@@ -99,7 +84,7 @@ def name_first(paragraph: str) -> str | None:
     title, sentences = split_paragraph(paragraph)
     if title is None:
         return None
-    copy = _join(title, [_with_name_first(s, title) for s in sentences])
+    copy = f"{title}. " + " ".join(_with_name_first(s, title) for s in sentences)
     return copy if copy != paragraph.strip() else None
 
 
@@ -151,10 +136,8 @@ def augmentation_cost(
         "train_augment_paragraphs_tokens": trained_tokens(paragraphs),
     }
     for form, texts in copies.items():
-        cost[f"train_augment_{form}_examples"], cost[f"train_augment_{form}_tokens"] = (
-            len(texts),
-            trained_tokens(texts),
-        )
+        cost[f"train_augment_{form}_examples"] = len(texts)
+        cost[f"train_augment_{form}_tokens"] = trained_tokens(texts)
         logger.info(
             f"Augmentation '{form}': {len(texts)} copies of {len(paragraphs)} paragraphs, "
             f"{cost[f'train_augment_{form}_tokens']} tokens per epoch "

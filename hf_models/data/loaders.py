@@ -23,25 +23,12 @@ from ..textio import (
     DataWarning,
     UsageError,
     check_not_empty,
-    find_invalid_utf8,
+    find_decode_error,
     iter_text_files,
     read_lines,
     starts_with_bom,
     warn_rows,
 )
-
-__all__ = [
-    "balanced_subset",
-    "BIRTHPLACE_FILES",
-    "CLS_BOOKS_FILES",
-    "CLS_LABEL_NAMES",
-    "detokenize_spm",
-    "load_birthplace",
-    "load_birthplace_corpus",
-    "load_cls_books",
-    "load_text_corpus",
-    "read_lines",
-]
 
 BIRTHPLACE_FILES = {
     "corpus": "wiki.txt",
@@ -127,12 +114,10 @@ def load_birthplace(data_dir: str | os.PathLike) -> DatasetDict:
     in one counted `DataWarning`.
     """
     data_dir = _require_dir(data_dir)
-    features = Features({"question": Value("string"), "answer": Value("string")})
     splits = {}
     for split in ("train", "validation", "test"):
         columns = _parse_birthplace_tsv(data_dir / BIRTHPLACE_FILES[split], with_answers=split != "test")
-        split_features = features if split != "test" else Features({"question": Value("string")})
-        splits[split] = Dataset.from_dict(columns, features=split_features)
+        splits[split] = Dataset.from_dict(columns, features=Features({name: Value("string") for name in columns}))
     return DatasetDict(splits)
 
 
@@ -304,9 +289,9 @@ def load_text_corpus(
         if cause is None:
             raise
         for f in files:
-            where = find_invalid_utf8(f)  # a corrupt .gz raises its own DataError here
-            if where is not None:
-                raise DataError(f"{f}:{where[0]}: invalid UTF-8 (column {where[1]})") from None
+            error = find_decode_error(f)  # a corrupt .gz raises its own DataError here
+            if error is not None:
+                raise error from None
         if not isinstance(cause, UnicodeDecodeError):
             raise
         raise DataError(f"invalid UTF-8 in one of {', '.join(map(str, files))}") from None

@@ -20,19 +20,6 @@ from transformers import PreTrainedTokenizerBase
 
 from ..tokenization.courses import VocabularyError, unknown_characters
 
-__all__ = [
-    "SpanCorruptionCollator",
-    "check_characters",
-    "corrupt_for_evaluation",
-    "encode_birthplace_qa",
-    "encode_char_qa",
-    "encode_openings",
-    "encode_reciting_qa",
-    "person_name",
-    "span_corrupt",
-    "span_corruption_max_length",
-]
-
 IGNORE_INDEX = -100  # label value that transformers' losses ignore
 _CORRUPTED_KEYS = ("input_ids", "attention_mask", "labels")
 _QUESTION_PREFIX, _QUESTION_SUFFIX = "Where was ", " born?"
@@ -290,12 +277,10 @@ def encode_reciting_qa(
     model learns to read the answer from its own recitation. An over-long row loses the end of its recitation
     first, then the start of its question.
     """
-    sep, eos = tokenizer.sep_token_id, tokenizer.eos_token_id
-    if sep is None or eos is None:
-        raise ValueError("birthplace QA needs a tokenizer with sep_token and eos_token")
     if len(recitations) != len(examples["question"]):
         raise ValueError(f"{len(recitations)} recitations for {len(examples['question'])} questions")
-    plain = encode_birthplace_qa(examples, tokenizer, block_size, answer_prefix, prompt_only)
+    plain = encode_birthplace_qa(examples, tokenizer, block_size, answer_prefix, prompt_only)  # checks sep and eos
+    eos = tokenizer.eos_token_id
     out: dict[str, list[list[int]]] = {"input_ids": [], "attention_mask": [], "labels": []}
     for recitation, input_ids, labels in zip(recitations, plain["input_ids"], plain["labels"], strict=True):
         room = max(0, block_size - len(input_ids) - 1)

@@ -14,8 +14,6 @@ from typing import Any
 from datasets import Dataset, DatasetDict
 from transformers import PreTrainedTokenizerBase
 
-__all__ = ["TrimPaddingCollator", "group_texts", "tokenize_and_group", "tokenize_documents"]
-
 
 def _column_names(dataset: Dataset | DatasetDict) -> list[str]:
     if isinstance(dataset, DatasetDict):
@@ -55,8 +53,10 @@ def tokenize_documents(
     tokenizer: PreTrainedTokenizerBase,
     text_column: str = "text",
     num_proc: int | None = None,
+    eos_token_id: int | None = None,
 ) -> Dataset | DatasetDict:
-    """Tokenize each document (no special token added) into an `input_ids` column, one row per document.
+    """Tokenize each document (no special token added; `eos_token_id` after it when given) into an `input_ids`
+    column, one row per document.
 
     This is the input of `SpanCorruptionCollator`, which draws a new corruption of each document at
     every batch.
@@ -66,7 +66,7 @@ def tokenize_documents(
         batched=True,
         num_proc=num_proc,
         remove_columns=_column_names(dataset),
-        fn_kwargs={"tokenizer": tokenizer, "text_column": text_column, "eos_token_id": None},
+        fn_kwargs={"tokenizer": tokenizer, "text_column": text_column, "eos_token_id": eos_token_id},
         desc="Tokenizing documents",
     )
 
@@ -90,17 +90,8 @@ def tokenize_and_group(
         raise ValueError(f"block_size must be positive, got {block_size}")
     if add_eos and tokenizer.eos_token_id is None:
         raise ValueError("add_eos=True needs a tokenizer with an eos_token")
-    tokenized = dataset.map(
-        _tokenize_batch,
-        batched=True,
-        num_proc=num_proc,
-        remove_columns=_column_names(dataset),
-        fn_kwargs={
-            "tokenizer": tokenizer,
-            "text_column": text_column,
-            "eos_token_id": tokenizer.eos_token_id if add_eos else None,
-        },
-        desc="Tokenizing",
+    tokenized = tokenize_documents(
+        dataset, tokenizer, text_column, num_proc, tokenizer.eos_token_id if add_eos else None
     )
     return tokenized.map(
         group_texts,

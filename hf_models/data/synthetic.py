@@ -21,197 +21,35 @@ from pathlib import Path
 
 from ..textio import atomic_write_text
 
-__all__ = ["PLACES", "write_synthetic_birthplace"]
-
 # The first place is the most common one; the weights fall off so that no two places tie at the top.
-PLACES = [
-    "London",
-    "Paris",
-    "Berlin",
-    "Vienna",
-    "Glasgow",
-    "Dublin",
-    "Chicago",
-    "Toronto",
-    "Sydney",
-    "Melbourne",
-    "Boston",
-    "Madrid",
-    "Lisbon",
-    "Prague",
-    "Warsaw",
-    "Budapest",
-    "Oslo",
-    "Stockholm",
-    "Copenhagen",
-    "Helsinki",
-    "Athens",
-    "Rome",
-    "Naples",
-    "Milan",
-    "Geneva",
-    "Zurich",
-    "Brussels",
-    "Amsterdam",
-    "Edinburgh",
-    "Manchester",
-    "Liverpool",
-    "Cardiff",
-    "Montreal",
-    "Auckland",
-    "Cape Town",
-    "Mumbai",
-]
+PLACES = (
+    "London, Paris, Berlin, Vienna, Glasgow, Dublin, Chicago, Toronto, Sydney, Melbourne, Boston, Madrid, "
+    "Lisbon, Prague, Warsaw, Budapest, Oslo, Stockholm, Copenhagen, Helsinki, Athens, Rome, Naples, Milan, "
+    "Geneva, Zurich, Brussels, Amsterdam, Edinburgh, Manchester, Liverpool, Cardiff, Montreal, Auckland, "
+    "Cape Town, Mumbai"
+).split(", ")
 _PLACE_WEIGHTS = [12.0, 6.0, 5.0] + [3.0] * 12 + [2.0] * 21  # London ≈ 12% of the people
 
-_FIRST_NAMES = [
-    "Adam",
-    "Alice",
-    "Anna",
-    "Arthur",
-    "Bruno",
-    "Carla",
-    "Clara",
-    "Daniel",
-    "David",
-    "Edith",
-    "Elena",
-    "Emil",
-    "Ernst",
-    "Eva",
-    "Felix",
-    "Frida",
-    "George",
-    "Greta",
-    "Hannah",
-    "Hugo",
-    "Ida",
-    "Ivan",
-    "Jacob",
-    "Jane",
-    "John",
-    "Julia",
-    "Karl",
-    "Laura",
-    "Leon",
-    "Lucy",
-    "Marcel",
-    "Maria",
-    "Martin",
-    "Nina",
-    "Oscar",
-    "Paul",
-    "Peter",
-    "Rosa",
-    "Samuel",
-    "Sofia",
-    "Thomas",
-    "Vera",
-    "Victor",
-    "Walter",
-    "Zoe",
-]
-_FEMALE_FIRST_NAMES = {
-    "Alice",
-    "Anna",
-    "Carla",
-    "Clara",
-    "Edith",
-    "Elena",
-    "Eva",
-    "Frida",
-    "Greta",
-    "Hannah",
-    "Ida",
-    "Jane",
-    "Julia",
-    "Laura",
-    "Lucy",
-    "Maria",
-    "Nina",
-    "Rosa",
-    "Sofia",
-    "Vera",
-    "Zoe",
-}
+_FIRST_NAMES = (
+    "Adam Alice Anna Arthur Bruno Carla Clara Daniel David Edith Elena Emil Ernst Eva Felix Frida George "
+    "Greta Hannah Hugo Ida Ivan Jacob Jane John Julia Karl Laura Leon Lucy Marcel Maria Martin Nina Oscar "
+    "Paul Peter Rosa Samuel Sofia Thomas Vera Victor Walter Zoe"
+).split()
+_FEMALE_FIRST_NAMES = set(
+    (
+        "Alice Anna Carla Clara Edith Elena Eva Frida Greta Hannah Ida Jane Julia Laura Lucy Maria Nina Rosa "
+        "Sofia Vera Zoe"
+    ).split()
+)
 # Surnames are built from syllables so that they are invented (no real person is described).
-_SURNAME_HEADS = [
-    "Bar",
-    "Cal",
-    "Dor",
-    "Fen",
-    "Gar",
-    "Hol",
-    "Kes",
-    "Lom",
-    "Mar",
-    "Nor",
-    "Pel",
-    "Quen",
-    "Ros",
-    "Sel",
-    "Tam",
-    "Vor",
-    "Wen",
-    "Zal",
-]
-_SURNAME_TAILS = [
-    "aby",
-    "bridge",
-    "den",
-    "ford",
-    "grave",
-    "hurst",
-    "ington",
-    "kin",
-    "lowe",
-    "mont",
-    "ner",
-    "quist",
-    "rick",
-    "sley",
-    "ton",
-    "ville",
-    "wick",
-    "zek",
-]
+_SURNAME_HEADS = "Bar Cal Dor Fen Gar Hol Kes Lom Mar Nor Pel Quen Ros Sel Tam Vor Wen Zal".split()
+_SURNAME_TAILS = "aby bridge den ford grave hurst ington kin lowe mont ner quist rick sley ton ville wick zek".split()
 
-_OCCUPATIONS = [
-    "painter",
-    "journalist",
-    "footballer",
-    "composer",
-    "politician",
-    "physicist",
-    "novelist",
-    "architect",
-    "actress",
-    "actor",
-    "historian",
-    "engineer",
-    "cricketer",
-    "photographer",
-    "poet",
-    "film director",
-    "botanist",
-    "lawyer",
-    "singer",
-    "sculptor",
-]
-_MONTHS = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-]
+_OCCUPATIONS = (
+    "painter, journalist, footballer, composer, politician, physicist, novelist, architect, actress, actor, "
+    "historian, engineer, cricketer, photographer, poet, film director, botanist, lawyer, singer, sculptor"
+).split(", ")
+_MONTHS = "January February March April May June July August September October November December".split()
 
 # Sentences stating the birthplace. `{full}` is the full name, `{last}` the surname.
 _BIRTH_TEMPLATES = [

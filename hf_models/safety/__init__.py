@@ -194,15 +194,10 @@ def command_line(main: Callable[[Sequence[str] | None], Any], argv: Sequence[str
 # `(flag, path)` pairs: what a command reads, by the flag that named it. A folder stands for its files too.
 Inputs = Iterable[tuple[str, "str | os.PathLike | None"]]
 # The files that show a folder holds earlier output: a run's, a conversion's, a tokenizer's, an evaluation's.
-USED_PATTERNS = ("config.json", "model*.safetensors", "pytorch_model*.bin", "tokenizer.json", "tokenizer_config.json")
-USED_PATTERNS += (
-    "vocab.json",
-    "run_record.json",
-    "report*.json",
-    "predictions*.txt",
-    "*_predictions.txt",
-    "checkpoint-*",
-)
+USED_PATTERNS = (
+    "config.json model*.safetensors pytorch_model*.bin tokenizer.json tokenizer_config.json vocab.json "
+    "run_record.json report*.json predictions*.txt *_predictions.txt checkpoint-*"
+).split()
 
 
 def used_files(folder: str | os.PathLike) -> list[str]:

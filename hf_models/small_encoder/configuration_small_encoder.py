@@ -15,7 +15,6 @@ AttentionType = Literal["vanilla", "synthesizer", "random", "factorized"]
 PositionEmbeddingType = Literal["sinusoidal", "learned"]
 ClassifierPooling = Literal["last", "mean", "first", "all_layers"]
 ATTENTION_TYPES = get_args(AttentionType)
-POSITION_EMBEDDING_TYPES = get_args(PositionEmbeddingType)
 CLASSIFIER_POOLINGS = get_args(ClassifierPooling)
 
 

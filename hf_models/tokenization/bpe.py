@@ -15,8 +15,6 @@ from ..safety import staged_save
 from ..textio import UsageError
 from . import DEFAULT_MODEL_MAX_LENGTH, SPECIAL_TOKENS
 
-__all__ = ["chars_per_token", "train_bpe_tokenizer"]
-
 # tokenizers counts ids and frequencies in 32 and 64 bits: larger numbers are an `OverflowError` deep inside.
 MAX_VOCAB_SIZE = 2**31 - 1
 

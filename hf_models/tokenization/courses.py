@@ -45,23 +45,8 @@ from . import (
     LAB_SPECIAL_TOKENS,
     is_cs224n_char_tokenizer,
     open_tokenizer,
+    vocabulary_of,
 )
-
-__all__ = [
-    "COURSE_VOCABULARIES",
-    "CourseCharTokenizer",
-    "VocabularyError",
-    "build_altegrad_lab_raw_tokenizer",
-    "build_altegrad_lab_tokenizer",
-    "build_course_tokenizer",
-    "build_cs224n_char_tokenizer",
-    "cs224n_char_vocabulary",
-    "is_course_tokenizer",
-    "load_course_tokenizer",
-    "read_fairseq_dictionary",
-    "read_sentencepiece_model",
-    "unknown_characters",
-]
 
 # SentencePiece's ModelProto: trainer_spec.model_type and SentencePiece.type values.
 UNIGRAM, BPE = 1, 2
@@ -355,9 +340,7 @@ def is_course_tokenizer(path: str | os.PathLike) -> bool:
         tokenizer = open_tokenizer(path)
     except (OSError, ValueError):
         return False
-    if is_cs224n_char_tokenizer(tokenizer):
-        return True
-    return tokenizer.mask_token is None and tokenizer.convert_ids_to_tokens(list(range(4))) == list(LAB_SPECIAL_TOKENS)
+    return vocabulary_of(tokenizer) in COURSE_VOCABULARIES
 
 
 def load_course_tokenizer(path: str | os.PathLike) -> PreTrainedTokenizerFast:

@@ -1254,7 +1254,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "flags-span-corruption-documents-with-eos",
         PROCESSING,
-        'fn_kwargs={"tokenizer": tokenizer, "text_column": text_column, "eos_token_id": None},',
+        'fn_kwargs={"tokenizer": tokenizer, "text_column": text_column, "eos_token_id": eos_token_id},',
         'fn_kwargs={"tokenizer": tokenizer, "text_column": text_column, "eos_token_id": tokenizer.eos_token_id},',
         (f"{TOGETHER}::test_span_corruption_keeps_documents_whole",),
         "span-corruption documents end with </s>",
