@@ -27,7 +27,7 @@ from pathlib import Path
 
 from transformers import PreTrainedTokenizerBase
 
-from ..lazy import lazy_namespace
+from hf_models import lazy_namespace
 from ..safety import check_json_files, reading
 from ..textio import UsageError
 
