@@ -28,6 +28,7 @@ from pathlib import Path
 from transformers import PreTrainedTokenizerBase
 
 from hf_models import lazy_namespace
+
 from ..safety import check_json_files, reading
 from ..textio import UsageError
 
