@@ -36,7 +36,7 @@ import sys
 from pathlib import Path
 
 from hf_models.safety import command_line
-from hf_models.tasks.birthplace_arguments import DEFAULT_PRESET, SUBCOMMAND_HELP, SUBCOMMANDS, subcommand_groups
+from hf_models.tasks import birthplace
 from hf_models.textio import UsageError
 from hf_models.training.arguments import HelpFormatter, help_sections, parse_args, setup_run
 
@@ -59,24 +59,24 @@ def subcommand_examples(subcommand: str) -> str | None:
     return "\n\n".join(["\n".join(own), *closing]) or None
 
 
-def main(args: list[str]) -> dict | int:
+def main(args: list[str], configs: Path | None = CONFIGS) -> dict | int:
+    """Parse the subcommand's flags, set up the run, run its step. `configs`: the folder of the course's defaults
+    (None: Trainer's)."""
     if args[:1] in (["-h"], ["--help"]):  # the subcommands and the examples; each subcommand has its own -h
         parser = argparse.ArgumentParser(prog="birthplace.py", formatter_class=HelpFormatter, **help_sections(__doc__))
         subcommands = parser.add_subparsers(title="subcommands (each has its own -h)", metavar="SUBCOMMAND")
-        for name, text in SUBCOMMAND_HELP.items():
+        for name, text in birthplace.SUBCOMMAND_HELP.items():
             subcommands.add_parser(name, help=text)
         parser.print_help()
         return 0
-    if not args or args[0] not in SUBCOMMANDS:
+    if not args or args[0] not in birthplace.SUBCOMMANDS:
         raise UsageError(
-            f"usage: birthplace.py {{{'|'.join(SUBCOMMANDS)}}} [CONFIG.json] --data_dir DIR [options]; -h for help"
+            f"usage: birthplace.py {{{'|'.join(birthplace.SUBCOMMANDS)}}} [CONFIG.json] --data_dir DIR [options]; -h for help"
         )
-    subcommand, groups = args[0], subcommand_groups(args[0], DEFAULT_PRESET, CONFIGS)
-    texts = {"description": SUBCOMMAND_HELP[subcommand], "epilog": subcommand_examples(subcommand)}
+    subcommand, groups = args[0], birthplace.subcommand_groups(args[0], birthplace.DEFAULT_PRESET, configs)
+    texts = {"description": birthplace.SUBCOMMAND_HELP[subcommand], "epilog": subcommand_examples(subcommand)}
     bp_args, model_args, training_args = parse_args(groups, args[1:], prog=f"birthplace.py {subcommand}", **texts)
     setup_run(training_args)
-    from hf_models.tasks import birthplace  # with datasets: not imported for -h
-
     step = {"pretrain": birthplace.pretrain, "finetune": birthplace.finetune, "evaluate": birthplace.evaluate_answers}
     return step[subcommand](model_args, bp_args, training_args)
 

@@ -27,18 +27,18 @@ import sys
 from pathlib import Path
 
 from hf_models.safety import command_line
-from hf_models.tasks.sentiment_arguments import argument_groups
+from hf_models.tasks import sentiment
 from hf_models.training.arguments import help_sections, parse_args, setup_run
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"  # the lab's defaults: configs/altegrad/course/
 
 
-def main(args: list[str]) -> dict:
-    data_args, model_args, training_args = parse_args(argument_groups(CONFIGS), args, **help_sections(__doc__))
+def main(args: list[str], configs: Path | None = CONFIGS) -> dict:
+    """Parse the flags, set up the run, finetune. `configs`: the folder of the lab's defaults (None: Trainer's)."""
+    groups = sentiment.argument_groups(configs)
+    data_args, model_args, training_args = parse_args(groups, args, **help_sections(__doc__))
     setup_run(training_args)
-    from hf_models.tasks.sentiment import finetune  # with datasets: not imported for -h
-
-    return finetune(model_args, data_args, training_args)
+    return sentiment.finetune(model_args, data_args, training_args)
 
 
 if __name__ == "__main__":

@@ -24,16 +24,14 @@ The logic is library code: `hf_models.tasks.pretraining`.
 import sys
 
 from hf_models.safety import command_line
-from hf_models.tasks.pretraining_arguments import ARGUMENT_GROUPS
+from hf_models.tasks import pretraining
 from hf_models.training.arguments import help_sections, parse_args, setup_run
 
 
 def main(args: list[str]) -> dict:
-    data_args, model_args, training_args = parse_args(ARGUMENT_GROUPS, args, **help_sections(__doc__))
+    data_args, model_args, training_args = parse_args(pretraining.ARGUMENT_GROUPS, args, **help_sections(__doc__))
     setup_run(training_args)
-    from hf_models.tasks.pretraining import pretrain  # with datasets: not imported for -h
-
-    return pretrain(model_args, data_args, training_args)
+    return pretraining.pretrain(model_args, data_args, training_args)
 
 
 if __name__ == "__main__":

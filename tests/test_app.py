@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from tiny import QUIET, TINY
+from tiny import QUIET, TINY, run_birthplace, run_pretraining, run_sentiment
 
 from hf_models import app
 from hf_models.environment import OFFLINE_ENVIRONMENT
@@ -57,7 +57,6 @@ def runs(
     """Five tiny recipe runs in `ROOT/runs/example-*` (the names the app and its screenshots show): a birthplace
     pretraining, the QA model finetuned from it, a synthesizer finetuned from scratch, a plain LM of
     `recipes/pretrain.py` (its corpus has control characters) and a review classifier."""
-    from hf_models.tasks import birthplace, pretraining, sentiment
 
     torch.set_num_threads(1)
     root = tmp_path_factory.mktemp("app")
@@ -67,22 +66,20 @@ def runs(
     model = ["--tokenizer_name_or_path", tok, "--config_overrides", TINY]
     steps = ["--per_device_train_batch_size", "16", "--learning_rate", "5e-3", *TRAINER_OWN_DEFAULTS, *QUIET]
     pre = ["pretrain", "--data_dir", data, "--output_dir", str(folders["pretrain"]), "--max_steps", "6"]
-    birthplace.main([*pre, *model, *steps])
+    run_birthplace([*pre, *model, *steps])
     # 60 steps at 1e-2 (2 s) are enough for the answers to be place names.
     finetune = ["finetune", "--data_dir", data, "--max_steps", "60", *steps, "--learning_rate", "1e-2"]
-    birthplace.main(
+    run_birthplace(
         [*finetune, "--model_name_or_path", str(folders["pretrain"]), "--output_dir", str(folders["birthplace"])]
     )
-    birthplace.main(
-        [*finetune, "--attention_type", "synthesizer", "--output_dir", str(folders["synthesizer"]), *model]
-    )
+    run_birthplace([*finetune, "--attention_type", "synthesizer", "--output_dir", str(folders["synthesizer"]), *model])
     corpus = _control_corpus(synthetic_birthplace_dir, root / "wiki-with-backspaces.txt")
-    pretraining.main(
+    run_pretraining(
         ["--train_files", str(corpus), "--block_size", "32", "--output_dir", str(folders["lm"]), *model, *steps]
         + ["--max_steps", "60", "--learning_rate", "1e-2"]
     )
     books = write_alternating_cls_books(root)
-    sentiment.main(
+    run_sentiment(
         ["--data_dir", str(books), "--from_scratch", "--output_dir", str(folders["sentiment"]), *model]
         + ["--max_steps", "30", *steps]
     )

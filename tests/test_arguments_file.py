@@ -11,12 +11,11 @@ from pathlib import Path
 
 import pytest
 import torch
-from tiny import NO_NOISE, TINY_SIZES
+from tiny import NO_NOISE, TINY_SIZES, run_birthplace, run_pretraining, run_sentiment
 from transformers import TrainingArguments
 
-from hf_models.tasks import pretraining, sentiment
-from hf_models.tasks.birthplace import DEFAULT_PRESET
-from hf_models.tasks.birthplace_arguments import subcommand_groups
+from hf_models.tasks import pretraining
+from hf_models.tasks.birthplace import DEFAULT_PRESET, subcommand_groups
 from hf_models.textio import UsageError
 from hf_models.training import ModelArguments, parse_args
 
@@ -113,18 +112,17 @@ def test_a_finetuning_from_scratch_makes_its_tokenizer_and_a_smoke_test_predicts
 ) -> None:
     """No pretraining and no --tokenizer_name_or_path: the BPE that `pretrain` would train on wiki.txt, saved
     with the model; then `evaluate --max_predict_samples 7` answers the first 7 test questions only."""
-    from hf_models.tasks import birthplace
 
     torch.set_num_threads(1)
     out, data = tmp_path / "nopretrain", str(synthetic_birthplace_dir)
-    birthplace.main(
+    run_birthplace(
         ["finetune", "--data_dir", data, "--output_dir", str(out), "--tokenizer_vocab_size", "300"]
         + ["--config_overrides", TINY_SIZES, "--max_steps", "2", "--per_device_train_batch_size", "8", *QUIET]
     )
     tokenizer = json.loads((out / "tokenizer.json").read_text(encoding="utf-8"))
     assert len(tokenizer["model"]["vocab"]) == 300
     assert json.loads((out / "config.json").read_text())["vocab_size"] == 300
-    metrics = birthplace.main(
+    metrics = run_birthplace(
         ["evaluate", "--data_dir", data, "--model_name_or_path", str(out), "--output_dir", str(out)]
         + ["--eval_split", "test", "--max_predict_samples", "7", "--use_cpu"]
     )
@@ -136,7 +134,7 @@ def test_a_finetuning_from_scratch_makes_its_tokenizer_and_a_smoke_test_predicts
 def test_max_predict_samples_caps_the_test_predictions(tmp_path, write_toy_cls_books, tiny_tokenizer_dir) -> None:
     torch.set_num_threads(1)
     books, out = write_toy_cls_books(tmp_path / "books"), tmp_path / "run"
-    metrics = sentiment.main(
+    metrics = run_sentiment(
         ["--data_dir", str(books), "--from_scratch", "--tokenizer_name_or_path", str(tiny_tokenizer_dir)]
         + [
             "--config_overrides",
@@ -250,7 +248,7 @@ def test_the_run_record_keeps_the_merged_config_overrides(tmp_path, synthetic_bi
     torch.set_num_threads(1)
     out = tmp_path / "run"
     config = _config(tmp_path, {"config_overrides": LAB_DROPOUTS, "block_size": 32, "max_steps": 1})
-    pretraining.main(
+    run_pretraining(
         [config, "--train_files", str(synthetic_birthplace_dir / "wiki.txt"), "--output_dir", str(out)]
         + ["--tokenizer_name_or_path", str(tiny_tokenizer_dir), "--config_overrides", f"{TINY_SIZES},hidden_act=gelu"]
         + ["--per_device_train_batch_size", "4", *QUIET]
@@ -268,7 +266,7 @@ def test_a_range_sits_beside_its_flag() -> None:
 
     from hf_models.safety import check_flag_ranges
     from hf_models.safety.ranges import POSITIVE
-    from hf_models.tasks.pretraining_arguments import ARGUMENT_GROUPS
+    from hf_models.tasks.pretraining import ARGUMENT_GROUPS
 
     with pytest.raises(UsageError, match=r"--mlm_probability 1\.5: give a number in \(0, 1\]"):
         parse_args(ARGUMENT_GROUPS, ["--train_files", "f", "--output_dir", "o", "--mlm_probability", "1.5"])
@@ -360,19 +358,18 @@ def test_a_missing_model_folder_is_named_as_the_model_not_its_tokenizer(task, tm
     """The tokenizer is read from `--model_name_or_path` when no `--tokenizer_name_or_path` is given: a missing
     folder there is a missing model, and the one-line error names the flag (it once said "tokenizer folder not
     found")."""
-    from hf_models.tasks import birthplace
 
     missing = str(tmp_path / "no-such-run")
     model = ["--model_name_or_path", missing]
     output = ["--output_dir", str(tmp_path / "out"), "--use_cpu", *NO_NOISE]
     data = ["--data_dir", str(synthetic_birthplace_dir)]
     command = {
-        "pretrain": lambda: pretraining.main(
+        "pretrain": lambda: run_pretraining(
             ["--train_files", str(synthetic_birthplace_dir / "wiki.txt"), *model, *output]
         ),
-        "sentiment": lambda: sentiment.main([*data, *model, *output]),
-        "birthplace finetune": lambda: birthplace.main(["finetune", *data, *model, *output]),
-        "birthplace evaluate": lambda: birthplace.main(["evaluate", *data, *model, "--use_cpu"]),
+        "sentiment": lambda: run_sentiment([*data, *model, *output]),
+        "birthplace finetune": lambda: run_birthplace(["finetune", *data, *model, *output]),
+        "birthplace evaluate": lambda: run_birthplace(["evaluate", *data, *model, "--use_cpu"]),
     }[task]
     with pytest.raises(UsageError, match=r"^--model_name_or_path \S+no-such-run: model folder not found"):
         command()

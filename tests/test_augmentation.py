@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
-from tiny import QUIET, TINY_ONE_LAYER
+from tiny import QUIET, TINY_ONE_LAYER, run_birthplace
 
 from hf_models.data import augment_forms, augment_paragraph, augmentation_cost, augmented_copies, encode_openings
 from hf_models.data.augmentation import name_first, opening_sentence, split_paragraph
@@ -114,9 +114,8 @@ def test_the_cost_counts_the_examples_and_the_tokens_trained_on(tiny_tokenizer):
 
 
 def _pretrain(data_dir: Path, out: Path, *extra: str) -> dict:
-    from hf_models.tasks import birthplace
 
-    birthplace.main(
+    run_birthplace(
         [
             "pretrain",
             "--data_dir",

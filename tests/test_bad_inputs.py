@@ -31,14 +31,13 @@ import pytest
 import torch
 import write_results
 import yaml
-from tiny import EVALUATE_QUIET, TINY, TINY_ONE_LAYER, TINY_SIZES
+from tiny import EVALUATE_QUIET, TINY, TINY_ONE_LAYER, TINY_SIZES, run_birthplace, run_pretraining, run_sentiment
 from tiny import QUIET_ERRORS_ONLY as QUIET
 from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
 from hf_models import app, convert
 from hf_models.run_record import read_record
 from hf_models.safety import command_line, staged_save
-from hf_models.tasks import birthplace, pretraining, sentiment
 from hf_models.textio import atomic_write, atomic_write_text, iter_text_lines
 from hf_models.tokenization import courses, train_bpe_tokenizer
 
@@ -54,9 +53,9 @@ def _script(path: str, name: str):
 
 
 COMMANDS: dict[str, Callable] = {
-    "pretrain": pretraining.main,
-    "sentiment": sentiment.main,
-    "birthplace": birthplace.main,
+    "pretrain": run_pretraining,
+    "sentiment": run_sentiment,
+    "birthplace": run_birthplace,
     "train_tokenizer": _script("tokenizer/train_tokenizer.py", "train_tokenizer_bad_inputs").main,
     "prepare_data": _script("recipes/prepare_data.py", "prepare_data_bad_inputs").main,
     "tfidf": _script("benchmarks/tfidf_baseline.py", "tfidf_bad_inputs").main,
@@ -173,7 +172,7 @@ def _round4(root: Path, data: Path) -> None:
     tokenizer.add_tokens([f"<extra_{i}>" for i in range(8)])
     tokenizer.save_pretrained(root / "tokenizer_past_vocab")
     one_head = ["--config_overrides", TINY_ONE_LAYER.replace("num_attention_heads=2", "num_attention_heads=1")]
-    birthplace.main(
+    run_birthplace(
         ["pretrain", "--data_dir", str(data), "--output_dir", str(root / "one_head"), "--tokenizer_name_or_path"]
         + [str(root / "tok"), *one_head, *STEPS]
     )
@@ -201,11 +200,11 @@ def _round5(root: Path, data: Path) -> None:
     an arguments file per crossed recipe or subcommand, and profiles of the grid with counts out of range."""
     save = ["--save_strategy", "steps", "--save_steps", "1"]
     model_args = ["--tokenizer_name_or_path", str(root / "tok"), "--config_overrides", TINY_ONE_LAYER]
-    birthplace.main(
+    run_birthplace(
         ["pretrain", "--data_dir", str(data), "--output_dir", str(root / "bp_run"), *model_args, *STEPS, *save]
     )
     cls_args = [a.format(root=root).replace(NEW.format(root=root), str(root / "cls_ckpt_run")) for a in _cls()]
-    sentiment.main([*cls_args, *STEPS, *save])
+    run_sentiment([*cls_args, *STEPS, *save])
     shutil.copytree(root / "bp_run" / "checkpoint-1", root / "bp_unfinished" / "checkpoint-1")  # no run record
     (root / "crossed").mkdir()
     for name, (key, value) in CROSSED_KEYS.items():
@@ -269,7 +268,7 @@ def _used_work(root: Path, data: Path) -> None:
     and a text file named like one, a broken arguments file, and an empty wiki.txt."""
     shutil.copytree(root / "model", root / "evaluated")
     evaluate = ["--model_name_or_path", str(root / "evaluated"), "--output_dir", str(root / "evaluated")]
-    birthplace.main(["evaluate", "--data_dir", str(data), *evaluate, "--max_new_tokens", "2", *EVALUATE_QUIET])
+    run_birthplace(["evaluate", "--data_dir", str(data), *evaluate, "--max_new_tokens", "2", *EVALUATE_QUIET])
     for name, vocab_size in (("tok_small", 300), ("tok_large", 700)):
         lines = iter_text_lines(data / "wiki.txt")
         train_bpe_tokenizer(lines, vocab_size=vocab_size, output_dir=root / name, show_progress=False)
@@ -316,8 +315,8 @@ def world(tmp_path_factory: pytest.TempPathFactory, synthetic_birthplace_dir: Pa
     data = Path(shutil.copytree(synthetic_birthplace_dir, root / "data"))
     tok = Path(shutil.copytree(tiny_tokenizer_dir, root / "tok"))
     model_args = ["--tokenizer_name_or_path", str(tok), "--config_overrides", TINY_ONE_LAYER]
-    birthplace.main(["pretrain", "--data_dir", str(data), "--output_dir", str(root / "model"), *model_args, *STEPS])
-    pretraining.main(
+    run_birthplace(["pretrain", "--data_dir", str(data), "--output_dir", str(root / "model"), *model_args, *STEPS])
+    run_pretraining(
         ["--objective", "mlm", "--train_files", str(data / "wiki.txt"), "--output_dir", str(root / "mlm")]
         + [*model_args, *STEPS]
     )
@@ -1189,7 +1188,7 @@ def test_a_full_disk_during_an_overwrite_leaves_the_old_run_whole(
     before = _snapshot(run)
     argv = [a.format(root=world) for a in _pre("--output_dir", str(run), "--overwrite_output_dir", "--max_steps", "1")]
     _failing_writes(monkeypatch, run, errno.ENOSPC, folders=False)
-    assert command_line(pretraining.main, argv) == 2
+    assert command_line(run_pretraining, argv) == 2
     assert "no space left on the device" in capsys.readouterr().err
     assert _snapshot(run) == before
 
@@ -1270,13 +1269,13 @@ def test_ctrl_c_prints_one_line_and_leaves_a_checkpoint_that_resumes(
 
     with monkeypatch.context() as patch:
         patch.setattr(ReproducibleTrainer, "training_step", interrupted_step)
-        assert command_line(pretraining.main, argv) == 130
+        assert command_line(run_pretraining, argv) == 130
     err = capsys.readouterr().err
     assert [line for line in err.splitlines() if line.startswith("error:")] == [
         f"error: interrupted; continue with the same flags and --resume_from_checkpoint {run / 'checkpoint-2'}"
     ], err
     assert "Traceback" not in err
-    assert command_line(pretraining.main, [*argv, "--resume_from_checkpoint", str(run / "checkpoint-2")]) == 0
+    assert command_line(run_pretraining, [*argv, "--resume_from_checkpoint", str(run / "checkpoint-2")]) == 0
     assert json.loads((run / "trainer_state.json").read_text())["global_step"] == 3
 
 
@@ -1295,12 +1294,12 @@ def test_a_new_run_over_an_evaluated_models_folder_keeps_none_of_its_evaluations
     --overwrite_output_dir: the old model's evaluations go, none is left to pass for the new model's."""
     run = Path(shutil.copytree(world / "model", tmp_path / "run"))
     evaluate = _bp("evaluate", "--model_name_or_path", str(run), "--output_dir", str(run), "--overwrite_output_dir")
-    assert command_line(birthplace.main, [a.format(root=world) for a in evaluate]) == 0
+    assert command_line(run_birthplace, [a.format(root=world) for a in evaluate]) == 0
     evaluations = {"predictions_validation.txt", "report_evaluate_validation.json"}
     assert evaluations <= {path.name for path in run.iterdir()}
     (run / "fact_probe.json").write_text("{}")  # benchmarks/probe_facts.py's, of the old model
     again = _pre("--output_dir", str(run), "--overwrite_output_dir", "--max_steps", "1")
-    assert command_line(pretraining.main, [a.format(root=world) for a in again]) == 0
+    assert command_line(run_pretraining, [a.format(root=world) for a in again]) == 0
     assert not (evaluations | {"fact_probe.json"}) & {path.name for path in run.iterdir()}
     evaluations = read_record(run).evaluations  # joined with the new run's all_results.json
     assert [evaluation.metrics.keys() for evaluation in evaluations] == [{"loss", "perplexity"}]  # its own only
@@ -1315,7 +1314,7 @@ def test_the_data_loaders_counted_warning_is_one_line(world: Path, tmp_path: Pat
     argv = _pre("--train_files", str(corpus), "--output_dir", str(tmp_path / "run"), "--max_steps", "1")
     with warnings.catch_warnings():
         warnings.simplefilter("default")  # as a fresh process shows it (an earlier test may have shown it once)
-        assert command_line(pretraining.main, [a.format(root=world) for a in argv]) == 0
+        assert command_line(run_pretraining, [a.format(root=world) for a in argv]) == 0
     err = capsys.readouterr().err
     warned = [line for line in err.splitlines() if "empty line(s)" in line]
     assert warned == ["warning: 1 file(s): dropped 39 empty line(s) out of 79"], err
@@ -1335,16 +1334,16 @@ def test_overwrite_flag_and_resume_allow_a_used_folder(world: Path, tmp_path: Pa
     run = Path(shutil.copytree(world / "model", tmp_path / "run"))
     before = (run / "model.safetensors").read_bytes()
     args = [a.format(root=world) for a in _pre("--config_overrides", TINY)]
-    pretraining.main([*args, "--output_dir", str(run), "--overwrite_output_dir", "--max_steps", "1", "--seed", "3"])
+    run_pretraining([*args, "--output_dir", str(run), "--overwrite_output_dir", "--max_steps", "1", "--seed", "3"])
     assert (run / "model.safetensors").read_bytes() != before
 
     checkpointed = ["--output_dir", str(tmp_path / "checkpointed")]
-    pretraining.main([*args, *checkpointed, "--max_steps", "2", "--save_strategy", "steps", "--save_steps", "1"])
+    run_pretraining([*args, *checkpointed, "--max_steps", "2", "--save_strategy", "steps", "--save_steps", "1"])
     assert (tmp_path / "checkpointed" / "checkpoint-2").is_dir()
     more = [*args, *checkpointed, "--max_steps", "3", "--save_strategy", "no"]
     with pytest.raises(ValueError, match="--overwrite_output_dir"):
-        pretraining.main(more)
-    metrics = pretraining.main([*more, "--resume_from_checkpoint", str(tmp_path / "checkpointed" / "checkpoint-2")])
+        run_pretraining(more)
+    metrics = run_pretraining([*more, "--resume_from_checkpoint", str(tmp_path / "checkpointed" / "checkpoint-2")])
     state = json.loads((tmp_path / "checkpointed" / "trainer_state.json").read_text())
     assert metrics["train_samples"] > 0 and state["global_step"] == 3
 

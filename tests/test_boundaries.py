@@ -15,9 +15,9 @@ from grid import training_steps
 from hf_models.data import balanced_subset
 from hf_models.safety import check_flag_ranges
 from hf_models.safety.ranges import field_ranges
-from hf_models.tasks.birthplace_arguments import BirthplaceArguments
-from hf_models.tasks.pretraining_arguments import DataTrainingArguments
-from hf_models.tasks.sentiment_arguments import SentimentArguments
+from hf_models.tasks.birthplace import BirthplaceArguments
+from hf_models.tasks.pretraining import DataTrainingArguments
+from hf_models.tasks.sentiment import SentimentArguments
 from hf_models.textio import UsageError
 from hf_models.training.arguments import TRAINER_RANGES
 

@@ -19,10 +19,9 @@ from pathlib import Path
 
 import pytest
 from huggingface_hub import ModelCard
-from tiny import QUIET, TINY_ONE_LAYER
+from tiny import QUIET, TINY_ONE_LAYER, run_pretraining, run_sentiment
 
 from hf_models.hub import CardOptions, export_folder
-from hf_models.tasks import pretraining, sentiment
 
 TINY = TINY_ONE_LAYER  # 64 positions: more than either run trains on
 LOGGED = [*QUIET, "--logging_steps", "1"]  # a loss logged each step: the last differs from the mean
@@ -50,13 +49,13 @@ def exported(tmp_path_factory: pytest.TempPathFactory, write_toy_cls_books, tiny
     start = os.getcwd()
     os.chdir(root)
     try:
-        sentiment.main(
+        run_sentiment(
             ["--data_dir", "data/books", "--from_scratch", *classifier_tokens, "--output_dir", "runs/sentiment"]
             + ["--label_budget", str(BUDGET), "--max_steps", str(STEPS), "--per_device_train_batch_size", str(BATCH)]
             + ["--gradient_accumulation_steps", str(ACCUMULATION), "--max_seq_length", str(REVIEW_TOKENS)]
             + ["--config_overrides", TINY, "--max_eval_samples", "8", "--max_predict_samples", "4", *LOGGED]
         )
-        pretraining.main(
+        run_pretraining(
             ["--objective", "clm", "--train_files", "data/corpus.txt", *lm_tokens, "--output_dir", "runs/lm"]
             + ["--block_size", str(BLOCK), "--max_steps", str(STEPS), "--per_device_train_batch_size", "4"]
             + ["--config_overrides", TINY, "--validation_split_percentage", "10", *LOGGED]

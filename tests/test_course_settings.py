@@ -9,7 +9,7 @@ import shutil
 import pytest
 import torch
 from tiny import RECIPE as COMMON
-from tiny import TINY_SIZES
+from tiny import TINY_SIZES, run_birthplace, run_sentiment
 
 from hf_models import SmallEncoderConfig, SmallEncoderForCausalLM
 from hf_models.data import encode_char_qa
@@ -102,7 +102,6 @@ def test_predictions_follow_the_course_sampling_loop(char_tokenizer):
 
 @pytest.mark.slow
 def test_birthplace_course_vocabulary_end_to_end(tmp_path, synthetic_birthplace_dir, capsys):
-    from hf_models.tasks import birthplace
 
     torch.set_num_threads(1)
     # The synthetic wiki.txt has no '?', which the questions have (the real one has every QA character).
@@ -112,7 +111,7 @@ def test_birthplace_course_vocabulary_end_to_end(tmp_path, synthetic_birthplace_
     data, pre, ft = str(tmp_path / "data"), tmp_path / "pretrain", tmp_path / "finetune"
     # The course's setting is chosen by the pretraining; finetune and evaluate take it from the model's tokenizer.
     common = [*COMMON, "--per_device_train_batch_size", "16", "--learning_rate", "3e-3"]
-    birthplace.main(
+    run_birthplace(
         [
             "pretrain",
             "--data_dir",
@@ -133,7 +132,7 @@ def test_birthplace_course_vocabulary_end_to_end(tmp_path, synthetic_birthplace_
     assert (config["pad_token_id"], config["sep_token_id"]) == (0, 1)
     assert json.loads((pre / "all_results.json").read_text())["block_size"] == 128
 
-    birthplace.main(
+    run_birthplace(
         [
             "finetune",
             "--data_dir",
@@ -148,7 +147,7 @@ def test_birthplace_course_vocabulary_end_to_end(tmp_path, synthetic_birthplace_
         ]
     )
     capsys.readouterr()
-    metrics = birthplace.main(
+    metrics = run_birthplace(
         [
             "evaluate",
             "--data_dir",
@@ -170,7 +169,7 @@ def test_birthplace_course_vocabulary_end_to_end(tmp_path, synthetic_birthplace_
     lines = dev.read_text(encoding="utf-8").splitlines()
     dev.write_text("\n".join([lines[0], "Where was Ωmar born?\tParis", *lines[2:]]) + "\n", encoding="utf-8")
     argv = ["evaluate", "--data_dir", data, "--model_name_or_path", str(ft)]
-    assert command_line(birthplace.main, argv) == 2
+    assert command_line(run_birthplace, argv) == 2
     errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error: ")]
     assert errors == [
         f"error: {dev}:2, column 11: the character 'Ω' (U+03A9) is not in the course's character vocabulary (the "
@@ -180,7 +179,6 @@ def test_birthplace_course_vocabulary_end_to_end(tmp_path, synthetic_birthplace_
 
 @pytest.mark.slow
 def test_sentiment_lab_vocabulary(tmp_path, write_alternating_cls_books):
-    from hf_models.tasks import sentiment as finetune_sentiment
 
     torch.set_num_threads(1)
     # A tiny cls-books folder in the lab's format: .spm pieces, labels, and a fairseq dict.txt.
@@ -188,7 +186,7 @@ def test_sentiment_lab_vocabulary(tmp_path, write_alternating_cls_books):
     books = write_alternating_cls_books(tmp_path / "books", (24, 8, 6), positive=good, negative=bad)
     (books / "dict.txt").write_text("".join(f"{p} 1\n" for p in ["▁un", "▁livre", "▁super", "be", "▁nul"]))
     out = tmp_path / "run"
-    finetune_sentiment.main(
+    run_sentiment(
         ["--data_dir", str(books), "--from_scratch", "--lab_vocabulary", "--model_config", "altegrad-lab"]
         + ["--config_overrides", "hidden_size=16,num_hidden_layers=1", "--output_dir", str(out)]
         + ["--num_train_epochs", "1", "--per_device_train_batch_size", "8", *COMMON]

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 import torch
 from tiny import ONE_STEP as COMMON
-from tiny import TINY
+from tiny import TINY, run_birthplace, run_pretraining, run_sentiment
 
 from hf_models.run_record import read_record
 from hf_models.tasks import birthplace, birthplace_qa, sentiment
@@ -784,17 +784,17 @@ def test_every_flag_has_a_row():
     )
     commands = {
         "recipes/pretrain.py": (
-            pretrain.main,
+            run_pretraining,
             [[]],
             _rows_flags(PRETRAIN_MLM_ROWS, PRETRAIN_SPAN_ROWS, PRETRAIN_SHARE_ROWS, PRETRAIN_CONTINUE_ROWS),
         ),
         "recipes/finetune_sentiment.py": (
-            sentiment.main,
+            run_sentiment,
             [[]],
             _rows_flags(SENTIMENT_ROWS, SENTIMENT_LR_ROWS, SENTIMENT_TRANSFER_ROWS, SENTIMENT_CONTINUE_ROWS),
         ),
         "recipes/birthplace.py": (
-            birthplace.main,
+            run_birthplace,
             [[step] for step in birthplace.SUBCOMMANDS],
             _rows_flags(*birthplace_rows),
         ),

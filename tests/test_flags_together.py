@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 from tiny import ONE_STEP as COMMON
-from tiny import TINY
+from tiny import TINY, run_sentiment
 from transformers.convert_slow_tokenizer import import_protobuf
 
 from hf_models.data import (
@@ -304,7 +304,7 @@ def test_linear_probe_head_then_gradual_unfreezing(monkeypatch, tmp_path, lab_bo
     flags = ["--lab_vocabulary", "--head_init", "linear_probe", "--linear_probe_folds", "2"]
     flags += ["--gradual_unfreezing", "1", "--learning_rate", "0.01", "--eval_strategy", "epoch"]
     argv = ["--data_dir", str(lab_books), "--from_scratch", "--config_overrides", TINY, *flags]
-    sentiment.main(
+    run_sentiment(
         [*argv, "--output_dir", str(tmp_path / "run"), *COMMON, "--max_steps", "-1", "--num_train_epochs", "2"]
     )
     start = seen["start"]

@@ -21,7 +21,7 @@ import pytest
 from transformers import TrainingArguments
 
 from hf_models.tasks import birthplace, pretraining, sentiment
-from hf_models.tasks.birthplace_arguments import EVALUATE_TRAINER_TITLE, subcommand_groups
+from hf_models.tasks.birthplace import EVALUATE_TRAINER_TITLE, subcommand_groups
 from hf_models.training import TRAINER_TITLE, build_parser, parse_args
 from hf_models.training.arguments import HANDOUT_FLAGS
 

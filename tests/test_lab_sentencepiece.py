@@ -1,6 +1,7 @@
 """The lab's 50,001 ids over raw text (`altegrad-lab-raw`): a SentencePiece model turned into a fast tokenizer."""
 
 import pytest
+from tiny import run_pretraining, run_sentiment
 from transformers import AutoTokenizer
 from transformers.convert_slow_tokenizer import import_protobuf
 
@@ -122,8 +123,6 @@ def test_pretrain_on_raw_text_then_finetune_on_raw_reviews(tmp_path, write_alter
 
     import torch
 
-    from hf_models.tasks import pretraining, sentiment
-
     torch.set_num_threads(1)
     good, bad = "▁livre s", "▁l e ▁livre"
     books = write_alternating_cls_books(tmp_path / "books", (16, 8, 4), positive=good, negative=bad)
@@ -132,7 +131,7 @@ def test_pretrain_on_raw_text_then_finetune_on_raw_reviews(tmp_path, write_alter
     (tmp_path / "corpus.txt").write_text("le livre livres\n" * 40, encoding="utf-8")
     tiny = ["--config_overrides", "hidden_size=16,num_hidden_layers=1,max_position_embeddings=32"]
     common = ["--per_device_train_batch_size", "4", "--report_to", "none", "--use_cpu", "--seed", "0"]
-    pretraining.main(
+    run_pretraining(
         ["--train_files", str(tmp_path / "corpus.txt"), "--lab_vocabulary", str(books), "--model_config"]
         + ["altegrad-lab", *tiny, "--block_size", "8", "--max_steps", "2", "--output_dir", str(tmp_path / "lm")]
         + common
@@ -140,7 +139,7 @@ def test_pretrain_on_raw_text_then_finetune_on_raw_reviews(tmp_path, write_alter
     assert json.loads((tmp_path / "lm" / "config.json").read_text())["vocab_size"] == 4 + len(MERGED + CHARS)
     # The review stage: the LM continued from its folder keeps the lab's vocabulary without --lab_vocabulary.
     (tmp_path / "reviews.txt").write_text("le livre livres le livre\n" * 40, encoding="utf-8")
-    pretraining.main(
+    run_pretraining(
         ["--train_files", str(tmp_path / "reviews.txt"), "--model_name_or_path", str(tmp_path / "lm")]
         + ["--block_size", "8", "--max_steps", "2", "--output_dir", str(tmp_path / "domain"), *common]
     )
@@ -149,12 +148,12 @@ def test_pretrain_on_raw_text_then_finetune_on_raw_reviews(tmp_path, write_alter
         == AutoTokenizer.from_pretrained(tmp_path / "lm").get_vocab()
     )
     with pytest.raises(ValueError, match="--lab_vocabulary has no mask token"):
-        pretraining.main(
+        run_pretraining(
             ["--train_files", str(tmp_path / "corpus.txt"), "--lab_vocabulary", str(books)]
             + ["--objective", "mlm", "--output_dir", str(tmp_path / "mlm"), *common]
         )
     out = tmp_path / "sentiment"
-    sentiment.main(
+    run_sentiment(
         ["--data_dir", str(books), "--model_name_or_path", str(tmp_path / "domain"), "--lab_raw_text"]
         + ["--num_train_epochs", "1", "--output_dir", str(out), *common]
     )

@@ -20,8 +20,7 @@ import write_results
 from hf_models.data import balanced_subset
 from hf_models.run_record import Evaluation, RunRecord
 from hf_models.safety import command_line
-from hf_models.tasks.sentiment import load_reviews
-from hf_models.tasks.sentiment_arguments import SentimentArguments
+from hf_models.tasks.sentiment import SentimentArguments, load_reviews
 from hf_models.textio import UsageError
 
 LABELS = [0, 1, 1, 0, 0, 0, 1, 0, 1, 1, 0, 1, 0, 0]  # 8 negative, 6 positive

@@ -9,11 +9,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from tiny import TINY
+from tiny import TINY, run_sentiment
 
 from hf_models.data import load_cls_books
 from hf_models.run_record import CardOptions, build_model_card, read_record
-from hf_models.tasks import sentiment
 
 POSITIVE_REVIEW = "Un roman excellent, superbe et magnifique."
 NEGATIVE_REVIEW = "Un livre ennuyeux, mauvais et médiocre."
@@ -28,7 +27,7 @@ def trained_classifier(tmp_path_factory, write_toy_cls_books):
     tokenizer_dir = tmp_path_factory.mktemp("labels_tokenizer")
     train_bpe_tokenizer(texts, vocab_size=300, output_dir=tokenizer_dir, show_progress=False)
     out = tmp_path_factory.mktemp("labels_run")
-    metrics = sentiment.main(
+    metrics = run_sentiment(
         ["--data_dir", str(data), "--from_scratch", "--tokenizer_name_or_path", str(tokenizer_dir)]
         + ["--config_overrides", TINY, "--causal_mask", "false", "--classifier_pooling", "mean"]
         + ["--output_dir", str(out), "--num_train_epochs", "8", "--learning_rate", "1e-2"]

@@ -79,8 +79,8 @@ def test_committed_notebooks_have_no_outputs(name) -> None:
 
 @pytest.mark.parametrize("name", sorted(NOTEBOOKS))
 def test_notebooks_use_their_courses_config_files(name) -> None:
-    """Every recipe the notebook runs (`pretraining.main`, `sentiment.main`, `birthplace.main`) reads a config file
-    of the course's folder through `config(...)`, and no cell types a learning rate."""
+    """Every recipe the notebook runs (the recipes' `pretrain.main`, `finetune_sentiment.main`, `birthplace.main`)
+    reads a config file of the course's folder through `config(...)`, and no cell types a learning rate."""
     folder = NOTEBOOKS[name][0].split("/")[1]
     code = "\n".join(_code(name))
     assert f'CONFIGS = ROOT / "configs" / "{folder}" / PROFILE' in code

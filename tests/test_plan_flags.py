@@ -13,8 +13,7 @@ import pytest
 from transformers import TrainingArguments
 
 from hf_models.tasks import pretraining, sentiment
-from hf_models.tasks.birthplace import DEFAULT_PRESET, SUBCOMMANDS
-from hf_models.tasks.birthplace_arguments import BirthplaceArguments, subcommand_groups
+from hf_models.tasks.birthplace import DEFAULT_PRESET, SUBCOMMANDS, BirthplaceArguments, subcommand_groups
 from hf_models.textio import UsageError
 from hf_models.training import ModelArguments, build_parser, expand_arguments_file, parse_args
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import datasets
 import pytest
-from tiny import NO_NOISE, TINY_ONE_LAYER
+from tiny import NO_NOISE, TINY_ONE_LAYER, run_birthplace
 
 from hf_models.data import IGNORE_INDEX, encode_openings
 from hf_models.training import check_plateau, unigram_entropy
@@ -63,15 +63,13 @@ def test_birthplace_openings_pretraining_reports_its_plateau(tmp_path, synthetic
     the run pins no memory where there is no accelerator to copy to (torch would warn at each DataLoader)."""
     import warnings
 
-    from hf_models.tasks import birthplace
-
     out = tmp_path / "pre"
     with (
         caplog.at_level(logging.WARNING, logger="hf_models.training.trainer"),
         warnings.catch_warnings(record=True) as caught,
     ):
         warnings.simplefilter("always")
-        birthplace.main(
+        run_birthplace(
             [
                 "pretrain",
                 "--data_dir",

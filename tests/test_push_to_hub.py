@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import torch
 from huggingface_hub import ModelCard
-from tiny import QUIET, TINY
+from tiny import QUIET, TINY, run_birthplace, run_pretraining, run_sentiment
 
 import hf_models
 from hf_models import hub
@@ -69,7 +69,6 @@ def runs(
 ) -> dict:
     """Real recipe runs (a few steps each), their reference logits and their dry-run exports."""
     from hf_models import SmallEncoderForCausalLM, SmallEncoderForSequenceClassification
-    from hf_models.tasks import birthplace, pretraining, sentiment
     from hf_models.tokenization import load_tokenizer
 
     torch.set_num_threads(1)
@@ -83,17 +82,17 @@ def runs(
         root / "mlm",
     )
     model = ["--tokenizer_name_or_path", tok, "--config_overrides", TINY]
-    birthplace.main(["pretrain", "--data_dir", data, "--output_dir", str(pre), *model, *steps])
-    birthplace.main(
+    run_birthplace(["pretrain", "--data_dir", data, "--output_dir", str(pre), *model, *steps])
+    run_birthplace(
         ["finetune", "--data_dir", data, "--model_name_or_path", str(pre), "--output_dir", str(lm_dir)]
         + ["--eval_strategy", "steps", "--eval_steps", "4", *steps]
     )
     evaluate = ["evaluate", "--data_dir", data, "--output_dir", str(lm_dir), "--max_new_tokens", "4"]
-    scores = birthplace.main([*evaluate, "--model_name_or_path", str(lm_dir)])
-    london = birthplace.main([*evaluate, "--london_baseline"])
+    scores = run_birthplace([*evaluate, "--model_name_or_path", str(lm_dir)])
+    london = run_birthplace([*evaluate, "--london_baseline"])
     books = write_alternating_cls_books(root, (32, 16, 8))
-    sentiment.main(["--data_dir", str(books), "--from_scratch", "--output_dir", str(cls_dir), *model, *steps])
-    pretraining.main(
+    run_sentiment(["--data_dir", str(books), "--from_scratch", "--output_dir", str(cls_dir), *model, *steps])
+    run_pretraining(
         ["--objective", "mlm", "--train_files", f"{data}/wiki.txt", "--block_size", "32"]
         + ["--output_dir", str(mlm_dir), *model, *steps]
     )
@@ -135,15 +134,14 @@ def runs(
 def reciting(runs: dict, synthetic_birthplace_dir: Path) -> dict[str, Path]:
     """A birthplace model that recites, then answers with a span of its recitation (`--recite_tokens 4
     --answer_from_recitation`), finetuned from the pretraining of `runs`, scored by `evaluate` and exported."""
-    from hf_models.tasks import birthplace
 
     root, data = runs["root"], str(synthetic_birthplace_dir)
     run_dir, export = root / "birthplace-recite", root / "export-recite"
-    birthplace.main(
+    run_birthplace(
         ["finetune", "--data_dir", data, "--model_name_or_path", str(runs["pre_dir"]), "--output_dir", str(run_dir)]
         + ["--recite_tokens", "4", "--answer_from_recitation", "--max_steps", "4", "--learning_rate", "5e-3", *QUIET]
     )
-    birthplace.main(
+    run_birthplace(
         [*RECITING_EVALUATE, "--data_dir", data, "--model_name_or_path", str(run_dir), "--output_dir", str(run_dir)]
     )
     assert push_to_hub.main([str(run_dir), "--dry_run", "--local_dir", str(export)]) == 0
@@ -332,7 +330,7 @@ def test_a_hub_copy_of_a_reciting_model_answers_as_its_run(
     folder: recite 4 tokens, then choose the answer among the recitation's spans."""
     from hf_models import app
     from hf_models.data import load_birthplace
-    from hf_models.tasks import birthplace, birthplace_qa
+    from hf_models.tasks import birthplace_qa
 
     run_dir, export = reciting["run_dir"], reciting["export"]
     answers = birthplace_qa.answer_format_of(run_dir)
@@ -353,7 +351,7 @@ def test_a_hub_copy_of_a_reciting_model_answers_as_its_run(
     # `evaluate` on the export writes the predictions it wrote on the run folder.
     scored = tmp_path / "scored"
     data = ["--data_dir", str(synthetic_birthplace_dir)]
-    birthplace.main([*RECITING_EVALUATE, *data, "--model_name_or_path", str(export), "--output_dir", str(scored)])
+    run_birthplace([*RECITING_EVALUATE, *data, "--model_name_or_path", str(export), "--output_dir", str(scored)])
     predictions = (scored / "predictions_validation.txt").read_text(encoding="utf-8")
     assert predictions == (run_dir / "predictions_validation.txt").read_text(encoding="utf-8")
     assert len(predictions.splitlines()) == 60 and any(line.strip() for line in predictions.splitlines())
@@ -780,10 +778,9 @@ def test_the_run_folders_card_is_the_exports_and_follows_the_evaluation(
     card = ModelCard.load(runs["lm_dir"] / "README.md")
     assert f"| exact_match | validation | {runs['scores']['exact_match']:.4g} |" in card.text
     assert "| london_baseline_exact_match (baseline, not this model) | validation |" in card.text
-    from hf_models.tasks import birthplace
 
     london = tmp_path / "london"
-    birthplace.main(
+    run_birthplace(
         ["evaluate", "--data_dir", str(synthetic_birthplace_dir), "--output_dir", str(london)]
         + ["--london_baseline", "--use_cpu"]
     )
@@ -805,11 +802,10 @@ def test_push_to_hub_offline_is_one_line_before_training(
     capsys: pytest.CaptureFixture,
 ) -> None:
     from hf_models.safety import command_line
-    from hf_models.tasks import sentiment
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     books, out = write_alternating_cls_books(tmp_path / "books", (8, 4, 2)), tmp_path / "run"
-    assert command_line(sentiment.main, _sentiment_run(books, tiny_tokenizer_dir, out, "--push_to_hub")) == 2
+    assert command_line(run_sentiment, _sentiment_run(books, tiny_tokenizer_dir, out, "--push_to_hub")) == 2
     err = capsys.readouterr().err
     (error,) = err.strip().splitlines()  # refused before the data is read: no progress bar, no warning
     assert error.startswith("error: --push_to_hub: offline mode is on (HF_HUB_OFFLINE=1)")
@@ -821,14 +817,13 @@ def test_push_to_hub_shares_the_export_with_our_card(
 ) -> None:
     """A recipe's `--push_to_hub` uploads what `push_to_hub.py` would (the allowlist, the public record, our card
     for the token's user), never Trainer's own push of the whole folder with its card."""
-    from hf_models.tasks import sentiment
 
     RecordingHfApi.calls = []
     monkeypatch.setattr(hub.publish, "HfApi", RecordingHfApi)
     monkeypatch.setattr(hub.publish, "get_token", lambda: "hf_fake_token")
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     books, out = write_alternating_cls_books(tmp_path / "books", (8, 4, 2)), tmp_path / "tiny-sentiment"
-    sentiment.main(_sentiment_run(books, tiny_tokenizer_dir, out, "--push_to_hub"))
+    run_sentiment(_sentiment_run(books, tiny_tokenizer_dir, out, "--push_to_hub"))
     calls = dict(RecordingHfApi.calls)
     assert calls["create_repo"]["repo_id"] == calls["upload_folder"]["repo_id"] == "tester/tiny-sentiment"
     assert calls["upload_folder"]["allow_patterns"] == hub.ALLOW_PATTERNS

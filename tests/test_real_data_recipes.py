@@ -5,16 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from tiny import TINY_SIZES
-
-from hf_models.tasks import birthplace
-from hf_models.tasks import sentiment as finetune_sentiment
+from tiny import TINY_SIZES, run_birthplace, run_sentiment
 
 TINY = f"{TINY_SIZES},max_position_embeddings=128"
 
 
 def test_london_baseline_is_five_percent(shared_data_dir, capsys):
-    metrics = birthplace.main(["evaluate", "--data_dir", str(shared_data_dir / "birthplace"), "--london_baseline"])
+    metrics = run_birthplace(["evaluate", "--data_dir", str(shared_data_dir / "birthplace"), "--london_baseline"])
     assert "Correct: 25 out of 500: 5.0%" in capsys.readouterr().out
     assert (metrics["correct"], metrics["total"]) == (25, 500)
 
@@ -37,7 +34,7 @@ def test_birthplace_evaluate_counts_all_dev_questions(shared_data_dir, tmp_path,
     RunRecord(task="birthplace-qa", objective="qa", hyperparameters={"recite_tokens": 0}).save(model_dir)
 
     with pytest.warns(Warning, match="4 row"):  # the loader reports the recovered rows
-        metrics = birthplace.main(
+        metrics = run_birthplace(
             [
                 "evaluate",
                 "--data_dir",
@@ -53,7 +50,7 @@ def test_birthplace_evaluate_counts_all_dev_questions(shared_data_dir, tmp_path,
     assert metrics["total"] == 500
     assert len((tmp_path / "predictions_validation.txt").read_text(encoding="utf-8").splitlines()) == 500
 
-    birthplace.main(
+    run_birthplace(
         ["evaluate", "--data_dir", str(data), "--model_name_or_path", str(model_dir), "--output_dir", str(tmp_path)]
         + ["--max_new_tokens", "4", "--eval_split", "test"]
     )
@@ -71,7 +68,7 @@ def test_sentiment_writes_2000_test_predictions(shared_data_dir, tmp_path):
         load_cls_books(data)["train"]["text"][:400], vocab_size=600, output_dir=tokenizer_dir, show_progress=False
     )
     out = tmp_path / "sentiment"
-    metrics = finetune_sentiment.main(
+    metrics = run_sentiment(
         ["--data_dir", str(data), "--from_scratch", "--tokenizer_name_or_path", str(tokenizer_dir)]
         + [
             "--config_overrides",

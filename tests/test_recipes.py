@@ -11,12 +11,9 @@ import plot_sentiment  # benchmarks/plot_sentiment.py (tests/conftest.py puts be
 import pytest
 import torch
 from tiny import RECIPE as COMMON
-from tiny import TINY
+from tiny import TINY, run_birthplace, run_pretraining, run_sentiment
 
 from hf_models.metrics import read_scored_examples
-from hf_models.tasks import birthplace
-from hf_models.tasks import pretraining as pretrain
-from hf_models.tasks import sentiment as finetune_sentiment
 
 pytestmark = pytest.mark.slow
 
@@ -100,7 +97,7 @@ def assert_results_files(output_dir: Path) -> dict:
 )
 def test_pretrain_objectives(tmp_path, synthetic_birthplace_dir, tiny_tokenizer_dir, objective, extra):
     out = tmp_path / objective
-    metrics = pretrain.main(
+    metrics = run_pretraining(
         ["--objective", objective, "--train_files", str(synthetic_birthplace_dir / "wiki.txt")]
         + ["--tokenizer_name_or_path", str(tiny_tokenizer_dir), "--config_overrides", TINY, "--block_size", "32"]
         + ["--output_dir", str(out), "--max_steps", "16", "--per_device_train_batch_size", "16"]
@@ -154,7 +151,7 @@ def test_pretrain_from_json_file_and_gz(tmp_path, synthetic_birthplace_dir, tiny
     }
     args_file = tmp_path / "args.json"
     args_file.write_text(json.dumps(args))
-    pretrain.main([str(args_file)])
+    run_pretraining([str(args_file)])
     assert_run_outputs(out)
     report = read_report(out)
     assert report["arguments"]["DataTrainingArguments"]["train_files"] == [str(corpus)]
@@ -179,9 +176,9 @@ def test_pretrain_refuses_a_split_too_short_for_one_block(tmp_path, tiny_tokeniz
         *COMMON,
     ]
     with pytest.raises(ValueError, match=rf"the validation split of {corpus} holds no block of 64 tokens"):
-        pretrain.main([*base, "--block_size", "64", "--output_dir", str(tmp_path / "short")])
+        run_pretraining([*base, "--block_size", "64", "--output_dir", str(tmp_path / "short")])
     assert not (tmp_path / "short" / "model.safetensors").exists()
-    pretrain.main(
+    run_pretraining(
         [*base, "--block_size", "4", "--output_dir", str(tmp_path / "fits")]
     )  # the same text, smaller blocks
     assert "eval_loss" in read_results(tmp_path / "fits")
@@ -230,7 +227,7 @@ def sentiment_tokenizer_dir(tmp_path_factory, tiny_cls_books) -> Path:
 @pytest.fixture(scope="module")
 def pretrained_lm_dir(tmp_path_factory, tiny_cls_books, sentiment_tokenizer_dir) -> Path:
     out = tmp_path_factory.mktemp("pretrained_lm")
-    pretrain.main(
+    run_pretraining(
         ["--objective", "clm", "--train_files", str(tiny_cls_books / "train.review.spm")]
         + ["--tokenizer_name_or_path", str(sentiment_tokenizer_dir), "--config_overrides", TINY]
         + ["--block_size", "32", "--output_dir", str(out), "--max_steps", "8", "--per_device_train_batch_size", "8"]
@@ -241,7 +238,7 @@ def pretrained_lm_dir(tmp_path_factory, tiny_cls_books, sentiment_tokenizer_dir)
 
 def _finetune(tmp_path: Path, name: str, data_dir: Path, source: list[str], extra: list[str] = ()) -> Path:
     out = tmp_path / name
-    finetune_sentiment.main(
+    run_sentiment(
         ["--data_dir", str(data_dir), "--output_dir", str(out), "--num_train_epochs", "4"]
         + ["--per_device_train_batch_size", "8", "--learning_rate", "1e-2", "--max_seq_length", "32"]
         + source
@@ -475,7 +472,7 @@ def test_finetune_sentiment_transfer_flags_reach_the_model(tmp_path, tiny_cls_bo
 def test_birthplace_pretrain_finetune_evaluate(tmp_path, synthetic_birthplace_dir, capsys):
     data = str(synthetic_birthplace_dir)
     pre, ft = tmp_path / "pretrain", tmp_path / "finetune"
-    birthplace.main(
+    run_birthplace(
         ["pretrain", "--data_dir", data, "--attention_type", "vanilla", "--output_dir", str(pre)]
         + ["--tokenizer_vocab_size", "600", "--config_overrides", TINY, "--pretrain_with_qa"]
         + ["--max_steps", "16", "--per_device_train_batch_size", "32", "--learning_rate", "5e-3"]
@@ -484,7 +481,7 @@ def test_birthplace_pretrain_finetune_evaluate(tmp_path, synthetic_birthplace_di
     assert_run_outputs(pre)
     assert read_results(pre)["train_samples"] == 330 + 240  # wiki paragraphs + training QA pairs
 
-    birthplace.main(
+    run_birthplace(
         ["finetune", "--data_dir", data, "--model_name_or_path", str(pre), "--output_dir", str(ft)]
         + ["--max_steps", "12", "--per_device_train_batch_size", "32", "--learning_rate", "3e-3"]
         + ["--eval_strategy", "steps", "--eval_steps", "6"]
@@ -494,7 +491,7 @@ def test_birthplace_pretrain_finetune_evaluate(tmp_path, synthetic_birthplace_di
     assert any("eval_loss" in e for e in json.loads((ft / "trainer_state.json").read_text())["log_history"])
 
     capsys.readouterr()
-    metrics = birthplace.main(
+    metrics = run_birthplace(
         ["evaluate", "--data_dir", data, "--model_name_or_path", str(ft), "--output_dir", str(ft)]
     )
     assert f"Correct: {metrics['correct']} out of 60: " in capsys.readouterr().out
@@ -506,7 +503,7 @@ def test_birthplace_pretrain_finetune_evaluate(tmp_path, synthetic_birthplace_di
     assert [e["prediction"] for e in examples] == predicted and [e["index"] for e in examples] == list(range(60))
     assert sum(e["prediction"].strip() == e["reference"] for e in examples) == metrics["correct"]
 
-    birthplace.main(
+    run_birthplace(
         [
             "evaluate",
             "--data_dir",
@@ -528,7 +525,7 @@ def test_birthplace_from_scratch_synthesizer_and_baselines(
 ):
     data = str(synthetic_birthplace_dir)
     out = tmp_path / "scratch"
-    birthplace.main(
+    run_birthplace(
         ["finetune", "--data_dir", data, "--attention_type", "synthesizer", "--output_dir", str(out)]
         + ["--tokenizer_name_or_path", str(tiny_tokenizer_dir), "--config_overrides", TINY]
         + ["--max_steps", "12", "--per_device_train_batch_size", "32", "--learning_rate", "5e-3"]
@@ -537,12 +534,12 @@ def test_birthplace_from_scratch_synthesizer_and_baselines(
     assert_run_outputs(out)
     assert json.loads((out / "config.json").read_text())["attention_type"] == "synthesizer"
     # Greedy decoding works with the synthesizer too (no KV cache for it).
-    metrics = birthplace.main(["evaluate", "--data_dir", data, "--model_name_or_path", str(out)])
+    metrics = run_birthplace(["evaluate", "--data_dir", data, "--model_name_or_path", str(out)])
     assert metrics["total"] == 60
 
     capsys.readouterr()
-    london = birthplace.main(["evaluate", "--data_dir", data, "--london_baseline"])
-    common = birthplace.main(["evaluate", "--data_dir", data, "--most_common_baseline"])
+    london = run_birthplace(["evaluate", "--data_dir", data, "--london_baseline"])
+    common = run_birthplace(["evaluate", "--data_dir", data, "--most_common_baseline"])
     printed = capsys.readouterr().out
     assert f"Correct: {london['correct']} out of 60: " in printed
     assert common["exact_match"] >= london["exact_match"]  # London is the synthetic task's most common place
@@ -555,7 +552,7 @@ def test_pretrain_span_corruption_is_reproducible_whatever_eval_steps(
     during training changes neither the corruptions nor the dropout masks the training steps draw."""
 
     def run(name: str, *eval_args: str) -> tuple[list[float], float]:
-        metrics = pretrain.main(
+        metrics = run_pretraining(
             ["--objective", "span_corruption", "--train_files", str(synthetic_birthplace_dir / "wiki.txt")]
             + ["--tokenizer_name_or_path", str(tiny_tokenizer_dir), "--config_overrides", TINY]
             + ["--block_size", "32", "--output_dir", str(tmp_path / name), "--max_steps", "6"]
@@ -576,7 +573,7 @@ def test_pretrain_span_corruption_is_reproducible_whatever_eval_steps(
 def _base_preset_run(recipe: str, out: Path, data: dict[str, Path]) -> None:
     tiny_base = ["--model_config", "base", "--config_overrides", TINY]
     if recipe == "pretrain":
-        pretrain.main(
+        run_pretraining(
             ["--objective", "clm", "--train_files", str(data["birthplace"] / "wiki.txt"), "--block_size", "32"]
             + ["--tokenizer_name_or_path", str(data["tokenizer"]), "--output_dir", str(out)]
             + ["--max_steps", "2", "--per_device_train_batch_size", "8"]
@@ -584,7 +581,7 @@ def _base_preset_run(recipe: str, out: Path, data: dict[str, Path]) -> None:
             + COMMON
         )
     elif recipe == "finetune_sentiment":
-        finetune_sentiment.main(
+        run_sentiment(
             [
                 "--data_dir",
                 str(data["cls_books"]),
@@ -598,7 +595,7 @@ def _base_preset_run(recipe: str, out: Path, data: dict[str, Path]) -> None:
             + COMMON
         )
     else:
-        birthplace.main(
+        run_birthplace(
             ["finetune", "--data_dir", str(data["birthplace"]), "--output_dir", str(out)]
             + ["--tokenizer_name_or_path", str(data["tokenizer"]), "--max_steps", "2"]
             + ["--per_device_train_batch_size", "8"]

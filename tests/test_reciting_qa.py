@@ -9,7 +9,7 @@ import pytest
 import torch
 from test_recipes import assert_run_outputs, read_report
 from tiny import RECIPE as COMMON
-from tiny import TINY
+from tiny import TINY, run_birthplace
 
 from hf_models import SmallEncoderConfig, SmallEncoderForCausalLM, app
 from hf_models.app import predictions as app_predictions
@@ -195,7 +195,7 @@ def test_recite_tokens_with_the_course_vocabulary_or_span_corruption_is_refused(
         "CourseQAFormat"
     )
     with pytest.raises(UsageError, match="needs --pretraining_objective openings"):
-        birthplace.main(
+        run_birthplace(
             ["pretrain", "--data_dir", data, "--output_dir", str(tmp_path / "sc"), "--tokenizer_vocab_size", "600"]
             + ["--config_overrides", TINY, "--pretrain_with_qa", "--recite_tokens", "8", "--max_steps", "1", *COMMON]
         )
@@ -207,7 +207,7 @@ def test_birthplace_steps_with_recitation(tmp_path, synthetic_birthplace_dir, ca
     data = str(synthetic_birthplace_dir)
     pre, ft = tmp_path / "pretrain", tmp_path / "finetune"
     recite = ["--recite_tokens", "24"]
-    birthplace.main(
+    run_birthplace(
         ["pretrain", "--data_dir", data, "--output_dir", str(pre), "--tokenizer_vocab_size", "600", *recite]
         + ["--config_overrides", TINY, "--pretrain_with_qa", "--pretraining_objective", "openings"]
         + ["--opening_tokens", "24", "--max_steps", "16", "--per_device_train_batch_size", "32"]
@@ -215,7 +215,7 @@ def test_birthplace_steps_with_recitation(tmp_path, synthetic_birthplace_dir, ca
     )
     assert_run_outputs(pre)
     assert read_report(pre)["train_samples"] == 330 + 240  # openings + reciting QA rows
-    birthplace.main(
+    run_birthplace(
         ["finetune", "--data_dir", data, "--model_name_or_path", str(pre), "--output_dir", str(ft), *recite]
         + ["--answer_from_recitation", "--max_steps", "8", "--per_device_train_batch_size", "32"]
         + ["--learning_rate", "3e-3", *COMMON]
@@ -240,7 +240,7 @@ def test_birthplace_steps_with_recitation(tmp_path, synthetic_birthplace_dir, ca
     capsys.readouterr()
     predictions = tmp_path / "spans.txt"
     evaluate = ["evaluate", "--data_dir", data, "--predictions_file", str(predictions), "--overwrite_output_dir"]
-    metrics = birthplace.main([*evaluate, "--model_name_or_path", str(ft)])
+    metrics = run_birthplace([*evaluate, "--model_name_or_path", str(ft)])
     assert metrics["total"] == 60 and f"Correct: {metrics['correct']} out of 60" in capsys.readouterr().out
     spans = RecitingQAFormat(24, **spans_shape)
     questions = load_birthplace(data)["validation"]["question"]
@@ -253,7 +253,7 @@ def test_birthplace_steps_with_recitation(tmp_path, synthetic_birthplace_dir, ca
     calls = []
     real = birthplace_qa.greedy_completions
     monkeypatch.setattr(birthplace_qa, "greedy_completions", lambda *a, **k: calls.append(k) or real(*a, **k))
-    birthplace.main([*evaluate, "--model_name_or_path", str(pre)])
+    run_birthplace([*evaluate, "--model_name_or_path", str(pre)])
     assert len(calls) == 2 and predictions.read_text().splitlines() == generated
     answer = app_predictions._answer(app.load_model(str(pre)), questions[0])
     assert len(calls) == 4 and answer == generated[0]
@@ -262,12 +262,12 @@ def test_birthplace_steps_with_recitation(tmp_path, synthetic_birthplace_dir, ca
     bare = Path(shutil.copytree(ft, tmp_path / "bare"))
     (bare / "run_record.json").unlink()
     with pytest.raises(UsageError, match=r"has no run record \(run_record.json\) to say how it answers"):
-        birthplace.main(["evaluate", "--data_dir", data, "--model_name_or_path", str(bare)])
+        run_birthplace(["evaluate", "--data_dir", data, "--model_name_or_path", str(bare)])
     record = json.loads((ft / "run_record.json").read_text())
     del record["hyperparameters"]["recite_tokens"]
     (bare / "run_record.json").write_text(json.dumps(record))
     with pytest.raises(UsageError, match="does not say how it answers"):
-        birthplace.main(["evaluate", "--data_dir", data, "--model_name_or_path", str(bare)])
+        run_birthplace(["evaluate", "--data_dir", data, "--model_name_or_path", str(bare)])
     with pytest.raises(UsageError, match="does not say how it answers"):  # the app shows it in one line
         app_predictions._answer(app.load_model(str(bare)), questions[0])
 

@@ -17,9 +17,8 @@ import throughput
 import torch
 from test_flag_plumbing import load_script
 
-from hf_models.tasks import pretraining_arguments, sentiment_arguments
-from hf_models.tasks.birthplace import DEFAULT_PRESET, SUBCOMMANDS
-from hf_models.tasks.birthplace_arguments import subcommand_groups
+from hf_models.tasks import pretraining, sentiment
+from hf_models.tasks.birthplace import DEFAULT_PRESET, SUBCOMMANDS, subcommand_groups
 from hf_models.textio import UsageError
 from hf_models.training import build_parser, expand_arguments_file
 
@@ -34,8 +33,8 @@ CONFIGS = REPO_ROOT / "configs"  # the course files that give the course recipes
 # The Trainer recipes: their flag groups, from the subcommand for birthplace.py.
 RECIPES = {
     "recipes/birthplace.py": lambda words: (subcommand_groups(words[0], DEFAULT_PRESET, CONFIGS), words[1:]),
-    "recipes/pretrain.py": lambda words: (pretraining_arguments.ARGUMENT_GROUPS, words),
-    "recipes/finetune_sentiment.py": lambda words: (sentiment_arguments.argument_groups(CONFIGS), words),
+    "recipes/pretrain.py": lambda words: (pretraining.ARGUMENT_GROUPS, words),
+    "recipes/finetune_sentiment.py": lambda words: (sentiment.argument_groups(CONFIGS), words),
 }
 
 

@@ -12,15 +12,14 @@ import probe_facts
 import pytest
 import report
 from test_write_results import _bench, _write_results
-from tiny import EVALUATE_QUIET
+from tiny import EVALUATE_QUIET, run_birthplace
 
 from hf_models.run_record import Evaluation, RunRecord, _results, read_record
-from hf_models.tasks import birthplace
 
 
 def _london(data_dir: Path, out: Path, split: str, *extra: str) -> dict:
     argv = ["evaluate", "--data_dir", str(data_dir), "--output_dir", str(out), "--eval_split", split]
-    return birthplace.main([*argv, "--london_baseline", *extra, *EVALUATE_QUIET])
+    return run_birthplace([*argv, "--london_baseline", *extra, *EVALUATE_QUIET])
 
 
 def test_an_evaluation_counts_the_questions_it_scored_on_its_own_split(tmp_path, synthetic_birthplace_dir) -> None:

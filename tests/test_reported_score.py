@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 import torch
+from tiny import run_birthplace
 
 from hf_models import SmallEncoderForCausalLM
 from hf_models.run_record import CardOptions, RunRecord, _fmt, build_model_card, read_record
-from hf_models.tasks import birthplace
 from hf_models.training import build_config
 
 TINY = "hidden_size=32,num_hidden_layers=2,num_attention_heads=2,intermediate_size=64,max_position_embeddings=64"
@@ -20,7 +20,7 @@ QUIET = ["--use_cpu", "--log_level", "warning"]  # the Trainer flags that evalua
 
 
 def evaluate(data_dir: Path, out: Path, split: str, *source: str) -> dict:
-    return birthplace.main(
+    return run_birthplace(
         [
             "evaluate",
             "--data_dir",

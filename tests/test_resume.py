@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 from tiny import TINY as TINY_NO_DROPOUT
-
-from hf_models.tasks import pretraining as pretrain
+from tiny import run_pretraining
 
 TINY = f"{TINY_NO_DROPOUT},hidden_dropout=0.1,attention_dropout=0.1,embedding_dropout=0.1"
 
@@ -69,13 +68,13 @@ def _losses(out: Path) -> dict[int, float]:
 @pytest.mark.slow
 def test_resume_reaches_the_same_loss(tmp_path, synthetic_birthplace_dir, tiny_tokenizer_dir):
     full = tmp_path / "full"
-    uninterrupted = pretrain.main(_args(synthetic_birthplace_dir, tiny_tokenizer_dir, full))
+    uninterrupted = run_pretraining(_args(synthetic_birthplace_dir, tiny_tokenizer_dir, full))
 
     # The state a run stopped after step 6 leaves: its output folder with checkpoint-6 only.
     stopped = tmp_path / "stopped"
     stopped.mkdir()
     shutil.copytree(full / "checkpoint-6", stopped / "checkpoint-6")
-    resumed = pretrain.main(
+    resumed = run_pretraining(
         _args(
             synthetic_birthplace_dir,
             tiny_tokenizer_dir,

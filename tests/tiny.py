@@ -3,6 +3,12 @@
 One place, so that a change of size or of noise reaches every test; a test file composes these with the flags
 that are its own (a seed, a step count)."""
 
+from functools import partial
+
+import birthplace as birthplace_recipe
+import finetune_sentiment
+import pretrain
+
 # Small enough to train in a second on one core; the size keys of `--config_overrides`.
 TINY_SIZES = "hidden_size=32,num_hidden_layers=2,num_attention_heads=2,intermediate_size=64"
 TINY = f"{TINY_SIZES},max_position_embeddings=64"
@@ -18,3 +24,9 @@ EVALUATE_QUIET = ["--use_cpu", "--log_level", "error"]
 ONE_STEP = [*QUIET, "--seed", "0", "--max_steps", "1", "--per_device_train_batch_size", "4"]
 # A seeded run that logs its loss every two steps: what a recipe test reads.
 RECIPE = [*QUIET, "--logging_steps", "2", "--seed", "0"]
+
+# The recipes' mains (recipes/ is on sys.path: conftest.py), run with Trainer's own defaults rather than a course's
+# (configs/): a test's flags are all that its run takes.
+run_pretraining = pretrain.main
+run_sentiment = partial(finetune_sentiment.main, configs=None)
+run_birthplace = partial(birthplace_recipe.main, configs=None)

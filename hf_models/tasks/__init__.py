@@ -1,6 +1,6 @@
-"""The recipes' logic, as library code: one module per task, holding its steps as functions of the parsed arguments
-and a `main(args)` that parses a command line (the scripts in `recipes/` call it); each task's flags are beside it
-in `<task>_arguments`.
+"""The recipes' logic, as library code: one module per task, holding its flags (a dataclass and its argument groups)
+and its steps as functions of the parsed arguments; each script in `recipes/` parses, sets up the run and calls them.
+A task module imports the training stack (datasets, Trainer) in the functions that run, so that `-h` needs neither.
 
 - `pretraining`: causal, span-corruption or masked LM pretraining on text files (`recipes/pretrain.py`).
 - `sentiment`: book-review sentiment, the ALTeGraD lab (`recipes/finetune_sentiment.py`): its reviews, the

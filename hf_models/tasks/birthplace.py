@@ -16,78 +16,293 @@ its run record.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import datasets
 import torch
-from datasets import concatenate_datasets
 from transformers import DataCollatorForSeq2Seq, PreTrainedTokenizerBase, TrainingArguments
 
-from hf_models import SmallEncoderForCausalLM
-from hf_models.data import (
-    BIRTHPLACE_FILES,
-    IGNORE_INDEX,
-    SpanCorruptionCollator,
-    TrimPaddingCollator,
-    augment_forms,
-    augmentation_cost,
-    augmented_copies,
-    encode_openings,
-    load_birthplace,
-    load_birthplace_corpus,
-    read_lines,
-    tokenize_documents,
-)
+from hf_models import SmallEncoderForCausalLM, data, training
+from hf_models.data.augmentation import augment_forms
 from hf_models.hub import write_run_card
 from hf_models.metrics import load_metric, write_scored_examples
 from hf_models.run_record import Evaluation, RunRecord, model_reference, read_record, updating_record
 from hf_models.safety import check_count, check_output_file, removing_what_fails
+from hf_models.safety.ranges import NON_NEGATIVE, POSITIVE, TOKEN_ID_LIMIT, Range
 from hf_models.textio import UsageError, atomic_write_text
 from hf_models.tokenization import BPE, resolve_tokenizer, train_bpe_tokenizer
 from hf_models.tokenization.courses import CS224N_CHAR, is_cs224n_char_tokenizer
-from hf_models.training import (
+from hf_models.training.arguments import (
+    FlagGroup,
     ModelArguments,
-    RunTimer,
-    check_block_size,
-    check_plateau,
+    check_model_folder,
     check_run_output,
-    finish_run,
-    last_or_mean_loss,
-    load_or_build_model,
-    load_pretrained,
-    train_model,
-    unigram_entropy,
-    write_report,
+    model_group,
+    trainer_group,
 )
-from hf_models.training.arguments import check_model_folder
-from hf_models.training.trainer import check_vocabulary
 
-from .birthplace_arguments import (
-    DATASET,
-    DEFAULT_PRESET,
-    LANGUAGE,
-    BirthplaceArguments,
-    check_answer_source,
-    data_files,
-    require_data_dir,
-)
-from .birthplace_arguments import SUBCOMMANDS as SUBCOMMANDS  # noqa: F401  (the recipe's, re-exported)
-from .birthplace_arguments import main as main
-from .birthplace_qa import BPEQAFormat, CourseQAFormat, QAFormat, RecitingQAFormat, answer_shape, answering_format
+if TYPE_CHECKING:  # the training stack (datasets; the QA formats read with it): imported by a run, not for -h
+    import datasets
+
+    from .birthplace_qa import QAFormat
 
 logger = logging.getLogger(__name__)
+
+DEFAULT_PRESET = "cs224n-mingpt"
+SUBCOMMANDS = ("pretrain", "finetune", "evaluate")
+
+
+@dataclass
+class BirthplaceArguments:
+    data_dir: str = field(
+        default=None,
+        metadata={"help": "Folder of wiki.txt and the birth_*.tsv question files."},
+    )
+    block_size: int | None = field(
+        default=None, metadata={"help": "Tokens per sequence; default: the model's positions.", "range": POSITIVE}
+    )
+    tokenizer_vocab_size: int = field(
+        default=2000,
+        metadata={
+            "help": "Without --tokenizer_name_or_path (pretrain; finetune from scratch): size of the BPE trained "
+            "on wiki.txt.",
+            "range": Range(1, TOKEN_ID_LIMIT, high_open=True),
+        },
+    )
+    pretraining_objective: str = field(
+        default="span_corruption",
+        metadata={
+            "help": "pretrain: 'span_corruption' (the course's), or 'openings': causal LM on each paragraph's first "
+            "--opening_tokens tokens, where the birth facts are.",
+            "choices": ["span_corruption", "openings"],
+        },
+    )
+    opening_tokens: int = field(
+        default=40, metadata={"help": "pretrain with 'openings': tokens kept per paragraph.", "range": POSITIVE}
+    )
+    pretrain_with_qa: bool = field(
+        default=False,
+        metadata={
+            "help": "pretrain: mix the training QA pairs into the corpus (as text with span corruption, as QA rows "
+            "with 'openings')."
+        },
+    )
+    # Knowledge augmentation (`hf_models.data.augmentation`): built from the paragraph's own text only; the tokenizer
+    # is trained on the paragraphs without them.
+    augment: str = field(
+        default="",
+        metadata={
+            "help": "pretrain: comma-separated forms of each paragraph added to the corpus: 'name_first' (each "
+            "sentence starts with the name), 'opening' (the first sentence alone)."
+        },
+    )
+    eval_split: str = field(
+        default="validation",
+        metadata={"help": "evaluate: which questions to answer.", "choices": ["validation", "test", "train"]},
+    )
+    predictions_file: str | None = field(
+        default=None,
+        metadata={"help": "evaluate: where to write the predictions (default OUTPUT_DIR/predictions_SPLIT.txt)."},
+    )
+    london_baseline: bool = field(default=False, metadata={"help": "evaluate: answer 'London' to every question."})
+    most_common_baseline: bool = field(
+        default=False, metadata={"help": "evaluate: answer the most common training birthplace to every question."}
+    )
+    max_new_tokens: int = field(
+        default=16, metadata={"help": "evaluate: longest generated answer, in tokens.", "range": POSITIVE}
+    )
+    max_predict_samples: int | None = field(
+        default=None,
+        metadata={
+            "help": "evaluate: answer only the first N questions of --eval_split (debugging, a smoke test).",
+            "range": POSITIVE,  # 0: nothing scored (a division by zero in the report)
+        },
+    )
+    # QA rows become `recitation </s> question ⁇ answer ⁇ </s>`: the recitation is the first N tokens of the person's
+    # wiki.txt paragraph in training, and what the model writes from the name `Name.` when it answers (with
+    # --pretrain_with_qa, in the mixed QA rows too).
+    recite_tokens: int = field(
+        default=0,
+        metadata={
+            "help": "Recite, then answer (our BPE; 0: off): QA rows start with the first N tokens of the person's "
+            "paragraph, written from the name. Use the pretraining's --opening_tokens; the run record keeps it "
+            "for evaluate and the app.",
+            "range": NON_NEGATIVE,
+        },
+    )
+    # The span: a run of words within a clause, no longer than the longest training answer, capitalized if they all
+    # are. A question whose recitation has no such span is answered by generation.
+    answer_from_recitation: bool = field(
+        default=False,
+        metadata={
+            "help": "With --recite_tokens: answer with the span of the model's recitation that it scores highest, "
+            "shaped like the training answers, instead of generating (kept by the run record)."
+        },
+    )
+    # The characters of wiki.txt (□ pad = 0, ⁇ mask = 1, then the sorted characters); answers are read from 32
+    # greedily generated characters, between the first and second ⁇.
+    course_vocabulary: bool = field(
+        default=False,
+        metadata={
+            "help": "pretrain: CS224N's own setting: its character vocabulary and span corruption, "
+            "'question⁇answer⁇' rows, 32-character answers. Saved with the model: finetune and evaluate take it "
+            "from its tokenizer."
+        },
+    )
+
+    def __post_init__(self) -> None:  # a wrong --augment fails before the tokenizer and the model are built
+        augment_forms(self.augment)
+        if self.recite_tokens < 0:
+            raise ValueError(f"--recite_tokens must be 0 (off) or positive, got {self.recite_tokens}")
+        if self.recite_tokens and self.course_vocabulary:
+            raise ValueError(
+                "--recite_tokens is for our BPE; the course's characters (--course_vocabulary) answer directly"
+            )
+        if self.answer_from_recitation and not self.recite_tokens:
+            raise ValueError("--answer_from_recitation chooses the answer in the recitation: it needs --recite_tokens")
+
+
+# What the task's run records name.
+DATASET = "birthplace"
+LANGUAGE = "en"
+
+
+def check_answer_source(model_name_or_path: str | None, bp_args: BirthplaceArguments) -> None:
+    """`evaluate` scores one source of answers: a model, or one baseline, never a silent choice between them."""
+    baselines = [
+        flag
+        for flag, given in (
+            ("--london_baseline", bp_args.london_baseline),
+            ("--most_common_baseline", bp_args.most_common_baseline),
+        )
+        if given
+    ]
+    if len(baselines) > 1 or (baselines and model_name_or_path):
+        given = " and ".join([*(["--model_name_or_path"] if model_name_or_path else []), *baselines])
+        raise UsageError(f"evaluate scores one source of answers, but got {given}: give one of them")
+
+
+def require_data_dir(bp_args: BirthplaceArguments) -> None:
+    if bp_args.data_dir is None:
+        raise UsageError("--data_dir is required: the folder with wiki.txt and the birth_*.tsv files")
+
+
+def data_files(bp_args: BirthplaceArguments) -> list[tuple[str, str]]:
+    """The data folder and its files, as inputs that no output may replace."""
+    folder = Path(bp_args.data_dir)
+    files = sorted(folder.iterdir()) if folder.is_dir() else []
+    return [("--data_dir", str(folder)), *(("--data_dir", str(f)) for f in files)]
+
+
+# What each subcommand does (its --help's first line), and the fields it takes.
+SUBCOMMAND_HELP = {
+    "pretrain": "Pretrain on wiki.txt: the course's span corruption, or causal LM on paragraph openings (ours).",
+    "finetune": "Finetune on birth_places_train.tsv, from a pretrained model or from scratch.",
+    "evaluate": "Answer the dev (or test) questions by greedy decoding and score them; or a baseline.",
+}
+_SHARED = ("data_dir", "block_size")
+# How the trained model answers: chosen by its training, read from its run record by evaluate.
+_ANSWERING = ("recite_tokens", "answer_from_recitation")
+SUBCOMMAND_FIELDS = {
+    "pretrain": (
+        *_SHARED,
+        "course_vocabulary",
+        "tokenizer_vocab_size",
+        "pretraining_objective",
+        "opening_tokens",
+        "pretrain_with_qa",
+        "augment",
+        *_ANSWERING,
+    ),
+    "finetune": (*_SHARED, "tokenizer_vocab_size", *_ANSWERING),
+    "evaluate": (
+        *_SHARED,
+        "eval_split",
+        "predictions_file",
+        "london_baseline",
+        "most_common_baseline",
+        "max_new_tokens",
+        "max_predict_samples",
+    ),
+}
+# `evaluate` builds no model: no preset, overrides or attention type.
+EVALUATE_MODEL_FIELDS = ("model_name_or_path", "tokenizer_name_or_path", "overwrite_output_dir")
+EVALUATE_MODEL_HELPS = {"model_name_or_path": "The trained model folder that answers (or a baseline flag)."}
+# ... and no Trainer: of TrainingArguments it reads only these.
+EVALUATE_TRAINER_FIELDS = ("output_dir", "per_device_eval_batch_size", "seed", "use_cpu", "log_level")
+EVALUATE_TRAINER_TITLE = "Trainer arguments (the few of transformers.TrainingArguments that evaluate reads)"
+# The Trainer flags each training's -h lists; their defaults are the course's (its handout's optimization, in the
+# config file of each step of its own setting), the others Trainer's.
+_TRAINING = ("output_dir", "num_train_epochs", "max_steps", "learning_rate", "lr_scheduler_type")
+_BATCHES = ("per_device_train_batch_size", "logging_steps", "seed", "bf16", "use_cpu", "resume_from_checkpoint")
+TRAINER_FLAGS = {
+    "pretrain": (*_TRAINING, "lr_scheduler_kwargs", "warmup_steps", "weight_decay", "adam_beta2", *_BATCHES),
+    "finetune": (*_TRAINING, "warmup_steps", "weight_decay", "eval_strategy", "per_device_eval_batch_size", *_BATCHES),
+}
+# In the recipes' configs/ folder, which the recipe names (`subcommand_groups`).
+COURSE_CONFIGS = {
+    "pretrain": "cs224n/course/pretrain_vanilla.json",
+    "finetune": "cs224n/course/finetune.json",
+    "evaluate": "cs224n/course/evaluate.json",
+}
+TRAINER_FLAG_HELPS = {
+    "pretrain": {
+        "num_train_epochs": "Passes over the corpus.",
+        "per_device_train_batch_size": "Paragraphs per batch.",
+    },
+    "finetune": {
+        "num_train_epochs": "Passes over the questions.",
+        "eval_strategy": "When to compute the dev loss: no, steps or epoch.",
+        "per_device_train_batch_size": "Questions per training batch.",
+        "per_device_eval_batch_size": "Questions per dev batch.",
+    },
+    "evaluate": {
+        "output_dir": "Where the predictions and the report go (none: the score is printed only).",
+        "per_device_eval_batch_size": "Questions answered at once.",
+        "use_cpu": "Answer on the CPU, even with a GPU.",
+    },
+}
+
+
+def subcommand_groups(
+    subcommand: str, default_preset: str, configs: str | os.PathLike | None = None
+) -> tuple[FlagGroup, ...]:
+    """The flag groups of one subcommand: its own birthplace fields, the model's, then Trainer's (for `evaluate`,
+    only the ones it reads: a Trainer flag there would change nothing, so it is refused). `configs`: the recipes'
+    configs/ folder, whose course file of the subcommand gives the Trainer flags' defaults (None: Trainer's own)."""
+    title = f"Birthplace arguments ({subcommand})"
+    # "evaluate: which questions to answer." reads "Which questions to answer." under evaluate's own -h.
+    prefix = f"{subcommand}: "
+    helps = {}
+    for spec in dataclasses.fields(BirthplaceArguments):
+        if (text := spec.metadata.get("help", "")).startswith(prefix):
+            text = text.removeprefix(prefix)
+            helps[spec.name] = text[:1].upper() + text[1:]
+    own = FlagGroup(title, BirthplaceArguments, SUBCOMMAND_FIELDS[subcommand], helps)
+    trainer_helps, config = TRAINER_FLAG_HELPS[subcommand], COURSE_CONFIGS[subcommand]
+    if subcommand == "evaluate":
+        model = FlagGroup("Model arguments", ModelArguments, EVALUATE_MODEL_FIELDS, EVALUATE_MODEL_HELPS)
+        fields, title = EVALUATE_TRAINER_FIELDS, EVALUATE_TRAINER_TITLE
+        return (own, model, trainer_group(None, configs, config, title=title, names=fields, **trainer_helps))
+    return (
+        own,
+        model_group(default_preset),
+        trainer_group(TRAINER_FLAGS[subcommand], configs, config, "the course's", **trainer_helps),
+    )
 
 
 CAUSAL_LM = SmallEncoderForCausalLM.__name__  # what pretrain and finetune train (`check_run_output`)
 
 
 def _model(model_args: ModelArguments, bp_args: BirthplaceArguments, tokenizer) -> SmallEncoderForCausalLM:
-    return load_or_build_model(SmallEncoderForCausalLM, model_args, tokenizer, DEFAULT_PRESET, is_causal=True)
+    return training.load_or_build_model(SmallEncoderForCausalLM, model_args, tokenizer, DEFAULT_PRESET, is_causal=True)
 
 
 # Arguments of the pretraining only: not hyperparameters of a finetuning run.
@@ -101,16 +316,22 @@ PRETRAINING_ONLY = (
 )
 
 
-def _finish(trainer, arguments: tuple, metrics: dict, timer: RunTimer, task: str, objective: str, split_sizes: dict):
+def _finish(
+    trainer, arguments: tuple, metrics: dict, timer: training.RunTimer, task: str, objective: str, split_sizes: dict
+):
     """Save the run, with its record: the pretraining options apply to the pretraining only. The record alone keeps
     how the model answers (`--recite_tokens`, `--answer_from_recitation` with the training answers' shape):
     `evaluate` and the app read it there."""
+    from .birthplace_qa import answer_shape
+
     bp_args = arguments[1]
     answering = (
-        answer_shape(load_birthplace(bp_args.data_dir)["train"]["answer"]) if bp_args.answer_from_recitation else {}
+        answer_shape(data.load_birthplace(bp_args.data_dir)["train"]["answer"])
+        if bp_args.answer_from_recitation
+        else {}
     )
     not_applicable = PRETRAINING_ONLY if task == "birthplace-qa" else ()
-    return finish_run(
+    return training.finish_run(
         trainer,
         arguments,
         metrics,
@@ -132,6 +353,8 @@ def qa_format(bp_args: BirthplaceArguments, tokenizer, paragraphs: Sequence[str]
     --course_vocabulary` builds them; the model's tokenizer carries them on), else our BPE reciting with
     `--recite_tokens` (`paragraphs`, wiki.txt, give the training rows their openings), else our BPE. A trained model
     answers in the format its tokenizer and run record name (`answering_format`)."""
+    from .birthplace_qa import BPEQAFormat, CourseQAFormat, RecitingQAFormat
+
     if is_cs224n_char_tokenizer(tokenizer):
         if bp_args.recite_tokens:
             raise UsageError("--recite_tokens is for our BPE; a model of the course's characters answers directly")
@@ -164,22 +387,24 @@ def _run_tokenizer(model_args: ModelArguments, bp_args: BirthplaceArguments, cor
 
 
 def pretrain(model_args: ModelArguments, bp_args: BirthplaceArguments, training_args: TrainingArguments) -> dict:
-    timer = RunTimer()
+    import datasets  # the training stack: imported by a run, not for -h
+
+    timer = training.RunTimer()
     require_data_dir(bp_args)
     check_run_output(
         model_args, training_args, data_files(bp_args), architecture=CAUSAL_LM, task="birthplace-pretraining"
     )
-    corpus = load_birthplace_corpus(bp_args.data_dir)["train"]
+    corpus = data.load_birthplace_corpus(bp_args.data_dir)["train"]
     paragraphs = list(corpus["text"])  # wiki.txt alone: the source of the augmented copies and the recitations
-    qa_train = load_birthplace(bp_args.data_dir)["train"] if bp_args.pretrain_with_qa else None
+    qa_train = data.load_birthplace(bp_args.data_dir)["train"] if bp_args.pretrain_with_qa else None
     if qa_train is not None and bp_args.recite_tokens and bp_args.pretraining_objective != "openings":
         raise UsageError("--recite_tokens with --pretrain_with_qa needs --pretraining_objective openings")
     if qa_train is not None and bp_args.pretraining_objective == "span_corruption":
         qa = datasets.Dataset.from_dict({"text": qa_texts(qa_train)})
-        corpus = concatenate_datasets([corpus, qa.cast(corpus.features)])
+        corpus = datasets.concatenate_datasets([corpus, qa.cast(corpus.features)])
     tokenizer = _run_tokenizer(model_args, bp_args, corpus)
     model = _model(model_args, bp_args, tokenizer)
-    block_size = check_block_size(bp_args.block_size, model)
+    block_size = training.check_block_size(bp_args.block_size, model)
     # Knowledge augmentation: after the tokenizer, which never sees the copies (with or without them, one tokenizer).
     corpus, augmentation = _augment(corpus, paragraphs, tokenizer, bp_args, block_size)
 
@@ -187,17 +412,23 @@ def pretrain(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
         if bp_args.pretraining_objective == "openings":
             train_dataset, collator = _openings_dataset(corpus, qa_train, paragraphs, tokenizer, bp_args, block_size)
         else:
-            train_dataset = tokenize_documents(corpus, tokenizer)
+            train_dataset = data.tokenize_documents(corpus, tokenizer)
             # A fresh span corruption of every paragraph at every batch (CS224N's CharCorruptionDataset); the
             # columns that are padding in the whole batch are cut (paragraphs are often much shorter than a block).
-            collator = TrimPaddingCollator(SpanCorruptionCollator(tokenizer, block_size, seed=training_args.seed))
-    trainer, metrics = train_model(
+            collator = data.TrimPaddingCollator(
+                data.SpanCorruptionCollator(tokenizer, block_size, seed=training_args.seed)
+            )
+    trainer, metrics = training.train_model(
         model, training_args, tokenizer, train_dataset, collator, task="birthplace-pretraining"
     )
     metrics["block_size"] = block_size
     metrics["pretraining_objective"] = bp_args.pretraining_objective
     metrics.update(augmentation)
-    metrics.update(check_plateau(last_or_mean_loss(metrics), unigram_entropy(train_dataset, len(tokenizer))))
+    metrics.update(
+        training.check_plateau(
+            training.last_or_mean_loss(metrics), training.unigram_entropy(train_dataset, len(tokenizer))
+        )
+    )
     arguments = (model_args, bp_args, training_args)
     objective = bp_args.pretraining_objective
     return _finish(
@@ -208,23 +439,27 @@ def pretrain(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
 def _augment(corpus, paragraphs: list[str], tokenizer, bp_args: BirthplaceArguments, block_size: int):
     """The corpus followed by the `--augment` copies of its paragraphs, and their cost (none without the option:
     the corpus is returned as it is)."""
+    import datasets  # the training stack: imported by a run, not for -h
+
     forms = augment_forms(bp_args.augment)
     if not forms:
         return corpus, {}
     openings = bp_args.pretraining_objective == "openings"
-    copies = augmented_copies(paragraphs, forms)
-    cost = augmentation_cost(
+    copies = data.augmented_copies(paragraphs, forms)
+    cost = data.augmentation_cost(
         paragraphs, copies, tokenizer, min(bp_args.opening_tokens, block_size - 1) if openings else None
     )
     added = datasets.Dataset.from_dict({"text": [text for form in forms for text in copies[form]]})
-    return concatenate_datasets([corpus, added.cast(corpus.features)]), cost
+    return datasets.concatenate_datasets([corpus, added.cast(corpus.features)]), cost
 
 
 def _openings_dataset(corpus, qa_train, paragraphs, tokenizer, bp_args: BirthplaceArguments, block_size: int):
     """Paragraph openings (plus, for mixed training, the QA rows of the run's format, with the loss on every token)
-    and their collator, which pads inputs with <pad> and labels with `IGNORE_INDEX`."""
+    and their collator, which pads inputs with <pad> and labels with `data.IGNORE_INDEX`."""
+    import datasets  # the training stack: imported by a run, not for -h
+
     openings = corpus.map(
-        encode_openings,
+        data.encode_openings,
         batched=True,
         remove_columns=corpus.column_names,
         fn_kwargs={"tokenizer": tokenizer, "max_tokens": min(bp_args.opening_tokens, block_size - 1)},
@@ -239,40 +474,40 @@ def _openings_dataset(corpus, qa_train, paragraphs, tokenizer, bp_args: Birthpla
         }
         qa = qa_train.map(qa_rows.encode, **rows)
         qa = qa.map(lambda example: {"labels": example["input_ids"]}).cast(openings.features)
-        openings = concatenate_datasets([openings, qa])
-    return openings, DataCollatorForSeq2Seq(tokenizer, label_pad_token_id=IGNORE_INDEX)
+        openings = datasets.concatenate_datasets([openings, qa])
+    return openings, DataCollatorForSeq2Seq(tokenizer, label_pad_token_id=data.IGNORE_INDEX)
 
 
 # --------------------------------------------------------------------------------------------------
 # finetune
 # --------------------------------------------------------------------------------------------------
 def finetune(model_args: ModelArguments, bp_args: BirthplaceArguments, training_args: TrainingArguments) -> dict:
-    timer = RunTimer()
+    timer = training.RunTimer()
     require_data_dir(bp_args)
     check_run_output(model_args, training_args, data_files(bp_args), architecture=CAUSAL_LM, task="birthplace-qa")
     # Our BPE, or the course's characters of a course model (its vocabulary comes with its tokenizer); no pretraining
     # and no tokenizer: the BPE `pretrain` would train, on wiki.txt alone.
-    corpus = load_birthplace_corpus(bp_args.data_dir)["train"]
+    corpus = data.load_birthplace_corpus(bp_args.data_dir)["train"]
     tokenizer = _run_tokenizer(model_args, bp_args, corpus)
     paragraphs = list(corpus["text"]) if bp_args.recite_tokens else []
     qa_rows = qa_format(bp_args, tokenizer, paragraphs)
     if not model_args.model_name_or_path:
         logger.info("No --model_name_or_path: finetuning a model trained from scratch (no pretraining)")
     model = _model(model_args, bp_args, tokenizer)
-    block_size = check_block_size(bp_args.block_size, model)
+    block_size = training.check_block_size(bp_args.block_size, model)
 
-    qa = load_birthplace(bp_args.data_dir)
+    qa = data.load_birthplace(bp_args.data_dir)
     qa.pop("test")  # questions only: nothing to learn from
     with training_args.main_process_first(desc="tokenization"):
         rows = {"tokenizer": tokenizer, "block_size": block_size}
         encoded = qa.map(qa_rows.encode, batched=True, remove_columns=["question", "answer"], fn_kwargs=rows)
-    trainer, metrics = train_model(
+    trainer, metrics = training.train_model(
         model,
         training_args,
         tokenizer,
         encoded["train"],
-        # Pads inputs with <pad> and labels with IGNORE_INDEX, so that padding never enters the loss.
-        DataCollatorForSeq2Seq(tokenizer, label_pad_token_id=IGNORE_INDEX),
+        # Pads inputs with <pad> and labels with data.IGNORE_INDEX, so that padding never enters the loss.
+        DataCollatorForSeq2Seq(tokenizer, label_pad_token_id=data.IGNORE_INDEX),
         # Dev loss on the answer tokens, for the curves; accuracy comes from `evaluate`.
         encoded["validation"] if training_args.eval_strategy != "no" else None,
         task="birthplace-qa",
@@ -296,6 +531,10 @@ def evaluation_device(use_cpu: bool) -> str:
 
 def _predictions(model_args: ModelArguments, bp_args: BirthplaceArguments, training_args, qa) -> tuple[list, str]:
     """The answers to the questions of `--eval_split` and where they come from (a model, or a baseline)."""
+    from hf_models.training.trainer import check_vocabulary
+
+    from .birthplace_qa import answering_format
+
     questions = list(qa[bp_args.eval_split]["question"])
     if baseline := _baseline_answer(bp_args, qa):
         return [baseline[0]] * len(questions), baseline[1]
@@ -304,10 +543,12 @@ def _predictions(model_args: ModelArguments, bp_args: BirthplaceArguments, train
         raise UsageError(missing)
     tokenizer = resolve_tokenizer(model_args.tokenizer_path, BPE, missing=missing, accept_course=True)
     # A causal LM first (a masked LM is refused as such), then how it answers, as its training recorded it.
-    model = load_pretrained(SmallEncoderForCausalLM, model_args.model_name_or_path, causal=True, dtype=torch.float32)
+    model = training.load_pretrained(
+        SmallEncoderForCausalLM, model_args.model_name_or_path, causal=True, dtype=torch.float32
+    )
     answers = answering_format(tokenizer, model_args.model_name_or_path, max_new_tokens=bp_args.max_new_tokens)
     check_vocabulary(tokenizer, model.config.vocab_size, model_args.tokenizer_path, model_args.model_name_or_path)
-    check_block_size(bp_args.block_size, model)
+    training.check_block_size(bp_args.block_size, model)
     model.to(evaluation_device(training_args.use_cpu))
     predictions = answers.predict(
         model,
@@ -333,8 +574,8 @@ def _baseline_answer(bp_args: BirthplaceArguments, qa) -> tuple[str, str] | None
 
 def _question_lines(bp_args: BirthplaceArguments):
     """`where(i)`: the `file:line` of question i of `--eval_split` (the loader keeps every non-blank line, in order)."""
-    path = Path(bp_args.data_dir) / BIRTHPLACE_FILES[bp_args.eval_split]
-    lines = [number for number, line in enumerate(read_lines(path), start=1) if line.strip()]
+    path = Path(bp_args.data_dir) / data.BIRTHPLACE_FILES[bp_args.eval_split]
+    lines = [number for number, line in enumerate(data.read_lines(path), start=1) if line.strip()]
     return lambda index: f"{path}:{lines[index]}"
 
 
@@ -422,12 +663,12 @@ def _output_name(bp_args: BirthplaceArguments) -> str:
 def evaluate_answers(
     model_args: ModelArguments, bp_args: BirthplaceArguments, training_args: TrainingArguments
 ) -> dict:
-    timer = RunTimer()
+    timer = training.RunTimer()
     require_data_dir(bp_args)
     check_answer_source(model_args.model_name_or_path, bp_args)
     check_model_folder(model_args)
     output_dir, predictions_file, report = _evaluation_outputs(model_args, bp_args, training_args)
-    qa = load_birthplace(bp_args.data_dir)
+    qa = data.load_birthplace(bp_args.data_dir)
     if bp_args.max_predict_samples is not None:  # the first N questions, as the file orders them
         questions = qa[bp_args.eval_split]
         qa[bp_args.eval_split] = questions.select(range(min(bp_args.max_predict_samples, len(questions))))
@@ -449,7 +690,9 @@ def evaluate_answers(
                 atomic_write_text(predictions_file, "".join(p.replace("\n", " ") + "\n" for p in predictions))
                 metrics["predictions_file"] = predictions_file
             if output_dir:
-                write_report(training_args, (model_args, bp_args, training_args), metrics, timer.seconds, path=report)
+                training.write_report(
+                    training_args, (model_args, bp_args, training_args), metrics, timer.seconds, path=report
+                )
                 if "exact_match" in metrics:
                     _record_evaluation(output_dir, bp_args, source, metrics, timer)
                     write_scored_examples(output_dir, predictions, list(split["answer"]), _output_name(bp_args))

@@ -2,63 +2,135 @@
 
 Objectives: `clm` (next-token prediction on packed blocks, as run_clm.py), `span_corruption` (CS224N's
 `prefix ⁇ suffix ⁇ span ⁇`, trained as a causal LM) and `mlm` (BERT-style masked LM with a bidirectional model).
+Its flags are `DataTrainingArguments`, beside the model's and Trainer's (`ARGUMENT_GROUPS`); the training stack is
+imported when a run starts, not for `-h`.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from transformers import DataCollatorForLanguageModeling, TrainingArguments
 
-from hf_models import SmallEncoderForCausalLM, SmallEncoderForMaskedLM
-from hf_models.data import (
-    SpanCorruptionCollator,
-    TrimPaddingCollator,
-    corrupt_for_evaluation,
-    load_text_corpus,
-    tokenize_and_group,
-    tokenize_documents,
-)
+from hf_models import SmallEncoderForCausalLM, SmallEncoderForMaskedLM, data, training
 from hf_models.metrics import load_metric
+from hf_models.safety.ranges import PERCENT, POSITIVE, Range
 from hf_models.textio import UsageError
 from hf_models.tokenization import resolve_tokenizer
-from hf_models.training import (
-    ModelArguments,
-    RunTimer,
-    check_block_size,
-    check_plateau,
-    check_run_output,
-    finish_run,
-    help_sections,
-    last_or_mean_loss,
-    load_or_build_model,
-    run_task,
-    train_model,
-    unigram_entropy,
-)
-
-from .pretraining_arguments import ARGUMENT_GROUPS, DEFAULT_PRESET, DataTrainingArguments
+from hf_models.training.arguments import FlagGroup, ModelArguments, check_run_output, model_group, trainer_group
 
 logger = logging.getLogger(__name__)
+
+DEFAULT_PRESET = "altegrad-lab"
+
+
+@dataclass
+class DataTrainingArguments:
+    objective: str = field(
+        default="clm",
+        metadata={
+            "help": "Pretraining objective: causal LM, span corruption or masked LM.",
+            "choices": ["clm", "span_corruption", "mlm"],
+        },
+    )
+    train_files: list[str] = field(
+        default_factory=list,
+        metadata={"help": "Text files (plain or .gz) or folders of them; one document per line."},
+    )
+    validation_files: list[str] | None = field(
+        default=None,
+        metadata={"help": "Held-out text files. Without them, a share of the training lines is held out."},
+    )
+    validation_split_percentage: float = field(
+        default=5.0,
+        metadata={"help": "Percent of the training lines held out when no --validation_files.", "range": PERCENT},
+    )
+    block_size: int | None = field(
+        default=None,
+        metadata={
+            "help": "Tokens per training sequence. Defaults to min(128, the model's max_position_embeddings).",
+            "range": POSITIVE,
+        },
+    )
+    mlm_probability: float = field(
+        default=0.15,
+        # nothing masked: no loss to learn from
+        metadata={"help": "Share of tokens masked for --objective mlm.", "range": Range(0, 1, low_open=True)},
+    )
+    max_train_samples: int | None = field(
+        default=None, metadata={"help": "Truncate the training set (debugging).", "range": POSITIVE}
+    )
+    max_eval_samples: int | None = field(
+        default=None, metadata={"help": "Truncate the validation set.", "range": POSITIVE}
+    )
+    preprocessing_num_workers: int | None = field(
+        default=None, metadata={"help": "Processes for tokenization.", "range": POSITIVE}
+    )
+    # The altegrad-lab-raw tokenizer is built from the folder's sentencepiece.french.model and dict.txt unless
+    # --tokenizer_name_or_path or the model folder has one. Objective clm only: the lab's vocabulary has no mask token.
+    lab_vocabulary: str | None = field(
+        default=None,
+        metadata={
+            "help": "A cls-books folder: pretrain on the lab's 50,001 ids over raw text (the altegrad-lab preset's; "
+            "clm only)."
+        },
+    )
+    language: str | None = field(
+        default=None, metadata={"help": "ISO code of the corpus language (e.g. fr, en), recorded for the model card."}
+    )
+
+
+# The Trainer flags -h lists (Trainer's defaults; --help_trainer lists them all).
+TRAINER_FLAGS = (
+    "output_dir",
+    "num_train_epochs",
+    "max_steps",
+    "learning_rate",
+    "lr_scheduler_type",
+    "warmup_steps",
+    "weight_decay",
+    "per_device_train_batch_size",
+    "per_device_eval_batch_size",
+    "logging_steps",
+    "seed",
+    "bf16",
+    "use_cpu",
+    "resume_from_checkpoint",
+)
+TRAINER_FLAG_HELPS = {
+    "per_device_train_batch_size": "Blocks per training batch.",
+    "per_device_eval_batch_size": "Blocks per evaluation batch.",
+}
+
+# The command line: the task's flags, the model's, then Trainer's (each group under its title in --help).
+ARGUMENT_GROUPS = (
+    FlagGroup("Pretraining arguments", DataTrainingArguments),
+    model_group(DEFAULT_PRESET),
+    trainer_group(TRAINER_FLAGS, **TRAINER_FLAG_HELPS),
+)
 
 
 def _datasets(data_args: DataTrainingArguments, training_args: TrainingArguments, tokenizer, block_size: int):
     """Train and validation sets and their collator: packed blocks for clm/mlm; whole documents for span
     corruption, corrupted anew at every batch."""
     validation_fraction = 0.0 if data_args.validation_files else data_args.validation_split_percentage / 100
-    raw = load_text_corpus(data_args.train_files, validation_fraction=validation_fraction, seed=training_args.seed)
+    raw = data.load_text_corpus(
+        data_args.train_files, validation_fraction=validation_fraction, seed=training_args.seed
+    )
     if data_args.validation_files:
-        raw["validation"] = load_text_corpus(data_args.validation_files)["train"]
+        raw["validation"] = data.load_text_corpus(data_args.validation_files)["train"]
     num_proc = data_args.preprocessing_num_workers
     with training_args.main_process_first(desc="tokenization"):
         if data_args.objective == "span_corruption":
-            lm_datasets = tokenize_documents(raw, tokenizer, num_proc=num_proc)
+            lm_datasets = data.tokenize_documents(raw, tokenizer, num_proc=num_proc)
             # Cutting the all-padding columns saves compute on short documents (the model is causal).
-            collator = TrimPaddingCollator(SpanCorruptionCollator(tokenizer, block_size, seed=training_args.seed))
+            collator = data.TrimPaddingCollator(
+                data.SpanCorruptionCollator(tokenizer, block_size, seed=training_args.seed)
+            )
         else:
-            lm_datasets = tokenize_and_group(raw, tokenizer, block_size, num_proc=num_proc)
+            lm_datasets = data.tokenize_and_group(raw, tokenizer, block_size, num_proc=num_proc)
             collator = DataCollatorForLanguageModeling(
                 tokenizer, mlm=data_args.objective == "mlm", mlm_probability=data_args.mlm_probability
             )
@@ -79,13 +151,13 @@ def _datasets(data_args: DataTrainingArguments, training_args: TrainingArguments
         eval_dataset = eval_dataset.select(range(min(len(eval_dataset), data_args.max_eval_samples)))
     if eval_dataset is not None and data_args.objective == "span_corruption":
         # One fixed corruption per document: the eval loss is comparable across evaluations.
-        eval_dataset = corrupt_for_evaluation(eval_dataset, tokenizer, block_size, seed=training_args.seed)
+        eval_dataset = data.corrupt_for_evaluation(eval_dataset, tokenizer, block_size, seed=training_args.seed)
     return train_dataset, eval_dataset, collator
 
 
 def pretrain(model_args: ModelArguments, data_args: DataTrainingArguments, training_args: TrainingArguments) -> dict:
     """Train, evaluate (loss and perplexity), check for a plateau, and save the run."""
-    timer = RunTimer()
+    timer = training.RunTimer()
     if not data_args.train_files:
         raise UsageError("--train_files is required: give the text files (or folders) to pretrain on")
     inputs = [("--train_files", f) for f in data_args.train_files] + [
@@ -107,15 +179,17 @@ def pretrain(model_args: ModelArguments, data_args: DataTrainingArguments, train
     model_class = SmallEncoderForMaskedLM if bidirectional else SmallEncoderForCausalLM
     # The objective decides the attention, of a new model and of a continued one alike.
     attention = {"is_causal": not bidirectional}
-    model = load_or_build_model(
+    model = training.load_or_build_model(
         model_class, model_args, tokenizer, DEFAULT_PRESET, from_pretrained=attention, **attention
     )
     n_params = model.num_parameters()
     logger.info(f"Training a {model_class.__name__} with {n_params / 1e6:.2f}M parameters")
     default_block = min(128, model.config.max_position_embeddings)
-    block_size = check_block_size(default_block if data_args.block_size is None else data_args.block_size, model)
+    block_size = training.check_block_size(
+        default_block if data_args.block_size is None else data_args.block_size, model
+    )
     train_dataset, eval_dataset, collator = _datasets(data_args, training_args, tokenizer, block_size)
-    trainer, metrics = train_model(
+    trainer, metrics = training.train_model(
         model, training_args, tokenizer, train_dataset, collator, eval_dataset, task="pretraining"
     )
     if eval_dataset is not None:
@@ -125,11 +199,11 @@ def pretrain(model_args: ModelArguments, data_args: DataTrainingArguments, train
         eval_metrics["perplexity"] = load_metric("perplexity").compute(losses=losses)["perplexity"]
         metrics.update(eval_metrics)
     # No silent plateau: a run that ends near the unigram entropy of its data says so (log and report).
-    final_loss = metrics.get("eval_loss", last_or_mean_loss(metrics))
-    metrics.update(check_plateau(final_loss, unigram_entropy(train_dataset, len(tokenizer))))
+    final_loss = metrics.get("eval_loss", training.last_or_mean_loss(metrics))
+    metrics.update(training.check_plateau(final_loss, training.unigram_entropy(train_dataset, len(tokenizer))))
     metrics["objective"] = data_args.objective
     metrics["num_parameters"] = n_params
-    return finish_run(
+    return training.finish_run(
         trainer,
         (model_args, data_args, training_args),
         metrics,
@@ -143,9 +217,3 @@ def pretrain(model_args: ModelArguments, data_args: DataTrainingArguments, train
         max_length=block_size,
         hyperparameters={"block_size": block_size},
     )
-
-
-def main(args: Sequence[str] | None = None, doc: str | None = None) -> dict:
-    """`recipes/pretrain.py`: parse the flags (after an arguments file, if one is given) and pretrain; `doc`,
-    the recipe's docstring, is its --help."""
-    return run_task(pretrain, ARGUMENT_GROUPS, args, **help_sections(doc))

@@ -1,8 +1,9 @@
 """Book-review sentiment (CLS-FR books) with `Trainer`: the ALTeGraD lab (`recipes/finetune_sentiment.py`).
 
 A classifier from scratch, from a pretrained language model, or with that model's backbone frozen; validation
-accuracy and F1 every epoch, and one predicted label per held-back test review (`test_predictions.txt`). Its flags
-are in `sentiment_arguments`.
+accuracy and F1 every epoch, and one predicted label per held-back test review (`test_predictions.txt`). Its flags are
+`SentimentArguments`, beside the model's and Trainer's (`argument_groups`); the training stack is imported by the
+functions that run, so that `-h` needs neither datasets nor Trainer.
 
 `--head_init linear_probe` is LP-FT (Kumar et al., 2022, "Fine-Tuning can Distort Pretrained Features and
 Underperform Out-of-Distribution"). A new head starts random, and its first gradients push the pretrained features
@@ -19,39 +20,39 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
-from datasets import DatasetDict
 from torch import nn
-from transformers import DataCollatorWithPadding, EvalPrediction, PreTrainedTokenizerBase, Trainer, TrainingArguments
+from transformers import DataCollatorWithPadding, EvalPrediction, PreTrainedTokenizerBase, TrainingArguments
 from transformers.trainer_utils import IntervalStrategy
 
-from hf_models import SmallEncoderForSequenceClassification
-from hf_models.data import balanced_subset, load_cls_books
+from hf_models import SmallEncoderForSequenceClassification, data, training
 from hf_models.metrics import load_metric, write_scored_examples
 from hf_models.run_record import Evaluation, RunRecord, hardware, model_size, one_per_epoch
 from hf_models.safety import check_count, check_output_file
+from hf_models.safety.ranges import KEPT_SHARE, NON_NEGATIVE, POSITIVE, Range
+from hf_models.small_encoder.configuration_small_encoder import CLASSIFIER_POOLINGS
 from hf_models.textio import UsageError, atomic_write_text
 from hf_models.tokenization import resolve_tokenizer
-from hf_models.training import (
-    GradualUnfreezingCallback,
+from hf_models.training.arguments import (
+    FlagGroup,
     ModelArguments,
-    RunTimer,
     check_run_output,
-    discriminative_optimizer,
-    finish_run,
-    help_sections,
-    load_or_build_model,
-    model_source,
-    run_task,
-    train_model,
+    model_group,
+    read_arguments_file,
+    trainer_group,
 )
 
-from .sentiment_arguments import DEFAULT_PRESET, SentimentArguments, argument_groups
+if TYPE_CHECKING:  # the training stack (datasets, Trainer): imported when a run starts, not for -h
+    from datasets import DatasetDict
+    from transformers import Trainer
 
 logger = logging.getLogger(__name__)
 
+DEFAULT_PRESET = "altegrad-lab"  # the model from scratch, unless --model_config names another
 DATASET = "cls-books"
 LANGUAGE = "fr"
 # One label (0 or 1) a line, in --output_dir (as run_glue.py's predict_results file, a fixed name).
@@ -65,6 +66,144 @@ PROBE_C_GRID = (0.0001, 0.0003, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0)
 # where the reviews are nearly separable). Only held-out argmaxes are read from them; on the CPU profile's features
 # one review of 1,600 flipped at one C, never the chosen one (BENCHMARKS.md, "The probe's cross-validation").
 CV_TOLERANCE = 1e-9
+
+
+# --------------------------------------------------------------------------------------------------
+# The command line
+# --------------------------------------------------------------------------------------------------
+
+# The lab's finetuning from the pretrained model, in the recipes' configs/ folder: the recipe's defaults of the
+# Trainer flags and of the length a review is read to.
+LAB_CONFIG = "altegrad/course/pretrained.json"
+
+
+@dataclass
+class SentimentArguments:
+    data_dir: str = field(default=None, metadata={"help": "The CLS-FR books folder (*.review.spm, *.label)."})
+    from_scratch: bool = field(default=False, metadata={"help": "A new model from --model_config."})
+    freeze_backbone: bool = field(default=False, metadata={"help": "Train the classification head only."})
+    causal_mask: bool | None = field(
+        default=None,
+        metadata={"help": "true: causal attention (the lab's); false: bidirectional. Default: the model's."},
+    )
+    classifier_pooling: str | None = field(
+        default=None,
+        metadata={
+            "help": "What the head reads: the 'last' non-pad token (the lab's), 'mean', 'first', or 'all_layers' "
+            "(mean and max of each layer). Default: the model's.",
+            "choices": list(CLASSIFIER_POOLINGS),
+        },
+    )
+    classifier_dropout: float | None = field(
+        default=None, metadata={"help": "Dropout before the head. Default: the model's.", "range": KEPT_SHARE}
+    )
+    gradual_unfreezing: int = field(
+        default=0,
+        metadata={"help": "ULMFiT: the head alone in epoch 1, then N more layer groups each epoch (0: all at once)."},
+    )
+    backbone_learning_rate: float | None = field(
+        default=None,
+        metadata={
+            "help": "ULMFiT's discriminative rate: the backbone's (the head's: --learning_rate). Default: one rate.",
+            "range": NON_NEGATIVE,
+        },
+    )
+    # LP-FT's probe: a logistic regression fitted to convergence on the frozen model's features of the training
+    # reviews, its L2 strength chosen by --linear_probe_folds-fold cross-validation on them (never on validation).
+    head_init: str = field(
+        default="random",
+        metadata={
+            "help": "'linear_probe' (LP-FT): the head starts as a logistic regression on the frozen features "
+            "(the classifier itself with --freeze_backbone --num_train_epochs 0).",
+            "choices": ["random", "linear_probe"],
+        },
+    )
+    # The frozen backbone's linear-probe classifier (its record with the validation scores, its test predictions),
+    # without a second run over the same features.
+    save_linear_probe: bool = field(
+        default=False,
+        metadata={"help": "With linear_probe: also save the probe, unfinetuned, as a run in OUTPUT_DIR/linear_probe."},
+    )
+    linear_probe_folds: int = field(
+        default=5, metadata={"help": "Folds of the probe's cross-validation.", "range": Range(2)}
+    )
+    max_seq_length: int | None = field(
+        default=None,
+        metadata={
+            "help": "Tokens read of each review, cut to the model's positions (default: all of them).",
+            "range": POSITIVE,
+        },
+    )
+    # Half the positions of a random batch of 16 are padding. Unlike --train_sampling_strategy group_by_length, whose
+    # batches run longest first, every epoch ends on reviews of any length.
+    length_buckets: bool = field(
+        default=False, metadata={"help": "Batches of reviews of similar length, in random order (less padding)."}
+    )
+    # A draw seeded by --data_seed (else --seed), nested (for one seed a budget holds every smaller one's reviews), in
+    # the file's order; benchmarks/tfidf_baseline.py --label_budget draws the same reviews.
+    label_budget: int | None = field(
+        default=None,
+        metadata={"help": "Train on N training reviews, half of each label (default: all of them)."},
+    )
+    max_eval_samples: int | None = field(
+        default=None, metadata={"help": "Truncate the validation set (debugging).", "range": POSITIVE}
+    )
+    max_predict_samples: int | None = field(
+        default=None,
+        metadata={"help": "Predict only the first N test reviews (debugging, a smoke test).", "range": POSITIVE},
+    )
+    # The lab's ids: <s> <pad> </s> <unk>, then DATA_DIR/dict.txt. The tokenizer is built from DATA_DIR unless
+    # --tokenizer_name_or_path or the model folder has one (so for --lab_raw_text).
+    lab_vocabulary: bool = field(
+        default=False,
+        metadata={"help": "The lab's setting: the pieces as its 50,001 ids (altegrad-lab's)."},
+    )
+    # A model pretrained on raw text with recipes/pretrain.py --lab_vocabulary has this tokenizer saved beside it.
+    lab_raw_text: bool = field(
+        default=False,
+        metadata={"help": "The lab's 50,001 ids over the detokenized reviews (the altegrad-lab-raw tokenizer)."},
+    )
+
+
+# The Trainer flags -h lists; their defaults are the lab's (its handout's optimization, in the config file of its
+# finetuning from the pretrained model), the others Trainer's.
+TRAINER_FLAGS = (
+    "output_dir",
+    "num_train_epochs",
+    "max_steps",
+    "learning_rate",
+    "lr_scheduler_type",
+    "warmup_steps",
+    "weight_decay",
+    "max_grad_norm",
+    "per_device_train_batch_size",
+    "per_device_eval_batch_size",
+    "logging_steps",
+    "seed",
+    "bf16",
+    "use_cpu",
+    "resume_from_checkpoint",
+)
+TRAINER_FLAG_HELPS = {
+    "num_train_epochs": "Passes over the reviews.",
+    "learning_rate": "AdamW's peak rate.",
+    "max_grad_norm": "Gradients clipped to this norm.",
+    "per_device_train_batch_size": "Reviews per training batch.",
+    "per_device_eval_batch_size": "Reviews per evaluation batch.",
+}
+
+
+def argument_groups(configs: str | os.PathLike | None = None) -> tuple[FlagGroup, ...]:
+    """The command line: the task's flags, the model's, then Trainer's (each group under its title in --help).
+    `configs`: the recipes' configs/ folder, whose lab's file gives the defaults of the flags it sets (the review
+    length, the handout's optimization); None: the model's length and Trainer's own."""
+    own = FlagGroup("Sentiment arguments", SentimentArguments)
+    if configs is not None:
+        length = {"max_seq_length": read_arguments_file(os.path.join(configs, LAB_CONFIG))["max_seq_length"]}
+        text = "Tokens read of each review, cut to the model's positions (the lab's)."
+        own = FlagGroup("Sentiment arguments", SentimentArguments, helps={"max_seq_length": text}, defaults=length)
+    trainer = trainer_group(TRAINER_FLAGS, configs, LAB_CONFIG, "the lab's", **TRAINER_FLAG_HELPS)
+    return (own, model_group(DEFAULT_PRESET), trainer)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -90,9 +229,9 @@ def load_reviews(data_args: SentimentArguments, seed: int) -> DatasetDict:
     """The train, validation and test reviews (SentencePiece pieces with `--lab_vocabulary`, else the text): with
     `--label_budget`, the training reviews of its balanced draw with `seed`; with `--max_eval_samples` and
     `--max_predict_samples`, the first validation and test reviews."""
-    raw = load_cls_books(data_args.data_dir, detokenize=not data_args.lab_vocabulary)
+    raw = data.load_cls_books(data_args.data_dir, detokenize=not data_args.lab_vocabulary)
     if data_args.label_budget is not None:
-        raw["train"] = raw["train"].select(balanced_subset(raw["train"]["label"], data_args.label_budget, seed))
+        raw["train"] = raw["train"].select(data.balanced_subset(raw["train"]["label"], data_args.label_budget, seed))
     for split, limit in (("validation", data_args.max_eval_samples), ("test", data_args.max_predict_samples)):
         if limit is not None:
             raw[split] = raw[split].select(range(min(limit, len(raw[split]))))
@@ -107,7 +246,7 @@ def _classifier(model_args: ModelArguments, data_args: SentimentArguments, token
         "classifier_dropout": data_args.classifier_dropout,
     }
     labels = {"id2label": id2label, "label2id": {name: i for i, name in id2label.items()}}
-    model = load_or_build_model(
+    model = training.load_or_build_model(
         SmallEncoderForSequenceClassification,
         model_args,
         tokenizer,
@@ -207,7 +346,7 @@ def _check_before_training(model_args: ModelArguments, data_args: SentimentArgum
 
 def finetune(model_args: ModelArguments, data_args: SentimentArguments, training_args: TrainingArguments) -> dict:
     """Train the classifier, evaluate it every epoch, predict the test reviews, and save the run."""
-    timer = RunTimer()
+    timer = training.RunTimer()
     _check_before_training(model_args, data_args, training_args)
     if training_args.eval_strategy == IntervalStrategy.NO:
         # The recipe's point is the per-epoch validation curve.
@@ -236,7 +375,7 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
     callbacks = []
     backbone_lr = data_args.backbone_learning_rate
     if data_args.gradual_unfreezing:
-        callbacks.append(GradualUnfreezingCallback(model, data_args.gradual_unfreezing))
+        callbacks.append(training.GradualUnfreezingCallback(model, data_args.gradual_unfreezing))
         backbone_lr = backbone_lr or training_args.learning_rate  # every group in the optimizer from the start
     collator = DataCollatorWithPadding(tokenizer)
     probe_metrics = {}
@@ -246,7 +385,7 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
             run_args, probe = (model_args, data_args, training_args), (probe_metrics, probe_validation)
             save_linear_probe_run(model, encoded, collator, run_args, probe, timer)
 
-    trainer, metrics = train_model(
+    trainer, metrics = training.train_model(
         model,
         training_args,
         tokenizer,
@@ -257,7 +396,7 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
         task="sentiment",
         compute_metrics=(scorer := compute_metrics()),
         length_buckets=data_args.length_buckets,
-        optimizer_cls_and_kwargs=discriminative_optimizer(model, training_args, backbone_lr),
+        optimizer_cls_and_kwargs=training.discriminative_optimizer(model, training_args, backbone_lr),
     )
     metrics["trainable_parameters"] = trainable
     metrics.update(probe_metrics)
@@ -267,7 +406,7 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
         write_scored_examples(training_args.output_dir, *scorer.scored)
     metrics.update(validation_per_epoch(trainer.state.log_history))
     write_test_predictions(trainer, encoded["test"], metrics)
-    return finish_run(
+    return training.finish_run(
         trainer,
         (model_args, data_args, training_args),
         metrics,
@@ -281,13 +420,6 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
         max_length=max_length,
         hyperparameters=budget_draw,
     )
-
-
-def main(args: Sequence[str] | None = None, doc: str | None = None, configs: str | os.PathLike | None = None) -> dict:
-    """`recipes/finetune_sentiment.py`: parse the flags (after an arguments file, if one is given) and finetune;
-    `doc`, the recipe's docstring, is its --help; `configs`, the recipes' configs/ folder, gives the lab's defaults
-    (`argument_groups`)."""
-    return run_task(finetune, argument_groups(configs), args, **help_sections(doc))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -316,7 +448,7 @@ def _probe_logits(model, dataset, collator, batch_size: int) -> tuple[torch.Tens
 
 
 def save_linear_probe_run(
-    model, encoded, collator, run_args: tuple, probe: tuple[dict, tuple], timer: RunTimer
+    model, encoded, collator, run_args: tuple, probe: tuple[dict, tuple], timer: training.RunTimer
 ) -> None:
     """`--save_linear_probe`: the probe alone, before any finetuning, as a run folder of its own
     (OUTPUT_DIR/linear_probe): its record, with the validation scores as one evaluation at epoch 0, and its test
@@ -338,7 +470,7 @@ def save_linear_probe_run(
         dataset=DATASET,
         language=LANGUAGE,
         split_sizes={split: len(encoded[split]) for split in encoded},
-        **model_source(model_args, DEFAULT_PRESET),
+        **training.model_source(model_args, DEFAULT_PRESET),
         model_size=model_size(model),
         hardware=hardware(training_args),
         wall_time_s=timer.seconds,

@@ -47,7 +47,6 @@ _MODULES = {
     "parse_args": "arguments",
     "read_arguments_file": "arguments",
     "plot_curves": "trainer",
-    "run_task": "arguments",
     "setup_run": "arguments",
     "train_model": "trainer",
     "unigram_entropy": "trainer",

@@ -13,7 +13,7 @@ import logging
 import os
 import sys
 import typing
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -506,13 +506,3 @@ def setup_run(training_args: TrainingArguments) -> None:
     datasets.utils.logging.set_verbosity(log_level)
     transformers.utils.logging.set_verbosity(log_level)
     transformers.set_seed(training_args.seed)
-
-
-def run_task(
-    step: Callable[..., dict], groups: Sequence[FlagGroup], args: Sequence[str] | None = None, **kwargs
-) -> dict:
-    """A task's command line: parse its groups (the task's dataclass, `ModelArguments`, `TrainingArguments`), set up
-    the run, and return `step(model_args, task_args, training_args)`."""
-    task_args, model_args, training_args = parse_args(groups, args, **kwargs)
-    setup_run(training_args)
-    return step(model_args, task_args, training_args)

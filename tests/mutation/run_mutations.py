@@ -1198,8 +1198,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "flags-lab-pieces-detokenized",
         SENTIMENT,
-        "raw = load_cls_books(data_args.data_dir, detokenize=not data_args.lab_vocabulary)",
-        "raw = load_cls_books(data_args.data_dir)",
+        "raw = data.load_cls_books(data_args.data_dir, detokenize=not data_args.lab_vocabulary)",
+        "raw = data.load_cls_books(data_args.data_dir)",
         (f"{TOGETHER}::test_lab_vocabularies_with_max_seq_length",),
         "--lab_vocabulary gets detokenized text, not the lab's pieces",
     ),
@@ -1269,9 +1269,9 @@ EQUIVALENT: dict[str, str] = {}
 RANGES = "hf_models/safety/ranges.py"
 REPORT = "benchmarks/report.py"
 GRID = "benchmarks/grid.py"
-PRETRAINING_ARGUMENTS = "hf_models/tasks/pretraining_arguments.py"
-SENTIMENT_ARGUMENTS = "hf_models/tasks/sentiment_arguments.py"
-BIRTHPLACE_ARGUMENTS = "hf_models/tasks/birthplace_arguments.py"
+PRETRAINING_ARGUMENTS = "hf_models/tasks/pretraining.py"
+SENTIMENT_ARGUMENTS = "hf_models/tasks/sentiment.py"
+BIRTHPLACE_ARGUMENTS = "hf_models/tasks/birthplace.py"
 PROBE_FACTS = "benchmarks/probe_facts.py"
 TFIDF = "benchmarks/tfidf_baseline.py"
 PLOT_BIRTHPLACE = "benchmarks/plot_birthplace.py"
