@@ -26,6 +26,8 @@ import torch
 from tiny import ONE_STEP as COMMON
 from tiny import TINY, run_birthplace, run_pretraining, run_sentiment
 
+from hf_models import data as data_package
+from hf_models import training
 from hf_models.run_record import read_record
 from hf_models.tasks import birthplace, birthplace_qa, sentiment
 from hf_models.tasks import pretraining as pretrain
@@ -65,11 +67,11 @@ class Run:
 TINY_ROW = Flag(("--config_overrides", TINY), _tiny)
 
 
-def spy_on_train_model(monkeypatch, task_module) -> dict:
+def spy_on_train_model(monkeypatch) -> dict:
     """Replace the task's `train_model` by one that records its arguments (the model, the datasets, the
     collator, the trainer) and then trains for real."""
     seen: dict = {}
-    real = task_module.train_model
+    real = training.train_model
 
     def spy(model, training_args, tokenizer, train_dataset, data_collator, eval_dataset=None, **kwargs):
         seen.update(model=model, train_dataset=train_dataset, collator=data_collator, eval_dataset=eval_dataset)
@@ -79,7 +81,7 @@ def spy_on_train_model(monkeypatch, task_module) -> dict:
         seen["trainer"] = trainer
         return trainer, metrics
 
-    monkeypatch.setattr(task_module, "train_model", spy)
+    monkeypatch.setattr(training, "train_model", spy)
     return seen
 
 
@@ -102,7 +104,7 @@ def run_scenario(
     """Run the command line once with every row's flags (`{tmp}` in a flag's value is the scenario's parent folder;
     `after` comes last, so it wins over `COMMON`). `spies`: {key: (module, function name)} whose calls are recorded
     in `run.trained[key]`."""
-    trained = spy_on_train_model(monkeypatch, task_module)
+    trained = spy_on_train_model(monkeypatch)
     for key, (module, name) in (spies or {}).items():
         spy_on_calls(monkeypatch, module, name, trained.setdefault(key, []))
     for row in rows:
@@ -110,7 +112,8 @@ def run_scenario(
             row.prepare(out)
     flags = [arg.format(tmp=out.parent) for row in rows for arg in row.args]
     common = EVALUATE_COMMON if base[0] == "evaluate" else COMMON
-    trained["metrics"] = task_module.main([*base, *flags, "--output_dir", str(out), *common, *after])
+    recipe = {pretrain: run_pretraining, sentiment: run_sentiment, birthplace: run_birthplace}[task_module]
+    trained["metrics"] = recipe([*base, *flags, "--output_dir", str(out), *common, *after])
     return Run(out, trained)
 
 
@@ -232,7 +235,7 @@ def test_pretrain_flags_reach_what_they_control(monkeypatch, tmp_path, synthetic
     held_out = tmp_path / "held_out.txt"
     held_out.write_text("".join(wiki_line + "\n" for wiki_line in Path(wiki).read_text().splitlines()[:9]))
     tiny = [*base, "--config_overrides", TINY]
-    spies = {"tokenization": (pretrain, "tokenize_documents")}
+    spies = {"tokenization": (data_package, "tokenize_documents")}
     scenarios = [
         ("span", tiny, PRETRAIN_SPAN_ROWS, None),
         ("share", [*tiny, "--objective", "span_corruption"], PRETRAIN_SHARE_ROWS, spies),

@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 import torch
 from tiny import ONE_STEP as COMMON
-from tiny import TINY, run_sentiment
+from tiny import TINY, run_birthplace, run_pretraining, run_sentiment
 from transformers.convert_slow_tokenizer import import_protobuf
 
+from hf_models import training
 from hf_models.data import (
     IGNORE_INDEX,
     augment_paragraph,
@@ -29,6 +30,9 @@ from hf_models.data import (
 from hf_models.tasks import birthplace, sentiment
 from hf_models.tasks import pretraining as pretrain
 from hf_models.textio import UsageError
+
+# Each task's recipe, run in this process (tests/tiny.py: with Trainer's own defaults).
+RECIPE_OF = {pretrain: run_pretraining, sentiment: run_sentiment, birthplace: run_birthplace}
 
 
 class Captured(Exception):
@@ -55,9 +59,9 @@ def rows_before_training(monkeypatch, task_module, argv: list[str], out: Path) -
             )
         )
 
-    monkeypatch.setattr(task_module, "train_model", stop)
+    monkeypatch.setattr(training, "train_model", stop)
     with pytest.raises(Captured) as caught:
-        task_module.main([*argv, "--output_dir", str(out), *COMMON])
+        RECIPE_OF[task_module]([*argv, "--output_dir", str(out), *COMMON])
     return caught.value.seen
 
 
@@ -286,7 +290,7 @@ def test_linear_probe_head_then_gradual_unfreezing(monkeypatch, tmp_path, lab_bo
     first epoch trains the head alone, the second the top block too; the block below it and the embeddings never
     train."""
     seen: dict = {}
-    real_probe, real_train = sentiment.init_head_by_linear_probe, sentiment.train_model
+    real_probe, real_train = sentiment.init_head_by_linear_probe, training.train_model
 
     def probe(model, *args, **kwargs):
         metrics = real_probe(model, *args, **kwargs)
@@ -300,7 +304,7 @@ def test_linear_probe_head_then_gradual_unfreezing(monkeypatch, tmp_path, lab_bo
         return real_train(model, *args, **kwargs)
 
     monkeypatch.setattr(sentiment, "init_head_by_linear_probe", probe)
-    monkeypatch.setattr(sentiment, "train_model", train)
+    monkeypatch.setattr(training, "train_model", train)
     flags = ["--lab_vocabulary", "--head_init", "linear_probe", "--linear_probe_folds", "2"]
     flags += ["--gradual_unfreezing", "1", "--learning_rate", "0.01", "--eval_strategy", "epoch"]
     argv = ["--data_dir", str(lab_books), "--from_scratch", "--config_overrides", TINY, *flags]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from test_recipes import assert_run_outputs, read_report
+from test_recipes import assert_run_outputs, read_results
 from tiny import RECIPE as COMMON
 from tiny import TINY, run_birthplace
 
@@ -214,7 +214,7 @@ def test_birthplace_steps_with_recitation(tmp_path, synthetic_birthplace_dir, ca
         + ["--learning_rate", "5e-3", *COMMON]
     )
     assert_run_outputs(pre)
-    assert read_report(pre)["train_samples"] == 330 + 240  # openings + reciting QA rows
+    assert read_results(pre)["train_samples"] == 330 + 240  # openings + reciting QA rows
     run_birthplace(
         ["finetune", "--data_dir", data, "--model_name_or_path", str(pre), "--output_dir", str(ft), *recite]
         + ["--answer_from_recitation", "--max_steps", "8", "--per_device_train_batch_size", "32"]

@@ -6,7 +6,16 @@ from __future__ import annotations
 from transformers import PreTrainedModel
 
 from ..small_encoder import SmallEncoderForCausalLM, SmallEncoderForSequenceClassification
-from . import ModelSizes, StateDict, check_keys, course_config, layer_norm_shapes, linear_shapes, num_layers, require
+from .checkpoint import (
+    ModelSizes,
+    StateDict,
+    check_keys,
+    course_config,
+    layer_norm_shapes,
+    linear_shapes,
+    num_layers,
+    require,
+)
 
 COURSE = "altegrad-lab"
 NUM_HEADS = 2  # the lab's; no tensor holds it

@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 
 from ..small_encoder import SmallEncoderForCausalLM
-from . import (
+from .checkpoint import (
     CheckpointError,
     ModelSizes,
     StateDict,

@@ -473,11 +473,7 @@ class SmallEncoderModel(SmallEncoderPreTrainedModel):
         r"""
         cache: the key/value cache of earlier steps. `past_key_values` is its name before transformers 5.24.
         """
-        if cache is not None and past_key_values is not None:
-            raise ValueError(
-                "Pass the key/value cache once, as `cache` (or `past_key_values` before transformers 5.24)."
-            )
-        cache = cache if cache is not None else past_key_values
+        cache = _one_cache(cache, past_key_values)
         if (input_ids is None) == (inputs_embeds is None):
             raise ValueError("You must specify exactly one of input_ids or inputs_embeds.")
         output_attentions = output_attentions if output_attentions is not None else self.config.output_attentions
@@ -540,6 +536,13 @@ class SmallEncoderModel(SmallEncoderPreTrainedModel):
             hidden_states=all_hidden_states,
             attentions=all_attentions,
         )
+
+
+def _one_cache(cache: Cache | None, past_key_values: Cache | None) -> Cache | None:
+    """The key/value cache, given under its name of transformers 5.24 (`cache`) or of before (`past_key_values`)."""
+    if cache is not None and past_key_values is not None:
+        raise ValueError("Pass the key/value cache once, as `cache` (or `past_key_values` before transformers 5.24).")
+    return cache if cache is not None else past_key_values
 
 
 class SmallEncoderForCausalLM(SmallEncoderPreTrainedModel, GenerationMixin):

@@ -22,7 +22,6 @@ Design decisions of our byte-level BPE (the recipes rely on them):
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 
 from transformers import PreTrainedTokenizerBase
@@ -140,48 +139,8 @@ def vocabulary_of(tokenizer: PreTrainedTokenizerBase) -> str:
     return BPE if pre_tokenizer == "ByteLevel" else "custom"
 
 
-def resolve_tokenizer(
-    path: str | os.PathLike | None,
-    vocabulary: str = BPE,
-    *,
-    data_dir: str | os.PathLike | None = None,
-    train: Callable[[], PreTrainedTokenizerBase] | None = None,
-    missing: str = "no tokenizer: pass --tokenizer_name_or_path",
-    accept_course: bool = False,
-) -> PreTrainedTokenizerBase:
-    """The run's tokenizer, for every task.
-
-    - `path` given (`--tokenizer_name_or_path`, else the model folder): loaded, our BPE with its special tokens
-      checked (`load_tokenizer`), a course vocabulary as saved (`load_course_tokenizer`); with `accept_course`, a
-      saved course vocabulary is taken where our BPE was asked for (a causal LM continued from a course model);
-    - else a course vocabulary is built from `data_dir` when one is given, and our BPE trained by `train()` when given;
-    - else `UsageError(missing)`.
-    """
-    if vocabulary not in VOCABULARIES:
-        raise ValueError(f"unknown vocabulary {vocabulary!r}; expected one of {VOCABULARIES}")
-    course = vocabulary != BPE
-    if path:
-        if not course:
-            try:
-                return load_tokenizer(path)
-            except ValueError:
-                from .courses import is_course_tokenizer
-
-                if not accept_course or not is_course_tokenizer(path):
-                    raise
-        from .courses import load_course_tokenizer
-
-        return load_course_tokenizer(path)
-    if course and data_dir is not None:
-        from .courses import build_course_tokenizer
-
-        return build_course_tokenizer(vocabulary, data_dir)
-    if not course and train is not None:
-        return train()
-    raise UsageError(missing)
-
-
-# The BPE trainer and the course vocabularies, imported when first used: a run of our BPE reads neither module.
+# The BPE trainer and the course vocabularies, imported when first used. `resolve_tokenizer` (every task's tokenizer:
+# ours or a course's) lives with the course vocabularies, which it builds or loads.
 _MODULES = {
     "chars_per_token": "bpe",
     "train_bpe_tokenizer": "bpe",
@@ -190,6 +149,7 @@ _MODULES = {
     "build_course_tokenizer": "courses",
     "is_course_tokenizer": "courses",
     "load_course_tokenizer": "courses",
+    "resolve_tokenizer": "courses",
 }
 __getattr__, __dir__ = lazy_namespace(__name__, _MODULES)
 

@@ -26,11 +26,11 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 
 from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
-from transformers import PreTrainedTokenizerFast
+from transformers import PreTrainedTokenizerBase, PreTrainedTokenizerFast
 from transformers.convert_slow_tokenizer import generate_merges
 
 from ..safety import check_output_dir, command_line, staged_save
@@ -43,10 +43,13 @@ from . import (
     CS224N_MASK_CHAR,
     CS224N_PAD_CHAR,
     LAB_SPECIAL_TOKENS,
+    VOCABULARIES,
     is_cs224n_char_tokenizer,
+    load_tokenizer,
     open_tokenizer,
     vocabulary_of,
 )
+from . import BPE as BPE_VOCABULARY
 
 # SentencePiece's ModelProto: trainer_spec.model_type and SentencePiece.type values.
 UNIGRAM, BPE = 1, 2
@@ -373,6 +376,41 @@ def build_course_tokenizer(
             data_dir / "dict.txt", data_dir / "sentencepiece.french.model", output_dir=output_dir
         )
     raise ValueError(f"unknown course vocabulary {course!r}; expected one of {COURSE_VOCABULARIES}")
+
+
+def resolve_tokenizer(
+    path: str | os.PathLike | None,
+    vocabulary: str = BPE_VOCABULARY,
+    *,
+    data_dir: str | os.PathLike | None = None,
+    train: Callable[[], PreTrainedTokenizerBase] | None = None,
+    missing: str = "no tokenizer: pass --tokenizer_name_or_path",
+    accept_course: bool = False,
+) -> PreTrainedTokenizerBase:
+    """The run's tokenizer, for every task.
+
+    - `path` given (`--tokenizer_name_or_path`, else the model folder): loaded, our BPE with its special tokens
+      checked (`load_tokenizer`), a course vocabulary as saved (`load_course_tokenizer`); with `accept_course`, a
+      saved course vocabulary is taken where our BPE was asked for (a causal LM continued from a course model);
+    - else a course vocabulary is built from `data_dir` when one is given, and our BPE trained by `train()` when given;
+    - else `UsageError(missing)`.
+    """
+    if vocabulary not in VOCABULARIES:
+        raise ValueError(f"unknown vocabulary {vocabulary!r}; expected one of {VOCABULARIES}")
+    course = vocabulary != BPE_VOCABULARY
+    if path:
+        if not course:
+            try:
+                return load_tokenizer(path)
+            except ValueError:
+                if not accept_course or not is_course_tokenizer(path):
+                    raise
+        return load_course_tokenizer(path)
+    if course and data_dir is not None:
+        return build_course_tokenizer(vocabulary, data_dir)
+    if not course and train is not None:
+        return train()
+    raise UsageError(missing)
 
 
 def main(argv: list[str] | None = None) -> None:
