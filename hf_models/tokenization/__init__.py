@@ -1,7 +1,8 @@
 """Tokenizers: the project's byte-level BPE (`bpe`: training it), the two courses' own vocabularies (`courses`), and
 here what every task needs of a saved or built tokenizer: loading it with its special tokens checked
 (`load_tokenizer`), the ids a model config takes from it (`config_token_ids`), which vocabulary it is
-(`vocabulary_of`), and `resolve_tokenizer`, the one way a task gets its run's tokenizer.
+(`vocabulary_of`). `resolve_tokenizer`, the one way a task gets its run's tokenizer, lives in `courses` beside the
+course vocabularies it builds or loads.
 
     python -m hf_models.tokenization.courses {cs224n-char|altegrad-lab|altegrad-lab-raw} --data_dir DIR --output_dir OUT
 
