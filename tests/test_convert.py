@@ -241,8 +241,6 @@ def test_command_line(tmp_path):
 def test_a_failed_save_leaves_the_old_folder_whole(tmp_path, monkeypatch):
     """The converter saves through `staged_save`: the model, tokenizer and record replace the old files only once
     all are written; a failure half-way (here, the record) leaves the old folder as it was, and no staging folder."""
-    import hf_models.convert as export
-
     torch.save(course_gpt(synthesizer=False).state_dict(), tmp_path / "model.pt")
     out = tmp_path / "hf"
     convert_checkpoint("cs224n-mingpt", tmp_path / "model.pt", out)
@@ -253,7 +251,8 @@ def test_a_failed_save_leaves_the_old_folder_whole(tmp_path, monkeypatch):
     def failing_record(*args):
         raise OSError(28, "No space left on device", str(out / "run_record.json"))
 
-    monkeypatch.setattr(export, "conversion_record", failing_record)
+    # In the converter's own module: test_help's `-m hf_models.convert` may leave another copy on the package.
+    monkeypatch.setitem(convert_checkpoint.__globals__, "conversion_record", failing_record)
     with pytest.raises(OSError, match="No space left"):
         convert_checkpoint("cs224n-mingpt", tmp_path / "model.pt", out)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
