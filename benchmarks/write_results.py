@@ -50,7 +50,7 @@ from pathlib import Path
 
 import grid
 from grid import Row, curve_points
-from intervals import accuracy_interval, correct_table, paired_difference
+from intervals import ExamplesMismatch, accuracy_interval, correct_table, paired_difference
 from report import comparison_key, read_json_object, write_report
 
 from hf_models.metrics import SCORED_EXAMPLES
@@ -481,7 +481,14 @@ def comparison(section: str, split: str, first: str, second: str, points: tuple[
     if not all(paths):
         return None
     tables = [correct_table(found) for found in paths]
-    difference = paired_difference(*tables)
+    try:
+        difference = paired_difference(*tables)
+    except ExamplesMismatch as mismatch:  # e.g. one row scored a part of the split: nothing to pair
+        print(
+            f"write_results.py: warning: no comparison of {first} against {second} in {section}: {mismatch}",
+            file=sys.stderr,
+        )
+        return None
     return {"section": section, "first": first, "second": second, "split": split, **facts, **difference}
 
 

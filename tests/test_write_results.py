@@ -699,3 +699,22 @@ def test_rows_whose_runs_saved_no_examples_get_no_interval_and_no_comparison(tmp
         and "n" not in written["sentiment_valid_acc"]["scratch"]
     )
     assert written["comparisons"] == {}
+
+
+def test_rows_scored_on_other_examples_get_a_warning_not_a_comparison(tmp_path, capsys):
+    """Two rows that did not score the same examples (one on a part of the split) cannot be paired: the comparison is
+    left out with a one-line warning naming both rows, and the other results are still written."""
+    from hf_models.metrics import write_scored_examples
+
+    write_results = runpy.run_path(str(Path(__file__).resolve().parent.parent / "benchmarks" / "write_results.py"))
+    whole = write_scored_examples(tmp_path / "whole", [1, 0, 1, 1], [1, 0, 0, 1])
+    part = write_scored_examples(tmp_path / "part", [1, 0], [1, 0])
+    same = write_scored_examples(tmp_path / "same", [1, 1, 1, 1], [1, 0, 0, 1])
+    points = ({"examples_validation": [str(whole)]}, {"examples_validation": [str(part)]})
+    assert write_results["comparison"]("sentiment_valid_acc", "validation", "tfidf", "pretrained", points) is None
+    warning = capsys.readouterr().err
+    assert warning.count("\n") == 1 and "warning: no comparison of tfidf against pretrained" in warning
+    assert "1 × 4 against 1 × 2" in warning
+    paired = ({"examples_validation": [str(whole)]}, {"examples_validation": [str(same)]})
+    entry = write_results["comparison"]("sentiment_valid_acc", "validation", "a", "b", paired)
+    assert entry["diff"] == pytest.approx(0.25) and entry["n"] == 4
