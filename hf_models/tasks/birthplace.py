@@ -210,17 +210,17 @@ SUBCOMMAND_HELP = {
 _SHARED = ("data_dir", "block_size")
 # How the trained model answers: chosen by its training, read from its run record by evaluate.
 _ANSWERING = ("recite_tokens", "answer_from_recitation")
+# Arguments of the pretraining only: not hyperparameters of a finetuning run.
+PRETRAINING_ONLY = (
+    "course_vocabulary",
+    "tokenizer_vocab_size",
+    "pretraining_objective",
+    "opening_tokens",
+    "pretrain_with_qa",
+    "augment",
+)
 SUBCOMMAND_FIELDS = {
-    "pretrain": (
-        *_SHARED,
-        "course_vocabulary",
-        "tokenizer_vocab_size",
-        "pretraining_objective",
-        "opening_tokens",
-        "pretrain_with_qa",
-        "augment",
-        *_ANSWERING,
-    ),
+    "pretrain": (*_SHARED, *PRETRAINING_ONLY, *_ANSWERING),
     "finetune": (*_SHARED, "tokenizer_vocab_size", *_ANSWERING),
     "evaluate": (
         *_SHARED,
@@ -303,17 +303,6 @@ CAUSAL_LM = SmallEncoderForCausalLM.__name__  # what pretrain and finetune train
 
 def _model(model_args: ModelArguments, bp_args: BirthplaceArguments, tokenizer) -> SmallEncoderForCausalLM:
     return training.load_or_build_model(SmallEncoderForCausalLM, model_args, tokenizer, DEFAULT_PRESET, is_causal=True)
-
-
-# Arguments of the pretraining only: not hyperparameters of a finetuning run.
-PRETRAINING_ONLY = (
-    "course_vocabulary",
-    "tokenizer_vocab_size",
-    "pretraining_objective",
-    "opening_tokens",
-    "pretrain_with_qa",
-    "augment",
-)
 
 
 def _finish(
