@@ -46,7 +46,9 @@ def traced_calls(script: str, arguments: list[str]) -> set[tuple[str, int, str]]
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--list", action="store_true", help="print each file with the number of its functions called")
+    parser.add_argument(
+        "--list", action="store_true", help="print each file with the number of its functions called, and their names"
+    )
     parser.add_argument("command", nargs=argparse.REMAINDER, help="the script and its arguments, after --")
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -59,6 +61,8 @@ def main(argv: list[str] | None = None) -> int:
         for file in files:
             count = sum(1 for call in functions if call[0] == file)
             print(f"{Path(file).relative_to(PACKAGE.parent)}: {count}", file=sys.stderr)
+            for _, line, name in sorted(call for call in functions if call[0] == file):
+                print(f"    {line}: {name}", file=sys.stderr)
     print(f"{len(files)} files and {len(functions)} functions of hf_models", file=sys.stderr)
     return 0
 
