@@ -70,7 +70,7 @@ def headline(profile: str) -> dict[str, tuple[str, str | None]]:
 
 
 class MissingRun(SystemExit):
-    """A row of the profile whose run is missing or failed: the message names it."""
+    """A row of the profile whose run is missing, failed or damaged: the message names it."""
 
 
 def default_hardware() -> str:
@@ -157,8 +157,20 @@ def entry(value: float, std: float, steps: list[str], timings: dict, hardware: s
     }
 
 
-def read_json(path: Path) -> dict | None:
-    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+def read_json(path: Path, keys: Sequence[str] = ()) -> dict | None:
+    """A run's JSON file (None when it is missing); a damaged one, or one without `keys`, stops with one line naming
+    it, never json's traceback: a run folder is not under git, so the step that wrote it is what restores it."""
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        where = f":{error.lineno}" if isinstance(error, json.JSONDecodeError) else ""
+        raise MissingRun(f"{path}{where}: not valid JSON ({error}); rerun the step that wrote it") from None
+    missing = [key for key in keys if not isinstance(data, dict) or key not in data]
+    if not isinstance(data, dict) or missing:
+        raise MissingRun(f"{path}: not the file its step writes (no {', '.join(map(repr, missing or keys))})")
+    return data
 
 
 def scored_examples(folder: Path) -> Path | None:
@@ -550,10 +562,13 @@ TASK_PIPELINES = {
 }
 
 
+RUN_TIME_KEYS = ("command", "profile", "pipelines", "started", "wall_time_s", "resumed", "failed")
+
+
 def whole_run_of(bench: Path, tasks: list[str], hardware: str, profile: str) -> tuple[str, dict] | None:
     """The last successful run into the bench folder (its run_time.json, written by benchmarks/Snakefile): its command
     and whole wall time, if it ran a pipeline of the sections written."""
-    run = read_json(bench / "run_time.json")
+    run = read_json(bench / "run_time.json", RUN_TIME_KEYS)
     pipelines = {name for task in tasks for name in TASK_PIPELINES.get(task, ())}
     if run is None or run["failed"] or not pipelines & set(run["pipelines"]) or run.get("profile") != profile:
         return None  # none, a failed one, or another profile's

@@ -718,3 +718,22 @@ def test_rows_scored_on_other_examples_get_a_warning_not_a_comparison(tmp_path, 
     paired = ({"examples_validation": [str(whole)]}, {"examples_validation": [str(same)]})
     entry = write_results["comparison"]("sentiment_valid_acc", "validation", "a", "b", paired)
     assert entry["diff"] == pytest.approx(0.25) and entry["n"] == 4
+
+
+@pytest.mark.parametrize("damage", ["not json", "no key"])
+def test_a_damaged_run_time_file_stops_with_one_line_naming_it(tmp_path, monkeypatch, damage):
+    """run_time.json cut short (a killed run) or from another tool: one line naming the file, never a traceback."""
+    bench, results, predictions = tmp_path / "bench", tmp_path / "results.json", tmp_path / "predictions"
+    _bench(bench, "course-cut")
+    _run_time(bench, ["birthplace"], [])
+    run_time = bench / "run_time.json"
+    if damage == "not json":
+        run_time.write_text(run_time.read_text()[:40])
+    else:
+        run_time.write_text(json.dumps({"command": "make x"}))
+    with pytest.raises(SystemExit) as stop:
+        _write_results(monkeypatch, bench, results, predictions, "--profile", "course-cut", "--tasks", "birthplace")
+    message = str(stop.value.code)
+    assert str(run_time) in message and len(message.strip().splitlines()) == 1
+    assert ("not valid JSON" if damage == "not json" else "'profile'") in message
+    assert not results.exists()
