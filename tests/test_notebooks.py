@@ -140,9 +140,26 @@ def _tree() -> str:
     ).stdout
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("where", ["examples", "root"])
 @pytest.mark.parametrize("name", sorted(NOTEBOOKS))
+def test_only_the_first_cell_reads_where_the_notebook_runs(name) -> None:
+    """The run below starts each notebook from one place (examples/ or the root): what lets it stand for the other
+    is that no later cell reads the working folder: every path is built on ROOT, DATA, WORK or CONFIGS."""
+    for number, code in enumerate(_code(name)[1:], start=1):
+        for node in ast.walk(ast.parse(code)):
+            if isinstance(node, ast.Attribute) and node.attr in {"chdir", "getcwd", "cwd"}:
+                raise AssertionError(f"{name}, cell {number}: {ast.unparse(node)} reads the working folder")
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) in {"Path", "open"} and node.args:
+                first = node.args[0]
+                assert not isinstance(first, ast.Constant), f"{name}, cell {number}: {ast.unparse(node)}"
+
+
+@pytest.mark.slow
+# Each notebook runs once (a run is tens of seconds of CPU), from one of the two places: the first cell finds the same
+# folders from both (test_paths_are_the_repository_roots_wherever_the_notebook_runs), no later cell reads the working
+# folder (test_only_the_first_cell_reads_where_the_notebook_runs), and each place is where one notebook runs.
+@pytest.mark.parametrize(
+    ("name", "where"), [("altegrad_sentiment.ipynb", "root"), ("cs224n_birthplace.ipynb", "examples")]
+)
 def test_notebook_runs_to_the_end_with_smoke(name, where, shared_data_dir, monkeypatch) -> None:
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
