@@ -789,13 +789,15 @@ MUTANTS: tuple[Mutant, ...] = (
         WRITE_RESULTS_TESTS,
         "the tuning-split score that picks the headline is the folder's last evaluation, a baseline's",
     ),
+    # Not `files=list(step.files)` in the Snakefile: with no file inputs the step's record (checksums of its files)
+    # still reruns it, so that mutant changes nothing a user sees. The record is what a copied run folder relies on.
     Mutant(
-        "engine-config-change-reruns-nothing",
-        SNAKEFILE,
-        "files=list(step.files),",
-        "files=[],",
-        INVALIDATION_TESTS,
-        "a step no longer reads its config file: editing the file reruns nothing",
+        "engine-changed-file-kept-by-its-record",
+        "benchmarks/grid.py",
+        'changed = [file for file, digest in expected["files"].items() if record.get("files", {}).get(file) != digest]',
+        "changed = []",
+        ("tests/test_workflow.py::test_a_step_is_kept_only_while_its_record_is_todays",),
+        "a step whose config file changed (another checkout's run folder, file times current) is kept",
     ),
     Mutant(
         "engine-config-change-reruns-too-little",
