@@ -124,23 +124,19 @@ class SmallEncoderConfig(PreTrainedConfig):
             raise ValueError(
                 f"hidden_size ({self.hidden_size}) must be a multiple of num_attention_heads ({self.num_attention_heads})."
             )
-        width = self.synthesizer_length
-        if not 0 < width <= self.max_position_embeddings:
+        # Without synthesizer_width, ℓ is the block size itself: nothing to check.
+        if self.synthesizer_width is not None and not 0 < self.synthesizer_width <= self.max_position_embeddings:
             raise ValueError(
-                f"synthesizer_width ({width}) must be between 1 and max_position_embeddings "
+                f"synthesizer_width ({self.synthesizer_width}) must be between 1 and max_position_embeddings "
                 f"({self.max_position_embeddings})."
             )
         if self.synthesizer_factors is not None:
             factors = list(self.synthesizer_factors)
-            if len(factors) != 2 or min(factors) < 1 or factors[0] * factors[1] < width:
+            if len(factors) != 2 or min(factors) < 1 or factors[0] * factors[1] < self.synthesizer_length:
                 raise ValueError(
                     f"synthesizer_factors={factors} must be two positive integers [a, b] with a*b >= "
-                    f"synthesizer_width ({width})."
+                    f"synthesizer_width ({self.synthesizer_length})."
                 )
-
-    @property
-    def head_dim(self) -> int:
-        return self.hidden_size // self.num_attention_heads
 
     @property
     def synthesizer_length(self) -> int:

@@ -287,8 +287,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "sinusoid-cos-as-sin",
         MODELING,
-        "table[:, 1::2] = torch.cos(position * div_term[: self.hidden_size // 2])",
-        "table[:, 1::2] = torch.sin(position * div_term[: self.hidden_size // 2])",
+        "encoding[..., 1::2] = torch.cos(angles[..., : self.hidden_size // 2])",
+        "encoding[..., 1::2] = torch.sin(angles[..., : self.hidden_size // 2])",
         MODEL_TESTS,
         "wrong positional table",
     ),
