@@ -611,32 +611,6 @@ class SmallEncoderForSequenceClassification(SmallEncoderPreTrainedModel):
         self.classifier = nn.Linear(pooled_size, config.num_labels)
         self.post_init()
 
-    def pool(self, outputs: BaseModelOutputWithPast, attention_mask: torch.Tensor | None) -> torch.Tensor:
-        """Read one vector per sequence, ignoring padding on either side: the last layer's `classifier_pooling` token
-        or mean; with "all_layers", the mean and max over non-pad tokens of each hidden state, each normalised on its
-        own (the embeddings are scaled by sqrt(hidden_size) and a post-norm layer's output is not, so unnormalised
-        the widest would rule)."""
-        hidden_states = outputs.last_hidden_state
-        if attention_mask is None:
-            attention_mask = torch.ones(hidden_states.shape[:2], dtype=torch.long, device=hidden_states.device)
-        attention_mask = attention_mask.to(hidden_states.device).long()
-        pooling = self.config.classifier_pooling
-        weights = attention_mask.unsqueeze(-1).to(hidden_states.dtype)
-        if pooling == "all_layers":
-            pooled = []
-            for states in outputs.hidden_states:
-                mean = (states * weights).sum(1) / weights.sum(1).clamp(min=1.0)
-                maximum = states.masked_fill(weights == 0, torch.finfo(states.dtype).min).max(1).values
-                pooled += [mean, maximum]
-            return torch.cat([nn.functional.layer_norm(vector, vector.shape[-1:]) for vector in pooled], dim=-1)
-        if pooling == "mean":
-            return (hidden_states * weights).sum(1) / weights.sum(1).clamp(min=1.0)
-        positions = torch.arange(attention_mask.shape[1], device=hidden_states.device)
-        rows = torch.arange(hidden_states.shape[0], device=hidden_states.device)
-        if pooling == "first":
-            return hidden_states[rows, attention_mask.argmax(-1)]
-        return hidden_states[rows, (attention_mask * positions).argmax(-1)]
-
     @can_return_tuple
     def forward(
         self,
@@ -662,7 +636,30 @@ class SmallEncoderForSequenceClassification(SmallEncoderPreTrainedModel):
             output_attentions=output_attentions,
             output_hidden_states=True if all_layers else output_hidden_states,
         )
-        logits = self.classifier(self.dropout(self.pool(outputs, attention_mask)))
+        # One vector per sequence, padding on either side ignored: the last layer's `classifier_pooling` token or
+        # mean; with "all_layers", the mean and max over real tokens of each hidden state, each normalised on its own
+        # (the embeddings are scaled by sqrt(hidden_size) and a post-norm layer's output is not: unnormalised, the
+        # widest would rule).
+        hidden_states = outputs.last_hidden_state
+        if attention_mask is None:
+            attention_mask = torch.ones(hidden_states.shape[:2], dtype=torch.long, device=hidden_states.device)
+        attention_mask = attention_mask.to(hidden_states.device).long()
+        weights = attention_mask.unsqueeze(-1).to(hidden_states.dtype)
+        if self.config.classifier_pooling == "all_layers":
+            vectors = []
+            for states in outputs.hidden_states:
+                mean = (states * weights).sum(1) / weights.sum(1).clamp(min=1.0)
+                maximum = states.masked_fill(weights == 0, torch.finfo(states.dtype).min).max(1).values
+                vectors += [mean, maximum]
+            pooled = torch.cat([nn.functional.layer_norm(vector, vector.shape[-1:]) for vector in vectors], dim=-1)
+        elif self.config.classifier_pooling == "mean":
+            pooled = (hidden_states * weights).sum(1) / weights.sum(1).clamp(min=1.0)
+        else:  # the first or the last real token
+            positions = torch.arange(attention_mask.shape[1], device=hidden_states.device)
+            first = self.config.classifier_pooling == "first"
+            token = attention_mask.argmax(-1) if first else (attention_mask * positions).argmax(-1)
+            pooled = hidden_states[torch.arange(hidden_states.shape[0], device=hidden_states.device), token]
+        logits = self.classifier(self.dropout(pooled))
 
         loss = None
         if labels is not None:
