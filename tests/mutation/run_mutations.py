@@ -646,8 +646,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "batched-first-pooling-reads-padding",
         MODELING,
-        "return hidden_states[rows, attention_mask.argmax(-1)]",
-        "return hidden_states[rows, torch.zeros_like(attention_mask[:, 0])]",
+        "token = attention_mask.argmax(-1) if first else (attention_mask * positions).argmax(-1)",
+        "token = torch.zeros_like(attention_mask[:, 0]) if first else (attention_mask * positions).argmax(-1)",
         CLASSIFY_TESTS,
         "'first' pooling reads position 0, a pad under left padding",
     ),
