@@ -10,6 +10,7 @@ from transformers import PreTrainedConfig
 from transformers.utils.type_validators import interval, probability
 
 PRESETS_DIR = Path(__file__).resolve().parent / "presets"
+PRESETS = tuple(sorted(path.stem for path in PRESETS_DIR.glob("*.json")))  # the names `from_preset` takes
 
 AttentionType = Literal["vanilla", "synthesizer", "random", "factorized"]
 PositionEmbeddingType = Literal["sinusoidal", "learned"]
@@ -153,15 +154,14 @@ class SmallEncoderConfig(PreTrainedConfig):
 
     @classmethod
     def available_presets(cls) -> list[str]:
-        return sorted(path.stem for path in PRESETS_DIR.glob("*.json"))
+        return list(PRESETS)
 
     @classmethod
     def from_preset(cls, name: str, **overrides) -> "SmallEncoderConfig":
         """Build a config from a named preset shipped with the package, e.g. `from_preset("altegrad-lab")`."""
-        path = PRESETS_DIR / f"{name}.json"
-        if not path.is_file():
-            raise ValueError(f"Unknown preset {name!r}; available presets: {', '.join(cls.available_presets())}.")
-        values = json.loads(path.read_text(encoding="utf-8"))
+        if name not in PRESETS:
+            raise ValueError(f"Unknown preset {name!r}; available presets: {', '.join(PRESETS)}.")
+        values = json.loads((PRESETS_DIR / f"{name}.json").read_text(encoding="utf-8"))
         values.update(overrides)
         return cls(**values)
 
