@@ -459,13 +459,9 @@ class SmallEncoderModel(SmallEncoderPreTrainedModel):
         past_key_values: Cache | None = None,
         **kwargs,
     ) -> BaseModelOutputWithPast:
-        r"""
-        cache: the key/value cache of earlier steps. `past_key_values` is its name before transformers 5.24.
-        """
+        r"""cache: the key/value cache of earlier steps (`past_key_values`, its name before transformers 5.24)."""
         if cache is not None and past_key_values is not None:
-            raise ValueError(
-                "Pass the key/value cache once, as `cache` (or `past_key_values` before transformers 5.24)."
-            )
+            raise ValueError("Pass the key/value cache once: as `cache` (`past_key_values` before transformers 5.24).")
         cache = cache if cache is not None else past_key_values
         if (input_ids is None) == (inputs_embeds is None):
             raise ValueError("You must specify exactly one of input_ids or inputs_embeds.")
