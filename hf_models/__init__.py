@@ -17,22 +17,8 @@ from collections.abc import Callable
 __version__ = "0.1.0"
 
 
-def __getattr__(name: str):
-    # The model family's names (`small_encoder.__all__`), imported and registered when first used.
-    small_encoder = importlib.import_module(".small_encoder", __name__)
-    if name == "__all__":
-        return list(small_encoder.__all__)
-    if name in small_encoder.__all__:
-        return getattr(small_encoder, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *importlib.import_module(".small_encoder", __name__).__all__])
-
-
 def lazy_namespace(package: str, modules: dict[str, str]) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
-    """`__getattr__` and `__dir__` for a subpackage `package` whose names live in the submodules `modules` maps them
+    """`__getattr__` and `__dir__` for a package `package` whose names live in the submodules `modules` maps them
     to: a name is imported on first use (a command line's `-h` needs neither torch nor datasets), then kept."""
 
     def __getattr__(name: str) -> object:
@@ -46,3 +32,13 @@ def lazy_namespace(package: str, modules: dict[str, str]) -> tuple[Callable[[str
         return sorted([*vars(sys.modules[package]), *modules])
 
     return __getattr__, __dir__
+
+
+# The model family's names (`small_encoder.__all__`, which tests/test_modeling.py holds this list to), imported and
+# registered when first used.
+_MODEL_NAMES = (
+    "AUTO_MAP HEADS SmallEncoderConfig SmallEncoderPreTrainedModel SmallEncoderModel SmallEncoderForCausalLM "
+    "SmallEncoderForSequenceClassification SmallEncoderForMaskedLM"
+)
+__all__ = _MODEL_NAMES.split()
+__getattr__, __dir__ = lazy_namespace(__name__, dict.fromkeys(__all__, "small_encoder"))

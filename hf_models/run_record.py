@@ -591,10 +591,11 @@ def preset_text(preset: str | None, config: dict[str, Any]) -> str | None:
     """The preset as the card names it: `` `X` ``, or `` `X` with overrides a=1, b=2 `` where the exported config's
     shape differs from the preset's; None for a custom configuration."""
     from .small_encoder import SmallEncoderConfig
+    from .small_encoder.configuration_small_encoder import PRESETS
 
     if not preset:
         return None
-    if preset not in SmallEncoderConfig.available_presets():
+    if preset not in PRESETS:
         return f"`{preset}`"
     base = SmallEncoderConfig.from_preset(preset)
     shape = [key for key in SIZE_LABELS if key != "vocab_size"]  # the vocabulary comes from the tokenizer

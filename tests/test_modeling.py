@@ -567,3 +567,17 @@ def test_gradient_checkpointing_is_engaged_and_gives_the_same_gradients(attentio
     assert block_calls[0] == 4  # the backward pass ran every block's forward again: activations were not kept
     for grad, p in zip(expected, model.parameters(), strict=True):
         torch.testing.assert_close(p.grad, grad)
+
+
+def test_the_package_exports_the_model_family_lazily():
+    import subprocess
+    import sys
+
+    import hf_models
+    from hf_models import small_encoder
+
+    assert sorted(hf_models.__all__) == sorted(small_encoder.__all__)
+    assert set(small_encoder.__all__) <= set(dir(hf_models))
+    # `import hf_models` alone imports no torch: a recipe's -h answers without it.
+    code = "import sys, hf_models; assert 'torch' not in sys.modules; hf_models.SmallEncoderConfig; print('ok')"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "ok\n"

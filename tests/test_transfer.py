@@ -44,8 +44,8 @@ def test_all_layers_pooling_reads_every_layer_of_real_tokens(padding_side):
         mask[i, slice(0, n) if padding_side == "right" else slice(7 - n, 7)] = 1
     ids[mask == 0] = 0
     with torch.no_grad():
-        outputs = model.model(input_ids=ids, attention_mask=mask, output_hidden_states=True)
-        hidden, pooled = outputs.hidden_states, model.pool(outputs, mask)
+        hidden = model.model(input_ids=ids, attention_mask=mask, output_hidden_states=True).hidden_states
+        logits = model(input_ids=ids, attention_mask=mask).logits
     assert len(hidden) == layers
     for i in range(2):
         real = mask[i].bool()
@@ -53,10 +53,9 @@ def test_all_layers_pooling_reads_every_layer_of_real_tokens(padding_side):
         for states in hidden:
             for vector in (states[i, real].mean(0), states[i, real].max(0).values):
                 expected.append((vector - vector.mean()) / torch.sqrt(vector.var(unbiased=False) + 1e-5))
-        torch.testing.assert_close(pooled[i], torch.cat(expected), atol=1e-5, rtol=1e-4)
-    # The head reads exactly this vector: the logits are the classifier applied to it.
-    with torch.no_grad():
-        torch.testing.assert_close(model(input_ids=ids, attention_mask=mask).logits, model.classifier(pooled))
+        # The head reads exactly this vector: the logits are the classifier applied to it.
+        with torch.no_grad():
+            torch.testing.assert_close(logits[i], model.classifier(torch.cat(expected)), atol=1e-5, rtol=1e-4)
 
 
 @pytest.mark.parametrize("pooling", ["last", "mean", "first", "all_layers"])

@@ -14,7 +14,7 @@ import torch
 
 from ..data import person_name
 from ..safety import one_line
-from ..tasks.birthplace_qa import CS224N_ANSWER_CHARS, CourseQAFormat, answering_format
+from ..tasks.birthplace_qa import CS224N_ANSWER_CHARS, CourseQAFormat, answering_format, usable_length
 from .loading import AppError, LoadedModel
 from .text import is_visible, printable
 
@@ -74,14 +74,6 @@ def empty_answer_reason(loaded: LoadedModel, question: str) -> str:
     return f"{loaded.label} answered nothing: it ended its answer at once (its first token was ⁇ or </s>)."
 
 
-def _usable_length(loaded: LoadedModel) -> int:
-    """The positions the model attends over: a synthesizer spans ℓ key positions only."""
-    config = loaded.model.config
-    if loaded.attention_type == "vanilla":
-        return config.max_position_embeddings
-    return min(config.max_position_embeddings, config.synthesizer_length)
-
-
 def generate_text(loaded: LoadedModel, prompt: str, max_new_tokens: int = 40, sample: bool = False) -> str:
     """A plain LM's continuation of `prompt`: greedy, or sampled (`generate`'s defaults: top-k 50), up to
     `max_new_tokens` tokens or its end-of-text token; the prompt's start is cut when both exceed the model's length.
@@ -95,7 +87,7 @@ def generate_text(loaded: LoadedModel, prompt: str, max_new_tokens: int = 40, sa
         raise AppError(f"{loaded.label}: {one_line(error, limit=200)}") from None
     if not ids:
         raise AppError("the prompt gives no tokens; type some words")
-    length = _usable_length(loaded)
+    length = usable_length(loaded.model.config)
     max_new_tokens = max(1, min(int(max_new_tokens), length - 1))
     ids = ids[-(length - max_new_tokens) :]
     eos = loaded.tokenizer.eos_token_id
@@ -149,7 +141,7 @@ def attention_map(loaded: LoadedModel, text: str, layer: int, head: int) -> Atte
         raise AppError(f"{loaded.label} has layers 0 to {config.num_hidden_layers - 1}; layer {layer} does not exist")
     if not 0 <= head < config.num_attention_heads:
         raise AppError(f"{loaded.label} has heads 0 to {config.num_attention_heads - 1}; head {head} does not exist")
-    input_ids = loaded.tokenizer(text, truncation=True, max_length=_usable_length(loaded))["input_ids"]
+    input_ids = loaded.tokenizer(text, truncation=True, max_length=usable_length(loaded.model.config))["input_ids"]
     if not input_ids:
         raise AppError("the text gives no tokens; type some words")
     with torch.no_grad():

@@ -42,13 +42,11 @@ from ..training import HelpFormatter
 __all__ = [
     "COURSES",
     "CheckpointError",
-    "ModelSizes",
     "attach_tokenizer",
     "check_keys",
     "check_output",
     "conversion_record",
     "convert_checkpoint",
-    "course_config",
     "load_course_state_dict",
     "main",
     "parse_args",
@@ -60,9 +58,7 @@ __all__ = [
 
 from .checkpoint import (
     CheckpointError,
-    ModelSizes,
     check_keys,
-    course_config,
     load_course_state_dict,
 )
 

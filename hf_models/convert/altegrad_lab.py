@@ -5,12 +5,10 @@ from __future__ import annotations
 
 from transformers import PreTrainedModel
 
-from ..small_encoder import SmallEncoderForCausalLM, SmallEncoderForSequenceClassification
+from ..small_encoder import SmallEncoderConfig, SmallEncoderForCausalLM, SmallEncoderForSequenceClassification
 from .checkpoint import (
-    ModelSizes,
     StateDict,
     check_keys,
-    course_config,
     layer_norm_shapes,
     linear_shapes,
     num_layers,
@@ -60,12 +58,18 @@ def convert_altegrad_lab(state_dict: StateDict, num_heads: int | None = None, so
     renames.update({f"classifier.decoder.{p}": f"{head}.{p}" for p in ("weight", "bias")})
     check_keys(state_dict, expected, optional=["base.pos_encoder.pe"], source=source)
 
-    sizes = ModelSizes(vocab_size, hidden, layers, num_heads or NUM_HEADS, intermediate, max_positions)
-    if is_language_model:
-        model = SmallEncoderForCausalLM(course_config(COURSE, sizes, **LAB_DROPOUTS))
-    else:
-        model = SmallEncoderForSequenceClassification(
-            course_config(COURSE, sizes, num_labels=num_outputs, **LAB_DROPOUTS)
-        )
+    # The lab's preset with the checkpoint's sizes (the head count, which no tensor holds, given or the lab's).
+    config = SmallEncoderConfig.from_preset(
+        COURSE,
+        vocab_size=vocab_size,
+        hidden_size=hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=num_heads or NUM_HEADS,
+        intermediate_size=intermediate,
+        max_position_embeddings=max_positions,
+        **LAB_DROPOUTS,
+        **({} if is_language_model else {"num_labels": num_outputs}),
+    )
+    model = (SmallEncoderForCausalLM if is_language_model else SmallEncoderForSequenceClassification)(config)
     model.load_state_dict({ours: state_dict[lab] for lab, ours in renames.items()}, strict=True)
     return model.eval()

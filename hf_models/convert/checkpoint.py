@@ -1,17 +1,14 @@
-"""What the course converters share: reading a course state dict, checking its keys and shapes, and the converted
-model's config (`course_config`)."""
+"""What the course converters share: reading a course state dict, and checking its keys and shapes."""
 
 from __future__ import annotations
 
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
 
-from ..small_encoder import SmallEncoderConfig
 from ..textio import UsageError
 
 STATE_DICT_WRAPPER_KEYS = ("model_state_dict", "state_dict")
@@ -92,24 +89,6 @@ def linear_shapes(prefix: str, out_features: int, in_features: int) -> dict[str,
 
 def layer_norm_shapes(prefix: str, size: int) -> dict[str, tuple[int, ...]]:
     return {f"{prefix}.weight": (size,), f"{prefix}.bias": (size,)}
-
-
-@dataclass(frozen=True)
-class ModelSizes:
-    """The sizes of a course model: read from its tensors' shapes, but for the head count, which no tensor holds."""
-
-    vocab_size: int
-    hidden_size: int
-    num_hidden_layers: int
-    num_attention_heads: int
-    intermediate_size: int
-    max_position_embeddings: int
-
-
-def course_config(course: str, sizes: ModelSizes, **fields) -> SmallEncoderConfig:
-    """The config of a converted checkpoint: the course's preset, the checkpoint's sizes, then the converter's
-    own `fields` (the lab's zero dropouts, minGPT's attention and exact GELU, a classifier's labels...)."""
-    return SmallEncoderConfig.from_preset(course, **asdict(sizes), **fields)
 
 
 # Converting and saving: the folder is saved as the recipes save theirs (`safety.staged_save`): each file replaces its

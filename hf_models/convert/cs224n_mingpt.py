@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import torch
 
-from ..small_encoder import SmallEncoderForCausalLM
+from ..small_encoder import SmallEncoderConfig, SmallEncoderForCausalLM
 from .checkpoint import (
     CheckpointError,
-    ModelSizes,
     StateDict,
     check_keys,
-    course_config,
     layer_norm_shapes,
     linear_shapes,
     num_layers,
@@ -117,8 +115,17 @@ def convert_cs224n_mingpt(
     attention = dict(attention_type=variant)
     if variant == "synthesizer":  # ℓ = block - 1: the course's inputs are block - 1 characters long
         attention.update(synthesizer_width=block - 1, synthesizer_shared_heads=share_synthesizer_heads)
-    sizes = ModelSizes(vocab_size, hidden, layers, num_heads, intermediate, block)
-    # The course's nn.GELU() is the exact (erf) GELU.
-    model = SmallEncoderForCausalLM(course_config(COURSE, sizes, hidden_act="gelu", **attention))
+    config = SmallEncoderConfig.from_preset(
+        COURSE,
+        vocab_size=vocab_size,
+        hidden_size=hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=num_heads,
+        intermediate_size=intermediate,
+        max_position_embeddings=block,
+        hidden_act="gelu",  # the course's nn.GELU() is the exact (erf) GELU
+        **attention,
+    )
+    model = SmallEncoderForCausalLM(config)
     model.load_state_dict(weights, strict=True)
     return model.eval()

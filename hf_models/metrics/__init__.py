@@ -46,7 +46,8 @@ def write_scored_examples(
     if len(predictions) != len(references):
         raise ValueError(f"{len(predictions)} predictions for {len(references)} references")
     lines = (
-        json.dumps({"index": index, "prediction": _plain(p), "reference": _plain(r)}, ensure_ascii=False)
+        # A numpy or torch scalar is written as the Python number it holds.
+        json.dumps({"index": index, "prediction": p, "reference": r}, ensure_ascii=False, default=lambda v: v.item())
         for index, (p, r) in enumerate(zip(predictions, references, strict=True))
     )
     return atomic_write_text(Path(folder) / SCORED_EXAMPLES.format(name=name), "".join(f"{line}\n" for line in lines))
@@ -56,8 +57,3 @@ def read_scored_examples(path: str | os.PathLike) -> list[dict[str, Any]]:
     """The scored examples of `write_scored_examples`, in the split's order."""
     with open(path, encoding="utf-8") as file:
         return [json.loads(line) for line in file if line.strip()]
-
-
-def _plain(value: Any) -> Any:
-    """A numpy or torch scalar as the Python number it holds; text as it is."""
-    return value.item() if hasattr(value, "item") else value

@@ -10,6 +10,7 @@ from transformers import PreTrainedConfig
 from transformers.utils.type_validators import interval, probability
 
 PRESETS_DIR = Path(__file__).resolve().parent / "presets"
+PRESETS = tuple(sorted(path.stem for path in PRESETS_DIR.glob("*.json")))  # the names `from_preset` takes
 
 AttentionType = Literal["vanilla", "synthesizer", "random", "factorized"]
 PositionEmbeddingType = Literal["sinusoidal", "learned"]
@@ -124,23 +125,19 @@ class SmallEncoderConfig(PreTrainedConfig):
             raise ValueError(
                 f"hidden_size ({self.hidden_size}) must be a multiple of num_attention_heads ({self.num_attention_heads})."
             )
-        width = self.synthesizer_length
-        if not 0 < width <= self.max_position_embeddings:
+        # Without synthesizer_width, ℓ is the block size itself: nothing to check.
+        if self.synthesizer_width is not None and not 0 < self.synthesizer_width <= self.max_position_embeddings:
             raise ValueError(
-                f"synthesizer_width ({width}) must be between 1 and max_position_embeddings "
+                f"synthesizer_width ({self.synthesizer_width}) must be between 1 and max_position_embeddings "
                 f"({self.max_position_embeddings})."
             )
         if self.synthesizer_factors is not None:
             factors = list(self.synthesizer_factors)
-            if len(factors) != 2 or min(factors) < 1 or factors[0] * factors[1] < width:
+            if len(factors) != 2 or min(factors) < 1 or factors[0] * factors[1] < self.synthesizer_length:
                 raise ValueError(
                     f"synthesizer_factors={factors} must be two positive integers [a, b] with a*b >= "
-                    f"synthesizer_width ({width})."
+                    f"synthesizer_width ({self.synthesizer_length})."
                 )
-
-    @property
-    def head_dim(self) -> int:
-        return self.hidden_size // self.num_attention_heads
 
     @property
     def synthesizer_length(self) -> int:
@@ -157,15 +154,14 @@ class SmallEncoderConfig(PreTrainedConfig):
 
     @classmethod
     def available_presets(cls) -> list[str]:
-        return sorted(path.stem for path in PRESETS_DIR.glob("*.json"))
+        return list(PRESETS)
 
     @classmethod
     def from_preset(cls, name: str, **overrides) -> "SmallEncoderConfig":
         """Build a config from a named preset shipped with the package, e.g. `from_preset("altegrad-lab")`."""
-        path = PRESETS_DIR / f"{name}.json"
-        if not path.is_file():
-            raise ValueError(f"Unknown preset {name!r}; available presets: {', '.join(cls.available_presets())}.")
-        values = json.loads(path.read_text(encoding="utf-8"))
+        if name not in PRESETS:
+            raise ValueError(f"Unknown preset {name!r}; available presets: {', '.join(PRESETS)}.")
+        values = json.loads((PRESETS_DIR / f"{name}.json").read_text(encoding="utf-8"))
         values.update(overrides)
         return cls(**values)
 

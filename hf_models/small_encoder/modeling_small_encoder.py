@@ -5,6 +5,7 @@ loaded with `trust_remote_code=True`.
 """
 
 import math
+from collections import OrderedDict
 
 import torch
 import torch.nn.functional as F
@@ -111,25 +112,21 @@ def chunked_causal_lm_loss(
 
 
 class SmallEncoderSinusoidalPositions(nn.Module):
-    """The fixed sin/cos table of "Attention is all you need" (the lab's `PositionalEncoding`): no parameters."""
+    """The fixed sin/cos encoding of "Attention is all you need" (the lab's `PositionalEncoding`), computed for the
+    positions asked: no parameters, and no table to save or to initialise again after loading."""
 
     def __init__(self, config: SmallEncoderConfig):
         super().__init__()
-        self.max_positions = config.max_position_embeddings
         self.hidden_size = config.hidden_size
-        # Not persistent: it is a function of the config, so checkpoints do not carry it.
-        self.register_buffer("table", self.compute_table(), persistent=False)
-
-    def compute_table(self) -> torch.Tensor:
-        position = torch.arange(self.max_positions, dtype=torch.float32).unsqueeze(1)
-        div_term = torch.exp(torch.arange(0, self.hidden_size, 2).float() * (-math.log(10000.0) / self.hidden_size))
-        table = torch.zeros(self.max_positions, self.hidden_size)
-        table[:, 0::2] = torch.sin(position * div_term)
-        table[:, 1::2] = torch.cos(position * div_term[: self.hidden_size // 2])
-        return table
 
     def forward(self, position_ids: torch.LongTensor) -> torch.Tensor:
-        return F.embedding(position_ids, self.table)
+        steps = torch.arange(0, self.hidden_size, 2, device=position_ids.device).float()
+        div_term = torch.exp(steps * (-math.log(10000.0) / self.hidden_size))
+        angles = position_ids.unsqueeze(-1).float() * div_term
+        encoding = torch.zeros(*position_ids.shape, self.hidden_size, device=position_ids.device)
+        encoding[..., 0::2] = torch.sin(angles)
+        encoding[..., 1::2] = torch.cos(angles[..., : self.hidden_size // 2])
+        return encoding
 
 
 def eager_attention_forward(
@@ -183,7 +180,7 @@ class SmallEncoderAttention(nn.Module):
         self.config = config
         self.layer_idx = layer_idx
         self.num_heads = config.num_attention_heads
-        self.head_dim = config.head_dim
+        self.head_dim = config.hidden_size // config.num_attention_heads
         self.scaling = self.head_dim**-0.5
         self.attention_dropout = config.attention_dropout
         self.is_causal = config.is_causal
@@ -248,7 +245,7 @@ class SmallEncoderSynthesizerAttention(nn.Module):
         self.variant = config.attention_type
         self.layer_idx = layer_idx
         self.num_heads = config.num_attention_heads
-        self.head_dim = config.head_dim
+        self.head_dim = config.hidden_size // config.num_attention_heads
         self.synthesizer_length = config.synthesizer_length
         self.attention_dropout = config.attention_dropout
         self.is_causal = config.is_causal
@@ -330,20 +327,6 @@ class SmallEncoderSynthesizerAttention(nn.Module):
         return self.o_proj(attn_output), (attn_weights if output_attentions else None)
 
 
-class SmallEncoderMLP(nn.Module):
-    """Position-wise feed-forward: `linear2(dropout(act(linear1(x))))`, as in `nn.TransformerEncoderLayer`."""
-
-    def __init__(self, config: SmallEncoderConfig):
-        super().__init__()
-        self.fc1 = nn.Linear(config.hidden_size, config.intermediate_size)
-        self.act = ACT2FN[config.hidden_act]
-        self.dropout = nn.Dropout(config.activation_dropout)
-        self.fc2 = nn.Linear(config.intermediate_size, config.hidden_size)
-
-    def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
-        return self.fc2(self.dropout(self.act(self.fc1(hidden_states))))
-
-
 class SmallEncoderBlock(GradientCheckpointingLayer):
     """One Transformer block: post-norm exactly like `nn.TransformerEncoderLayer`, or the pre-norm GPT block."""
 
@@ -354,7 +337,15 @@ class SmallEncoderBlock(GradientCheckpointingLayer):
         attention_class = SmallEncoderAttention if vanilla else SmallEncoderSynthesizerAttention
         self.self_attn = attention_class(config, layer_idx)
         self.attn_norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
-        self.mlp = SmallEncoderMLP(config)
+        # Position-wise feed-forward: `linear2(dropout(act(linear1(x))))`, as in `nn.TransformerEncoderLayer`.
+        self.mlp = nn.Sequential(
+            OrderedDict(
+                fc1=nn.Linear(config.hidden_size, config.intermediate_size),
+                act=ACT2FN[config.hidden_act],
+                dropout=nn.Dropout(config.activation_dropout),
+                fc2=nn.Linear(config.intermediate_size, config.hidden_size),
+            )
+        )
         self.mlp_norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
         self.dropout = nn.Dropout(config.hidden_dropout)
 
@@ -400,9 +391,7 @@ class SmallEncoderPreTrainedModel(PreTrainedModel):
     @torch.no_grad()
     def _init_weights(self, module: nn.Module) -> None:
         super()._init_weights(module)
-        if isinstance(module, SmallEncoderSinusoidalPositions):
-            init.copy_(module.table, module.compute_table())
-        elif isinstance(module, SmallEncoderSynthesizerAttention) and module.variant == "synthesizer":
+        if isinstance(module, SmallEncoderSynthesizerAttention) and module.variant == "synthesizer":
             # CS224N's init for B; b2 starts at zero.
             init.uniform_(module.synth_weight, -0.001, 0.001)
             init.zeros_(module.synth_bias)
@@ -470,10 +459,10 @@ class SmallEncoderModel(SmallEncoderPreTrainedModel):
         past_key_values: Cache | None = None,
         **kwargs,
     ) -> BaseModelOutputWithPast:
-        r"""
-        cache: the key/value cache of earlier steps. `past_key_values` is its name before transformers 5.24.
-        """
-        cache = _one_cache(cache, past_key_values)
+        r"""cache: the key/value cache of earlier steps (`past_key_values`, its name before transformers 5.24)."""
+        if cache is not None and past_key_values is not None:
+            raise ValueError("Pass the key/value cache once: as `cache` (`past_key_values` before transformers 5.24).")
+        cache = cache if cache is not None else past_key_values
         if (input_ids is None) == (inputs_embeds is None):
             raise ValueError("You must specify exactly one of input_ids or inputs_embeds.")
         output_attentions = output_attentions if output_attentions is not None else self.config.output_attentions
@@ -505,7 +494,7 @@ class SmallEncoderModel(SmallEncoderPreTrainedModel):
                 position_ids = torch.arange(past_length, past_length + query_length, device=inputs_embeds.device)
                 position_ids = position_ids.unsqueeze(0)
 
-        hidden_states = inputs_embeds * self.embed_scale + self.embed_positions(position_ids)
+        hidden_states = inputs_embeds * self.embed_scale + self.embed_positions(position_ids).to(inputs_embeds.dtype)
         hidden_states = self.embed_dropout(hidden_states)
         # transformers' mask (causal or not, as the config), for every attention type: None where `is_causal` (or
         # nothing) suffices, else boolean (SDPA) or additive (eager). A padding query left with no key gets a finite
@@ -536,13 +525,6 @@ class SmallEncoderModel(SmallEncoderPreTrainedModel):
             hidden_states=all_hidden_states,
             attentions=all_attentions,
         )
-
-
-def _one_cache(cache: Cache | None, past_key_values: Cache | None) -> Cache | None:
-    """The key/value cache, given under its name of transformers 5.24 (`cache`) or of before (`past_key_values`)."""
-    if cache is not None and past_key_values is not None:
-        raise ValueError("Pass the key/value cache once, as `cache` (or `past_key_values` before transformers 5.24).")
-    return cache if cache is not None else past_key_values
 
 
 class SmallEncoderForCausalLM(SmallEncoderPreTrainedModel, GenerationMixin):
@@ -625,32 +607,6 @@ class SmallEncoderForSequenceClassification(SmallEncoderPreTrainedModel):
         self.classifier = nn.Linear(pooled_size, config.num_labels)
         self.post_init()
 
-    def pool(self, outputs: BaseModelOutputWithPast, attention_mask: torch.Tensor | None) -> torch.Tensor:
-        """Read one vector per sequence, ignoring padding on either side: the last layer's `classifier_pooling` token
-        or mean; with "all_layers", the mean and max over non-pad tokens of each hidden state, each normalised on its
-        own (the embeddings are scaled by sqrt(hidden_size) and a post-norm layer's output is not, so unnormalised
-        the widest would rule)."""
-        hidden_states = outputs.last_hidden_state
-        if attention_mask is None:
-            attention_mask = torch.ones(hidden_states.shape[:2], dtype=torch.long, device=hidden_states.device)
-        attention_mask = attention_mask.to(hidden_states.device).long()
-        pooling = self.config.classifier_pooling
-        weights = attention_mask.unsqueeze(-1).to(hidden_states.dtype)
-        if pooling == "all_layers":
-            pooled = []
-            for states in outputs.hidden_states:
-                mean = (states * weights).sum(1) / weights.sum(1).clamp(min=1.0)
-                maximum = states.masked_fill(weights == 0, torch.finfo(states.dtype).min).max(1).values
-                pooled += [mean, maximum]
-            return torch.cat([nn.functional.layer_norm(vector, vector.shape[-1:]) for vector in pooled], dim=-1)
-        if pooling == "mean":
-            return (hidden_states * weights).sum(1) / weights.sum(1).clamp(min=1.0)
-        positions = torch.arange(attention_mask.shape[1], device=hidden_states.device)
-        rows = torch.arange(hidden_states.shape[0], device=hidden_states.device)
-        if pooling == "first":
-            return hidden_states[rows, attention_mask.argmax(-1)]
-        return hidden_states[rows, (attention_mask * positions).argmax(-1)]
-
     @can_return_tuple
     def forward(
         self,
@@ -676,7 +632,30 @@ class SmallEncoderForSequenceClassification(SmallEncoderPreTrainedModel):
             output_attentions=output_attentions,
             output_hidden_states=True if all_layers else output_hidden_states,
         )
-        logits = self.classifier(self.dropout(self.pool(outputs, attention_mask)))
+        # One vector per sequence, padding on either side ignored: the last layer's `classifier_pooling` token or
+        # mean; with "all_layers", the mean and max over real tokens of each hidden state, each normalised on its own
+        # (the embeddings are scaled by sqrt(hidden_size) and a post-norm layer's output is not: unnormalised, the
+        # widest would rule).
+        hidden_states = outputs.last_hidden_state
+        if attention_mask is None:
+            attention_mask = torch.ones(hidden_states.shape[:2], dtype=torch.long, device=hidden_states.device)
+        attention_mask = attention_mask.to(hidden_states.device).long()
+        weights = attention_mask.unsqueeze(-1).to(hidden_states.dtype)
+        if self.config.classifier_pooling == "all_layers":
+            vectors = []
+            for states in outputs.hidden_states:
+                mean = (states * weights).sum(1) / weights.sum(1).clamp(min=1.0)
+                maximum = states.masked_fill(weights == 0, torch.finfo(states.dtype).min).max(1).values
+                vectors += [mean, maximum]
+            pooled = torch.cat([nn.functional.layer_norm(vector, vector.shape[-1:]) for vector in vectors], dim=-1)
+        elif self.config.classifier_pooling == "mean":
+            pooled = (hidden_states * weights).sum(1) / weights.sum(1).clamp(min=1.0)
+        else:  # the first or the last real token
+            positions = torch.arange(attention_mask.shape[1], device=hidden_states.device)
+            first = self.config.classifier_pooling == "first"
+            token = attention_mask.argmax(-1) if first else (attention_mask * positions).argmax(-1)
+            pooled = hidden_states[torch.arange(hidden_states.shape[0], device=hidden_states.device), token]
+        logits = self.classifier(self.dropout(pooled))
 
         loss = None
         if labels is not None:

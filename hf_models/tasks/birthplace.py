@@ -48,9 +48,7 @@ from hf_models.training.arguments import (
     trainer_group,
 )
 
-if TYPE_CHECKING:  # the training stack (datasets; the QA formats read with it): imported by a run, not for -h
-    import datasets
-
+if TYPE_CHECKING:  # the QA formats (read with the training stack): imported by a run, not for -h
     from .birthplace_qa import QAFormat
 
 logger = logging.getLogger(__name__)
@@ -353,11 +351,6 @@ def qa_format(bp_args: BirthplaceArguments, tokenizer, paragraphs: Sequence[str]
     return BPEQAFormat()
 
 
-def qa_texts(dataset: datasets.Dataset) -> list[str]:
-    """QA pairs as plain sentences ('Where was X born? Paris'), to mix into a pretraining corpus."""
-    return [f"{q} {a}" for q, a in zip(list(dataset["question"]), list(dataset["answer"]), strict=True)]
-
-
 # --------------------------------------------------------------------------------------------------
 # pretrain
 # --------------------------------------------------------------------------------------------------
@@ -389,7 +382,9 @@ def pretrain(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
     if qa_train is not None and bp_args.recite_tokens and bp_args.pretraining_objective != "openings":
         raise UsageError("--recite_tokens with --pretrain_with_qa needs --pretraining_objective openings")
     if qa_train is not None and bp_args.pretraining_objective == "span_corruption":
-        qa = datasets.Dataset.from_dict({"text": qa_texts(qa_train)})
+        # The QA pairs as plain sentences ('Where was X born? Paris').
+        pairs = zip(list(qa_train["question"]), list(qa_train["answer"]), strict=True)
+        qa = datasets.Dataset.from_dict({"text": [f"{question} {answer}" for question, answer in pairs]})
         corpus = datasets.concatenate_datasets([corpus, qa.cast(corpus.features)])
     tokenizer = _run_tokenizer(model_args, bp_args, corpus)
     model = _model(model_args, bp_args, tokenizer)

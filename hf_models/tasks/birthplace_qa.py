@@ -130,31 +130,10 @@ def answers_after(
     return answers
 
 
-def recitations_after_titles(
-    model: PreTrainedModel,
-    tokenizer: PreTrainedTokenizerBase,
-    titles: list[list[int]],
-    recite_tokens: int,
-    batch_size: int,
-) -> list[list[int]]:
-    """Each title (`Name.`, ids) followed by what the model greedily writes after it, at position 0 as in
-    pretraining: at most `recite_tokens` tokens in all, up to the model's `</s>` (left out)."""
-    titles = [title[:recite_tokens] for title in titles]
-    completions = greedy_completions(
-        model,
-        tokenizer,
-        titles,
-        model.config.max_position_embeddings,
-        recite_tokens,
-        batch_size,
-        eos_token_id=tokenizer.eos_token_id,
-    )
-    recitations = []
-    for title, completion in zip(titles, completions, strict=True):
-        if tokenizer.eos_token_id in completion:
-            completion = completion[: completion.index(tokenizer.eos_token_id)]
-        recitations.append((title + completion)[:recite_tokens])
-    return recitations
+def usable_length(config) -> int:
+    """The positions a model attends over: a synthesizer spans ℓ key positions only (a converted course synthesizer,
+    ℓ = block - 1)."""
+    return config.max_position_embeddings if config.attention_type == "vanilla" else config.synthesizer_length
 
 
 def answer_between_masks(completion: str) -> str:
@@ -175,9 +154,7 @@ def predict_char_answers(
     """Greedy-decode `max_new_chars` characters after `question⁇` (left-padded batches, no early stop), then keep
     the text between the first and second `⁇` of question + completion. A character outside the vocabulary is an
     error naming it and where it is (`where(i)` names question i, e.g. its `file:line`)."""
-    config = model.config
-    # A converted course synthesizer spans ℓ = block - 1 positions only.
-    usable = config.max_position_embeddings if config.attention_type == "vanilla" else config.synthesizer_length
+    usable = usable_length(model.config)
     block_size = min(block_size or usable, usable)
     check_characters(questions, tokenizer, "questions", where)
     prompts = [ids[-(block_size - 1) :] for ids in tokenizer([q + CS224N_MASK_CHAR for q in questions])["input_ids"]]
@@ -321,8 +298,8 @@ class RecitingQAFormat:
         return encode_reciting_qa(examples, tokenizer, block_size, recitations)
 
     def recite(self, model, tokenizer, questions: list[str], batch_size: int) -> list[list[int]]:
-        """What the model writes from each person's title `Name.` (at position 0, as in pretraining), up to
-        `recite_tokens` tokens or its `</s>`."""
+        """Each person's title `Name.` followed by what the model greedily writes after it (at position 0, as in
+        pretraining): at most `recite_tokens` tokens in all, up to the model's `</s>`."""
         names = [person_name(question) for question in questions]
         if unnamed := sum(name is None for name in names):
             logger.warning(f"{unnamed} question(s) are not 'Where was NAME born?': answered without a recitation")
@@ -330,10 +307,17 @@ class RecitingQAFormat:
         if not named:
             return [[] for _ in questions]
         titles = tokenizer([f"{names[i]}." for i in named], add_special_tokens=False)["input_ids"]
-        written = recitations_after_titles(model, tokenizer, titles, self.recite_tokens, batch_size)
+        titles = [title[: self.recite_tokens] for title in titles]
+        eos = tokenizer.eos_token_id
+        max_length = model.config.max_position_embeddings
+        completions = greedy_completions(
+            model, tokenizer, titles, max_length, self.recite_tokens, batch_size, eos_token_id=eos
+        )
         recitations: list[list[int]] = [[] for _ in questions]
-        for i, recitation in zip(named, written, strict=True):
-            recitations[i] = recitation
+        for i, title, completion in zip(named, titles, completions, strict=True):
+            if eos in completion:  # the model's </s> ends the recitation, and is left out
+                completion = completion[: completion.index(eos)]
+            recitations[i] = (title + completion)[: self.recite_tokens]
         return recitations
 
     def predict(self, model, tokenizer, questions: list[str], block_size: int | None, batch_size: int, where=None):

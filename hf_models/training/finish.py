@@ -16,7 +16,7 @@ from typing import Any
 from transformers import Trainer, TrainingArguments
 
 from ..run_record import EVAL_KEYS, RunRecord, hardware, model_reference, read_record, to_json, write_run_card
-from ..small_encoder import SmallEncoderConfig
+from ..small_encoder.configuration_small_encoder import PRESETS
 from .arguments import ModelArguments
 from .trainer import finish_all_or_nothing, plot_curves
 
@@ -45,7 +45,7 @@ def model_source(model_args: ModelArguments, default_preset: str) -> dict[str, s
         }
     preset = model_args.model_config or default_preset
     return {
-        "preset": preset if preset in SmallEncoderConfig.available_presets() else None,
+        "preset": preset if preset in PRESETS else None,
         "config_overrides": model_args.config_overrides,
         "finetuned_from": None,
     }
