@@ -76,7 +76,7 @@ _SPECIAL_FILES = {
 
 def check_text_file(path: str | os.PathLike) -> None:
     """Refuse, before opening it, a path that is no regular file: `FileNotFoundError` for a missing one (a dangling
-    link says where it points), `DataError` for a folder, a named pipe (a read would wait forever), a device such as
+    link says where it points, a missing folder is named), `DataError` for a folder, a named pipe (a read would wait forever), a device such as
     /dev/null (it reads as an empty file) or a socket."""
     path = Path(path)
     try:
@@ -86,6 +86,8 @@ def check_text_file(path: str | os.PathLike) -> None:
             raise FileNotFoundError(
                 f"{path}: a symbolic link to {os.readlink(path)}, which does not exist; fix the link or give the file"
             ) from None
+        if not path.parent.exists():  # a mistyped data folder
+            raise FileNotFoundError(f"{path.parent}: no such folder") from None
         raise FileNotFoundError(f"{path}: no such file or folder") from None
     if stat.S_ISDIR(mode):
         raise DataError(f"{path} is a folder; give a text file")

@@ -106,7 +106,7 @@ def test_missing_file_and_folder(birthplace_copy: Path, tmp_path: Path) -> None:
     (birthplace_copy / "birth_dev.tsv").unlink()
     with pytest.raises(FileNotFoundError, match=r"birth_dev\.tsv: no such file"):
         load_birthplace(birthplace_copy)
-    with pytest.raises(FileNotFoundError, match="data folder not found"):
+    with pytest.raises(FileNotFoundError, match=r"nowhere: no such folder"):
         load_cls_books(tmp_path / "nowhere")
 
 

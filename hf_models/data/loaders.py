@@ -47,16 +47,6 @@ _QUESTION_END = "born?"
 
 
 # --------------------------------------------------------------------------------------------------
-# Reading files
-# --------------------------------------------------------------------------------------------------
-def _require_dir(data_dir: str | os.PathLike) -> Path:
-    data_dir = Path(data_dir)
-    if not data_dir.is_dir():
-        raise FileNotFoundError(f"{data_dir}: data folder not found")
-    return data_dir
-
-
-# --------------------------------------------------------------------------------------------------
 # Birthplace (CS224N a5)
 # --------------------------------------------------------------------------------------------------
 def _parse_birthplace_tsv(path: Path, with_answers: bool) -> dict[str, list[str]]:
@@ -113,8 +103,7 @@ def load_birthplace(data_dir: str | os.PathLike) -> DatasetDict:
     column (the answers are not public). Rows with spaces instead of the tab are recovered and reported
     in one counted `DataWarning`.
     """
-    data_dir = _require_dir(data_dir)
-    splits = {}
+    data_dir, splits = Path(data_dir), {}
     for split in ("train", "validation", "test"):
         columns = _parse_birthplace_tsv(data_dir / BIRTHPLACE_FILES[split], with_answers=split != "test")
         splits[split] = Dataset.from_dict(columns, features=Features({name: Value("string") for name in columns}))
@@ -126,7 +115,7 @@ def load_birthplace_corpus(data_dir: str | os.PathLike) -> DatasetDict:
 
     Blank lines are dropped and counted in a `DataWarning`.
     """
-    path = _require_dir(data_dir) / BIRTHPLACE_FILES["corpus"]
+    path = Path(data_dir) / BIRTHPLACE_FILES["corpus"]
     docs, blank = [], []
     for lineno, line in enumerate(read_lines(path), start=1):
         if line.strip():
@@ -152,8 +141,7 @@ def load_cls_books(data_dir: str | os.PathLike, detokenize: bool = True) -> Data
     space-separated pieces (the input of `hf_models.tokenization.courses.build_altegrad_lab_tokenizer`). `label` has names negative (0) and positive (1);
     the test split has no label column (the labels are held back).
     """
-    data_dir = _require_dir(data_dir)
-    splits = {}
+    data_dir, splits = Path(data_dir), {}
     for split, (review_file, label_file) in CLS_BOOKS_FILES.items():
         review_path = data_dir / review_file
         texts = [detokenize_spm(line) if detokenize else line.strip() for line in read_lines(review_path)]

@@ -28,10 +28,8 @@ __all__ = [
     "Range",
     "USER_ERRORS",
     "check_checkpoint",
-    "check_count",
     "check_flag_ranges",
     "check_json_files",
-    "check_not_input",
     "check_output_dir",
     "check_output_file",
     "command_line",
@@ -207,25 +205,22 @@ def used_files(folder: str | os.PathLike) -> list[str]:
     return sorted(name for name in names if any(fnmatch(name, pattern) for pattern in USED_PATTERNS))
 
 
-def _input_paths(inputs: Inputs) -> list[tuple[str, Path]]:
-    """Each input resolved through its links, and, for a folder, each file directly in it."""
+def _inputs_other_than(path: str | os.PathLike, inputs: Inputs, what: str) -> list[tuple[str, Path]]:
+    """Each input resolved through its links, and, for a folder, each file directly in it (a folder stands for its
+    files too), after refusing an output `path` (`what`) that, its links resolved, is one of them: no command ever
+    writes over what it reads."""
     paths = []
     for flag, source in ((flag, Path(source).resolve()) for flag, source in inputs if source and str(source)):
         paths.append((flag, source))
         if source.is_dir():
             paths += [(flag, child.resolve()) for child in source.iterdir() if not child.is_dir()]
-    return paths
-
-
-def check_not_input(path: str | os.PathLike, inputs: Inputs, what: str) -> None:
-    """Refuse an output `path` that is, its links resolved, one of the command's inputs (`(flag, path)` pairs; a
-    folder stands for its files too): no command ever writes over what it reads."""
-    for flag, source in _input_paths(inputs):
+    for flag, source in paths:
         if Path(path).resolve() == source:
             via = f" (through the link {path})" if Path(path).is_symlink() else ""
             raise UsageError(
                 f"{what} {path} is also {flag}{via}: a command never writes over its own input; pick another"
             )
+    return paths
 
 
 def check_output_file(path: str | os.PathLike, inputs: Inputs, what: str, *, inside: bool = False) -> None:
@@ -241,8 +236,8 @@ def check_output_file(path: str | os.PathLike, inputs: Inputs, what: str, *, ins
         )
     if Path(path).is_dir():
         raise UsageError(f"{what} {path} is a folder; give a file name")
-    check_not_input(path, inputs, what)
-    for flag, source in _input_paths(inputs) if inside else ():
+    sources = _inputs_other_than(path, inputs, what)
+    for flag, source in sources if inside else ():
         if source.is_dir() and Path(path).resolve().is_relative_to(source):
             raise UsageError(f"{what} {path} lies inside {flag} {source}: it never writes into what it reads")
 
@@ -260,22 +255,21 @@ def check_output_dir(
     `flag`) or, for a folder with checkpoints, `resume` (`--resume_from_checkpoint`), as run_clm.py does."""
     if not str(output_dir).strip():
         raise UsageError("--output_dir is empty: give the folder to write to")
-    output_dir, inputs = Path(output_dir), list(inputs)
+    output_dir = Path(output_dir)
     if output_dir.is_symlink() and not output_dir.exists():
         raise UsageError(
             f"--output_dir {output_dir} is a symbolic link to {os.readlink(output_dir)}, which does not exist: "
             "remove the link, or make the folder it points to"
         )
-    check_not_input(output_dir, inputs, "--output_dir")
+    sources = _inputs_other_than(output_dir, inputs, "--output_dir")
     if output_dir.exists() and not output_dir.is_dir():
         raise UsageError(f"--output_dir {output_dir} is a file, not a folder; pick a folder")
     links = [child for child in output_dir.iterdir() if child.is_symlink()] if output_dir.is_dir() else []
-    sources = {source for _, source in _input_paths(inputs)}
-    if any(link.resolve() in sources for link in links):
+    to_inputs = sorted(link.name for link in links if link.resolve() in {source for _, source in sources})
+    if to_inputs:
         raise UsageError(
-            f"--output_dir {output_dir} holds links to the command's inputs "
-            f"({', '.join(sorted(link.name for link in links if link.resolve() in sources))}): a write there could "
-            "reach them; remove the links or pick another folder"
+            f"--output_dir {output_dir} holds links to the command's inputs ({', '.join(to_inputs)}): a write there "
+            "could reach them; remove the links or pick another folder"
         )
     used = used_files(output_dir)
     if used and links:
@@ -283,7 +277,7 @@ def check_output_dir(
             f"--output_dir {output_dir} holds links to files elsewhere ({', '.join(sorted(p.name for p in links)[:4])}"
             "): a run there would mix its files with the files they point to; pick another folder, or remove the links"
         )
-    for input_flag, source in _input_paths(inputs) if overwrite and output_dir.is_dir() else ():
+    for input_flag, source in sources if overwrite and output_dir.is_dir() else ():
         if source.parent == output_dir.resolve() and not source.is_dir():  # the files `flag` replaces
             raise UsageError(
                 f"{input_flag} {source} lies in --output_dir {output_dir}, whose files {flag} replaces: a command "
@@ -319,7 +313,10 @@ def check_checkpoint(checkpoint: str | bool | None, architecture: str | None = N
         return  # not given, or Trainer's own "the last checkpoint of --output_dir"
     folder = Path(checkpoint)
     if not folder.is_dir():
-        raise UsageError(f"--resume_from_checkpoint {checkpoint}: no such folder; give a checkpoint-N folder")
+        problem = "is a file" if folder.exists() else "does not exist"
+        raise UsageError(
+            f"--resume_from_checkpoint {checkpoint} {problem}; give the checkpoint-N folder of an earlier run"
+        )
     if (folder / "run_record.json").is_file():
         raise UsageError(
             f"--resume_from_checkpoint {checkpoint} is a finished run's folder, not a checkpoint: resume from one of "
@@ -356,10 +353,3 @@ def check_checkpoint(checkpoint: str | bool | None, architecture: str | None = N
                 f"--resume_from_checkpoint {checkpoint}: {weights.name} cannot be read ({one_line(error)}): the "
                 "save was cut short; resume from an earlier checkpoint-N"
             ) from None
-
-
-def check_count(flag: str, value: int | None) -> None:
-    """A count of examples to keep (`--max_predict_samples`): None for all, else at least 1 (0 would score nothing,
-    a negative count would silently mean another number)."""
-    if value is not None and value < 1:
-        raise UsageError(f"{flag} {value}: give a count of at least 1, or leave it out for all of them")

@@ -23,7 +23,6 @@ _MODULES = {
     "FlagGroup": "arguments",
     "HelpFormatter": "arguments",
     "build_parser": "arguments",
-    "help_sections": "arguments",
     "model_group": "arguments",
     "PLATEAU_KEYS": "trainer",
     "GradualUnfreezingCallback": "trainer",
