@@ -30,6 +30,7 @@ from ..safety.ranges import (
     SEED,
     Range,
     check_flag_ranges,
+    field_ranges,
 )
 from ..textio import TEXT_ENCODING, UsageError
 
@@ -98,6 +99,7 @@ TRAINER_RANGES: dict[str, Range] = {
     "adam_epsilon": NON_NEGATIVE,
     "label_smoothing_factor": KEPT_SHARE,  # 1: every target uniform, the labels say nothing
     "num_train_epochs": NON_NEGATIVE,
+    "max_steps": Range(-1),  # -1: by epochs
     "warmup_steps": NON_NEGATIVE,
     "per_device_train_batch_size": POSITIVE,
     "per_device_eval_batch_size": POSITIVE,
@@ -401,9 +403,7 @@ def parse_args(
     parsed = []
     for group in groups:  # each number checked against its range (field metadata, `TRAINER_RANGES`), then built
         mine = {spec.name: values[spec.name] for spec in dataclasses.fields(group.arguments) if spec.name in own}
-        specs = dataclasses.fields(group.arguments)  # a range in the field's metadata, or TrainingArguments'
-        ranges = {spec.name: spec.metadata[RANGE_KEY] for spec in specs if RANGE_KEY in spec.metadata}
-        ranges = TRAINER_RANGES if group.arguments is TrainingArguments else ranges
+        ranges = TRAINER_RANGES if group.arguments is TrainingArguments else field_ranges(group.arguments)
         check_flag_ranges(mine, ranges={name: allowed for name, allowed in ranges.items() if name in mine})
         try:
             parsed.append(group.arguments(**mine))
@@ -451,16 +451,8 @@ def check_run_output(
     one of its inputs (the model, the tokenizer, `inputs`) or a used folder, unless --overwrite_output_dir or
     --resume_from_checkpoint."""
     check_model_folder(model_args)
-    checkpoint, steps, epochs = (
-        training_args.resume_from_checkpoint,
-        training_args.max_steps,
-        training_args.num_train_epochs,
-    )
-    check_checkpoint(checkpoint, architecture, task)
-    if steps < -1:
-        raise UsageError(f"--max_steps {steps}: give a positive number of steps, or -1 for epochs")
-    if steps <= 0 and epochs < 0:
-        raise UsageError(f"--num_train_epochs {epochs}: give a positive number of epochs")
+    check_checkpoint(training_args.resume_from_checkpoint, architecture, task)
+    steps, epochs = training_args.max_steps, training_args.num_train_epochs  # neither negative: `TRAINER_RANGES`
     if steps <= 0 and epochs <= 0 and not fitted_otherwise:
         raise UsageError(
             f"--num_train_epochs {epochs} with no --max_steps trains nothing; give a positive number of epochs or steps"
@@ -473,7 +465,7 @@ def check_run_output(
     check_output_dir(
         training_args.output_dir,
         overwrite=model_args.overwrite_output_dir,
-        resume=checkpoint,
+        resume=training_args.resume_from_checkpoint,
         inputs=[
             ("--model_name_or_path", model_args.model_name_or_path),
             ("--tokenizer_name_or_path", model_args.tokenizer_name_or_path),
