@@ -192,12 +192,12 @@ def check_not_empty(path: str | os.PathLike) -> None:
 
 
 def read_lines(path: str | os.PathLike) -> list[str]:
-    """A UTF-8 text file's lines, as `iter_text_lines` cuts them (a final line break ends the last line): a missing
-    file is a `FileNotFoundError`, an empty one or invalid UTF-8 a `DataError` naming it (`file:line`)."""
-    text = read_text(path)
-    if not text.strip(string.whitespace):  # as `check_not_empty`: ASCII white space only
+    """A UTF-8 text file's lines, without line breaks (a final line break ends the last line): a missing file is a
+    `FileNotFoundError`, an empty one or invalid UTF-8 a `DataError` naming it (`file:line`)."""
+    lines = list(iter_text_lines(path, skip_empty=False))
+    if not any(line.strip(string.whitespace) for line in lines):  # as `check_not_empty`: ASCII white space only
         raise DataError(f"{path}: file is empty")
-    return text.removesuffix("\n").split("\n")
+    return lines
 
 
 # A library's write error that names the machine's: a Rust one (safetensors, tokenizers) says "(os error 28)", and

@@ -30,7 +30,6 @@ from ..safety.ranges import (
     SEED,
     Range,
     check_flag_ranges,
-    field_ranges,
 )
 from ..textio import TEXT_ENCODING, UsageError
 
@@ -403,7 +402,9 @@ def parse_args(
     parsed = []
     for group in groups:  # each number checked against its range (field metadata, `TRAINER_RANGES`), then built
         mine = {spec.name: values[spec.name] for spec in dataclasses.fields(group.arguments) if spec.name in own}
-        ranges = TRAINER_RANGES if group.arguments is TrainingArguments else field_ranges(group.arguments)
+        specs = dataclasses.fields(group.arguments)  # a range in the field's metadata, or TrainingArguments'
+        ranges = {spec.name: spec.metadata[RANGE_KEY] for spec in specs if RANGE_KEY in spec.metadata}
+        ranges = TRAINER_RANGES if group.arguments is TrainingArguments else ranges
         check_flag_ranges(mine, ranges={name: allowed for name, allowed in ranges.items() if name in mine})
         try:
             parsed.append(group.arguments(**mine))
