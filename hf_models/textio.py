@@ -76,8 +76,8 @@ _SPECIAL_FILES = {
 
 def check_text_file(path: str | os.PathLike) -> None:
     """Refuse, before opening it, a path that is no regular file: `FileNotFoundError` for a missing one (a dangling
-    link says where it points, a missing folder is named), `DataError` for a folder, a named pipe (a read would wait forever), a device such as
-    /dev/null (it reads as an empty file) or a socket."""
+    link says where it points, a missing folder is named), `DataError` for a folder, a named pipe (a read would wait
+    forever), a device such as /dev/null (it reads as an empty file) or a socket."""
     path = Path(path)
     try:
         mode = path.stat().st_mode

@@ -251,7 +251,6 @@ def load_text_corpus(
     validation_fraction: float = 0.0,
     seed: int = 42,
     cache_dir: str | None = None,
-    num_proc: int | None = None,
 ) -> DatasetDict:
     """Load plain or `.gz` text files (or folders of them) with the `datasets` text builder, one line per row: the
     lines `iter_text_lines` reads (a line ends at `\\n`, `\\r\\n` or a lone `\\r`; a byte order mark at the start of a
@@ -284,7 +283,7 @@ def load_text_corpus(
             raise
         raise DataError(f"invalid UTF-8 in one of {', '.join(map(str, files))}") from None
     total = len(raw)
-    corpus = raw.filter(_is_nonblank_batch, batched=True, num_proc=num_proc, desc="Dropping empty lines")
+    corpus = raw.filter(_is_nonblank_batch, batched=True, desc="Dropping empty lines")
     dropped = total - len(corpus)
     if dropped:
         warnings.warn(

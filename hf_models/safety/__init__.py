@@ -246,13 +246,13 @@ def check_output_dir(
     output_dir: str | os.PathLike,
     *,
     overwrite: bool,
-    flag: str = "--overwrite_output_dir",
     resume: str | bool | None = None,
     inputs: Inputs = (),
 ) -> None:
     """Before any work: refuse an empty `output_dir`, a file, one that is (through its links too) one of the inputs or
     holds links to them, or one that already holds earlier output (`used_files`) unless `overwrite` (the user gave
-    `flag`) or, for a folder with checkpoints, `resume` (`--resume_from_checkpoint`), as run_clm.py does."""
+    --overwrite_output_dir) or, for a folder with checkpoints, `resume` (`--resume_from_checkpoint`), as run_clm.py
+    does."""
     if not str(output_dir).strip():
         raise UsageError("--output_dir is empty: give the folder to write to")
     output_dir = Path(output_dir)
@@ -277,17 +277,17 @@ def check_output_dir(
             f"--output_dir {output_dir} holds links to files elsewhere ({', '.join(sorted(p.name for p in links)[:4])}"
             "): a run there would mix its files with the files they point to; pick another folder, or remove the links"
         )
-    for input_flag, source in sources if overwrite and output_dir.is_dir() else ():
-        if source.parent == output_dir.resolve() and not source.is_dir():  # the files `flag` replaces
+    for flag, source in sources if overwrite and output_dir.is_dir() else ():
+        if source.parent == output_dir.resolve() and not source.is_dir():  # the files --overwrite_output_dir replaces
             raise UsageError(
-                f"{input_flag} {source} lies in --output_dir {output_dir}, whose files {flag} replaces: a command "
-                "never writes over its own input; move it out of the folder, or pick another"
+                f"{flag} {source} lies in --output_dir {output_dir}, whose files --overwrite_output_dir replaces: a "
+                "command never writes over its own input; move it out of the folder, or pick another"
             )
     checkpoints = any(name.startswith("checkpoint-") for name in used)
     if used and not overwrite and not (resume and checkpoints):
         raise UsageError(
             f"--output_dir {output_dir} already holds earlier output ({', '.join(used[:4])}"
-            f"{', ...' if len(used) > 4 else ''}); pick a new folder, or add {flag} to replace it"
+            f"{', ...' if len(used) > 4 else ''}); pick a new folder, or add --overwrite_output_dir to replace it"
             + (", or --resume_from_checkpoint to continue from its checkpoint" if checkpoints else "")
         )
 
