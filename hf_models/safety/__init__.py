@@ -21,11 +21,10 @@ from typing import Any
 from huggingface_hub.errors import StrictDataclassError
 
 from ..textio import UsageError, removing_what_fails, restoring_on_failure, staged_save
-from .ranges import Range, check_flag_ranges
+from .ranges import check_flag_ranges
 
 __all__ = [
     "Inputs",
-    "Range",
     "USER_ERRORS",
     "check_checkpoint",
     "check_flag_ranges",

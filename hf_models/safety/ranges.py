@@ -18,20 +18,6 @@ from typing import Any
 
 from ..textio import UsageError
 
-__all__ = [
-    "NON_NEGATIVE",
-    "PERCENT",
-    "POSITIVE",
-    "RANGE_KEY",
-    "Range",
-    "SEED",
-    "SHARE",
-    "TOKEN_ID_LIMIT",
-    "check_flag_ranges",
-    "KEPT_SHARE",
-    "field_ranges",
-]
-
 
 @dataclass(frozen=True)
 class Range:
