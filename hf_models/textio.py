@@ -97,7 +97,7 @@ def check_text_file(path: str | os.PathLike) -> None:
 
 
 # The encoding of every text file read here: UTF-8, with one byte order mark at the very start of the file dropped, as
-# Python's "utf-8-sig" codec does (a U+FEFF elsewhere stays). `load_text_corpus` drops it itself: `starts_with_bom`.
+# Python's "utf-8-sig" codec does (a U+FEFF elsewhere stays). `load_text_corpus` drops it itself.
 TEXT_ENCODING = "utf-8-sig"
 BOM = "\ufeff"
 # What reading a corrupt gzip file (gzip's `EOFError` names no file) or invalid UTF-8 raises: `_named` names the file.
@@ -121,15 +121,6 @@ def _named(path: str | os.PathLike, error: Exception) -> Exception:
     return DataError(
         f"{path}: corrupt or truncated gzip file ({error or type(error).__name__}); download or compress it again"
     )
-
-
-def starts_with_bom(path: str | os.PathLike) -> bool:
-    """Whether a plain or gzip file starts with a UTF-8 byte order mark."""
-    try:
-        with open_text(path) as f:
-            return f.buffer.read(3) == BOM.encode()
-    except _READ_ERRORS as error:
-        raise _named(path, error) from None
 
 
 def find_decode_error(path: str | os.PathLike) -> DataError | None:

@@ -25,8 +25,8 @@ from ..textio import (
     check_not_empty,
     find_decode_error,
     iter_text_files,
+    open_text,
     read_lines,
-    starts_with_bom,
     warn_rows,
 )
 
@@ -229,7 +229,8 @@ def _load_lines(files: list[Path], cache_dir: str | None) -> Dataset:
     parts: list[list[str]] = []
     marked: list[bool] = []
     for f in files:
-        mark = starts_with_bom(f)
+        with open_text(f) as text:  # a corrupt gzip file is named by `load_text_corpus`
+            mark = text.buffer.read(3) == BOM.encode()
         if mark or not parts:
             parts.append([])
             marked.append(mark)

@@ -169,11 +169,6 @@ TIED_FLAGS = {
 RENAMED_FLAGS = {"variant": "attention_type"}  # an error that names the new flag, not "unknown argument"
 
 
-TRAINER_GROUP = FlagGroup(
-    "Trainer arguments (transformers.TrainingArguments: the usual Trainer flags)", TrainingArguments
-)
-
-
 def trainer_group(
     listed: Sequence[str] | None,
     configs: str | os.PathLike | None = None,
