@@ -3,10 +3,10 @@
 Text files, plain or gzip (told by their magic number) or folders of them, are read as Python's text mode reads them
 with `TEXT_ENCODING` (one byte order mark at the very start dropped) and universal newlines (a line ends at `\\n`,
 `\\r\\n` or a lone `\\r`, as in `datasets`' text builder; never at U+2028, U+0085 or a form feed). Invalid UTF-8 is
-a `TextDecodeError` naming `file:line`; a corrupt gzip file, a dangling link, a named pipe or a device is named as
+a `DataError` naming `file:line`; a corrupt gzip file, a dangling link, a named pipe or a device is named as
 such. A write goes to a staging copy first (`staged_save`, `atomic_write`), or keeps the folder's earlier files aside
 (`restoring_on_failure`) or notes what it adds (`removing_what_fails`): a failure leaves the folder as it was.
-`UsageError` is what the user can fix (one `error: ...` line, exit status 2: `safety.command_line`).
+`UsageError` (`DataError`) is what the user can fix (one `error: ...` line, exit status 2: `safety.command_line`).
 """
 
 from __future__ import annotations
@@ -31,21 +31,11 @@ Paths = str | os.PathLike | Iterable[str | os.PathLike]
 
 
 class UsageError(ValueError):
-    """An input the user can fix (a flag, a value, a file, an output folder): the message says what, where and what
-    to do."""
+    """An input the user can fix (a flag, a value, a file, an output folder, a line of data): the message says what,
+    where (`file:line` for a line of a file) and what to do."""
 
 
-class DataError(UsageError):
-    """Bad input data. The message names the file, and the line (`file:line`) when there is one."""
-
-
-class TextDecodeError(DataError):
-    """A text file is not valid UTF-8; the message names `file:line`, and `line`/`column` say where."""
-
-    def __init__(self, path: str | os.PathLike, line: int, raw: bytes, error: UnicodeDecodeError) -> None:
-        self.line, self.column = line, error.start + 1
-        byte = raw[error.start : error.start + 1]
-        super().__init__(f"{path}:{line}: invalid UTF-8 (byte {byte!r} at column {self.column})")
+DataError = UsageError  # bad input data: the name the readers and loaders raise it by
 
 
 class DataWarning(UserWarning):
@@ -86,8 +76,8 @@ _SPECIAL_FILES = {
 
 def check_text_file(path: str | os.PathLike) -> None:
     """Refuse, before opening it, a path that is no regular file: `FileNotFoundError` for a missing one (a dangling
-    link says where it points), `DataError` for a folder, a named pipe (a read would wait forever), a device such as
-    /dev/null (it reads as an empty file) or a socket."""
+    link says where it points, a missing folder is named), `DataError` for a folder, a named pipe (a read would wait
+    forever), a device such as /dev/null (it reads as an empty file) or a socket."""
     path = Path(path)
     try:
         mode = path.stat().st_mode
@@ -96,6 +86,8 @@ def check_text_file(path: str | os.PathLike) -> None:
             raise FileNotFoundError(
                 f"{path}: a symbolic link to {os.readlink(path)}, which does not exist; fix the link or give the file"
             ) from None
+        if not path.parent.exists():  # a mistyped data folder
+            raise FileNotFoundError(f"{path.parent}: no such folder") from None
         raise FileNotFoundError(f"{path}: no such file or folder") from None
     if stat.S_ISDIR(mode):
         raise DataError(f"{path} is a folder; give a text file")
@@ -104,99 +96,95 @@ def check_text_file(path: str | os.PathLike) -> None:
         raise DataError(f"{path} is {kind}, not a text file; give a regular file")
 
 
-@contextlib.contextmanager
-def _named_errors(path: str | os.PathLike) -> Iterator[None]:
-    """A corrupt gzip file (gzip's `EOFError` names no file) or invalid UTF-8 (the decoder reads in chunks and knows
-    no line: the file is read again, line by line, to find it) as a `DataError` naming `path`."""
-    try:
-        yield
-    except (EOFError, gzip.BadGzipFile, zlib.error) as err:
-        raise DataError(
-            f"{path}: corrupt or truncated gzip file ({err or type(err).__name__}); download or compress it again"
-        ) from None
-    except UnicodeDecodeError:
-        error = find_decode_error(path)
-        if error is None:
-            raise
-        raise error from None
-
-
 # The encoding of every text file read here: UTF-8, with one byte order mark at the very start of the file dropped, as
-# Python's "utf-8-sig" codec does (a U+FEFF elsewhere stays). `load_text_corpus` drops it itself: `starts_with_bom`.
+# Python's "utf-8-sig" codec does (a U+FEFF elsewhere stays). `load_text_corpus` drops it itself.
 TEXT_ENCODING = "utf-8-sig"
 BOM = "\ufeff"
-
-
-def open_binary(path: str | os.PathLike) -> io.BufferedIOBase:
-    """Open a plain or gzip file for binary reading (by its magic number: a mislabelled file still reads)."""
-    with open(path, "rb") as f:
-        magic = f.read(2)
-    return gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
-
-
-def starts_with_bom(path: str | os.PathLike) -> bool:
-    """Whether a plain or gzip file starts with a UTF-8 byte order mark."""
-    with _named_errors(path), open_binary(path) as f:
-        return f.read(3) == BOM.encode()
+# What reading a corrupt gzip file (gzip's `EOFError` names no file) or invalid UTF-8 raises: `_named` names the file.
+_READ_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error, UnicodeDecodeError)
 
 
 def open_text(path: str | os.PathLike) -> io.TextIOWrapper:
-    """Open a plain or gzip file as text, the way every reader here does (`TEXT_ENCODING`, universal newlines)."""
-    return io.TextIOWrapper(open_binary(path), encoding=TEXT_ENCODING, newline=None)
+    """Open a regular file (`check_text_file`), plain or gzip (by its magic number: a mislabelled file still reads),
+    as text, the way every reader here does (`TEXT_ENCODING`, universal newlines); its `buffer` reads the bytes."""
+    check_text_file(path)
+    with open(path, "rb") as f:
+        gzipped = f.read(2) == b"\x1f\x8b"
+    return io.TextIOWrapper(gzip.open(path) if gzipped else open(path, "rb"), encoding=TEXT_ENCODING, newline=None)
 
 
-def find_decode_error(path: str | os.PathLike) -> TextDecodeError | None:
-    """The `TextDecodeError` naming the first line of a plain or gzip file that is not valid UTF-8, or None. Lines
-    are cut as `open_text` cuts them; 0x0A and 0x0D occur in no UTF-8 multi-byte character: each decodes alone."""
+def _named(path: str | os.PathLike, error: Exception) -> Exception:
+    """A read's error of `_READ_ERRORS` as a `DataError` naming `path`: invalid UTF-8 by `file:line` (the decoder reads
+    in chunks and knows no line: `find_decode_error` reads the file again, line by line, to find it)."""
+    if isinstance(error, UnicodeDecodeError):
+        return find_decode_error(path) or error
+    return DataError(
+        f"{path}: corrupt or truncated gzip file ({error or type(error).__name__}); download or compress it again"
+    )
+
+
+def find_decode_error(path: str | os.PathLike) -> DataError | None:
+    """The `DataError` naming the first line (`file:line`, and the column) of a plain or gzip file that is not valid
+    UTF-8, or None. Lines are cut as `open_text` cuts them; 0x0A and 0x0D occur in no UTF-8 multi-byte character:
+    each decodes alone."""
     lineno = 0
-    with _named_errors(path), open_binary(path) as f:
-        for index, raw in enumerate(f):
-            raw = raw.removeprefix(BOM.encode()) if index == 0 else raw
-            end = 2 if raw.endswith(b"\r\n") else 1 if raw.endswith(b"\n") else 0
-            for line in raw[: len(raw) - end].split(b"\r"):
-                lineno += 1
-                try:
-                    line.decode("utf-8")
-                except UnicodeDecodeError as err:
-                    return TextDecodeError(path, lineno, line, err)
+    try:
+        with open_text(path) as f:
+            for index, raw in enumerate(f.buffer):
+                raw = raw.removeprefix(BOM.encode()) if index == 0 else raw
+                end = 2 if raw.endswith(b"\r\n") else 1 if raw.endswith(b"\n") else 0
+                for line in raw[: len(raw) - end].split(b"\r"):
+                    lineno += 1
+                    try:
+                        line.decode("utf-8")
+                    except UnicodeDecodeError as err:
+                        byte = line[err.start : err.start + 1]
+                        return DataError(f"{path}:{lineno}: invalid UTF-8 (byte {byte!r} at column {err.start + 1})")
+    except _READ_ERRORS as error:  # a corrupt gzip file
+        raise _named(path, error) from None
     return None
 
 
 def iter_text_lines(paths: Paths, skip_empty: bool = True) -> Iterator[str]:
     """The lines (without the line break) of plain or gzip text files, or folders of them, read as `open_text` reads
-    them; invalid UTF-8 raises `TextDecodeError` naming `file:line`."""
+    them; invalid UTF-8 raises a `DataError` naming `file:line`."""
     for path in iter_text_files(paths):
-        with _named_errors(path), open_text(path) as f:
-            for line in f:
-                line = line.removesuffix("\n")
-                if skip_empty and not line.strip():
-                    continue
-                yield line
+        try:
+            with open_text(path) as f:
+                for line in f:
+                    line = line.removesuffix("\n")
+                    if skip_empty and not line.strip():
+                        continue
+                    yield line
+        except _READ_ERRORS as error:
+            raise _named(path, error) from None
 
 
 def read_text(path: str | os.PathLike) -> str:
     """The whole of a plain or gzip text file, read as `open_text` reads it."""
-    check_text_file(path)
-    with _named_errors(path), open_text(path) as f:
-        return f.read()
+    try:
+        with open_text(path) as f:
+            return f.read()
+    except _READ_ERRORS as error:
+        raise _named(path, error) from None
 
 
 def check_not_empty(path: str | os.PathLike) -> None:
     """A `DataError` for a plain or gzip file of nothing but white space and perhaps a byte order mark (or for no
     regular file)."""
-    check_text_file(path)
-    with _named_errors(path), open_binary(path) as f:
-        for index, chunk in enumerate(iter(lambda: f.read(1 << 20), b"")):
-            if (chunk.removeprefix(BOM.encode()) if index == 0 else chunk).strip():
-                return
+    try:
+        with open_text(path) as f:
+            for index, chunk in enumerate(iter(lambda: f.buffer.read(1 << 20), b"")):
+                if (chunk.removeprefix(BOM.encode()) if index == 0 else chunk).strip():
+                    return
+    except _READ_ERRORS as error:
+        raise _named(path, error) from None
     raise DataError(f"{path}: file is empty")
 
 
 def read_lines(path: str | os.PathLike) -> list[str]:
     """A UTF-8 text file's lines, without line breaks (a final line break ends the last line): a missing file is a
     `FileNotFoundError`, an empty one or invalid UTF-8 a `DataError` naming it (`file:line`)."""
-    if not os.path.lexists(path):
-        raise FileNotFoundError(f"{path}: file not found")
     lines = list(iter_text_lines(path, skip_empty=False))
     if not any(line.strip(string.whitespace) for line in lines):  # as `check_not_empty`: ASCII white space only
         raise DataError(f"{path}: file is empty")
@@ -277,14 +265,10 @@ def atomic_write(path: str | os.PathLike) -> Iterator[Path]:
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
     """Write `text` (UTF-8) to `path` through `atomic_write`: the old file stays until the new one is complete."""
-    with atomic_write(path) as tmp, open(tmp, "w", encoding="utf-8", newline="") as f:
+    path = Path(path)
+    with staged_save(path.parent) as staging, open(staging / path.name, "w", encoding="utf-8", newline="") as f:
         f.write(text)
-    return Path(path)
-
-
-def _movable(path: Path) -> bool:
-    # The hidden staging folders and the checkpoints (a resumed run's own) stay where they are.
-    return not path.name.startswith(".") and not (path.name.startswith("checkpoint-") and path.is_dir())
+    return path
 
 
 def _remove(path: Path) -> None:
@@ -301,15 +285,19 @@ def restoring_on_failure(folder: str | os.PathLike, discard: tuple[str, ...] = (
     made = not folder.exists()
     folder.mkdir(parents=True, exist_ok=True)
     aside = Path(tempfile.mkdtemp(prefix=".earlier-", dir=folder))
+    # The hidden folders (staging ones, `aside`) and the checkpoints (a resumed run's own) stay where they are.
+    staying = {
+        path
+        for path in folder.iterdir()
+        if path.name[0] == "." or path.name.startswith("checkpoint-") and path.is_dir()
+    }
     try:
-        for path in sorted(folder.iterdir()):
-            if path != aside and _movable(path):
-                os.rename(path, aside / path.name)
+        for path in sorted(set(folder.iterdir()) - staying):
+            os.rename(path, aside / path.name)
         yield
     except BaseException as error:
-        for path in folder.iterdir():
-            if path != aside and _movable(path):
-                _remove(path)
+        for path in set(folder.iterdir()) - staying:
+            _remove(path)
         for path in aside.iterdir():
             os.rename(path, folder / path.name)
         aside.rmdir()

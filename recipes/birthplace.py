@@ -38,7 +38,7 @@ from pathlib import Path
 from hf_models.safety import command_line
 from hf_models.tasks import birthplace
 from hf_models.textio import UsageError
-from hf_models.training.arguments import HelpFormatter, help_sections, parse_args, setup_run
+from hf_models.training.arguments import HelpFormatter, parse_args, setup_run
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"  # the course's defaults: configs/cs224n/course/
 
@@ -46,7 +46,7 @@ CONFIGS = Path(__file__).resolve().parents[1] / "configs"  # the course's defaul
 def subcommand_examples(subcommand: str) -> str | None:
     """Of this docstring's epilog, the examples of `subcommand` (each with the comment lines above it) and the last
     paragraph: the paragraphs of indented lines are the examples, an example starts at its first comment line."""
-    paragraphs = (help_sections(__doc__)["epilog"] or "").split("\n\n")
+    paragraphs = __doc__.strip().partition("\n\n")[2].split("\n\n")
     examples: list[list[str]] = []
     for paragraph in [p for p in paragraphs if p.startswith("    ")]:
         for line in paragraph.splitlines():
@@ -63,7 +63,10 @@ def main(args: list[str], configs: Path | None = CONFIGS) -> dict | int:
     """Parse the subcommand's flags, set up the run, run its step. `configs`: the folder of the course's defaults
     (None: Trainer's)."""
     if args[:1] in (["-h"], ["--help"]):  # the subcommands and the examples; each subcommand has its own -h
-        parser = argparse.ArgumentParser(prog="birthplace.py", formatter_class=HelpFormatter, **help_sections(__doc__))
+        description, _, epilog = __doc__.strip().partition("\n\n")
+        parser = argparse.ArgumentParser(
+            prog="birthplace.py", description=description, epilog=epilog, formatter_class=HelpFormatter
+        )
         subcommands = parser.add_subparsers(title="subcommands (each has its own -h)", metavar="SUBCOMMAND")
         for name, text in birthplace.SUBCOMMAND_HELP.items():
             subcommands.add_parser(name, help=text)

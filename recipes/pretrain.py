@@ -25,11 +25,11 @@ import sys
 
 from hf_models.safety import command_line
 from hf_models.tasks import pretraining
-from hf_models.training.arguments import help_sections, parse_args, setup_run
+from hf_models.training.arguments import parse_args, setup_run
 
 
 def main(args: list[str]) -> dict:
-    data_args, model_args, training_args = parse_args(pretraining.ARGUMENT_GROUPS, args, **help_sections(__doc__))
+    data_args, model_args, training_args = parse_args(pretraining.ARGUMENT_GROUPS, args, doc=__doc__)
     setup_run(training_args)
     return pretraining.pretrain(model_args, data_args, training_args)
 

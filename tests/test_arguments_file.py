@@ -210,7 +210,7 @@ def test_trainer_flags_are_training_arguments_own() -> None:
 
     from transformers import HfArgumentParser
 
-    from hf_models.training.arguments import TRAINER_GROUP, TRAINER_RANGES, build_parser
+    from hf_models.training.arguments import TRAINER_RANGES, FlagGroup, build_parser
 
     def flags(parser):
         return {
@@ -219,7 +219,8 @@ def test_trainer_flags_are_training_arguments_own() -> None:
             if not isinstance(action, argparse._HelpAction)
         }
 
-    real, ours = HfArgumentParser(TrainingArguments), build_parser([TRAINER_GROUP])
+    every_flag = FlagGroup("Trainer arguments", TrainingArguments)
+    real, ours = HfArgumentParser(TrainingArguments), build_parser([every_flag])
     assert flags(ours) == flags(real)
     real_defaults = {tuple(action.option_strings): action.default for action in real._actions}
     for action in ours._actions:
@@ -237,7 +238,7 @@ def test_trainer_flags_are_training_arguments_own() -> None:
     ]
     argv += ["--lr_scheduler_kwargs", '{"num_cycles": 0.3}', "--no_dataloader_pin_memory", "--bf16", "false"]
     (expected,) = real.parse_args_into_dataclasses(argv)
-    (training,) = parse_args([TRAINER_GROUP], argv)
+    (training,) = parse_args([every_flag], argv)
     assert type(training) is TrainingArguments and training.to_dict() == expected.to_dict()
     assert set(TRAINER_RANGES) <= {spec.name for spec in dataclasses.fields(TrainingArguments)}
 

@@ -52,6 +52,9 @@ BOUNDARIES = [
     ("sentiment", "classifier_dropout", 1.0 - 1e-6, True),
     ("sentiment", "classifier_dropout", 0.0, True),
     ("sentiment", "classifier_dropout", -1e-6, False),
+    # -1 trains by epochs; below it, no length
+    ("trainer", "max_steps", -1, True),
+    ("trainer", "max_steps", -2, False),
     # label smoothing of 1: every target is uniform, the labels say nothing
     ("trainer", "label_smoothing_factor", 1.0, False),
     ("trainer", "label_smoothing_factor", 1.0 - 1e-6, True),

@@ -104,9 +104,9 @@ def test_windows_line_ends_are_removed(birthplace_copy: Path) -> None:
 
 def test_missing_file_and_folder(birthplace_copy: Path, tmp_path: Path) -> None:
     (birthplace_copy / "birth_dev.tsv").unlink()
-    with pytest.raises(FileNotFoundError, match=r"birth_dev\.tsv: file not found"):
+    with pytest.raises(FileNotFoundError, match=r"birth_dev\.tsv: no such file"):
         load_birthplace(birthplace_copy)
-    with pytest.raises(FileNotFoundError, match="data folder not found"):
+    with pytest.raises(FileNotFoundError, match=r"nowhere: no such folder"):
         load_cls_books(tmp_path / "nowhere")
 
 

@@ -39,7 +39,7 @@ from hf_models.data.loaders import (
     load_cls_books,
     load_text_corpus,
 )
-from hf_models.textio import DataError, TextDecodeError, iter_text_lines, read_lines, read_text
+from hf_models.textio import DataError, iter_text_lines, read_lines, read_text
 from hf_models.tokenization.courses import build_cs224n_char_tokenizer, read_fairseq_dictionary
 from hf_models.training import read_arguments_file
 
@@ -207,9 +207,9 @@ def test_every_reader_ends_lines_at_lf_crlf_and_a_lone_cr(tmp_path, name):
 def test_invalid_utf8_is_on_the_same_line_for_every_reader(tmp_path):
     path = _write(tmp_path / "bad.txt", "")
     path.write_bytes(b"one\rtwo\r\nthree \xff\n")
-    with pytest.raises(TextDecodeError, match=r"bad\.txt:3: invalid UTF-8 \(byte b'\\xff' at column 7\)"):
+    with pytest.raises(DataError, match=r"bad\.txt:3: invalid UTF-8 \(byte b'\\xff' at column 7\)"):
         list(iter_text_lines(path))
-    with pytest.raises(TextDecodeError, match=r"bad\.txt:3: invalid UTF-8"):
+    with pytest.raises(DataError, match=r"bad\.txt:3: invalid UTF-8"):
         read_text(path)
     with pytest.raises(DataError, match=r"bad\.txt:3: invalid UTF-8 \(byte b'\\xff' at column 7\)"):
         load_text_corpus(path, cache_dir=str(tmp_path / "cache"))

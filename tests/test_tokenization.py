@@ -11,7 +11,7 @@ from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
 from hf_models.data import detokenize_spm
 from hf_models.safety import command_line
-from hf_models.textio import TextDecodeError, iter_text_files, iter_text_lines
+from hf_models.textio import DataError, iter_text_files, iter_text_lines
 from hf_models.tokenization import (
     SPECIAL_TOKENS,
     chars_per_token,
@@ -126,7 +126,7 @@ def test_iter_text_lines_plain_gz_folder_and_errors(tmp_path: Path) -> None:
     bad = tmp_path / "bad.txt.gz"
     with gzip.open(bad, "wb") as f:
         f.write(b"ok\nok\nbad \xff byte\n")
-    with pytest.raises(TextDecodeError, match=r"bad\.txt\.gz:3: invalid UTF-8"):
+    with pytest.raises(DataError, match=r"bad\.txt\.gz:3: invalid UTF-8"):
         list(iter_text_lines(bad))
 
 

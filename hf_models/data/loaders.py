@@ -25,8 +25,8 @@ from ..textio import (
     check_not_empty,
     find_decode_error,
     iter_text_files,
+    open_text,
     read_lines,
-    starts_with_bom,
     warn_rows,
 )
 
@@ -44,16 +44,6 @@ CLS_BOOKS_FILES = {
 }
 CLS_LABEL_NAMES = ["negative", "positive"]
 _QUESTION_END = "born?"
-
-
-# --------------------------------------------------------------------------------------------------
-# Reading files
-# --------------------------------------------------------------------------------------------------
-def _require_dir(data_dir: str | os.PathLike) -> Path:
-    data_dir = Path(data_dir)
-    if not data_dir.is_dir():
-        raise FileNotFoundError(f"{data_dir}: data folder not found")
-    return data_dir
 
 
 # --------------------------------------------------------------------------------------------------
@@ -113,8 +103,7 @@ def load_birthplace(data_dir: str | os.PathLike) -> DatasetDict:
     column (the answers are not public). Rows with spaces instead of the tab are recovered and reported
     in one counted `DataWarning`.
     """
-    data_dir = _require_dir(data_dir)
-    splits = {}
+    data_dir, splits = Path(data_dir), {}
     for split in ("train", "validation", "test"):
         columns = _parse_birthplace_tsv(data_dir / BIRTHPLACE_FILES[split], with_answers=split != "test")
         splits[split] = Dataset.from_dict(columns, features=Features({name: Value("string") for name in columns}))
@@ -126,7 +115,7 @@ def load_birthplace_corpus(data_dir: str | os.PathLike) -> DatasetDict:
 
     Blank lines are dropped and counted in a `DataWarning`.
     """
-    path = _require_dir(data_dir) / BIRTHPLACE_FILES["corpus"]
+    path = Path(data_dir) / BIRTHPLACE_FILES["corpus"]
     docs, blank = [], []
     for lineno, line in enumerate(read_lines(path), start=1):
         if line.strip():
@@ -152,8 +141,7 @@ def load_cls_books(data_dir: str | os.PathLike, detokenize: bool = True) -> Data
     space-separated pieces (the input of `hf_models.tokenization.courses.build_altegrad_lab_tokenizer`). `label` has names negative (0) and positive (1);
     the test split has no label column (the labels are held back).
     """
-    data_dir = _require_dir(data_dir)
-    splits = {}
+    data_dir, splits = Path(data_dir), {}
     for split, (review_file, label_file) in CLS_BOOKS_FILES.items():
         review_path = data_dir / review_file
         texts = [detokenize_spm(line) if detokenize else line.strip() for line in read_lines(review_path)]
@@ -241,7 +229,8 @@ def _load_lines(files: list[Path], cache_dir: str | None) -> Dataset:
     parts: list[list[str]] = []
     marked: list[bool] = []
     for f in files:
-        mark = starts_with_bom(f)
+        with open_text(f) as text:  # a corrupt gzip file is named by `load_text_corpus`
+            mark = text.buffer.read(3) == BOM.encode()
         if mark or not parts:
             parts.append([])
             marked.append(mark)
@@ -263,7 +252,6 @@ def load_text_corpus(
     validation_fraction: float = 0.0,
     seed: int = 42,
     cache_dir: str | None = None,
-    num_proc: int | None = None,
 ) -> DatasetDict:
     """Load plain or `.gz` text files (or folders of them) with the `datasets` text builder, one line per row: the
     lines `iter_text_lines` reads (a line ends at `\\n`, `\\r\\n` or a lone `\\r`; a byte order mark at the start of a
@@ -296,7 +284,7 @@ def load_text_corpus(
             raise
         raise DataError(f"invalid UTF-8 in one of {', '.join(map(str, files))}") from None
     total = len(raw)
-    corpus = raw.filter(_is_nonblank_batch, batched=True, num_proc=num_proc, desc="Dropping empty lines")
+    corpus = raw.filter(_is_nonblank_batch, batched=True, desc="Dropping empty lines")
     dropped = total - len(corpus)
     if dropped:
         warnings.warn(

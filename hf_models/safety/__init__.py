@@ -21,17 +21,14 @@ from typing import Any
 from huggingface_hub.errors import StrictDataclassError
 
 from ..textio import UsageError, removing_what_fails, restoring_on_failure, staged_save
-from .ranges import Range, check_flag_ranges
+from .ranges import check_flag_ranges
 
 __all__ = [
     "Inputs",
-    "Range",
     "USER_ERRORS",
     "check_checkpoint",
-    "check_count",
     "check_flag_ranges",
     "check_json_files",
-    "check_not_input",
     "check_output_dir",
     "check_output_file",
     "command_line",
@@ -207,25 +204,22 @@ def used_files(folder: str | os.PathLike) -> list[str]:
     return sorted(name for name in names if any(fnmatch(name, pattern) for pattern in USED_PATTERNS))
 
 
-def _input_paths(inputs: Inputs) -> list[tuple[str, Path]]:
-    """Each input resolved through its links, and, for a folder, each file directly in it."""
+def _inputs_other_than(path: str | os.PathLike, inputs: Inputs, what: str) -> list[tuple[str, Path]]:
+    """Each input resolved through its links, and, for a folder, each file directly in it (a folder stands for its
+    files too), after refusing an output `path` (`what`) that, its links resolved, is one of them: no command ever
+    writes over what it reads."""
     paths = []
     for flag, source in ((flag, Path(source).resolve()) for flag, source in inputs if source and str(source)):
         paths.append((flag, source))
         if source.is_dir():
             paths += [(flag, child.resolve()) for child in source.iterdir() if not child.is_dir()]
-    return paths
-
-
-def check_not_input(path: str | os.PathLike, inputs: Inputs, what: str) -> None:
-    """Refuse an output `path` that is, its links resolved, one of the command's inputs (`(flag, path)` pairs; a
-    folder stands for its files too): no command ever writes over what it reads."""
-    for flag, source in _input_paths(inputs):
+    for flag, source in paths:
         if Path(path).resolve() == source:
             via = f" (through the link {path})" if Path(path).is_symlink() else ""
             raise UsageError(
                 f"{what} {path} is also {flag}{via}: a command never writes over its own input; pick another"
             )
+    return paths
 
 
 def check_output_file(path: str | os.PathLike, inputs: Inputs, what: str, *, inside: bool = False) -> None:
@@ -241,8 +235,8 @@ def check_output_file(path: str | os.PathLike, inputs: Inputs, what: str, *, ins
         )
     if Path(path).is_dir():
         raise UsageError(f"{what} {path} is a folder; give a file name")
-    check_not_input(path, inputs, what)
-    for flag, source in _input_paths(inputs) if inside else ():
+    sources = _inputs_other_than(path, inputs, what)
+    for flag, source in sources if inside else ():
         if source.is_dir() and Path(path).resolve().is_relative_to(source):
             raise UsageError(f"{what} {path} lies inside {flag} {source}: it never writes into what it reads")
 
@@ -251,31 +245,30 @@ def check_output_dir(
     output_dir: str | os.PathLike,
     *,
     overwrite: bool,
-    flag: str = "--overwrite_output_dir",
     resume: str | bool | None = None,
     inputs: Inputs = (),
 ) -> None:
     """Before any work: refuse an empty `output_dir`, a file, one that is (through its links too) one of the inputs or
     holds links to them, or one that already holds earlier output (`used_files`) unless `overwrite` (the user gave
-    `flag`) or, for a folder with checkpoints, `resume` (`--resume_from_checkpoint`), as run_clm.py does."""
+    --overwrite_output_dir) or, for a folder with checkpoints, `resume` (`--resume_from_checkpoint`), as run_clm.py
+    does."""
     if not str(output_dir).strip():
         raise UsageError("--output_dir is empty: give the folder to write to")
-    output_dir, inputs = Path(output_dir), list(inputs)
+    output_dir = Path(output_dir)
     if output_dir.is_symlink() and not output_dir.exists():
         raise UsageError(
             f"--output_dir {output_dir} is a symbolic link to {os.readlink(output_dir)}, which does not exist: "
             "remove the link, or make the folder it points to"
         )
-    check_not_input(output_dir, inputs, "--output_dir")
+    sources = _inputs_other_than(output_dir, inputs, "--output_dir")
     if output_dir.exists() and not output_dir.is_dir():
         raise UsageError(f"--output_dir {output_dir} is a file, not a folder; pick a folder")
     links = [child for child in output_dir.iterdir() if child.is_symlink()] if output_dir.is_dir() else []
-    sources = {source for _, source in _input_paths(inputs)}
-    if any(link.resolve() in sources for link in links):
+    to_inputs = sorted(link.name for link in links if link.resolve() in {source for _, source in sources})
+    if to_inputs:
         raise UsageError(
-            f"--output_dir {output_dir} holds links to the command's inputs "
-            f"({', '.join(sorted(link.name for link in links if link.resolve() in sources))}): a write there could "
-            "reach them; remove the links or pick another folder"
+            f"--output_dir {output_dir} holds links to the command's inputs ({', '.join(to_inputs)}): a write there "
+            "could reach them; remove the links or pick another folder"
         )
     used = used_files(output_dir)
     if used and links:
@@ -283,17 +276,17 @@ def check_output_dir(
             f"--output_dir {output_dir} holds links to files elsewhere ({', '.join(sorted(p.name for p in links)[:4])}"
             "): a run there would mix its files with the files they point to; pick another folder, or remove the links"
         )
-    for input_flag, source in _input_paths(inputs) if overwrite and output_dir.is_dir() else ():
-        if source.parent == output_dir.resolve() and not source.is_dir():  # the files `flag` replaces
+    for flag, source in sources if overwrite and output_dir.is_dir() else ():
+        if source.parent == output_dir.resolve() and not source.is_dir():  # the files --overwrite_output_dir replaces
             raise UsageError(
-                f"{input_flag} {source} lies in --output_dir {output_dir}, whose files {flag} replaces: a command "
-                "never writes over its own input; move it out of the folder, or pick another"
+                f"{flag} {source} lies in --output_dir {output_dir}, whose files --overwrite_output_dir replaces: a "
+                "command never writes over its own input; move it out of the folder, or pick another"
             )
     checkpoints = any(name.startswith("checkpoint-") for name in used)
     if used and not overwrite and not (resume and checkpoints):
         raise UsageError(
             f"--output_dir {output_dir} already holds earlier output ({', '.join(used[:4])}"
-            f"{', ...' if len(used) > 4 else ''}); pick a new folder, or add {flag} to replace it"
+            f"{', ...' if len(used) > 4 else ''}); pick a new folder, or add --overwrite_output_dir to replace it"
             + (", or --resume_from_checkpoint to continue from its checkpoint" if checkpoints else "")
         )
 
@@ -319,7 +312,10 @@ def check_checkpoint(checkpoint: str | bool | None, architecture: str | None = N
         return  # not given, or Trainer's own "the last checkpoint of --output_dir"
     folder = Path(checkpoint)
     if not folder.is_dir():
-        raise UsageError(f"--resume_from_checkpoint {checkpoint}: no such folder; give a checkpoint-N folder")
+        problem = "is a file" if folder.exists() else "does not exist"
+        raise UsageError(
+            f"--resume_from_checkpoint {checkpoint} {problem}; give the checkpoint-N folder of an earlier run"
+        )
     if (folder / "run_record.json").is_file():
         raise UsageError(
             f"--resume_from_checkpoint {checkpoint} is a finished run's folder, not a checkpoint: resume from one of "
@@ -356,10 +352,3 @@ def check_checkpoint(checkpoint: str | bool | None, architecture: str | None = N
                 f"--resume_from_checkpoint {checkpoint}: {weights.name} cannot be read ({one_line(error)}): the "
                 "save was cut short; resume from an earlier checkpoint-N"
             ) from None
-
-
-def check_count(flag: str, value: int | None) -> None:
-    """A count of examples to keep (`--max_predict_samples`): None for all, else at least 1 (0 would score nothing,
-    a negative count would silently mean another number)."""
-    if value is not None and value < 1:
-        raise UsageError(f"{flag} {value}: give a count of at least 1, or leave it out for all of them")

@@ -18,20 +18,6 @@ from typing import Any
 
 from ..textio import UsageError
 
-__all__ = [
-    "NON_NEGATIVE",
-    "PERCENT",
-    "POSITIVE",
-    "RANGE_KEY",
-    "Range",
-    "SEED",
-    "SHARE",
-    "TOKEN_ID_LIMIT",
-    "check_flag_ranges",
-    "KEPT_SHARE",
-    "field_ranges",
-]
-
 
 @dataclass(frozen=True)
 class Range:
@@ -41,11 +27,6 @@ class Range:
     high: float | None = None
     low_open: bool = False
     high_open: bool = False
-
-    def __contains__(self, value: float) -> bool:
-        above = self.low is None or (value > self.low if self.low_open else value >= self.low)
-        below = self.high is None or (value < self.high if self.high_open else value <= self.high)
-        return above and below
 
     def __str__(self) -> str:
         if self.high is None:
@@ -108,5 +89,9 @@ def check_flag_ranges(*arguments: Any, ranges: Mapping[str, Range] | None = None
             allowed = allowed_by_name.get(name)
             if isinstance(value, float) and not math.isfinite(value):
                 raise UsageError(f"--{name} {value}: give a finite number" + (f", {allowed}" if allowed else ""))
-            if allowed is not None and value not in allowed:
+            if allowed is None:
+                continue
+            above = allowed.low is None or (value > allowed.low if allowed.low_open else value >= allowed.low)
+            below = allowed.high is None or (value < allowed.high if allowed.high_open else value <= allowed.high)
+            if not (above and below):
                 raise UsageError(f"--{name} {_number(value)}: give {allowed}")

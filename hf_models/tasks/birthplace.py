@@ -34,7 +34,7 @@ from hf_models.data.augmentation import augment_forms
 from hf_models.hub import write_run_card
 from hf_models.metrics import load_metric, write_scored_examples
 from hf_models.run_record import Evaluation, RunRecord, model_reference, read_record, updating_record
-from hf_models.safety import check_count, check_output_file, removing_what_fails
+from hf_models.safety import check_output_file, removing_what_fails
 from hf_models.safety.ranges import NON_NEGATIVE, POSITIVE, TOKEN_ID_LIMIT, Range
 from hf_models.textio import UsageError, atomic_write_text
 from hf_models.tokenization import BPE, resolve_tokenizer, train_bpe_tokenizer
@@ -595,7 +595,6 @@ def _evaluation_outputs(model_args: ModelArguments, bp_args: BirthplaceArguments
         os.path.join(output_dir, f"predictions_{name}.txt") if output_dir else None
     )
     report = os.path.join(output_dir, f"report_evaluate_{name}.json") if output_dir else None
-    check_count("--max_predict_samples", bp_args.max_predict_samples)
     if bp_args.max_new_tokens <= 0:
         raise UsageError(f"--max_new_tokens {bp_args.max_new_tokens}: give a positive number of tokens")
     model_files = []  # the model's own files; its earlier predictions and reports are outputs

@@ -32,7 +32,7 @@ from transformers.trainer_utils import IntervalStrategy
 from hf_models import SmallEncoderForSequenceClassification, data, training
 from hf_models.metrics import load_metric, write_scored_examples
 from hf_models.run_record import Evaluation, RunRecord, hardware, model_size, one_per_epoch
-from hf_models.safety import check_count, check_output_file
+from hf_models.safety import check_output_file
 from hf_models.safety.ranges import KEPT_SHARE, NON_NEGATIVE, POSITIVE, Range
 from hf_models.small_encoder.configuration_small_encoder import CLASSIFIER_POOLINGS
 from hf_models.textio import UsageError, atomic_write_text
@@ -336,7 +336,6 @@ def _check_before_training(model_args: ModelArguments, data_args: SentimentArgum
         architecture=SmallEncoderForSequenceClassification.__name__,
         task="sentiment",
     )
-    check_count("--max_predict_samples", data_args.max_predict_samples)
     data_dir = data_args.data_dir
     names = os.listdir(data_dir) if os.path.isdir(data_dir) else []
     data_files = [("--data_dir", os.path.join(data_dir, name)) for name in names]

@@ -17,13 +17,11 @@ from hf_models import lazy_namespace
 # Each name and its module, imported when first used: parsing a command line (`arguments`) needs no datasets, which
 # the other stages import.
 _MODULES = {
-    "TRAINER_GROUP": "arguments",
     "TRAINER_TITLE": "arguments",
     "trainer_group": "arguments",
     "FlagGroup": "arguments",
     "HelpFormatter": "arguments",
     "build_parser": "arguments",
-    "help_sections": "arguments",
     "model_group": "arguments",
     "PLATEAU_KEYS": "trainer",
     "GradualUnfreezingCallback": "trainer",

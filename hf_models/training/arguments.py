@@ -98,6 +98,7 @@ TRAINER_RANGES: dict[str, Range] = {
     "adam_epsilon": NON_NEGATIVE,
     "label_smoothing_factor": KEPT_SHARE,  # 1: every target uniform, the labels say nothing
     "num_train_epochs": NON_NEGATIVE,
+    "max_steps": Range(-1),  # -1: by epochs
     "warmup_steps": NON_NEGATIVE,
     "per_device_train_batch_size": POSITIVE,
     "per_device_eval_batch_size": POSITIVE,
@@ -125,24 +126,6 @@ class FlagGroup:
     helps: dict[str, str] = field(default_factory=dict)
     defaults: dict[str, object] = field(default_factory=dict)
     listed: tuple[str, ...] | None = None
-
-    def flags(self) -> type:
-        """The dataclass HfArgumentParser reads: the chosen fields of `arguments`, with this command's helps and
-        defaults, and no range in their metadata (no argparse keyword)."""
-        types, chosen = typing.get_type_hints(self.arguments), []
-        for spec in dataclasses.fields(self.arguments):
-            if spec.init and (self.names is None or spec.name in self.names):
-                metadata = {**spec.metadata, "help": self.helps.get(spec.name, spec.metadata.get("help"))}
-                metadata.pop(RANGE_KEY, None)
-                default = {"default": spec.default, "default_factory": spec.default_factory}
-                if spec.name in self.defaults:
-                    default = {"default": self.defaults[spec.name]}
-                chosen.append((spec.name, types[spec.name], field(metadata=metadata, **default)))
-        unknown = {*(self.names or ()), *self.defaults, *(self.listed or ())} - {name for name, _, _ in chosen}
-        if unknown:
-            raise ValueError(f"{self.arguments.__name__} has no fields {sorted(unknown)}")
-        name = f"{self.arguments.__name__}Flags"
-        return dataclasses.make_dataclass(name, chosen, namespace={"_argument_group_name": self.title})
 
 
 TRAINER_TITLE = "Trainer arguments (--help_trainer lists all of TrainingArguments)"
@@ -184,11 +167,6 @@ TIED_FLAGS = {
     "torch_compile_backend": "torch_compile",
 }
 RENAMED_FLAGS = {"variant": "attention_type"}  # an error that names the new flag, not "unknown argument"
-
-
-TRAINER_GROUP = FlagGroup(
-    "Trainer arguments (transformers.TrainingArguments: the usual Trainer flags)", TrainingArguments
-)
 
 
 def trainer_group(
@@ -253,17 +231,32 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefau
         return f"{name} {self._format_args(action, self._get_default_metavar_for_optional(action))}"
 
 
-def help_sections(doc: str | None) -> dict[str, str]:
-    """A command's module docstring as --help's description (its first paragraph) and epilog (the rest: examples)."""
-    description, _, epilog = (doc or "").strip().partition("\n\n")
-    return {"description": description, "epilog": epilog or None} if doc else {}
-
-
-def build_parser(groups: Sequence[FlagGroup], **parser_kwargs) -> HfArgumentParser:
-    """The `HfArgumentParser` of `groups`, in their order: a group's unlisted flags are left out of -h (listed
-    first, in the recipe's order) and `--help_trainer` lists them; defaults shown as plain values (an enum's)."""
+def build_parser(groups: Sequence[FlagGroup], doc: str | None = None, **parser_kwargs) -> HfArgumentParser:
+    """The `HfArgumentParser` of `groups`, in their order: a group's chosen fields (`names`), with its helps and
+    defaults and no range in their metadata (no argparse keyword); its unlisted flags are left out of -h (listed
+    first, in the recipe's order) and `--help_trainer` lists them; defaults shown as plain values (an enum's). `doc`,
+    a command's docstring: its first paragraph is --help's description, the rest (the examples) its epilog."""
+    dataclass_types = []
+    for group in groups:
+        types, chosen = typing.get_type_hints(group.arguments), []
+        for spec in dataclasses.fields(group.arguments):
+            if spec.init and (group.names is None or spec.name in group.names):
+                metadata = {**spec.metadata, "help": group.helps.get(spec.name, spec.metadata.get("help"))}
+                metadata.pop(RANGE_KEY, None)
+                default = {"default": spec.default, "default_factory": spec.default_factory}
+                if spec.name in group.defaults:
+                    default = {"default": group.defaults[spec.name]}
+                chosen.append((spec.name, types[spec.name], field(metadata=metadata, **default)))
+        unknown = {*(group.names or ()), *group.defaults, *(group.listed or ())} - {name for name, _, _ in chosen}
+        if unknown:
+            raise ValueError(f"{group.arguments.__name__} has no fields {sorted(unknown)}")
+        name, namespace = f"{group.arguments.__name__}Flags", {"_argument_group_name": group.title}
+        dataclass_types.append(dataclasses.make_dataclass(name, chosen, namespace=namespace))
+    if doc:
+        description, _, epilog = doc.strip().partition("\n\n")
+        parser_kwargs = {"description": description, "epilog": epilog or None, **parser_kwargs}
     parser_kwargs.setdefault("usage", "%(prog)s [CONFIG.json|CONFIG.yaml] [--flag value ...]")
-    parser = HfArgumentParser([group.flags() for group in groups], formatter_class=HelpFormatter, **parser_kwargs)
+    parser = HfArgumentParser(dataclass_types, formatter_class=HelpFormatter, **parser_kwargs)
     for action in parser._actions:
         action.default = getattr(action.default, "value", action.default)
     for group in (group for group in groups if group.listed is not None):
@@ -368,12 +361,14 @@ def merge_config_overrides(earlier: str | None, later: str | None) -> str | None
     return ",".join([*kept, *items])
 
 
-def parse_args(groups: Sequence[FlagGroup], args: Sequence[str] | None = None, **parser_kwargs) -> tuple:
+def parse_args(
+    groups: Sequence[FlagGroup], args: Sequence[str] | None = None, doc: str | None = None, **parser_kwargs
+) -> tuple:
     """`[CONFIG.json|CONFIG.yaml] [--flag value ...]` as the groups' dataclasses: the file's values, overridden by
     the flags after it. Refused, as a one-line `UsageError` before any work: a flag or key of no group, a value out
     of its range or choices, a dataclass's own check (`__post_init__`, TrainingArguments': `--bf16` with `--fp16`),
     an empty path, and an arguments file in the --output_dir that --overwrite_output_dir replaces."""
-    parser = build_parser(groups, **parser_kwargs)
+    parser = build_parser(groups, doc, **parser_kwargs)
     args = list(sys.argv[1:] if args is None else args)
     if "--help_trainer" in args:  # -h with the Trainer flags it leaves out
         for action, text in getattr(parser, "hidden", {}).items():
@@ -452,34 +447,21 @@ def check_run_output(
     one of its inputs (the model, the tokenizer, `inputs`) or a used folder, unless --overwrite_output_dir or
     --resume_from_checkpoint."""
     check_model_folder(model_args)
-    checkpoint, steps, epochs = (
-        training_args.resume_from_checkpoint,
-        training_args.max_steps,
-        training_args.num_train_epochs,
-    )
-    if checkpoint and not os.path.isdir(checkpoint):
-        problem = "is a file" if os.path.exists(checkpoint) else "does not exist"
-        raise UsageError(
-            f"--resume_from_checkpoint {checkpoint} {problem}; give the checkpoint-N folder of an earlier run"
-        )
-    if steps < -1:
-        raise UsageError(f"--max_steps {steps}: give a positive number of steps, or -1 for epochs")
-    if steps <= 0 and epochs < 0:
-        raise UsageError(f"--num_train_epochs {epochs}: give a positive number of epochs")
+    check_checkpoint(training_args.resume_from_checkpoint, architecture, task)
+    steps, epochs = training_args.max_steps, training_args.num_train_epochs  # neither negative: `TRAINER_RANGES`
     if steps <= 0 and epochs <= 0 and not fitted_otherwise:
         raise UsageError(
             f"--num_train_epochs {epochs} with no --max_steps trains nothing; give a positive number of epochs or steps"
         )
     if training_args.output_dir in (None, TRAINER_DEFAULT_OUTPUT_DIR):  # not given, or null in an arguments file
         raise UsageError("--output_dir is missing (or null): give the folder the run writes to")
-    check_checkpoint(checkpoint, architecture, task)
     model_config = (
         model_args.model_config if model_args.model_config and os.path.isfile(model_args.model_config) else None
     )
     check_output_dir(
         training_args.output_dir,
         overwrite=model_args.overwrite_output_dir,
-        resume=checkpoint,
+        resume=training_args.resume_from_checkpoint,
         inputs=[
             ("--model_name_or_path", model_args.model_name_or_path),
             ("--tokenizer_name_or_path", model_args.tokenizer_name_or_path),
