@@ -345,13 +345,12 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
             desc="Tokenizing reviews",
         )
     budget_draw = {"label_budget_seed": draw_seed} if data_args.label_budget is not None else {}
-    # ULMFiT's gradual unfreezing, and the backbone's learning rate (its discriminative rate).
+    # ULMFiT's gradual unfreezing, and the backbone's learning rate (its discriminative rate; none: Trainer's optimizer).
     callbacks = []
     backbone_lr = data_args.backbone_learning_rate
     if data_args.gradual_unfreezing:
         callbacks.append(training.GradualUnfreezingCallback(model, data_args.gradual_unfreezing))
         backbone_lr = backbone_lr or training_args.learning_rate  # every group in the optimizer from the start
-    # Without a backbone rate: Trainer's own optimizer, one rate for all.
     optimizer = None if backbone_lr is None else training.discriminative_optimizer(model, training_args, backbone_lr)
     collator = DataCollatorWithPadding(tokenizer)
     probe_metrics = {}

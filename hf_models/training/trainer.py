@@ -17,7 +17,7 @@ import math
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
@@ -38,7 +38,6 @@ from ..tokenization import config_token_ids
 from .arguments import ModelArguments
 
 __all__ = [
-    "PLATEAU_KEYS",
     "PlotCallback",
     "ReproducibleTrainer",
     "ShuffledLengthBuckets",
@@ -281,18 +280,16 @@ def plot_curves(log_history: list[dict], output_dir: str | os.PathLike) -> list[
     return written
 
 
+@dataclass
 class PlotCallback(TrainerCallback):
     """Redraw the curves after each evaluation (main process only), so that a long run can be watched and an
     interrupted one still leaves its plots; the run's end draws them once more (`finish_run`). An earlier run's plots,
     in a folder the user lets this run replace, are left as they are until the new run has ended well; plots drawn
     into a new folder go again if the run fails at its end (`discard`)."""
 
-    def __init__(self, args: TrainingArguments) -> None:
-        # Built before the Trainer, which makes the output folder: whether this run made it.
-        self.new_folder = not os.path.lexists(args.output_dir)
-        folder = Path(args.output_dir)
-        self.live = bool(args.resume_from_checkpoint) or not any((folder / n).exists() for n in PLOT_NAMES)
-        self.drawn = set()
+    new_folder: bool  # whether this run made the output folder
+    live: bool  # whether the curves are redrawn during training: not over an earlier run's, unless resuming it
+    drawn: set[str] = field(default_factory=set)
 
     def on_evaluate(self, args, state, control, **kwargs):
         if not (state.is_world_process_zero and self.live):
@@ -433,7 +430,9 @@ def train_model(
     if training_args.ddp_find_unused_parameters is None:
         skips = any(isinstance(module, torch.nn.AdaptiveLogSoftmaxWithLoss) for module in model.modules())
         training_args.ddp_find_unused_parameters = skips
-    new_folder = not os.path.lexists(training_args.output_dir)
+    # Before the Trainer, which makes the output folder: whether this run made it, and holds an earlier run's plots.
+    new_folder, folder = not os.path.lexists(training_args.output_dir), Path(training_args.output_dir)
+    live_plots = bool(training_args.resume_from_checkpoint) or not any((folder / n).exists() for n in PLOT_NAMES)
     # `--push_to_hub`: `finish_run` shares the run folder as push_to_hub.py does, with our card and the public
     # record; Trainer's own push would upload the whole folder with its card. Refused now if it cannot succeed.
     share = training_args.push_to_hub
@@ -449,7 +448,7 @@ def train_model(
         eval_dataset=eval_dataset,
         processing_class=tokenizer,
         data_collator=data_collator,
-        callbacks=[PlotCallback(training_args), *callbacks, *([RunTask(task)] if task else [])],
+        callbacks=[PlotCallback(new_folder, live_plots), *callbacks, *([RunTask(task)] if task else [])],
         **trainer_kwargs,
     )
     trainer.length_buckets, trainer.share_on_hub = length_buckets, share
@@ -540,8 +539,6 @@ def finish_all_or_nothing(finish: Callable[..., Any]) -> Callable[..., Any]:
 # A pretraining loss above this share of the data's unigram entropy means the model learned little more than
 # token frequencies: a backbone that finetuning cannot profit from.
 PLATEAU_RATIO = 0.9
-# The figures `check_plateau` adds to a run's metrics (kept in the run record's training metrics).
-PLATEAU_KEYS = ("unigram_entropy", "loss_over_unigram_entropy", "plateau")
 
 
 def unigram_entropy(dataset, vocab_size: int, column: str = "input_ids") -> float:
