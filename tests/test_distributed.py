@@ -26,18 +26,18 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_quiet_defaults_leave_out_what_only_makes_noise():
+def test_quiet_defaults_leave_out_what_only_makes_noise(tmp_path):
     """No pinned memory without an accelerator; no DDP search for unused parameters unless the model can skip some
     (an adaptive softmax) or the flag is given."""
     import torch
     from transformers import TrainingArguments
 
-    from hf_models.training.trainer import quiet_defaults
+    from hf_models.training import train_model
 
     def defaults(model: torch.nn.Module, **flags) -> tuple:
-        args = TrainingArguments(output_dir="unused", report_to="none", **flags)
-        quiet_defaults(args, model)
-        return args.dataloader_pin_memory, args.ddp_find_unused_parameters
+        args = TrainingArguments(output_dir=str(tmp_path), report_to="none", num_train_epochs=0, **flags)
+        trainer, _ = train_model(model, args, None, [], None)  # zero epochs: built, nothing trained
+        return trainer.args.dataloader_pin_memory, trainer.args.ddp_find_unused_parameters
 
     accelerator = torch.accelerator.is_available()
     assert defaults(torch.nn.Linear(4, 2)) == (accelerator, False)

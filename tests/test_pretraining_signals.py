@@ -118,7 +118,6 @@ def test_discriminative_learning_rate_groups(tiny_tokenizer):
     config = build_config("altegrad-lab", TINY_ONE_LAYER, tiny_tokenizer)
     model = SmallEncoderForSequenceClassification(config)
     args = TrainingArguments(output_dir="unused", learning_rate=1e-3, weight_decay=0.01, use_cpu=True)
-    assert _discriminative_optimizer(model, args, None) is None
     _, kwargs = _discriminative_optimizer(model, args, 1e-4)
     groups = kwargs["params"]
     by_id = {id(p): g for g in groups for p in g["params"]}

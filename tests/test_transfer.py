@@ -14,7 +14,7 @@ from hf_models.training import (
     GradualUnfreezingCallback,
     discriminative_optimizer,
 )
-from hf_models.training.trainer import backbone_layer_groups
+from hf_models.training.transfer import backbone_layer_groups
 
 TINY = dict(
     vocab_size=50,

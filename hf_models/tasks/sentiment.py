@@ -26,12 +26,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 from torch import nn
-from transformers import DataCollatorWithPadding, EvalPrediction, PreTrainedTokenizerBase, TrainingArguments
+from transformers import DataCollatorWithPadding, EvalPrediction, TrainingArguments
 from transformers.trainer_utils import IntervalStrategy
 
 from hf_models import SmallEncoderForSequenceClassification, data, training
 from hf_models.metrics import load_metric, write_scored_examples
-from hf_models.run_record import Evaluation, RunRecord, hardware, model_size, one_per_epoch
+from hf_models.run_record import Evaluation, RunRecord, hardware, model_size
 from hf_models.safety import check_output_file
 from hf_models.safety.ranges import KEPT_SHARE, NON_NEGATIVE, POSITIVE, Range
 from hf_models.small_encoder.configuration_small_encoder import CLASSIFIER_POOLINGS
@@ -209,22 +209,6 @@ def argument_groups(configs: str | os.PathLike | None = None) -> tuple[FlagGroup
 # --------------------------------------------------------------------------------------------------
 # The reviews, the classifier, its scores
 # --------------------------------------------------------------------------------------------------
-def review_tokenizer(model_args: ModelArguments, data_args: SentimentArguments) -> PreTrainedTokenizerBase:
-    """`--tokenizer_name_or_path`, else the model's own; with neither, the lab's vocabulary (`--lab_vocabulary`,
-    `--lab_raw_text`) is built from DATA_DIR."""
-    if data_args.lab_vocabulary and data_args.lab_raw_text:
-        raise UsageError("give at most one of --lab_vocabulary (.spm pieces) and --lab_raw_text (raw reviews)")
-    vocabulary = (
-        "altegrad-lab" if data_args.lab_vocabulary else "altegrad-lab-raw" if data_args.lab_raw_text else "bpe"
-    )
-    return resolve_tokenizer(
-        model_args.tokenizer_path,
-        vocabulary,
-        data_dir=data_args.data_dir,
-        missing="--from_scratch needs --tokenizer_name_or_path (train one with tokenizer/train_tokenizer.py)",
-    )
-
-
 def load_reviews(data_args: SentimentArguments, seed: int) -> DatasetDict:
     """The train, validation and test reviews (SentencePiece pieces with `--lab_vocabulary`, else the text): with
     `--label_budget`, the training reviews of its balanced draw with `seed`; with `--max_eval_samples` and
@@ -244,16 +228,16 @@ def _classifier(model_args: ModelArguments, data_args: SentimentArguments, token
         "is_causal": data_args.causal_mask,
         "classifier_pooling": data_args.classifier_pooling,
         "classifier_dropout": data_args.classifier_dropout,
+        "id2label": id2label,
+        "label2id": {name: i for i, name in id2label.items()},
     }
-    labels = {"id2label": id2label, "label2id": {name: i for i, name in id2label.items()}}
     model = training.load_or_build_model(
         SmallEncoderForSequenceClassification,
         model_args,
         tokenizer,
         DEFAULT_PRESET,
-        from_pretrained={**overrides, **labels},
+        from_pretrained=overrides,
         **overrides,
-        **labels,
     )
     if data_args.freeze_backbone:
         model.freeze_backbone()
@@ -276,18 +260,6 @@ def compute_metrics() -> Callable[[EvalPrediction], dict]:
     return compute
 
 
-def validation_per_epoch(log_history: list[dict]) -> dict:
-    """Validation accuracy and F1 after each epoch: the last evaluation at an epoch (`one_per_epoch`: the final
-    evaluation repeats the epoch where training stopped)."""
-    return {
-        "eval_accuracy_per_epoch": one_per_epoch(
-            {"epoch": entry["epoch"], "accuracy": entry["eval_accuracy"], "f1": entry.get("eval_f1")}
-            for entry in log_history
-            if "eval_accuracy" in entry
-        )
-    }
-
-
 def write_test_predictions(trainer: Trainer, test_set, metrics: dict) -> None:
     """Test labels are held back: predict them, one label (0 or 1) per line, in the order of the reviews.
     They are predicted shortest first, so that a batch is padded to about its own length, then put back in order."""
@@ -307,15 +279,13 @@ def write_test_predictions(trainer: Trainer, test_set, metrics: dict) -> None:
 # --------------------------------------------------------------------------------------------------
 def _check_before_training(model_args: ModelArguments, data_args: SentimentArguments, training_args) -> None:
     """Everything the user gave that could fail after training, checked before it: the output folder, the test
-    predictions' path (never an input, never a folder) and the sequence length."""
+    predictions' path (never an input, never a folder), flags that contradict each other."""
     if data_args.data_dir is None:
         raise UsageError("--data_dir is required: the folder with the CLS-FR books files")
     if data_args.from_scratch == bool(model_args.model_name_or_path):
         raise UsageError("give exactly one of --model_name_or_path (pretrained) and --from_scratch")
-    if data_args.max_seq_length is not None and data_args.max_seq_length <= 0:
-        raise UsageError(f"--max_seq_length {data_args.max_seq_length}: give a positive number of tokens")
-    if data_args.head_init not in ("random", "linear_probe"):
-        raise UsageError(f"--head_init {data_args.head_init}: give 'random' or 'linear_probe'")
+    if data_args.lab_vocabulary and data_args.lab_raw_text:
+        raise UsageError("give at most one of --lab_vocabulary (.spm pieces) and --lab_raw_text (raw reviews)")
     if data_args.freeze_backbone and data_args.gradual_unfreezing:
         raise UsageError("--freeze_backbone keeps the backbone that --gradual_unfreezing thaws: give one")
     if data_args.save_linear_probe and data_args.head_init != "linear_probe":
@@ -350,7 +320,12 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
     if training_args.eval_strategy == IntervalStrategy.NO:
         # The recipe's point is the per-epoch validation curve.
         training_args.eval_strategy = IntervalStrategy.EPOCH
-    tokenizer = review_tokenizer(model_args, data_args)
+    # --tokenizer_name_or_path, else the model's own; with neither, the lab's vocabulary is built from DATA_DIR.
+    vocabulary = (
+        "altegrad-lab" if data_args.lab_vocabulary else "altegrad-lab-raw" if data_args.lab_raw_text else "bpe"
+    )
+    missing = "--from_scratch needs --tokenizer_name_or_path (train one with tokenizer/train_tokenizer.py)"
+    tokenizer = resolve_tokenizer(model_args.tokenizer_path, vocabulary, data_dir=data_args.data_dir, missing=missing)
     # The budget's draw follows Trainer's convention for data sampling: --data_seed, else --seed.
     draw_seed = training_args.seed if training_args.data_seed is None else training_args.data_seed
     raw = load_reviews(data_args, draw_seed)
@@ -370,12 +345,13 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
             desc="Tokenizing reviews",
         )
     budget_draw = {"label_budget_seed": draw_seed} if data_args.label_budget is not None else {}
-    # ULMFiT's gradual unfreezing, and the backbone's learning rate (its discriminative rate).
+    # ULMFiT's gradual unfreezing, and the backbone's learning rate (its discriminative rate; none: Trainer's optimizer).
     callbacks = []
     backbone_lr = data_args.backbone_learning_rate
     if data_args.gradual_unfreezing:
         callbacks.append(training.GradualUnfreezingCallback(model, data_args.gradual_unfreezing))
         backbone_lr = backbone_lr or training_args.learning_rate  # every group in the optimizer from the start
+    optimizer = None if backbone_lr is None else training.discriminative_optimizer(model, training_args, backbone_lr)
     collator = DataCollatorWithPadding(tokenizer)
     probe_metrics = {}
     if data_args.head_init == "linear_probe":
@@ -395,15 +371,13 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
         task="sentiment",
         compute_metrics=(scorer := compute_metrics()),
         length_buckets=data_args.length_buckets,
-        optimizer_cls_and_kwargs=training.discriminative_optimizer(model, training_args, backbone_lr),
+        optimizer_cls_and_kwargs=optimizer,
     )
     metrics["trainable_parameters"] = trainable
     metrics.update(probe_metrics)
-    eval_metrics = trainer.evaluate(encoded["validation"])
-    metrics.update(eval_metrics)
+    metrics.update(trainer.evaluate(encoded["validation"]))
     if trainer.is_world_process_zero():  # each review's predicted and gold label, for the intervals
         write_scored_examples(training_args.output_dir, *scorer.scored)
-    metrics.update(validation_per_epoch(trainer.state.log_history))
     write_test_predictions(trainer, encoded["test"], metrics)
     return training.finish_run(
         trainer,

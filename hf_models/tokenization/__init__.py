@@ -66,7 +66,7 @@ LAB_SPECIAL_TOKENS = ("<s>", "<pad>", "</s>", "<unk>")  # fairseq's Dictionary: 
 
 
 def is_cs224n_char_tokenizer(tokenizer: PreTrainedTokenizerBase) -> bool:
-    return tokenizer.pad_token == CS224N_PAD_CHAR and tokenizer.unk_token is None
+    return vocabulary_of(tokenizer) == CS224N_CHAR
 
 
 def open_tokenizer(path: str | os.PathLike) -> PreTrainedTokenizerBase:
@@ -130,7 +130,7 @@ def vocabulary_of(tokenizer: PreTrainedTokenizerBase) -> str:
     """Which vocabulary a tokenizer is, read from the tokenizer itself (not from the flags that chose it): CS224N's
     characters, the lab's 50,001 ids over pieces (`altegrad-lab`) or over raw text (`altegrad-lab-raw`, its
     SentencePiece pre-tokenizer), our byte-level BPE, else "custom"."""
-    if is_cs224n_char_tokenizer(tokenizer):
+    if tokenizer.pad_token == CS224N_PAD_CHAR and tokenizer.unk_token is None:
         return CS224N_CHAR
     backend = getattr(tokenizer, "backend_tokenizer", None)
     pre_tokenizer = type(getattr(backend, "pre_tokenizer", None)).__name__

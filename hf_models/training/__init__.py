@@ -4,8 +4,8 @@
   seed (`setup_run`);
 - `trainer`: the model to start from (`load_or_build_model`, `build_config`) and `check_block_size`;
   `ReproducibleTrainer`, `ShuffledLengthBuckets` and `train_model`; `loss.png` and `accuracy.png`, redrawn during
-  training; finetuning that keeps the backbone (ULMFiT's discriminative rates and gradual unfreezing); a pretraining
-  loss against the unigram entropy of its data (`check_plateau`);
+  training; a pretraining loss against the unigram entropy of its data (`check_plateau`);
+- `transfer`: finetuning that keeps the backbone (ULMFiT's discriminative rates and gradual unfreezing);
 - `finish`: the end of a run (model, run_clm.py's result files, plots, run record, `report.json`).
 
 The run's tokenizer comes from `hf_models.tokenization.resolve_tokenizer`, its metrics from
@@ -23,11 +23,9 @@ _MODULES = {
     "HelpFormatter": "arguments",
     "build_parser": "arguments",
     "model_group": "arguments",
-    "PLATEAU_KEYS": "trainer",
-    "GradualUnfreezingCallback": "trainer",
-    "discriminative_optimizer": "trainer",
+    "GradualUnfreezingCallback": "transfer",
+    "discriminative_optimizer": "transfer",
     "ModelArguments": "arguments",
-    "PlotCallback": "trainer",
     "ReproducibleTrainer": "trainer",
     "ShuffledLengthBuckets": "trainer",
     "RunTimer": "finish",
@@ -37,14 +35,12 @@ _MODULES = {
     "expand_arguments_file": "arguments",
     "check_plateau": "trainer",
     "finish_run": "finish",
-    "last_logged": "trainer",
     "last_or_mean_loss": "trainer",
     "load_or_build_model": "trainer",
     "load_pretrained": "trainer",
     "model_source": "finish",
     "parse_args": "arguments",
     "read_arguments_file": "arguments",
-    "plot_curves": "trainer",
     "setup_run": "arguments",
     "train_model": "trainer",
     "unigram_entropy": "trainer",

@@ -6,9 +6,6 @@ numbers say.
 - `train_model`: a `ReproducibleTrainer`, whose evaluations leave the random stream alone and keep the dataset's
   order, with the plot callback (`loss.png`, `accuracy.png`, redrawn during training), batches of similar lengths in
   random order (`ShuffledLengthBuckets`), and the final loss.
-- Transfer (ULMFiT's toolbox, for any head on a `SmallEncoderModel`): `discriminative_optimizer` (the backbone at its
-  own learning rate, the new head at the main one) and `GradualUnfreezingCallback` (the head alone first, then one
-  more group of backbone layers each epoch, from the top).
 - The plateau check of a pretraining run: its final loss against the unigram entropy of its data.
 """
 
@@ -20,6 +17,7 @@ import math
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
@@ -28,22 +26,18 @@ import numpy as np
 import torch
 from accelerate import PartialState
 from huggingface_hub.errors import StrictDataclassError
-from torch import nn
 from torch.utils.data import Sampler, SequentialSampler
 from transformers import PreTrainedModel, PreTrainedTokenizerBase, Trainer, TrainerCallback, TrainingArguments
 from transformers.trainer_callback import ExportableState
-from transformers.trainer_pt_utils import LengthGroupedSampler
 from transformers.trainer_utils import get_last_checkpoint
 
-from ..safety import check_json_files, one_line, reading, restoring_on_failure, staged_save
+from ..safety import check_json_files, one_line, reading, restoring_on_failure
 from ..small_encoder import SmallEncoderConfig
 from ..textio import UsageError, atomic_write
 from ..tokenization import config_token_ids
 from .arguments import ModelArguments
 
 __all__ = [
-    "PLATEAU_KEYS",
-    "GradualUnfreezingCallback",
     "PlotCallback",
     "ReproducibleTrainer",
     "ShuffledLengthBuckets",
@@ -51,14 +45,11 @@ __all__ = [
     "check_block_size",
     "check_plateau",
     "check_vocabulary",
-    "discriminative_optimizer",
     "finish_all_or_nothing",
-    "last_logged",
     "last_or_mean_loss",
     "load_or_build_model",
     "load_pretrained",
     "plot_curves",
-    "quiet_defaults",
     "train_model",
     "unigram_entropy",
 ]
@@ -239,68 +230,6 @@ def check_block_size(block_size: int | None, model: PreTrainedModel, flag: str =
 
 
 # ------------------------------------------------------------------------------------------------------------------
-# Finetuning that keeps what pretraining learned (ULMFiT)
-# ------------------------------------------------------------------------------------------------------------------
-
-
-def discriminative_optimizer(
-    model: PreTrainedModel, training_args: TrainingArguments, backbone_lr: float | None
-) -> tuple[type, dict] | None:
-    """Trainer's AdamW with two parameter groups: the backbone at `backbone_lr`, the head at the main rate.
-
-    Weight decay follows Trainer's rule (none on biases and LayerNorm weights). None: Trainer's default. Frozen
-    parameters are included: they get no gradient, so AdamW skips them until gradual unfreezing thaws them."""
-    if backbone_lr is None:
-        return None
-    decay = set(Trainer.get_decay_parameter_names(None, model))
-    groups = []
-    for in_backbone, lr in ((True, backbone_lr), (False, training_args.learning_rate)):
-        for with_decay in (True, False):
-            params = [
-                p
-                for name, p in model.named_parameters()
-                if name.startswith(f"{model.base_model_prefix}.") == in_backbone and (name in decay) == with_decay
-            ]
-            if params:
-                groups.append({"params": params, "lr": lr, "weight_decay": training_args.weight_decay * with_decay})
-    optimizer_cls, optimizer_kwargs = Trainer.get_optimizer_cls_and_kwargs(training_args, model)
-    return optimizer_cls, {**optimizer_kwargs, "params": groups}
-
-
-def backbone_layer_groups(model: PreTrainedModel) -> list[list[nn.Parameter]]:
-    """The backbone's parameters in ULMFiT's unfreezing order: the last block (with the final norm) first, then
-    each block below it, the embeddings last."""
-    backbone = model.base_model
-    blocks = list(backbone.layers)
-    groups = [[*blocks[-1].parameters(), *backbone.norm.parameters()]]
-    groups += [list(block.parameters()) for block in reversed(blocks[:-1])]
-    groups.append([*backbone.embed_tokens.parameters(), *backbone.embed_positions.parameters()])
-    return groups
-
-
-class GradualUnfreezingCallback(TrainerCallback):
-    """Epoch 1 trains the head alone; each later epoch thaws `groups_per_epoch` more backbone layer groups, from
-    the top. The optimizer must hold every parameter from the start (`discriminative_optimizer` does)."""
-
-    def __init__(self, model: PreTrainedModel, groups_per_epoch: int) -> None:
-        if groups_per_epoch < 1:
-            raise UsageError(f"--gradual_unfreezing needs at least 1 layer group per epoch, not {groups_per_epoch}")
-        self.groups = backbone_layer_groups(model)
-        self.groups_per_epoch = groups_per_epoch
-        model.base_model.requires_grad_(False)
-
-    def thawed_groups(self, epoch: int) -> int:
-        """How many layer groups train during `epoch` (0-based)."""
-        return min(len(self.groups), self.groups_per_epoch * epoch)
-
-    def on_epoch_begin(self, args, state, control, **kwargs):
-        thawed = self.thawed_groups(round(state.epoch or 0))
-        for index, group in enumerate(self.groups):
-            for parameter in group:
-                parameter.requires_grad_(index < thawed)
-
-
-# ------------------------------------------------------------------------------------------------------------------
 # The curves of a run, from a `Trainer` log history
 # ------------------------------------------------------------------------------------------------------------------
 
@@ -351,18 +280,16 @@ def plot_curves(log_history: list[dict], output_dir: str | os.PathLike) -> list[
     return written
 
 
+@dataclass
 class PlotCallback(TrainerCallback):
     """Redraw the curves after each evaluation (main process only), so that a long run can be watched and an
     interrupted one still leaves its plots; the run's end draws them once more (`finish_run`). An earlier run's plots,
     in a folder the user lets this run replace, are left as they are until the new run has ended well; plots drawn
     into a new folder go again if the run fails at its end (`discard`)."""
 
-    def __init__(self, args: TrainingArguments) -> None:
-        # Built before the Trainer, which makes the output folder: whether this run made it.
-        self.new_folder = not os.path.lexists(args.output_dir)
-        folder = Path(args.output_dir)
-        self.live = bool(args.resume_from_checkpoint) or not any((folder / n).exists() for n in PLOT_NAMES)
-        self.drawn = set()
+    new_folder: bool  # whether this run made the output folder
+    live: bool  # whether the curves are redrawn during training: not over an earlier run's, unless resuming it
+    drawn: set[str] = field(default_factory=set)
 
     def on_evaluate(self, args, state, control, **kwargs):
         if not (state.is_world_process_zero and self.live):
@@ -432,23 +359,10 @@ class ReproducibleTrainer(Trainer):
     `predict` returns: predictions written one per line of the input file would then belong to other lines.
     `length_buckets=True` trains on `ShuffledLengthBuckets` of the `input_ids` lengths.
 
-    What it saves (the model, its tokenizer and arguments, the trainer state) replaces the files of an earlier run
-    one complete file at a time: `--overwrite_output_dir` never leaves a half-written model.
+    What it saves at the end of a run replaces an earlier run's files all or nothing (`finish_all_or_nothing`).
     """
 
     length_buckets = False  # `train_model` sets it per run
-
-    def _save(self, output_dir: str | None = None, state_dict: dict | None = None) -> None:
-        output_dir = output_dir if output_dir is not None else self.args.output_dir
-        if not self.args.should_save:  # the other processes join the gathers only
-            return super()._save(output_dir, state_dict)
-        with staged_save(output_dir) as staging:
-            super()._save(str(staging), state_dict)
-
-    def save_state(self) -> None:
-        if self.is_world_process_zero():
-            with atomic_write(Path(self.args.output_dir) / "trainer_state.json") as path:
-                self.state.save_to_json(str(path))
 
     def _get_train_sampler(self, train_dataset=None):
         if not self.length_buckets:
@@ -470,20 +384,16 @@ class ReproducibleTrainer(Trainer):
         with torch.random.fork_rng(devices=devices):
             return super().evaluate(*args, **kwargs)
 
-    def _get_eval_sampler(self, *args: Any, **kwargs: Any):
-        sampler = super()._get_eval_sampler(*args, **kwargs)
-        if not isinstance(sampler, LengthGroupedSampler):
-            return sampler
-        eval_dataset = args[0] if args else kwargs["eval_dataset"]
-        return SequentialSampler(eval_dataset) if self.args.world_size <= 1 else None  # Trainer's own order
+    def _get_eval_sampler(self, eval_dataset):
+        return SequentialSampler(eval_dataset) if self.args.world_size <= 1 else None  # never grouped by length
 
 
+@dataclass
 class RunTask(TrainerCallback, ExportableState):
     """Names the task of the run in each checkpoint's trainer_state.json (`stateful_callbacks`), so that a resume
     from another task's checkpoint is refused before it loads (`safety.check_checkpoint`)."""
 
-    def __init__(self, task: str) -> None:
-        self.task = task
+    task: str
 
     def state(self) -> dict:
         return {"args": {"task": self.task}, "attributes": {}}
@@ -510,8 +420,19 @@ def train_model(
     fitted before, e.g. a linear-probe head on a frozen backbone) trains nothing: the trainer is returned to
     evaluate and save, with `train_steps` 0. `--push_to_hub` is checked here (offline: one line, before training)
     and left to `finish_run`, which shares the run as `push_to_hub.py` does (`trainer.share_on_hub`)."""
-    quiet_defaults(training_args, model)
-    new_folder = not os.path.lexists(training_args.output_dir)
+    # Trainer's defaults that only make noise here: no pinned memory without an accelerator (pinning only speeds up
+    # copies to one, and torch warns at every DataLoader); and, unless `--ddp_find_unused_parameters` is given, no DDP
+    # search for unused parameters where the model uses all of them (the search costs a pass over the graph at each
+    # step, and DDP warns when it finds none). An adaptive softmax skips the tail clusters that a batch's labels do
+    # not reach: it keeps the search.
+    if not torch.accelerator.is_available():
+        training_args.dataloader_pin_memory = False
+    if training_args.ddp_find_unused_parameters is None:
+        skips = any(isinstance(module, torch.nn.AdaptiveLogSoftmaxWithLoss) for module in model.modules())
+        training_args.ddp_find_unused_parameters = skips
+    # Before the Trainer, which makes the output folder: whether this run made it, and holds an earlier run's plots.
+    new_folder, folder = not os.path.lexists(training_args.output_dir), Path(training_args.output_dir)
+    live_plots = bool(training_args.resume_from_checkpoint) or not any((folder / n).exists() for n in PLOT_NAMES)
     # `--push_to_hub`: `finish_run` shares the run folder as push_to_hub.py does, with our card and the public
     # record; Trainer's own push would upload the whole folder with its card. Refused now if it cannot succeed.
     share = training_args.push_to_hub
@@ -527,7 +448,7 @@ def train_model(
         eval_dataset=eval_dataset,
         processing_class=tokenizer,
         data_collator=data_collator,
-        callbacks=[PlotCallback(training_args), *callbacks, *([RunTask(task)] if task else [])],
+        callbacks=[PlotCallback(new_folder, live_plots), *callbacks, *([RunTask(task)] if task else [])],
         **trainer_kwargs,
     )
     trainer.length_buckets, trainer.share_on_hub = length_buckets, share
@@ -545,7 +466,8 @@ def train_model(
             remove_if_empty(training_args.output_dir)
         raise
     metrics = {**result.metrics, "train_samples": len(train_dataset)}
-    metrics["final_train_loss"] = last_logged(trainer, "loss")  # None: no step logged (Trainer's mean: train_loss)
+    # The last logged loss; None: no step logged (Trainer's mean: train_loss).
+    metrics["final_train_loss"] = next((e["loss"] for e in reversed(trainer.state.log_history) if "loss" in e), None)
     return trainer, metrics
 
 
@@ -569,24 +491,6 @@ def interrupted_run(output_dir: str) -> str:
     if last is None:
         return "interrupted before any checkpoint was saved (--save_strategy steps or epoch saves some)"
     return f"interrupted; continue with the same flags and --resume_from_checkpoint {last}"
-
-
-def quiet_defaults(training_args: TrainingArguments, model: torch.nn.Module) -> None:
-    """Trainer's defaults that only make noise here: no pinned memory without an accelerator (pinning only speeds
-    up copies to one, and torch warns at every DataLoader); and, unless `--ddp_find_unused_parameters` is given, no
-    DDP search for unused parameters where the model uses all of them (the search costs a pass over the graph at
-    each step, and DDP warns when it finds none). An adaptive softmax skips the tail clusters that a batch's labels
-    do not reach: it keeps the search."""
-    if not torch.accelerator.is_available():
-        training_args.dataloader_pin_memory = False
-    if training_args.ddp_find_unused_parameters is None:
-        skips = any(isinstance(module, torch.nn.AdaptiveLogSoftmaxWithLoss) for module in model.modules())
-        training_args.ddp_find_unused_parameters = skips
-
-
-def last_logged(trainer: Trainer, key: str = "loss", default: float | None = None) -> float | None:
-    """The last value of `key` in the trainer's log history (the final training loss), else `default`."""
-    return next((entry[key] for entry in reversed(trainer.state.log_history) if key in entry), default)
 
 
 def last_or_mean_loss(metrics: dict[str, Any]) -> float | None:
@@ -635,8 +539,6 @@ def finish_all_or_nothing(finish: Callable[..., Any]) -> Callable[..., Any]:
 # A pretraining loss above this share of the data's unigram entropy means the model learned little more than
 # token frequencies: a backbone that finetuning cannot profit from.
 PLATEAU_RATIO = 0.9
-# The figures `check_plateau` adds to a run's metrics (kept in the run record's training metrics).
-PLATEAU_KEYS = ("unigram_entropy", "loss_over_unigram_entropy", "plateau")
 
 
 def unigram_entropy(dataset, vocab_size: int, column: str = "input_ids") -> float:

@@ -850,7 +850,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "score-final-train-loss-is-the-mean",
         TRAINER,
-        'metrics["final_train_loss"] = last_logged(trainer, "loss")',
+        'metrics["final_train_loss"] = next((e["loss"] for e in reversed(trainer.state.log_history) if "loss" in e), None)',
         'metrics["final_train_loss"] = result.training_loss',
         FINAL_LOSS_TESTS,
         "the final training loss is Trainer's mean over the run",
@@ -947,8 +947,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "card-claim-final-loss-is-the-first-logged",
         TRAINER,
-        "return next((entry[key] for entry in reversed(trainer.state.log_history) if key in entry), default)",
-        "return next((entry[key] for entry in trainer.state.log_history if key in entry), default)",
+        'next((e["loss"] for e in reversed(trainer.state.log_history) if "loss" in e), None)',
+        'next((e["loss"] for e in trainer.state.log_history if "loss" in e), None)',
         ("tests/test_card_claims.py",),
         "the final training loss is the first logged one",
     ),
