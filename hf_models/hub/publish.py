@@ -28,12 +28,13 @@ from huggingface_hub.utils import filter_repo_objects
 from safetensors import SafetensorError, safe_open
 
 from .. import small_encoder
-from ..run_record import RECORD_FILE, CardOptions, build_model_card, head_of, read_record
+from ..run_record import DEFAULT_LICENSE, RECORD_FILE, build_model_card, read_record
 from ..safety import one_line
 from ..textio import UsageError, atomic_write, atomic_write_text
 
 __all__ = [
     "ALLOW_PATTERNS",
+    "CardOptions",
     "DENY_PATTERNS",
     "ExportResult",
     "PushError",
@@ -104,6 +105,16 @@ DENY_PATTERNS = (
 
 class PushError(UsageError):
     """A problem the user can fix; the command line prints it as one line (`error: ...`) and exits with status 2."""
+
+
+@dataclass
+class CardOptions:
+    """What the command line may add to or override in the card (`build_model_card`'s keywords)."""
+
+    repo_id: str | None = None
+    language: str | None = None
+    license: str = DEFAULT_LICENSE
+    birthplace: bool | None = None
 
 
 @dataclass
@@ -212,10 +223,8 @@ def _check_run_dir(run_dir: Path) -> dict[str, Any]:
         raise PushError(f"{run_dir}/config.json has model_type={config.get('model_type')!r}, expected 'small-encoder'")
     if not config.get("architectures"):
         raise PushError(f"{run_dir}/config.json has no `architectures`; save the model with save_pretrained")
-    try:
-        head_of(config["architectures"][0])
-    except UsageError as error:
-        raise PushError(str(error)) from None
+    if config["architectures"][0] not in {head.__name__ for head in small_encoder.HEADS.values()}:
+        raise PushError(f"unsupported architecture {config['architectures'][0]!r} in {run_dir}/config.json")
     if not config.get("auto_map"):
         raise PushError(f"{run_dir}/config.json has no `auto_map`; save the model again with the current hf_models")
     _check_shards(run_dir)
@@ -349,8 +358,9 @@ def export_folder(
     # One record for the card and for the app and `evaluate` of a Hub copy (how a birthplace model answers).
     record = record.public() if record is not None else None
     plots = [rel for rel in files if fnmatch(rel.name, PLOT_PATTERN)]
-    options = dataclasses.replace(options or CardOptions(), exported=True)
-    card = build_model_card(run_dir, config, record, options, plots)
+    card = build_model_card(
+        run_dir, config, record, plots, exported=True, **dataclasses.asdict(options or CardOptions())
+    )
     if record is not None:
         record.save(local_dir)
     atomic_write_text(local_dir / "README.md", str(card))
