@@ -138,7 +138,7 @@ class RunRecord:
     train_metrics: dict[str, Any] = field(default_factory=dict)
     evaluations: list[Evaluation] = field(default_factory=list)
     hyperparameters: dict[str, Any] = field(default_factory=dict)
-    # What ran: `training_run`'s steps and epochs (Trainer's state) and examples seen.
+    # What ran: the steps and epochs (`trainer_state.json`'s) and the examples seen (`from_trainer`).
     trained: dict[str, Any] = field(default_factory=dict)
     # The tokenizer the run used: its vocabulary (`hf_models.tokenization.vocabulary_of`: "bpe", "altegrad-lab-raw",
     # ...); its size is the model's `vocab_size`.
@@ -217,10 +217,6 @@ class RunRecord:
             seen = full_epochs * n_train + min(rest * batch, n_train)
         record.trained = {"examples_seen": seen, "distinct_examples_seen": min(seen, n_train)}
         record._join(args.output_dir)
-        # Trainer counts the examples of an evaluation only where the task says (`eval_samples`).
-        evaluation = record.evaluation()
-        if evaluation is not None:
-            evaluation.num_examples = evaluation.num_examples or record.split_sizes.get(evaluation.split)
         # The curated `TrainingArguments` plus the task's own scalar arguments, without those that name a file or
         # folder, unset values and the options of the evaluation step (their help starts with 'evaluate:').
         values = {key: getattr(args, key) for key in TRAINING_HYPERPARAMETERS}
@@ -267,8 +263,10 @@ class RunRecord:
         )
         if final:
             final.update({key: results[key] for key in EVAL_KEYS if key in results})  # run_clm.py's perplexity
+            # Trainer counts the examples of an evaluation only where the task says (`eval_samples`).
             samples = results.get("eval_samples")
-            joined = Evaluation(TRAINER_SPLIT, final, int(samples) if samples is not None else None)
+            count = int(samples) if samples is not None else self.split_sizes.get(TRAINER_SPLIT)
+            joined = Evaluation(TRAINER_SPLIT, final, count)
             joined.per_epoch = one_per_epoch(
                 {"epoch": entry["epoch"], **scores} for entry, scores in zip(history, logged, strict=True)
             )
@@ -295,9 +293,8 @@ class RunRecord:
             record.dataset = ", ".join(model_reference(name.strip()) or "" for name in self.dataset.split(","))
         record.hub_datasets = [name for name in self.hub_datasets if model_reference(name) == name]
         for name in ("hyperparameters", "train_metrics", "hardware"):
-            setattr(
-                record, name, {key: value for key, value in getattr(self, name).items() if not _is_local(key, value)}
-            )
+            kept = {key: value for key, value in getattr(self, name).items() if not _is_local(key, value)}
+            setattr(record, name, kept)
         return record
 
     def save(self, folder: str | os.PathLike) -> Path:
