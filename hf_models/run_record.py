@@ -13,7 +13,7 @@ with anything that still names a local file or folder taken out, so that a Hub c
 as the run did (`hf_models.tasks.birthplace_qa.answer_format_of` reads it there).
 
 The card (`build_model_card`) is `huggingface_hub.ModelCard.from_template` over `ModelCardData` and the template
-`model_card.md` shipped in the package; each claim comes from the record and the exported `config.json`.
+`model_card.md` shipped in the package, which words each claim of the record and the exported `config.json`.
 """
 
 from __future__ import annotations
@@ -40,19 +40,15 @@ from .textio import UsageError, atomic_write_text
 __all__ = [
     "DEFAULT_LICENSE",
     "RECORD_FILE",
-    "CardOptions",
     "Evaluation",
     "RunRecord",
     "build_model_card",
     "hardware",
-    "head_of",
     "model_reference",
     "model_size",
     "one_per_epoch",
     "read_record",
     "to_json",
-    "training_hyperparameters",
-    "training_run",
     "updating_record",
     "write_run_card",
 ]
@@ -97,8 +93,6 @@ TRAINING_HYPERPARAMETERS = (
 TOKENIZER_ARGUMENTS = ("lab_vocabulary", "lab_raw_text")
 # An argument whose name holds one of these names a local file or folder: never kept in a record.
 PATH_WORDS = ("dir", "file", "path")
-# A Windows drive ("C:\\", "D:/") or network share ("\\\\host") at the start of a string.
-WINDOWS_ABSOLUTE = re.compile(r"^(?:[A-Za-z]:[\\/]|\\\\)")
 
 
 @dataclass
@@ -112,19 +106,6 @@ class Evaluation:
     baseline: str | None = None
     # One entry a validation pass during training: {"epoch": 1.0, "accuracy": 0.8, "f1": 0.79, "loss": 0.4}.
     per_epoch: list[dict[str, float]] = field(default_factory=list)
-
-    @classmethod
-    def from_trainer_metrics(cls, metrics: dict[str, Any], prefix: str = "eval", split: str = TRAINER_SPLIT):
-        """`eval_loss`, `eval_accuracy`, ... from `Trainer.evaluate()` as `Evaluation(split, {"loss": ..., ...})`,
-        with the perplexity run_clm.py puts beside them."""
-        values = {
-            key.removeprefix(f"{prefix}_"): float(value)
-            for key, value in metrics.items()
-            if key.startswith(f"{prefix}_") and _is_number(value) and not key.endswith(LOOP_KEYS)
-        }
-        values.update({key: metrics[key] for key in EVAL_KEYS if key in metrics and values})
-        num_examples = metrics.get(f"{prefix}_samples")
-        return cls(split, values, int(num_examples) if num_examples is not None else None)
 
 
 @dataclass
@@ -157,7 +138,7 @@ class RunRecord:
     train_metrics: dict[str, Any] = field(default_factory=dict)
     evaluations: list[Evaluation] = field(default_factory=list)
     hyperparameters: dict[str, Any] = field(default_factory=dict)
-    # What ran: `training_run`'s steps and epochs (Trainer's state) and examples seen.
+    # What ran: the steps and epochs (`trainer_state.json`'s) and the examples seen (`from_trainer`).
     trained: dict[str, Any] = field(default_factory=dict)
     # The tokenizer the run used: its vocabulary (`hf_models.tokenization.vocabulary_of`: "bpe", "altegrad-lab-raw",
     # ...); its size is the model's `vocab_size`.
@@ -200,7 +181,6 @@ class RunRecord:
     def from_trainer(
         cls,
         trainer: Any,
-        results: dict[str, Any],
         task_args: Any,
         wall_time_s: float,
         *,
@@ -208,10 +188,10 @@ class RunRecord:
         not_applicable: Sequence[str] = (),
         **fields: Any,
     ) -> RunRecord:
-        """The record of a finished training: what the task knows (`fields`: task, objective, dataset, split sizes,
-        language, preset, starting model) and what every run knows the same way, read from the `Trainer` and its
-        `results` (the numbers `all_results.json` saves): size, training outcome, evaluations, hyperparameters,
-        hardware and time.
+        """The record of a finished training, once Trainer has saved its files in the output folder: what the task
+        knows (`fields`: task, objective, dataset, split sizes, language, preset, starting model), what those files
+        say (`_join`: training outcome, evaluation, steps and epochs) and what every run knows the same way, read from
+        the `Trainer`: size, examples seen, hyperparameters, hardware and time.
 
         `hyperparameters` are the task's own values (they win over the arguments'); `not_applicable` names the task
         arguments that did not apply to this run (left out of the hyperparameters)."""
@@ -222,36 +202,73 @@ class RunRecord:
             record.tokenizer = vocabulary_of(trainer.processing_class)
             # A course's vocabulary is of its course's language (the lab's French pieces) unless the task said.
             record.language = record.language or VOCABULARY_LANGUAGES.get(record.tokenizer)
-        record.trained = training_run(trainer)
         record.model_size = model_size(trainer.accelerator.unwrap_model(trainer.model))
-        state = trainer.state
-        record._join(
-            results, {"log_history": state.log_history, "global_step": state.global_step, "epoch": state.epoch}
-        )
-        # Trainer counts the examples of an evaluation only where the task says (`eval_samples`).
-        evaluation = record.evaluation()
-        if evaluation is not None:
-            evaluation.num_examples = evaluation.num_examples or record.split_sizes.get(evaluation.split)
-        values = {**training_hyperparameters(trainer.args, task_args), **(hyperparameters or {})}
+        # The training examples drawn (repeats across epochs counted) and the distinct ones among them (of a label
+        # budget: the labels the model saw). An epoch is ceil(N / B) steps of B examples (batch x accumulation x
+        # processes), its last step the remainder: so the count is exact on one process, and counts the sampler's
+        # padding on several.
+        args, dataset = trainer.args, trainer.train_dataset
+        n_train = len(dataset) if dataset is not None else 0
+        steps = int(trainer.state.global_step)
+        batch = args.train_batch_size * args.gradient_accumulation_steps * args.world_size
+        seen = 0
+        if n_train and steps:
+            full_epochs, rest = divmod(steps, math.ceil(n_train / batch))
+            seen = full_epochs * n_train + min(rest * batch, n_train)
+        record.trained = {"examples_seen": seen, "distinct_examples_seen": min(seen, n_train)}
+        record._join(args.output_dir)
+        # The curated `TrainingArguments` plus the task's own scalar arguments, without those that name a file or
+        # folder, unset values and the options of the evaluation step (their help starts with 'evaluate:').
+        values = {key: getattr(args, key) for key in TRAINING_HYPERPARAMETERS}
+        # Trainer runs --max_steps when it is positive, else --num_train_epochs: the other one did not apply.
+        values.pop("num_train_epochs" if args.max_steps > 0 else "max_steps")
+        for task_field in dataclasses.fields(task_args):
+            key, value = task_field.name, getattr(task_args, task_field.name)
+            if task_field.metadata.get("help", "").startswith("evaluate:"):
+                continue  # options of the evaluation step, not of the training
+            if not _is_local(key) and isinstance(value, bool | int | float | str):
+                values[key] = value
+        values = {key: to_json(value) for key, value in values.items() if value is not None}
+        values.update(hyperparameters or {})
         left_out = (*not_applicable, *TOKENIZER_ARGUMENTS)
         record.hyperparameters = {key: value for key, value in values.items() if key not in left_out}
-        record.hardware = hardware(trainer.args)
+        record.hardware = hardware(args)
         record.wall_time_s = wall_time_s
         return record
 
-    def _join(self, results: dict[str, Any], state: dict[str, Any]) -> None:
-        """Take in what Trainer's files say (`all_results.json`'s numbers, `trainer_state.json`'s log): the training
-        numbers, the evaluation of the run's validation split with its per-epoch curve, the steps and epochs run. A
-        value the record already holds wins (a later evaluation step's)."""
+    def _join(self, folder: str | os.PathLike) -> None:
+        """Take in what Trainer's files in `folder` say (`all_results.json`'s numbers, `trainer_state.json`'s log):
+        the training numbers, the evaluation of the run's validation split with its per-epoch curve, the steps and
+        epochs run. A value the record already holds wins (a later evaluation step's). A broken file is an error."""
+        found = []
+        for path in (Path(folder) / RESULTS_FILE, Path(folder) / STATE_FILE):
+            try:
+                found.append(json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {})
+            except ValueError as err:
+                raise UsageError(f"{path}: not Trainer's file ({err})") from None
+        results, state = found
         self.train_metrics = {
             **{k: v for k, v in results.items() if not k.startswith("eval_") and k not in (*EVAL_KEYS, "epoch")},
             **self.train_metrics,
         }
+        # The final evaluation's scores and each logged one's, `eval_loss` as "loss" (without the loop's timings).
         history = [entry for entry in state.get("log_history", []) if "eval_loss" in entry and "epoch" in entry]
-        joined = Evaluation.from_trainer_metrics(results)
-        if joined.metrics:
+        final, *logged = (
+            {
+                key.removeprefix("eval_"): float(value)
+                for key, value in entry.items()
+                if key.startswith("eval_") and not key.endswith(LOOP_KEYS) and type(value) in (int, float)
+            }
+            for entry in (results, *history)
+        )
+        if final:
+            final.update({key: results[key] for key in EVAL_KEYS if key in results})  # run_clm.py's perplexity
+            # Trainer counts the examples of an evaluation only where the task says (`eval_samples`).
+            samples = results.get("eval_samples")
+            count = int(samples) if samples is not None else self.split_sizes.get(TRAINER_SPLIT)
+            joined = Evaluation(TRAINER_SPLIT, final, count)
             joined.per_epoch = one_per_epoch(
-                {"epoch": entry["epoch"], **Evaluation.from_trainer_metrics(entry).metrics} for entry in history
+                {"epoch": entry["epoch"], **scores} for entry, scores in zip(history, logged, strict=True)
             )
             earlier = self.evaluation()
             if earlier is not None:  # the record's own values win over Trainer's
@@ -267,24 +284,24 @@ class RunRecord:
     def public(self) -> RunRecord:
         """This record as it may be published with the model: the same fields, without anything local. A model is
         named by its folder name or Hub id (`model_reference`), a data file by its name; a hyperparameter, training
-        metric or hardware field that names a file or folder (`data_dir`, ...) or holds a local path is left out.
+        metric or hardware field that names a file or folder (`data_dir`, ...) or holds a path is left out (`_is_local`).
         How a birthplace model answers (`recite_tokens`, `answer_words`, `capitalized_answers`) stays."""
         record = copy.deepcopy(self)
         record.finetuned_from = model_reference(self.finetuned_from)
         record.evaluated_model = model_reference(self.evaluated_model)
         if self.dataset:
             record.dataset = ", ".join(model_reference(name.strip()) or "" for name in self.dataset.split(","))
-        record.hub_datasets = [name for name in self.hub_datasets if not _names_local_file(name)]
-        record.hyperparameters = _without_local_paths(self.hyperparameters)
-        record.train_metrics = _without_local_paths(self.train_metrics)
-        record.hardware = _without_local_paths(self.hardware)
+        record.hub_datasets = [name for name in self.hub_datasets if model_reference(name) == name]
+        for name in ("hyperparameters", "train_metrics", "hardware"):
+            kept = {key: value for key, value in getattr(self, name).items() if not _is_local(key, value)}
+            setattr(record, name, kept)
         return record
 
     def save(self, folder: str | os.PathLike) -> Path:
         """Write `run_record.json` without what Trainer's files in `folder` already say (`read_record` joins it)."""
         path = Path(folder) / RECORD_FILE
         saying = RunRecord(task="", objective="")
-        saying._join(*_trainer_files(folder))
+        saying._join(folder)
         data = dataclasses.asdict(self)
         said = dataclasses.asdict(saying)
         for name in ("train_metrics", "trained"):
@@ -305,17 +322,6 @@ class RunRecord:
         values = {key: value for key, value in data.items() if key in known}
         values["evaluations"] = [Evaluation(**e) for e in values.get("evaluations", [])]
         return cls(**values)
-
-
-def _trainer_files(folder: str | os.PathLike) -> tuple[dict[str, Any], dict[str, Any]]:
-    """`all_results.json` and `trainer_state.json` of `folder` (empty where absent); a broken one is an error."""
-    found = []
-    for path in (Path(folder) / RESULTS_FILE, Path(folder) / STATE_FILE):
-        try:
-            found.append(json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {})
-        except ValueError as err:
-            raise UsageError(f"{path}: not Trainer's file ({err})") from None
-    return found[0], found[1]
 
 
 @contextmanager
@@ -340,7 +346,7 @@ def read_record(folder: str | os.PathLike) -> RunRecord | None:
         record = RunRecord.from_dict(json.loads(path.read_text(encoding="utf-8")))
     except (ValueError, TypeError) as err:
         raise UsageError(f"{path}: not a run record ({err})") from None
-    record._join(*_trainer_files(folder))
+    record._join(folder)
     return record
 
 
@@ -355,30 +361,6 @@ def one_per_epoch(entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(by_epoch.values())
 
 
-def training_run(trainer: Any) -> dict[str, Any]:
-    """What a training ran, from Trainer's state (as `trainer_state.json` saves it) and the training set: the
-    optimizer steps, the epochs (a fraction when `--max_steps` stops the run first), the training examples drawn
-    (repeats across epochs counted) and the distinct ones among them (of a label budget: the labels the model saw).
-
-    An epoch is ceil(N / B) steps of B examples (batch x accumulation x processes), its last step the remainder: so
-    the count is exact on one process, and counts the sampler's padding on several."""
-    state, args = trainer.state, trainer.args
-    dataset = trainer.train_dataset
-    n_train = len(dataset) if dataset is not None else 0
-    steps = int(state.global_step)
-    batch = args.train_batch_size * args.gradient_accumulation_steps * args.world_size
-    seen = 0
-    if n_train and steps:
-        full_epochs, rest = divmod(steps, math.ceil(n_train / batch))
-        seen = full_epochs * n_train + min(rest * batch, n_train)
-    return {
-        "steps": steps,
-        "epochs": round(float(state.epoch or 0.0), 4),
-        "examples_seen": seen,
-        "distinct_examples_seen": min(seen, n_train),
-    }
-
-
 def model_size(model: Any) -> dict[str, int]:
     """A model's parameters (all, and those that train) and the config fields that give its shape."""
     return {
@@ -386,21 +368,6 @@ def model_size(model: Any) -> dict[str, int]:
         "trainable_parameters": model.num_parameters(only_trainable=True),
         **{key: getattr(model.config, key) for key in SIZE_FIELDS},
     }
-
-
-def training_hyperparameters(training_args: Any, task_args: Any) -> dict[str, Any]:
-    """The curated `TrainingArguments` plus the task's own scalar arguments, without local paths, unset values and
-    the options of the evaluation step (their help starts with 'evaluate:')."""
-    values = {key: getattr(training_args, key) for key in TRAINING_HYPERPARAMETERS}
-    # Trainer runs --max_steps when it is positive, else --num_train_epochs: the other one did not apply.
-    values.pop("num_train_epochs" if training_args.max_steps > 0 else "max_steps")
-    for task_field in dataclasses.fields(task_args):
-        key, value = task_field.name, getattr(task_args, task_field.name)
-        if task_field.metadata.get("help", "").startswith("evaluate:"):
-            continue  # options of the evaluation step, not of the training
-        if not _names_a_path(key) and isinstance(value, bool | int | float | str):
-            values[key] = value
-    return {key: to_json(value) for key, value in values.items() if value is not None}
 
 
 def hardware(training_args: Any) -> dict[str, Any]:
@@ -425,62 +392,29 @@ def model_reference(name_or_path: str | os.PathLike | None) -> str | None:
     if not name_or_path:
         return None
     value = str(name_or_path)
-    if Path(value).exists() or value.startswith(("/", ".", "~")) or value.count("/") != 1 or "\\" in value:
+    if (
+        Path(value).exists()
+        or value.startswith(("/", ".", "~"))
+        or value.count("/") != 1
+        or any(c in value for c in "\\:")
+    ):
         return re.split(r"[\\/]", value.rstrip("/\\"))[-1]  # a Windows path's name too, on any machine
     return value
 
 
-def _names_a_path(key: str) -> bool:
-    """Whether an argument's name says it is a local file or folder (`data_dir`, `predictions_file`, ...)."""
-    return any(word in key for word in PATH_WORDS)
-
-
-def _is_local_path(value: Any) -> bool:
-    """Whether a value is, or holds, a path of this machine: an absolute path (POSIX or Windows), one from the home
-    folder (`~`), or any text with the home folder in it."""
+def _is_local(key: str, value: Any = None) -> bool:
+    """Whether an entry names a file or folder of this machine: by its name (`data_dir`, `predictions_file`, ...) or
+    by its text, in a list or dict too: a `/` or a backslash (`../shared/data/cls-books`, `configs/x.json`, a Windows
+    path, an absolute one), a leading `.` or `~`, or a file or folder that exists here."""
+    if any(word in key for word in PATH_WORDS):
+        return True
     if isinstance(value, dict):
-        return any(_is_local_path(v) for v in value.values())
+        value = list(value.values())
     if isinstance(value, list | tuple | set):
-        return any(_is_local_path(v) for v in value)
-    if not isinstance(value, str):
-        return False
-    home = str(Path.home())
-    return value.startswith(("/", "~")) or bool(WINDOWS_ABSOLUTE.match(value)) or (len(home) > 1 and home in value)
-
-
-def _names_local_file(value: Any) -> bool:
-    """Whether a text names a file or folder of this machine: absolute, existing here, with a backslash or a
-    leading `.` (`../shared/data/cls-books`, `runs\\tok`); a Hub id (`owner/name`) is not one."""
-    if isinstance(value, dict):
-        return any(_names_local_file(v) for v in value.values())
-    if isinstance(value, list | tuple | set):
-        return any(_names_local_file(v) for v in value)
-    if not isinstance(value, str) or not value:
-        return False
-    return _is_local_path(value) or "\\" in value or value.startswith(".") or os.path.exists(value)
-
-
-def _without_local_paths(values: dict[str, Any]) -> dict[str, Any]:
-    """Values without any that name a file or folder, by the argument's name or by the text (a relative path too:
-    `--lab_vocabulary ../shared/data/cls-books`, `--model_config configs/x.json`)."""
-    return {
-        key: value
-        for key, value in values.items()
-        if not _names_a_path(key) and not _names_local_file(value) and not _has_separator(value)
-    }
-
-
-def _has_separator(value: Any) -> bool:
-    """A text with a `/`: in a hyperparameter, training metric or hardware field, a relative path."""
-    if isinstance(value, dict):
-        return any(_has_separator(v) for v in value.values())
-    if isinstance(value, list | tuple | set):
-        return any(_has_separator(v) for v in value)
-    return isinstance(value, str) and "/" in value
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+        return any(_is_local("", v) for v in value)
+    return isinstance(value, str) and (
+        "/" in value or "\\" in value or value.startswith((".", "~")) or os.path.exists(value)
+    )
 
 
 def to_json(value: Any) -> Any:
@@ -511,295 +445,101 @@ PIPELINE_TAGS = {
     "AutoModelForMaskedLM": ("fill-mask", "Fill Mask"),
     "AutoModel": ("feature-extraction", "Feature Extraction"),
 }
-OBJECTIVES = {  # the run record's `objective`, in words
-    "clm": "causal language modelling (next-token prediction)",
-    "span_corruption": "CS224N span corruption (`prefix ⁇ suffix ⁇ span ⁇`), trained as a causal LM",
-    "mlm": "masked language modelling",
-    "openings": "causal language modelling on the opening tokens of each wiki.txt paragraph",
-    "classification": "sequence classification (cross-entropy on the label)",
-    "qa": "birthplace question answering as generation (`question ⁇ answer ⁇`, loss on the answer)",
-    "course-checkpoint": "trained by the course's own code, converted with `python -m hf_models.convert`",
-}
-PRESET_DESCRIPTIONS = {
-    "cs224n-mingpt": "the minGPT-style model of Stanford CS224N assignment 5 (pre-norm GPT blocks, learned positions)",
-    "altegrad-lab": "the model of the ALTeGraD transfer-learning lab (post-norm `nn.TransformerEncoder` blocks, "
-    "sinusoidal positions)",
-}
-# The recipes' local data sets, as the card describes them (their names are no Hub ids).
-DATASET_DESCRIPTIONS = {
-    "cls-books": "the ALTeGraD lab's copy of the CLS-FR book reviews (French, positive or negative)",
-    "birthplace": "CS224N assignment 5's `wiki.txt` and its questions *Where was X born?*",
-}
-# The tokenizer the run used (the record's `tokenizer`), in words.
-TOKENIZERS = {
-    "bpe": "a byte-level BPE trained by `tokenizer/train_tokenizer.py`",
-    "altegrad-lab": "the ALTeGraD lab's ids over its SentencePiece pieces (`dict.txt`)",
-    "altegrad-lab-raw": "the ALTeGraD lab's ids over raw text (`sentencepiece.french.model`, then `dict.txt`)",
-    "cs224n-char": "CS224N's characters (one id a character of `wiki.txt`)",
-}
 # The prompt of the usage example of a language model, in the model's language.
 PROMPTS = {"fr": "Il était une fois", "en": "Once upon a time"}
-SIZE_LABELS = {
-    "num_hidden_layers": "layers",
-    "hidden_size": "hidden size",
-    "num_attention_heads": "heads",
-    "intermediate_size": "feed-forward size",
-    "max_position_embeddings": "max positions",
-    "vocab_size": "vocabulary",
-}
 # Task arguments that act under some objectives only: the record keeps every argument of the task, the card those of
 # the run's own objective (no masking probability for a causal LM).
 OBJECTIVE_ARGUMENTS = {"mlm_probability": ("mlm",), "opening_tokens": ("openings",)}
-LANGUAGES = {"en": "English", "fr": "French"}
-
-
-@dataclass
-class CardOptions:
-    """What the command line may add to or override in the card."""
-
-    repo_id: str | None = None
-    language: str | None = None
-    license: str = DEFAULT_LICENSE
-    birthplace: bool | None = None
-    # The card of an export (`push_to_hub.py`), not the one a recipe writes into its run folder.
-    exported: bool = False
-
-
-def head_of(architecture: str) -> tuple[str, str]:
-    """(Auto class, pipeline tag) of an architecture name; UsageError for one the model folder does not have."""
-    from .small_encoder import HEADS
-
-    for auto_class, head in HEADS.items():
-        if head.__name__ == architecture:
-            return auto_class, PIPELINE_TAGS[auto_class][0]
-    raise UsageError(f"unsupported architecture {architecture!r} in config.json")
-
-
-def _fmt(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return f"`{value}`" if isinstance(value, str) else str(value)
-
-
-def _seconds(seconds: float) -> str:
-    if seconds < 120:
-        return f"{seconds:.0f} s"
-    return f"{seconds / 60:.1f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
-
-
-def preset_text(preset: str | None, config: dict[str, Any]) -> str | None:
-    """The preset as the card names it: `` `X` ``, or `` `X` with overrides a=1, b=2 `` where the exported config's
-    shape differs from the preset's; None for a custom configuration."""
-    from .small_encoder import SmallEncoderConfig
-    from .small_encoder.configuration_small_encoder import PRESETS
-
-    if not preset:
-        return None
-    if preset not in PRESETS:
-        return f"`{preset}`"
-    base = SmallEncoderConfig.from_preset(preset)
-    shape = [key for key in SIZE_LABELS if key != "vocab_size"]  # the vocabulary comes from the tokenizer
-    overrides = [f"{key}={config[key]}" for key in shape if key in config and config[key] != getattr(base, key)]
-    return f"`{preset}`" + (f" with overrides {', '.join(overrides)}" if overrides else "")
-
-
-def _card_data(record: RunRecord, config: dict[str, Any], options: CardOptions):
-    """YAML metadata, with a `model-index` of the model's own evaluations (never a baseline's) when the run's data
-    is on the Hub: `datasets:` and the index's data set are Hub ids, or absent (a local data set is in the text)."""
-    from huggingface_hub import EvalResult, ModelCardData
-
-    auto_class, pipeline_tag = head_of(config["architectures"][0])
-    hub_dataset = record.hub_datasets[0] if record.hub_datasets else None
-    eval_results = [
-        EvalResult(
-            task_type=pipeline_tag,
-            task_name=PIPELINE_TAGS[auto_class][1],
-            dataset_type=hub_dataset,
-            dataset_name=hub_dataset,
-            dataset_split=evaluation.split,
-            metric_type=name,
-            metric_name=name,
-            metric_value=value,
-        )
-        for evaluation in record.evaluations
-        if evaluation.baseline is None and hub_dataset
-        for name, value in evaluation.metrics.items()
-    ]
-    tags = ["small-encoder", "custom_code", f"attention-{config.get('attention_type', 'vanilla')}"]
-    tags += [
-        t for t in (record.preset, "birthplace" if options.birthplace else None, record.task) if t and t not in tags
-    ]
-    return ModelCardData(
-        library_name="transformers",
-        pipeline_tag=pipeline_tag,
-        language=options.language or record.language,
-        license=options.license,
-        datasets=list(record.hub_datasets) or None,
-        tags=tags,
-        model_name=(options.repo_id or "").split("/")[-1] or None,
-        eval_results=eval_results or None,
-    )
-
-
-def _results(record: RunRecord) -> dict[str, Any]:
-    """The results table's rows (a baseline's named as such) and the model's example counts of each split."""
-    rows = [
-        f"| {name} | {e.split} | {_fmt(value)} |"
-        for e in record.evaluations
-        if e.baseline is None
-        for name, value in e.metrics.items()
-    ]
-    rows += [
-        f"| {e.baseline}_{name} (baseline, not this model) | {e.split} | {_fmt(value)} |"
-        for e in record.evaluations
-        if e.baseline is not None
-        for name, value in e.metrics.items()
-    ]
-    # The model's counts: a baseline scored on fewer questions of a split does not change the model's N.
-    sizes = {e.split: e.num_examples for e in record.evaluations if e.num_examples and e.baseline is None}
-    return {"results": rows, "counts": ", ".join(f"{split}: {n}" for split, n in sizes.items())}
-
-
-def _setup(record: RunRecord, config: dict[str, Any], birthplace: bool) -> list[str]:
-    """The training set-up, one line each: objective, starting point, preset, attention, size, tokenizer, input
-    length, data, what ran, hardware, time, the training loss and the labels."""
-    attention, trained, hardware = config.get("attention_type", "vanilla"), record.trained, record.hardware
-    size = ", ".join(f"{label} {config[key]}" for key, label in SIZE_LABELS.items() if key in config)
-    n_params, n_train = record.model_size.get("num_parameters"), record.split_sizes.get("train")
-    objective = OBJECTIVES.get(record.objective, record.objective) if record.objective else "not recorded"
-    objective += "; fine-tuned to answer birthplace questions" if birthplace and record.objective != "qa" else ""
-    lines = [
-        f"- **Objective:** {objective}" + (f"; task `{record.task}`" if record.task else "") + ".",
-        f"- **Initialised from:** `{record.finetuned_from}`."
-        if record.finetuned_from
-        else "- **Initialised from:** random weights (trained from scratch).",
-        f"- **Preset:** {preset_text(record.preset, config)}."
-        if record.preset
-        else "- **Preset:** none (custom configuration).",
-        f"- **Attention:** `{attention}`"
-        + (" (CS224N dense synthesizer)" if attention == "synthesizer" else " (multi-head scaled dot-product)")
-        + (", causal" if config.get("is_causal", True) else ", bidirectional")
-        + ".",
-        f"- **Size:** {size}" + (f"; {n_params:,} parameters." if n_params else "."),
-    ]
-    if record.tokenizer:
-        lines.append(f"- **Tokenizer:** {TOKENIZERS.get(record.tokenizer, 'a custom tokenizer')}.")
-    if record.max_length:
-        lines.append(f"- **Input length:** trained on at most {record.max_length:,} tokens.")
-    if not record.dataset:
-        lines.append("- **Training data:** not recorded in the run.")
-    else:
-        splits = ", ".join(f"{split} {n:,}" for split, n in record.split_sizes.items())
-        described = DATASET_DESCRIPTIONS.get(record.dataset, "files the author trained on")
-        where = (
-            "on the Hub" if record.dataset in record.hub_datasets else f"a local data set: {described}, not on the Hub"
-        )
-        lines.append(
-            f"- **Training data:** `{record.dataset}`, {where}" + (f" ({splits} examples)." if splits else ".")
-        )
-    if trained.get("examples_seen") is not None:  # what ran: steps, epochs and examples seen (`training_run`)
-        of_train = f" of the {n_train:,} training examples" if n_train is not None else ""
-        epochs = f"{trained['epochs']:.4g} epoch" + ("" if trained["epochs"] == 1 else "s")
-        lines.append(
-            f"- **Trained for:** {trained['steps']:,} optimizer steps ({epochs}), "
-            f"{trained['examples_seen']:,} examples seen ({trained['distinct_examples_seen']:,} distinct{of_train})."
-        )
-    if hardware:
-        world_size, device = hardware.get("world_size", 1), hardware.get("device", "")
-        lines.append(
-            f"- **Hardware:** {world_size} training process{'es' if world_size != 1 else ''}, "
-            f"{device.upper() if device in ('cpu', 'mps') else device}, "
-            f"mixed precision `{hardware.get('mixed_precision', 'no')}`."
-        )
-    else:
-        lines.append("- **Hardware:** not recorded in the run.")
-    # Trainer's `train_runtime`; the whole run's wall time (data, evaluation, saving) beside it.
-    runtime = record.train_metrics.get("train_runtime")
-    whole = f"the whole run took {_seconds(record.wall_time_s)}" if record.wall_time_s is not None else None
-    if runtime is None:
-        lines.append(f"- **Training time:** not recorded{f' ({whole})' if whole else ''}.")
-    else:
-        lines.append(
-            f"- **Training time:** {_seconds(runtime)} (Trainer's `train_runtime`{f'; {whole}' if whole else ''})."
-        )
-    # "Final" is the last logged loss; a run too short to log a step has Trainer's mean over the run only.
-    final_loss, mean_loss = record.train_metrics.get("final_train_loss"), record.train_metrics.get("train_loss")
-    if final_loss is not None:
-        lines.append(f"- **Final training loss:** {_fmt(final_loss)}.")
-    elif mean_loss is not None:
-        lines.append(f"- **Mean training loss:** {_fmt(mean_loss)} (Trainer's `train_loss`; no loss was logged).")
-    if config.get("id2label") and config["architectures"][0].endswith("ForSequenceClassification"):
-        labels = ", ".join(f"{k} → `{v}`" for k, v in sorted(config["id2label"].items(), key=lambda kv: int(kv[0])))
-        lines.append(f"- **Labels:** {labels}.")
-    return lines
 
 
 def build_model_card(
     run_dir: str | os.PathLike,
     config: dict[str, Any],
     record: RunRecord | None,
-    options: CardOptions,
     plots: Sequence[Path] = (),
+    *,
+    repo_id: str | None = None,
+    language: str | None = None,
+    license: str = DEFAULT_LICENSE,
+    birthplace: bool | None = None,
+    exported: bool = False,
 ):
-    """The README.md of a run folder or its export, from the run record and the (exported) config: metadata with a
-    `model-index`, results, training set-up, plots, usage and limitations (the template `model_card.md`)."""
-    from huggingface_hub import ModelCard
+    """The README.md of a run folder or of its export (`exported`: by `push_to_hub.py`), from the run record and the
+    (exported) config, with the folder's `plots`; `repo_id`, `language` and `birthplace` override the record's. Its
+    metadata has a `model-index` of the model's own evaluations (never a baseline's) when the run's data is on the
+    Hub: `datasets:` and the index's data set are Hub ids, or absent (a local data set is in the text)."""
+    from huggingface_hub import EvalResult, ModelCard, ModelCardData
+
+    from .small_encoder import HEADS, SmallEncoderConfig
 
     run_dir = Path(run_dir)
     record = record or RunRecord(task="", objective="")
-    birthplace = record.task.startswith("birthplace") if options.birthplace is None else options.birthplace
-    language = options.language or record.language
-    repo_id = options.repo_id or f"your-username/{run_dir.resolve().name}"
-    data = _card_data(record, config, dataclasses.replace(options, repo_id=repo_id, birthplace=birthplace))
-    auto_class, pipeline_tag = head_of(config["architectures"][0])
-    prompt = (
-        "Where was Albert Einstein born?" + (_sep_token(run_dir, config) or "")
-        if birthplace
-        else PROMPTS.get(language or "", PROMPTS["en"])
+    birthplace = record.task.startswith("birthplace") if birthplace is None else birthplace
+    language = language or record.language
+    repo_id = repo_id or f"your-username/{run_dir.resolve().name}"
+    architecture = config["architectures"][0]
+    auto_class = next((auto for auto, head in HEADS.items() if head.__name__ == architecture), None)
+    if auto_class is None:
+        raise UsageError(f"unsupported architecture {architecture!r} in config.json")
+    pipeline_tag, task_name = PIPELINE_TAGS[auto_class]
+    hub_dataset = record.hub_datasets[0] if record.hub_datasets else None
+    index = dict(task_type=pipeline_tag, task_name=task_name, dataset_type=hub_dataset, dataset_name=hub_dataset)
+    eval_results = [
+        EvalResult(**index, dataset_split=evaluation.split, metric_type=name, metric_name=name, metric_value=value)
+        for evaluation in record.evaluations
+        if evaluation.baseline is None and hub_dataset
+        for name, value in evaluation.metrics.items()
+    ]
+    tags = ["small-encoder", "custom_code", f"attention-{config.get('attention_type', 'vanilla')}"]
+    tags += [t for t in (record.preset, "birthplace" if birthplace else None, record.task) if t and t not in tags]
+    data = ModelCardData(
+        library_name="transformers",
+        pipeline_tag=pipeline_tag,
+        language=language,
+        license=license,
+        datasets=list(record.hub_datasets) or None,
+        tags=tags,
+        model_name=repo_id.split("/")[-1] or None,
+        eval_results=eval_results or None,
     )
-    hyperparameters = {
-        key: value
-        for key, value in record.hyperparameters.items()
-        if record.objective in OBJECTIVE_ARGUMENTS.get(key, (record.objective,))
-    }
-    id2label = sorted((config.get("id2label") or {}).items(), key=lambda kv: int(kv[0]))
-    n_params = record.model_size.get("num_parameters")
+    # Where the exported config's shape differs from its preset's (the vocabulary comes from the tokenizer).
+    overrides = []
+    if record.preset in SmallEncoderConfig.available_presets():
+        preset = SmallEncoderConfig.from_preset(record.preset)
+        shape = [key for key in SIZE_FIELDS if key != "vocab_size" and key in config]
+        overrides = [f"{key}={config[key]}" for key in shape if config[key] != getattr(preset, key)]
+    prompt = _birthplace_prompt(run_dir, config) if birthplace else PROMPTS.get(language or "", PROMPTS["en"])
     return ModelCard.from_template(
         data,
         template_path=str(CARD_TEMPLATE),
-        name=repo_id.split("/")[-1],
+        record=record,
+        config=config,
+        language=language,
         repo_id=repo_id,
-        pipeline_tag=pipeline_tag,
         auto_class=auto_class,
-        source=f"the preset {preset_text(record.preset, config)}" if record.preset else "a custom configuration",
-        described=PRESET_DESCRIPTIONS.get(record.preset or "", "a model of the `small-encoder` family"),
-        dataset=record.dataset,
-        **_results(record),
-        setup=_setup(record, config, birthplace),
-        hyperparameters=[f"| {k} | {_fmt(v)} |" for k, v in sorted(hyperparameters.items())],
-        plots=list(plots),
-        pieces_input=record.tokenizer == "altegrad-lab",
+        birthplace=birthplace,
+        overrides=overrides,
+        hyperparameters={
+            key: value
+            for key, value in record.hyperparameters.items()
+            if record.objective in OBJECTIVE_ARGUMENTS.get(key, (record.objective,))
+        },
+        id2label=sorted((config.get("id2label") or {}).items(), key=lambda kv: int(kv[0])),
         prompt=repr(prompt),
         example=repr("Un livre passionnant, je le recommande." if language == "fr" else "A gripping book."),
-        label_names=", ".join(f"`{v}`" for _, v in id2label),
-        birthplace=birthplace,
-        size=f"a very small model ({n_params:,} parameters)" if n_params else "a very small model",
-        language_name=LANGUAGES.get(language or "", "its training"),
-        max_length=record.max_length,
-        positions=config.get("max_position_embeddings"),
-        generates=not birthplace and config["architectures"][0].endswith("ForCausalLM"),
-        exported=options.exported,
+        plots=list(plots),
+        exported=exported,
         folder=run_dir.resolve().name,
     )
 
 
-def _sep_token(run_dir: Path, config: dict[str, Any]) -> str | None:
-    """The separator string (CS224N's `⁇`) if the tokenizer defines the config's `sep_token_id`."""
-    path = run_dir / "tokenizer.json"
+def _birthplace_prompt(run_dir: Path, config: dict[str, Any]) -> str:
+    """A birthplace question, ended by the separator (CS224N's `⁇`) where the tokenizer defines `sep_token_id`."""
+    path, question = run_dir / "tokenizer.json", "Where was Albert Einstein born?"
     if config.get("sep_token_id") is None or not path.is_file():
-        return None
+        return question
     tokens = json.loads(path.read_text(encoding="utf-8")).get("added_tokens", [])
-    return next((t.get("content") for t in tokens if t.get("id") == config["sep_token_id"]), None)
+    return question + next((t.get("content") or "" for t in tokens if t.get("id") == config["sep_token_id"]), "")
 
 
 def write_run_card(run_dir: str | os.PathLike, record: RunRecord | None = None) -> Path:
@@ -809,5 +549,5 @@ def write_run_card(run_dir: str | os.PathLike, record: RunRecord | None = None) 
     config = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
     record = record or read_record(run_dir)
     plots = sorted(path.relative_to(run_dir) for path in run_dir.glob("*.png"))
-    card = build_model_card(run_dir, config, record.public() if record else None, CardOptions(), plots)
+    card = build_model_card(run_dir, config, record.public() if record else None, plots)
     return atomic_write_text(run_dir / "README.md", str(card))

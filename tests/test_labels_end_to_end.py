@@ -12,7 +12,7 @@ import pytest
 from tiny import TINY, run_sentiment
 
 from hf_models.data import load_cls_books
-from hf_models.run_record import CardOptions, build_model_card, read_record
+from hf_models.run_record import build_model_card, read_record
 
 POSITIVE_REVIEW = "Un roman excellent, superbe et magnifique."
 NEGATIVE_REVIEW = "Un livre ennuyeux, mauvais et médiocre."
@@ -69,6 +69,6 @@ def test_saved_config_pipeline_and_card_say_positive(trained_classifier):
         positive = any(f"\u2581{w}" in review.split() for w in ("excellent", "magnifique", "passionnant", "superbe"))
         assert label == ("1" if positive else "0"), review
 
-    card = build_model_card(out, config, read_record(out), CardOptions(repo_id="me/sentiment"))
+    card = build_model_card(out, config, read_record(out), repo_id="me/sentiment")
     assert "- **Labels:** 0 → `negative`, 1 → `positive`." in card.text
     assert "labels: `negative`, `positive`" in card.text

@@ -14,7 +14,7 @@ import report
 from test_write_results import _bench, _write_results
 from tiny import EVALUATE_QUIET, run_birthplace
 
-from hf_models.run_record import Evaluation, RunRecord, _results, read_record
+from hf_models.run_record import Evaluation, RunRecord, build_model_card, read_record
 
 
 def _london(data_dir: Path, out: Path, split: str, *extra: str) -> dict:
@@ -56,12 +56,13 @@ def test_the_benchmark_row_counts_the_dev_questions_not_the_tuning_splits(tmp_pa
     assert "63.0 % ± 2.2 % (315/500)" in text
 
 
-def test_the_cards_count_is_the_models_not_a_baselines_on_the_same_split() -> None:
+def test_the_cards_count_is_the_models_not_a_baselines_on_the_same_split(tmp_path) -> None:
     record = RunRecord(task="birthplace-qa", objective="qa", dataset="birthplace")
     record.add_evaluation(Evaluation("validation", {"exact_match": 0.3}, 500))
     record.add_evaluation(Evaluation("validation", {"exact_match": 0.05}, 50, baseline="london_baseline"))
     record.add_evaluation(Evaluation("test", {"exact_match": 0.2}, 437))
-    assert _results(record)["counts"] == "validation: 500, test: 437"  # the card's "(examples: ...)"
+    card = build_model_card(tmp_path, {"architectures": ["SmallEncoderForCausalLM"]}, record)
+    assert "Evaluation on `birthplace` (examples: validation: 500, test: 437):" in card.text
 
 
 def test_each_demo_row_counts_its_own_people() -> None:

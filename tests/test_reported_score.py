@@ -12,7 +12,7 @@ import torch
 from tiny import run_birthplace
 
 from hf_models import SmallEncoderForCausalLM
-from hf_models.run_record import CardOptions, RunRecord, _fmt, build_model_card, read_record
+from hf_models.run_record import RunRecord, build_model_card, read_record
 from hf_models.training import build_config
 
 TINY = "hidden_size=32,num_hidden_layers=2,num_attention_heads=2,intermediate_size=64,max_position_embeddings=64"
@@ -82,19 +82,19 @@ def test_model_card_reports_the_model_and_labels_each_baseline(scored_folder):
     config = json.loads((out / "config.json").read_text(encoding="utf-8"))
     record = read_record(out)
     record.hub_datasets = ["someone/birthplace"]  # the model-index names a Hub data set only
-    card = build_model_card(out, config, record, CardOptions(repo_id="me/model"))
+    card = build_model_card(out, config, record, repo_id="me/model")
     index = {(r.dataset_split, r.metric_type): r.metric_value for r in card.data.eval_results}
     assert index == {(split, "exact_match"): scores[split, "model"] for split in ("validation", "train")}
     results = card.text.split("## Results")[1].split("##")[0]
     for split in ("validation", "train"):
-        assert f"| exact_match | {split} | {_fmt(scores[split, 'model'])} |" in results
+        assert f"| exact_match | {split} | {scores[split, 'model']:.4g} |" in results
         for baseline, key in (("london_baseline", "london"), ("most_common_baseline", "common")):
             line = next(
                 line
                 for line in results.splitlines()
                 if line.startswith(f"| {baseline}_exact_match") and f"| {split} |" in line
             )
-            assert "(baseline, not this model)" in line and line.endswith(f"| {_fmt(scores[split, key])} |")
+            assert "(baseline, not this model)" in line and line.endswith(f"| {scores[split, key]:.4g} |")
     model_lines = [line for line in results.splitlines() if line.startswith("| exact_match |")]
     assert len(model_lines) == 2 and not any("baseline" in line for line in model_lines)
 

@@ -1,11 +1,11 @@
 """Sharing a run on the Hugging Face Hub (`push_to_hub.py` is the command line over it): the allowlisted export of a
 run folder with its card (built by `hf_models.run_record.build_model_card`) and its upload (`publish`)."""
 
-from ..run_record import DEFAULT_LICENSE, CardOptions, build_model_card, head_of, write_run_card
+from ..run_record import DEFAULT_LICENSE, build_model_card, write_run_card
 from .publish import (
     ALLOW_PATTERNS,
     PROG,
-    ExportResult,
+    CardOptions,
     PushError,
     code_files,
     collect_files,
@@ -23,7 +23,6 @@ __all__ = [
     "DEFAULT_LICENSE",
     "PROG",
     "CardOptions",
-    "ExportResult",
     "PushError",
     "build_model_card",
     "code_files",
@@ -31,7 +30,6 @@ __all__ = [
     "endpoint",
     "explain",
     "export_folder",
-    "head_of",
     "network_errors",
     "one_line",
     "share_run",

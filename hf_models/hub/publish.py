@@ -28,12 +28,13 @@ from huggingface_hub.utils import filter_repo_objects
 from safetensors import SafetensorError, safe_open
 
 from .. import small_encoder
-from ..run_record import RECORD_FILE, CardOptions, build_model_card, head_of, read_record
+from ..run_record import DEFAULT_LICENSE, RECORD_FILE, build_model_card, read_record
 from ..safety import one_line
 from ..textio import UsageError, atomic_write, atomic_write_text
 
 __all__ = [
     "ALLOW_PATTERNS",
+    "CardOptions",
     "DENY_PATTERNS",
     "ExportResult",
     "PushError",
@@ -74,32 +75,9 @@ ALLOW_PATTERNS: list[str] = [
     *TOKENIZER_FILES,
     PLOT_PATTERN,  # fnmatch's `*` also crosses `/`, so this covers `plots/loss.png`
 ]
-# Defence in depth: names refused even if an allow pattern matched them (and folders never walked).
-DENY_PATTERNS = (
-    ".env",
-    ".env.*",
-    "*.env",
-    "checkpoint-*",
-    "runs",
-    "optimizer.pt",
-    "scheduler.pt",
-    "rng_state*.pth",
-    "training_args.bin",
-    "*.pt",
-    "*.pth",
-    "*.bin",
-    "*.pkl",
-    "*.pickle",
-    "*.log",
-    "*.tsv",
-    "*.gz",
-    "*.spm",
-    "*.token",
-    "token",
-    "*secret*",
-    "__pycache__",
-    "wandb",
-)
+# Refused even where an allow pattern matches (a folder named so is never walked): whatever else a run folder holds
+# (optimizer state, logs, data, tokens) no allow pattern matches.
+DENY_PATTERNS = (".env.*", "checkpoint-*", "runs", "*secret*", "__pycache__", "wandb")
 
 
 class PushError(UsageError):
@@ -107,63 +85,49 @@ class PushError(UsageError):
 
 
 @dataclass
+class CardOptions:
+    """What the command line may add to or override in the card (`build_model_card`'s keywords)."""
+
+    repo_id: str | None = None
+    language: str | None = None
+    license: str = DEFAULT_LICENSE
+    birthplace: bool | None = None
+
+
+@dataclass
 class ExportResult:
-    """The staged folder: its files (relative paths) and the allowlist to upload it with."""
+    """The staged folder, its files (relative paths) and its card."""
 
     folder: Path
     files: list[Path]
-    allow_patterns: list[str]
     card: ModelCard
 
 
-# ----------------------------------------------------------------------------------------------------------------
-# Collecting files
-# ----------------------------------------------------------------------------------------------------------------
-def _denied(rel_path: Path) -> bool:
-    """True if any part of the path matches a deny pattern or is hidden (`checkpoint-1/.env` is refused twice)."""
-    return any(fnmatch(part, pattern) for part in rel_path.parts for pattern in DENY_PATTERNS) or any(
-        part.startswith(".") for part in rel_path.parts
-    )
-
-
 def _allowed(rel_path: Path) -> bool:
-    """Whether `upload_folder` with our allow and ignore patterns uploads it (and no part of it is denied)."""
+    """Whether `upload_folder` with our allow and ignore patterns uploads it, and no part of it (a folder's name) is
+    hidden or denied: `checkpoint-1/.env` is refused twice."""
     kept = filter_repo_objects([rel_path.as_posix()], allow_patterns=ALLOW_PATTERNS, ignore_patterns=DENY_PATTERNS)
-    return any(kept) and not _denied(rel_path)
-
-
-def _find_plots(run_dir: Path, skip: Path | None, max_depth: int = 2) -> list[Path]:
-    """PNG plots at the top of the run or in a shallow sub-folder (e.g. `plots/`), never inside pruned folders."""
-    plots: list[Path] = []
-    skip = skip.resolve() if skip is not None else None
-    for root, dirs, files in os.walk(run_dir, followlinks=False):
-        rel_root = Path(root).relative_to(run_dir)
-        # Prune in place so that checkpoints, tensorboard logs and the export folder itself are never walked.
-        dirs[:] = sorted(
-            d
-            for d in dirs
-            if not _denied(rel_root / d)
-            and len((rel_root / d).parts) < max_depth
-            and (skip is None or (Path(root) / d).resolve() != skip)
-        )
-        plots.extend(rel_root / f for f in sorted(files) if fnmatch(f, PLOT_PATTERN) and not _denied(rel_root / f))
-    return plots
+    denied = [part for part in rel_path.parts if part.startswith(".") or any(fnmatch(part, p) for p in DENY_PATTERNS)]
+    return any(kept) and not denied
 
 
 def collect_files(run_dir: str | os.PathLike, skip: str | os.PathLike | None = None) -> list[Path]:
-    """The run files to copy as they are (weights, configs, code, tokenizer, plots), relative to `run_dir`.
+    """The run files to copy as they are (weights, configs, code, tokenizer, plots), relative to `run_dir`: those at
+    its top or one folder down (`plots/`) that the allow and ignore patterns keep.
 
     A symbolic link, or a path that resolves outside the run folder, is refused (PushError): a link to
     `/etc/passwd` named `notes.png` must never be uploaded."""
     run_dir = Path(run_dir)
-    top_level = (*WEIGHT_PATTERNS, *CONFIG_FILES, *CODE_PATTERNS, *TOKENIZER_FILES)
-    wanted = [
-        Path(p.name)
-        for p in sorted(run_dir.iterdir())
-        if (p.is_file() or p.is_symlink()) and any(fnmatch(p.name, t) for t in top_level)
-    ]
-    plots = _find_plots(run_dir, Path(skip) if skip is not None else None)
-    files = [f for f in sorted({*wanted, *plots}, key=lambda p: p.as_posix()) if _allowed(f)]
+    skip = Path(skip).resolve() if skip is not None else None
+    found: list[Path] = []
+    for root, dirs, names in os.walk(run_dir, followlinks=False):
+        top = Path(root) == run_dir
+        # One folder down at most, and never into the export folder itself.
+        dirs[:] = [d for d in dirs if top and (Path(root) / d).resolve() != skip]
+        found += [Path(root, name).relative_to(run_dir) for name in names]
+    # Written by the export itself, never copied: the card and the public record.
+    allowed = [rel for rel in found if _allowed(rel) and rel.name not in ("README.md", RECORD_FILE)]
+    files = sorted(allowed, key=lambda p: p.as_posix())
     root = run_dir.resolve()
     for rel in files:
         linked = [run_dir / Path(*rel.parts[: i + 1]) for i in range(len(rel.parts))]
@@ -194,9 +158,6 @@ def code_files(run_dir: str | os.PathLike) -> list[Path]:
     return files
 
 
-# ----------------------------------------------------------------------------------------------------------------
-# Export (dry run and upload staging share this) and upload
-# ----------------------------------------------------------------------------------------------------------------
 def _check_run_dir(run_dir: Path) -> dict[str, Any]:
     if not run_dir.is_dir():
         raise PushError(f"run directory {run_dir} does not exist")
@@ -212,10 +173,8 @@ def _check_run_dir(run_dir: Path) -> dict[str, Any]:
         raise PushError(f"{run_dir}/config.json has model_type={config.get('model_type')!r}, expected 'small-encoder'")
     if not config.get("architectures"):
         raise PushError(f"{run_dir}/config.json has no `architectures`; save the model with save_pretrained")
-    try:
-        head_of(config["architectures"][0])
-    except UsageError as error:
-        raise PushError(str(error)) from None
+    if config["architectures"][0] not in {head.__name__ for head in small_encoder.HEADS.values()}:
+        raise PushError(f"unsupported architecture {config['architectures'][0]!r} in {run_dir}/config.json")
     if not config.get("auto_map"):
         raise PushError(f"{run_dir}/config.json has no `auto_map`; save the model again with the current hf_models")
     _check_shards(run_dir)
@@ -244,9 +203,7 @@ def _check_shards(run_dir: Path) -> None:
 def _expected_shapes(run_dir: Path, config: dict[str, Any]) -> tuple[dict[str, tuple[int, ...]], set[str]]:
     """The tensor shapes `config.json` implies (a model built on the meta device: no memory), and the tied names
     that `save_pretrained` leaves out."""
-    model_class = getattr(small_encoder, config["architectures"][0], None)
-    if model_class is None:
-        raise PushError(f"{run_dir}/config.json: unknown architecture {config['architectures'][0]!r}")
+    model_class = getattr(small_encoder, config["architectures"][0])  # one of HEADS: `_check_run_dir` made sure
     try:
         model_config = small_encoder.SmallEncoderConfig.from_dict(config)
         with torch.device("meta"):
@@ -349,19 +306,17 @@ def export_folder(
     # One record for the card and for the app and `evaluate` of a Hub copy (how a birthplace model answers).
     record = record.public() if record is not None else None
     plots = [rel for rel in files if fnmatch(rel.name, PLOT_PATTERN)]
-    options = dataclasses.replace(options or CardOptions(), exported=True)
-    card = build_model_card(run_dir, config, record, options, plots)
+    card = build_model_card(
+        run_dir, config, record, plots, exported=True, **dataclasses.asdict(options or CardOptions())
+    )
     if record is not None:
         record.save(local_dir)
     atomic_write_text(local_dir / "README.md", str(card))
     staged = sorted(
         (p.relative_to(local_dir) for p in local_dir.rglob("*") if p.is_file()), key=lambda p: p.as_posix()
     )
-    refused = [rel for rel in staged if not _allowed(rel)]
-    if refused:
-        raise RuntimeError(f"internal error: staged files outside the allowlist: {', '.join(map(str, refused))}")
     atomic_write_text(local_dir / EXPORT_MARKER, "exported by push_to_hub.py; --overwrite may delete this folder\n")
-    return ExportResult(folder=local_dir, files=staged, allow_patterns=list(ALLOW_PATTERNS), card=card)
+    return ExportResult(folder=local_dir, files=staged, card=card)
 
 
 def network_errors() -> tuple[type[BaseException], ...]:
@@ -483,7 +438,7 @@ def upload(
             folder_path=str(staged.folder),
             revision=revision,
             commit_message=commit_message or f"Upload {run_dir.resolve().name} with push_to_hub.py",
-            allow_patterns=staged.allow_patterns,
+            allow_patterns=ALLOW_PATTERNS,
             ignore_patterns=list(DENY_PATTERNS),
         )
     return str(getattr(info, "commit_url", None) or f"{endpoint()}/{options.repo_id}"), len(staged.files)

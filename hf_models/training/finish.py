@@ -23,11 +23,11 @@ from .trainer import finish_all_or_nothing, plot_curves
 __all__ = ["RunTimer", "finish_run", "model_source", "write_report"]
 
 
+@dataclasses.dataclass
 class RunTimer:
     """Wall time since construction; build it first thing in a task's step."""
 
-    def __init__(self) -> None:
-        self.start = time.perf_counter()
+    start: float = dataclasses.field(default_factory=time.perf_counter)
 
     @property
     def seconds(self) -> float:
@@ -133,7 +133,7 @@ def finish_run(
         trainer.save_metrics("all", results, combined=False)
         plot_curves(trainer.state.log_history, training_args.output_dir)
         record = RunRecord.from_trainer(
-            trainer, results, task_args, wall_time_s, **model_source(model_args, default_preset), **record_fields
+            trainer, task_args, wall_time_s, **model_source(model_args, default_preset), **record_fields
         )
         record.save(training_args.output_dir)
         write_run_card(training_args.output_dir, record)
