@@ -99,11 +99,11 @@ def test_model_card_reports_the_model_and_labels_each_baseline(scored_folder):
     assert len(model_lines) == 2 and not any("baseline" in line for line in model_lines)
 
 
-def test_one_evaluation_per_epoch_the_last_one():
+def test_one_evaluation_per_epoch_the_last_one(tmp_path):
     """A run's final evaluation logs at the epoch where training stopped, which an evaluation during training already
     has: the record's per-epoch curve (the one every report and plot reads) keeps one entry an epoch, the last (the
     model the run kept)."""
-    from hf_models.run_record import RunRecord, one_per_epoch
+    from hf_models.run_record import RESULTS_FILE, STATE_FILE, RunRecord, one_per_epoch
 
     history = [
         {"epoch": 0.3, "eval_loss": 0.6, "eval_accuracy": 0.5, "eval_f1": 0.4, "step": 3},
@@ -111,7 +111,9 @@ def test_one_evaluation_per_epoch_the_last_one():
         {"epoch": 0.3, "eval_loss": 0.5, "eval_accuracy": 0.75, "eval_f1": 0.7, "step": 3},  # the final evaluation
     ]
     record = RunRecord(task="sentiment", objective="classification")
-    record._join({"eval_loss": 0.5, "eval_accuracy": 0.75, "eval_f1": 0.7}, {"log_history": history})
+    (tmp_path / RESULTS_FILE).write_text(json.dumps({"eval_loss": 0.5, "eval_accuracy": 0.75, "eval_f1": 0.7}))
+    (tmp_path / STATE_FILE).write_text(json.dumps({"log_history": history}))
+    record._join(tmp_path)
     assert record.evaluation().per_epoch == [{"epoch": 0.3, "loss": 0.5, "accuracy": 0.75, "f1": 0.7}]
     entries = [{"epoch": 1.0, "accuracy": 0.6}, {"epoch": 2.0, "accuracy": 0.7}, {"epoch": 2.0, "accuracy": 0.65}]
     assert one_per_epoch(entries) == [{"epoch": 1.0, "accuracy": 0.6}, {"epoch": 2.0, "accuracy": 0.65}]
