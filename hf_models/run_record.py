@@ -471,6 +471,7 @@ def build_model_card(
     from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
     from .small_encoder import HEADS, SmallEncoderConfig
+    from .small_encoder.configuration_small_encoder import PRESETS
 
     run_dir = Path(run_dir)
     record = record or RunRecord(task="", objective="")
@@ -504,7 +505,7 @@ def build_model_card(
     )
     # Where the exported config's shape differs from its preset's (the vocabulary comes from the tokenizer).
     overrides = []
-    if record.preset in SmallEncoderConfig.available_presets():
+    if record.preset in PRESETS:
         preset = SmallEncoderConfig.from_preset(record.preset)
         shape = [key for key in SIZE_FIELDS if key != "vocab_size" and key in config]
         overrides = [f"{key}={config[key]}" for key in shape if config[key] != getattr(preset, key)]
