@@ -291,6 +291,18 @@ def test_a_task_flags_number_is_the_course_files_where_the_file_sets_it(recipe) 
 
 
 RECIPE_SCRIPTS = ["recipes/pretrain.py", "recipes/finetune_sentiment.py", "recipes/birthplace.py"]
+HEAVY_MODULES = ("datasets", "transformers.trainer", "transformers.modeling_utils", "hf_models.small_encoder")
+
+
+def test_the_tasks_name_the_model_classes_they_train_as_the_model_does() -> None:
+    """The tasks name their model classes, and the poolings --classifier_pooling offers, without importing the model
+    (the test above): each copy is the model's own."""
+    import hf_models
+    from hf_models.small_encoder.configuration_small_encoder import CLASSIFIER_POOLINGS
+
+    assert sentiment.CLASSIFIER_POOLINGS == CLASSIFIER_POOLINGS
+    names = [sentiment.CLASSIFIER, birthplace.CAUSAL_LM, *pretraining.ARCHITECTURES.values()]
+    assert [getattr(hf_models, name).__name__ for name in names] == names
 
 
 @pytest.mark.parametrize(
@@ -313,18 +325,19 @@ RECIPE_SCRIPTS = ["recipes/pretrain.py", "recipes/finetune_sentiment.py", "recip
     ],
     ids=" ".join,
 )
-def test_help_and_a_refused_flag_import_neither_datasets_nor_trainer(arguments) -> None:
-    """`-h` and a refused flag answer without importing datasets or transformers' Trainer (seconds of CPU; torch, which
-    TrainingArguments imports, is any run's): they are imported once a recipe runs. (How long it takes is
-    benchmarks/help_speed.py's to measure.)"""
+def test_help_and_a_refused_flag_import_neither_datasets_nor_trainer_nor_the_model(arguments) -> None:
+    """`-h` and a refused flag answer without importing datasets, transformers' Trainer or the model (whose modeling
+    imports transformers' masks and losses): seconds of CPU each, beyond torch, which TrainingArguments imports and any
+    run needs. They are imported once a recipe runs. (How long it takes is benchmarks/help_speed.py's to measure.)"""
     probe = (
         "import runpy, sys\n"
+        f"HEAVY = {HEAVY_MODULES!r}\n"
         f"sys.argv = {arguments!r}\n"
         "try:\n"
         "    runpy.run_path(sys.argv[0], run_name='__main__')\n"
         "except SystemExit as exit_:\n"
         "    code = exit_.code\n"
-        "heavy = sorted(name for name in ('datasets', 'transformers.trainer') if name in sys.modules)\n"
+        "heavy = sorted(name for name in HEAVY if name in sys.modules)\n"
         "print('IMPORTED', heavy, 'EXIT', code)\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)

@@ -29,11 +29,11 @@ from typing import TYPE_CHECKING
 import torch
 from transformers import DataCollatorForSeq2Seq, PreTrainedTokenizerBase, TrainingArguments
 
-from hf_models import SmallEncoderForCausalLM, data, training
+import hf_models
+from hf_models import data, training
 from hf_models.data.augmentation import augment_forms
-from hf_models.hub import write_run_card
 from hf_models.metrics import load_metric, write_scored_examples
-from hf_models.run_record import Evaluation, RunRecord, model_reference, read_record, updating_record
+from hf_models.run_record import Evaluation, RunRecord, model_reference, read_record, updating_record, write_run_card
 from hf_models.safety import check_output_file, removing_what_fails
 from hf_models.safety.ranges import NON_NEGATIVE, POSITIVE, TOKEN_ID_LIMIT, Range
 from hf_models.textio import UsageError, atomic_write_text
@@ -48,7 +48,9 @@ from hf_models.training.arguments import (
     trainer_group,
 )
 
-if TYPE_CHECKING:  # the QA formats (read with the training stack): imported by a run, not for -h
+if TYPE_CHECKING:  # the QA formats (read with the training stack) and the model: imported by a run, not for -h
+    from transformers import PreTrainedModel
+
     from .birthplace_qa import QAFormat
 
 logger = logging.getLogger(__name__)
@@ -296,11 +298,14 @@ def subcommand_groups(
     )
 
 
-CAUSAL_LM = SmallEncoderForCausalLM.__name__  # what pretrain and finetune train (`check_run_output`)
+# What pretrain and finetune train, by name: the checks before a run (`check_run_output`) import no model
+# (tests/test_help.py holds the name to the class's).
+CAUSAL_LM = "SmallEncoderForCausalLM"
 
 
-def _model(model_args: ModelArguments, bp_args: BirthplaceArguments, tokenizer) -> SmallEncoderForCausalLM:
-    return training.load_or_build_model(SmallEncoderForCausalLM, model_args, tokenizer, DEFAULT_PRESET, is_causal=True)
+def _model(model_args: ModelArguments, bp_args: BirthplaceArguments, tokenizer) -> PreTrainedModel:
+    causal_lm = getattr(hf_models, CAUSAL_LM)
+    return training.load_or_build_model(causal_lm, model_args, tokenizer, DEFAULT_PRESET, is_causal=True)
 
 
 def _finish(
@@ -528,7 +533,7 @@ def _predictions(model_args: ModelArguments, bp_args: BirthplaceArguments, train
     tokenizer = resolve_tokenizer(model_args.tokenizer_path, BPE, missing=missing, accept_course=True)
     # A causal LM first (a masked LM is refused as such), then how it answers, as its training recorded it.
     model = training.load_pretrained(
-        SmallEncoderForCausalLM, model_args.model_name_or_path, causal=True, dtype=torch.float32
+        getattr(hf_models, CAUSAL_LM), model_args.model_name_or_path, causal=True, dtype=torch.float32
     )
     answers = answering_format(tokenizer, model_args.model_name_or_path, max_new_tokens=bp_args.max_new_tokens)
     check_vocabulary(tokenizer, model.config.vocab_size, model_args.tokenizer_path, model_args.model_name_or_path)

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from transformers import DataCollatorForLanguageModeling, TrainingArguments
 
-from hf_models import SmallEncoderForCausalLM, SmallEncoderForMaskedLM, data, training
+import hf_models
+from hf_models import data, training
 from hf_models.metrics import load_metric
 from hf_models.safety.ranges import PERCENT, POSITIVE, Range
 from hf_models.textio import UsageError
@@ -24,6 +25,9 @@ from hf_models.training.arguments import FlagGroup, ModelArguments, check_run_ou
 logger = logging.getLogger(__name__)
 
 DEFAULT_PRESET = "altegrad-lab"
+# What each objective trains, by name: the checks before a run (`check_run_output`) import no model (tests/test_help.py
+# holds the names to the classes').
+ARCHITECTURES = {"clm": "SmallEncoderForCausalLM", "mlm": "SmallEncoderForMaskedLM"}
 
 
 @dataclass
@@ -163,7 +167,7 @@ def pretrain(model_args: ModelArguments, data_args: DataTrainingArguments, train
     inputs = [("--train_files", f) for f in data_args.train_files] + [
         ("--validation_files", f) for f in data_args.validation_files or ()
     ]
-    architecture = (SmallEncoderForMaskedLM if data_args.objective == "mlm" else SmallEncoderForCausalLM).__name__
+    architecture = ARCHITECTURES["mlm" if data_args.objective == "mlm" else "clm"]
     check_run_output(model_args, training_args, inputs, architecture=architecture, task="pretraining")
     logger.info(f"Objective {data_args.objective}, world size {training_args.world_size}")
     if data_args.lab_vocabulary and data_args.objective != "clm":
@@ -176,7 +180,7 @@ def pretrain(model_args: ModelArguments, data_args: DataTrainingArguments, train
         missing="--tokenizer_name_or_path is required (train one with tokenizer/train_tokenizer.py)",
         accept_course=not bidirectional,  # a causal LM continued from a lab model keeps its vocabulary
     )
-    model_class = SmallEncoderForMaskedLM if bidirectional else SmallEncoderForCausalLM
+    model_class = getattr(hf_models, architecture)
     # The objective decides the attention, of a new model and of a continued one alike.
     attention = {"is_causal": not bidirectional}
     model = training.load_or_build_model(

@@ -29,12 +29,11 @@ from torch import nn
 from transformers import DataCollatorWithPadding, EvalPrediction, TrainingArguments
 from transformers.trainer_utils import IntervalStrategy
 
-from hf_models import SmallEncoderForSequenceClassification, data, training
+from hf_models import data, training
 from hf_models.metrics import load_metric, write_scored_examples
 from hf_models.run_record import Evaluation, RunRecord, hardware, model_size
 from hf_models.safety import check_output_file
 from hf_models.safety.ranges import KEPT_SHARE, NON_NEGATIVE, POSITIVE, Range
-from hf_models.small_encoder.configuration_small_encoder import CLASSIFIER_POOLINGS
 from hf_models.textio import UsageError, atomic_write_text
 from hf_models.tokenization import resolve_tokenizer
 from hf_models.training.arguments import (
@@ -75,6 +74,10 @@ CV_TOLERANCE = 1e-9
 # The lab's finetuning from the pretrained model, in the recipes' configs/ folder: the recipe's defaults of the
 # Trainer flags and of the length a review is read to.
 LAB_CONFIG = "altegrad/course/pretrained.json"
+# The model's poolings (its config's `ClassifierPooling`, which tests/test_sentiment.py holds this copy to): written
+# here so that -h answers without importing the model.
+CLASSIFIER_POOLINGS = ("last", "mean", "first", "all_layers")
+CLASSIFIER = "SmallEncoderForSequenceClassification"
 
 
 @dataclass
@@ -231,6 +234,8 @@ def _classifier(model_args: ModelArguments, data_args: SentimentArguments, token
         "id2label": id2label,
         "label2id": {name: i for i, name in id2label.items()},
     }
+    from hf_models import SmallEncoderForSequenceClassification
+
     model = training.load_or_build_model(
         SmallEncoderForSequenceClassification,
         model_args,
@@ -303,7 +308,7 @@ def _check_before_training(model_args: ModelArguments, data_args: SentimentArgum
         training_args,
         [("--data_dir", data_args.data_dir)],
         fitted_otherwise=probe_only,
-        architecture=SmallEncoderForSequenceClassification.__name__,
+        architecture=CLASSIFIER,
         task="sentiment",
     )
     data_dir = data_args.data_dir
