@@ -229,6 +229,33 @@ def whole_runs_section(runs: dict) -> list[str]:
     return [*lines, *table(["command", "hardware", "date", "wall time"], body, right=3), ""]
 
 
+LIBRARY_BARS = "library_bars"  # results.json's section of the package's shape and speed
+
+
+def library_section(bars: dict) -> list[str]:
+    """The package's shape and speed, each against its goal: the files and functions a short run goes through, the
+    package's lines (benchmarks/code_path.py), and how fast `-h` and a refusal answer (benchmarks/help_speed.py)."""
+    lines = ["## The library's size and speed", ""]
+    for key, entry in bars.items():
+        lines.append(
+            f"- `{key}`: `{entry['command']}`; {entry['hardware']}, {entry['date']}, commit `{entry['commit']}`."
+        )
+    lines.append("")
+    body = []
+    if path := bars.get("code_path"):
+        goals = path["goals"]
+        body.append(
+            ["package files a 3-step sentiment finetune goes through", f"{path['files']}", f"{goals['files']}"]
+        )
+        body.append(["package functions it calls", f"{path['functions']}", f"{goals['functions']}"])
+        body.append(["lines of Python in `hf_models`", f"{path['package_lines']:,}", f"{goals['package_lines']:,}"])
+    if speed := bars.get("help_speed"):
+        goal = f"{speed['goal']}"
+        for command, ratio in speed["cpu_ratio_to_baseline"].items():
+            body.append([f"`{command}`: CPU time / `import torch, transformers`", f"{ratio:.2f}", goal])
+    return [*lines, *table(["measure", "measured", "goal (at most)"], body), ""]
+
+
 def stopped_runs_section(results: dict) -> list[str]:
     """The courses' runs that a time limit stopped before their end: what they reached, on which hardware."""
     entries = {key: value for key, value in results.items() if key.startswith("stopped_runs")}
@@ -551,6 +578,8 @@ def render_benchmarks(results: dict, levers: list[dict]) -> str:
         lines += throughput_section(results)
     if "tokenizer_compression" in results:
         lines += tokenizer_section(results["tokenizer_compression"])
+    if LIBRARY_BARS in results:
+        lines += library_section(results[LIBRARY_BARS])
     lines += levers_section(levers)
     return "\n".join(lines).rstrip("\n") + "\n"
 

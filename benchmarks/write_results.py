@@ -51,7 +51,7 @@ from pathlib import Path
 import grid
 from grid import Row, curve_points
 from intervals import ExamplesMismatch, accuracy_interval, correct_table, paired_difference
-from report import comparison_key, read_json_object, write_report
+from report import LIBRARY_BARS, comparison_key, read_json_object, write_report
 
 from hf_models.metrics import SCORED_EXAMPLES
 from hf_models.run_record import RunRecord, read_record
@@ -191,6 +191,17 @@ def current_commit() -> str | None:
         ["git", "rev-parse", "--short=12", "HEAD"], cwd=Path(__file__).parent, capture_output=True, text=True
     )
     return found.stdout.strip() or None if found.returncode == 0 else None
+
+
+def record_library_bar(results_path: Path, key: str, entry: dict) -> None:
+    """Writes `entry` (with its `command`) as `key` of the library_bars section of `results_path`, with the hardware,
+    date and commit that measured it."""
+    results = read_json_object(results_path, "--results") if results_path.exists() else {}
+    date = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+    stamp = {"hardware": default_hardware(), "date": date, "commit": current_commit()}
+    results.setdefault(LIBRARY_BARS, {})[key] = {**entry, **stamp}
+    atomic_write_text(results_path, json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+    print(f"wrote {LIBRARY_BARS}.{key} to {results_path}")
 
 
 def with_interval(extra: dict, examples: list[Path | None]) -> dict:

@@ -78,7 +78,9 @@ def main(args: list[str], configs: Path | None = CONFIGS) -> dict | int:
         )
     subcommand, groups = args[0], birthplace.subcommand_groups(args[0], birthplace.DEFAULT_PRESET, configs)
     texts = {"description": birthplace.SUBCOMMAND_HELP[subcommand], "epilog": subcommand_examples(subcommand)}
-    bp_args, model_args, training_args = parse_args(groups, args[1:], prog=f"birthplace.py {subcommand}", **texts)
+    bp_args, model_args, training_args = parse_args(
+        groups, args[1:], new_run=subcommand != "evaluate", prog=f"birthplace.py {subcommand}", **texts
+    )
     setup_run(training_args)
     step = {"pretrain": birthplace.pretrain, "finetune": birthplace.finetune, "evaluate": birthplace.evaluate_answers}
     return step[subcommand](model_args, bp_args, training_args)

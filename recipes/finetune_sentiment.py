@@ -36,7 +36,7 @@ CONFIGS = Path(__file__).resolve().parents[1] / "configs"  # the lab's defaults:
 def main(args: list[str], configs: Path | None = CONFIGS) -> dict:
     """Parse the flags, set up the run, finetune. `configs`: the folder of the lab's defaults (None: Trainer's)."""
     groups = sentiment.argument_groups(configs)
-    data_args, model_args, training_args = parse_args(groups, args, doc=__doc__)
+    data_args, model_args, training_args = parse_args(groups, args, doc=__doc__, new_run=True)
     setup_run(training_args)
     return sentiment.finetune(model_args, data_args, training_args)
 

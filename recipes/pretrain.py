@@ -29,7 +29,7 @@ from hf_models.training.arguments import parse_args, setup_run
 
 
 def main(args: list[str]) -> dict:
-    data_args, model_args, training_args = parse_args(pretraining.ARGUMENT_GROUPS, args, doc=__doc__)
+    data_args, model_args, training_args = parse_args(pretraining.ARGUMENT_GROUPS, args, doc=__doc__, new_run=True)
     setup_run(training_args)
     return pretraining.pretrain(model_args, data_args, training_args)
 

@@ -315,6 +315,8 @@ def test_the_tasks_name_the_model_classes_they_train_as_the_model_does() -> None
         [RECIPE_SCRIPTS[2], "evaluate", "-h"],
         [RECIPE_SCRIPTS[1], "--learning_rate", "nan", "--data_dir", "d"],  # refused: out of range
         [RECIPE_SCRIPTS[0], "--no_such_flag", "1"],  # refused: unknown
+        [RECIPE_SCRIPTS[1], "--model_name_or_path", "no/such/model", "--data_dir", "d", "--output_dir", "o"],  # path
+        [RECIPE_SCRIPTS[1], "--from_scratch", "--data_dir", "docs", "--output_dir", "{used}"],  # refused: used
         [RECIPE_SCRIPTS[2], "finetune", "--variant", "vanilla"],  # refused: renamed
         ["push_to_hub.py", "-h"],
         ["push_to_hub.py", "runs/x", "--dry_run"],  # refused: no --local_dir
@@ -325,10 +327,12 @@ def test_the_tasks_name_the_model_classes_they_train_as_the_model_does() -> None
     ],
     ids=" ".join,
 )
-def test_help_and_a_refused_flag_import_neither_datasets_nor_trainer_nor_the_model(arguments) -> None:
+def test_help_and_a_refused_flag_import_neither_datasets_nor_trainer_nor_the_model(arguments, tmp_path) -> None:
     """`-h` and a refused flag answer without importing datasets, transformers' Trainer or the model (whose modeling
     imports transformers' masks and losses): seconds of CPU each, beyond torch, which TrainingArguments imports and any
     run needs. They are imported once a recipe runs. (How long it takes is benchmarks/help_speed.py's to measure.)"""
+    (tmp_path / "config.json").write_text("{}\n", encoding="utf-8")  # {used}: a folder an earlier run wrote
+    arguments = [word.replace("{used}", str(tmp_path)) for word in arguments]
     probe = (
         "import runpy, sys\n"
         f"HEAVY = {HEAVY_MODULES!r}\n"

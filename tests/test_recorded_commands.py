@@ -108,6 +108,11 @@ def check_python(words: list[str]) -> None:
         throughput.parse_args(arguments)
     elif script == "benchmarks/tfidf_baseline.py":
         load_script(script).parse_args(arguments)
+    elif script == "benchmarks/help_speed.py":
+        load_script(script).build_parser().parse_args(arguments)
+    elif script == "benchmarks/code_path.py":  # and the command it measures, after --
+        measured = load_script(script).build_parser().parse_args(arguments).command
+        check_python(measured[1:] if measured[:1] == ["--"] else measured)
     elif script == "benchmarks/grid.py" and arguments[:1] == ["show"]:
         grid.main(arguments)  # prints the steps; an unknown flag or profile stops it
     else:
@@ -193,6 +198,8 @@ def test_an_entry_made_by_earlier_code_names_its_commit() -> None:
         ("make bench PROFILES=cpu", "no variable ['PROFILES']"),
         ("make demo; make bench", "';'"),
         ("snakemake -s benchmarks/Snakefile", "neither `make` nor a python script"),
+        ("python benchmarks/help_speed.py --repeat 3", "2"),
+        ("python benchmarks/code_path.py -- recipes/pretrain.py --variant x", "variant"),
     ],
 )
 def test_a_command_of_a_removed_flag_script_target_or_profile_is_refused(command, problem, capsys) -> None:

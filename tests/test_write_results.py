@@ -737,3 +737,28 @@ def test_a_damaged_run_time_file_stops_with_one_line_naming_it(tmp_path, monkeyp
     assert str(run_time) in message and len(message.strip().splitlines()) == 1
     assert ("not valid JSON" if damage == "not json" else "'profile'") in message
     assert not results.exists()
+
+
+def test_a_library_bar_is_recorded_with_its_hardware_date_and_commit_and_reported_against_its_goal(tmp_path):
+    """benchmarks/code_path.py and help_speed.py --results: one entry each in library_bars, the other sections kept;
+    BENCHMARKS.md shows each measure beside its goal."""
+    import write_results
+
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps({"throughput": {"kept": 1}}))
+    counts = {"files": 19, "functions": 118, "package_lines": 9321, "goals": {"files": 20, "functions": 120}}
+    counts["goals"]["package_lines"] = 8000
+    write_results.record_library_bar(
+        results, "code_path", {"command": "python benchmarks/code_path.py -- x", **counts}
+    )
+    speed = {"command": "python benchmarks/help_speed.py", "goal": 1.5, "cpu_ratio_to_baseline": {"a.py -h": 1.23}}
+    write_results.record_library_bar(results, "help_speed", speed)
+    written = json.loads(results.read_text())
+    assert written["throughput"] == {"kept": 1}
+    entry = written[report.LIBRARY_BARS]["code_path"]
+    assert entry["functions"] == 118 and entry["commit"] == write_results.current_commit()
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d", entry["date"]) and entry["hardware"]
+    rendered = "\n".join(report.library_section(written[report.LIBRARY_BARS]))
+    assert "| package functions it calls | 118 | 120 |" in rendered
+    assert "| lines of Python in `hf_models` | 9,321 | 8,000 |" in rendered
+    assert "| `a.py -h`: CPU time / `import torch, transformers` | 1.23 | 1.5 |" in rendered

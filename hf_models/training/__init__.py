@@ -28,7 +28,7 @@ _MODULES = {
     "ModelArguments": "arguments",
     "ReproducibleTrainer": "trainer",
     "ShuffledLengthBuckets": "trainer",
-    "RunTimer": "finish",
+    "RunTimer": "arguments",
     "build_config": "trainer",
     "check_block_size": "trainer",
     "check_run_output": "arguments",

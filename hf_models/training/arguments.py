@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import sys
+import time
 import typing
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -362,12 +363,17 @@ def merge_config_overrides(earlier: str | None, later: str | None) -> str | None
 
 
 def parse_args(
-    groups: Sequence[FlagGroup], args: Sequence[str] | None = None, doc: str | None = None, **parser_kwargs
+    groups: Sequence[FlagGroup],
+    args: Sequence[str] | None = None,
+    doc: str | None = None,
+    new_run: bool = False,
+    **parser_kwargs,
 ) -> tuple:
     """`[CONFIG.json|CONFIG.yaml] [--flag value ...]` as the groups' dataclasses: the file's values, overridden by
     the flags after it. Refused, as a one-line `UsageError` before any work: a flag or key of no group, a value out
     of its range or choices, a dataclass's own check (`__post_init__`, TrainingArguments': `--bf16` with `--fp16`),
-    an empty path, and an arguments file in the --output_dir that --overwrite_output_dir replaces."""
+    an empty path, and an arguments file in the --output_dir that --overwrite_output_dir replaces. `new_run` (a
+    training run's command line): a missing model folder and a used --output_dir (`check_run_folder`) too."""
     parser = build_parser(groups, doc, **parser_kwargs)
     args = list(sys.argv[1:] if args is None else args)
     if "--help_trainer" in args:  # -h with the Trainer flags it leaves out
@@ -401,6 +407,11 @@ def parse_args(
         ranges = {spec.name: spec.metadata[RANGE_KEY] for spec in specs if RANGE_KEY in spec.metadata}
         ranges = TRAINER_RANGES if group.arguments is TrainingArguments else ranges
         check_flag_ranges(mine, ranges={name: allowed for name, allowed in ranges.items() if name in mine})
+        model_args = next((built for built in parsed if isinstance(built, ModelArguments)), None)
+        if group.arguments is TrainingArguments and new_run and model_args is not None:
+            # TrainingArguments' __post_init__ imports transformers' model stack (seconds of CPU): a run refused for
+            # its paths is told before.
+            check_run_folder(model_args, mine.get("output_dir"), mine.get("resume_from_checkpoint"))
         try:
             parsed.append(group.arguments(**mine))
         except UsageError:
@@ -455,13 +466,27 @@ def check_run_output(
         )
     if training_args.output_dir in (None, TRAINER_DEFAULT_OUTPUT_DIR):  # not given, or null in an arguments file
         raise UsageError("--output_dir is missing (or null): give the folder the run writes to")
+    check_run_folder(model_args, training_args.output_dir, training_args.resume_from_checkpoint, inputs)
+
+
+def check_run_folder(
+    model_args: ModelArguments,
+    output_dir: str | None,
+    resume: str | bool | None,
+    inputs: Iterable[tuple[str, str | os.PathLike | None]] = (),
+) -> None:
+    """A missing model folder, and an --output_dir that is one of the inputs (the model, the tokenizer, its config,
+    `inputs`) or holds an earlier run, unless --overwrite_output_dir or --resume_from_checkpoint."""
+    check_model_folder(model_args)
+    if output_dir in (None, TRAINER_DEFAULT_OUTPUT_DIR):
+        return
     model_config = (
         model_args.model_config if model_args.model_config and os.path.isfile(model_args.model_config) else None
     )
     check_output_dir(
-        training_args.output_dir,
+        output_dir,
         overwrite=model_args.overwrite_output_dir,
-        resume=training_args.resume_from_checkpoint,
+        resume=resume,
         inputs=[
             ("--model_name_or_path", model_args.model_name_or_path),
             ("--tokenizer_name_or_path", model_args.tokenizer_name_or_path),
@@ -469,6 +494,17 @@ def check_run_output(
             *inputs,
         ],
     )
+
+
+@dataclasses.dataclass
+class RunTimer:
+    """Wall time since construction; build it first thing in a task's step."""
+
+    start: float = dataclasses.field(default_factory=time.perf_counter)
+
+    @property
+    def seconds(self) -> float:
+        return round(time.perf_counter() - self.start, 2)
 
 
 def setup_run(training_args: TrainingArguments) -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -17,21 +16,10 @@ from transformers import Trainer, TrainingArguments
 
 from ..run_record import EVAL_KEYS, RunRecord, hardware, model_reference, read_record, to_json, write_run_card
 from ..small_encoder.configuration_small_encoder import PRESETS
-from .arguments import ModelArguments
+from .arguments import ModelArguments, RunTimer
 from .trainer import finish_all_or_nothing, plot_curves
 
-__all__ = ["RunTimer", "finish_run", "model_source", "write_report"]
-
-
-@dataclasses.dataclass
-class RunTimer:
-    """Wall time since construction; build it first thing in a task's step."""
-
-    start: float = dataclasses.field(default_factory=time.perf_counter)
-
-    @property
-    def seconds(self) -> float:
-        return round(time.perf_counter() - self.start, 2)
+__all__ = ["finish_run", "model_source", "write_report"]
 
 
 def model_source(model_args: ModelArguments, default_preset: str) -> dict[str, str | None]:
