@@ -1306,6 +1306,22 @@ def test_a_new_run_over_an_evaluated_models_folder_keeps_none_of_its_evaluations
     assert (run / "model.safetensors").is_file()
 
 
+def test_an_evaluation_in_a_folder_of_the_model_is_run_again_with_overwrite(world: Path, tmp_path: Path) -> None:
+    """The grid's `eval_tune` step writes into a folder inside the model's: run again (a step rerun after the model
+    changed), its earlier predictions are replaced with --overwrite_output_dir (they are outputs, not the model's
+    files), and kept without it."""
+    run = Path(shutil.copytree(world / "model", tmp_path / "run"))
+    evaluate = _bp("evaluate", "--model_name_or_path", str(run), "--output_dir", str(run / "eval_tune"))
+    evaluate = [a.format(root=world) for a in evaluate]
+    assert command_line(run_birthplace, evaluate) == 0
+    predictions = run / "eval_tune" / "predictions_validation.txt"
+    predictions.write_text("an earlier model's answers\n")
+    assert command_line(run_birthplace, evaluate) == 2  # kept: no --overwrite_output_dir
+    assert predictions.read_text() == "an earlier model's answers\n"
+    assert command_line(run_birthplace, [*evaluate, "--overwrite_output_dir"]) == 0
+    assert predictions.read_text() != "an earlier model's answers\n"
+
+
 def test_the_data_loaders_counted_warning_is_one_line(world: Path, tmp_path: Path, capsys) -> None:
     """A corpus with blank lines: the counted warning is one `warning: ...` line, without Python's warning header
     and source line (which read like a traceback)."""

@@ -602,12 +602,14 @@ def _evaluation_outputs(model_args: ModelArguments, bp_args: BirthplaceArguments
     report = os.path.join(output_dir, f"report_evaluate_{name}.json") if output_dir else None
     if bp_args.max_new_tokens <= 0:
         raise UsageError(f"--max_new_tokens {bp_args.max_new_tokens}: give a positive number of tokens")
-    model_files = []  # the model's own files; its earlier predictions and reports are outputs
+    # The model's own files; its earlier predictions and reports are outputs, and so are its folders (an evaluation's
+    # own, as the grid's eval_tune; checkpoints, which evaluate never reads).
+    model_files = []
     if model_args.model_name_or_path and os.path.isdir(model_args.model_name_or_path):
         model_files = [
             ("--model_name_or_path", str(p))
             for p in Path(model_args.model_name_or_path).iterdir()
-            if not p.name.startswith(("predictions", "report"))
+            if p.is_file() and not p.name.startswith(("predictions", "report"))
         ]
     if output_dir:
         _check_evaluation_folder(output_dir, model_args.model_name_or_path, bp_args.data_dir)
