@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -308,9 +309,7 @@ def _model(model_args: ModelArguments, bp_args: BirthplaceArguments, tokenizer) 
     return training.load_or_build_model(causal_lm, model_args, tokenizer, DEFAULT_PRESET, is_causal=True)
 
 
-def _finish(
-    trainer, arguments: tuple, metrics: dict, timer: training.RunTimer, task: str, objective: str, split_sizes: dict
-):
+def _finish(trainer, arguments: tuple, metrics: dict, started: float, task: str, objective: str, split_sizes: dict):
     """Save the run, with its record: the pretraining options apply to the pretraining only. The record alone keeps
     how the model answers (`--recite_tokens`, `--answer_from_recitation` with the training answers' shape):
     `evaluate` and the app read it there."""
@@ -327,7 +326,7 @@ def _finish(
         trainer,
         arguments,
         metrics,
-        timer,
+        started,
         default_preset=DEFAULT_PRESET,
         task=task,
         objective=objective,
@@ -376,7 +375,7 @@ def _run_tokenizer(model_args: ModelArguments, bp_args: BirthplaceArguments, cor
 def pretrain(model_args: ModelArguments, bp_args: BirthplaceArguments, training_args: TrainingArguments) -> dict:
     import datasets  # the training stack: imported by a run, not for -h
 
-    timer = training.RunTimer()
+    started = time.perf_counter()  # the run's wall time, in its record
     require_data_dir(bp_args)
     check_run_output(
         model_args, training_args, data_files(bp_args), architecture=CAUSAL_LM, task="birthplace-pretraining"
@@ -421,7 +420,7 @@ def pretrain(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
     arguments = (model_args, bp_args, training_args)
     objective = bp_args.pretraining_objective
     return _finish(
-        trainer, arguments, metrics, timer, "birthplace-pretraining", objective, {"train": len(train_dataset)}
+        trainer, arguments, metrics, started, "birthplace-pretraining", objective, {"train": len(train_dataset)}
     )
 
 
@@ -471,7 +470,7 @@ def _openings_dataset(corpus, qa_train, paragraphs, tokenizer, bp_args: Birthpla
 # finetune
 # --------------------------------------------------------------------------------------------------
 def finetune(model_args: ModelArguments, bp_args: BirthplaceArguments, training_args: TrainingArguments) -> dict:
-    timer = training.RunTimer()
+    started = time.perf_counter()  # the run's wall time, in its record
     require_data_dir(bp_args)
     check_run_output(model_args, training_args, data_files(bp_args), architecture=CAUSAL_LM, task="birthplace-qa")
     # Our BPE, or the course's characters of a course model (its vocabulary comes with its tokenizer); no pretraining
@@ -504,7 +503,7 @@ def finetune(model_args: ModelArguments, bp_args: BirthplaceArguments, training_
     metrics["block_size"] = block_size
     metrics["pretrained_from"] = model_args.model_name_or_path
     split_sizes = {split: len(encoded[split]) for split in encoded}
-    return _finish(trainer, (model_args, bp_args, training_args), metrics, timer, "birthplace-qa", "qa", split_sizes)
+    return _finish(trainer, (model_args, bp_args, training_args), metrics, started, "birthplace-qa", "qa", split_sizes)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -568,7 +567,9 @@ def _question_lines(bp_args: BirthplaceArguments):
     return lambda index: f"{path}:{lines[index]}"
 
 
-def _record_evaluation(output_dir: str, bp_args: BirthplaceArguments, source: str, metrics: dict, timer) -> None:
+def _record_evaluation(
+    output_dir: str, bp_args: BirthplaceArguments, source: str, metrics: dict, seconds: float
+) -> None:
     """Add the scores to the run record of `output_dir` (the model's own folder, usually), or start one there."""
     baseline = source if source.endswith("_baseline") else None
     start = partial(
@@ -578,7 +579,7 @@ def _record_evaluation(output_dir: str, bp_args: BirthplaceArguments, source: st
         dataset=DATASET,
         language=LANGUAGE,
         evaluated_model=None if baseline else model_reference(source),
-        wall_time_s=timer.seconds,
+        wall_time_s=seconds,
     )
     with updating_record(output_dir, start) as record:
         scores = {"exact_match": metrics["exact_match"]}
@@ -653,7 +654,7 @@ def _output_name(bp_args: BirthplaceArguments) -> str:
 def evaluate_answers(
     model_args: ModelArguments, bp_args: BirthplaceArguments, training_args: TrainingArguments
 ) -> dict:
-    timer = training.RunTimer()
+    started = time.perf_counter()  # the run's wall time, in its record
     require_data_dir(bp_args)
     check_answer_source(model_args.model_name_or_path, bp_args)
     check_model_folder(model_args)
@@ -680,10 +681,11 @@ def evaluate_answers(
                 atomic_write_text(predictions_file, "".join(p.replace("\n", " ") + "\n" for p in predictions))
                 metrics["predictions_file"] = predictions_file
             if output_dir:
+                seconds = round(time.perf_counter() - started, 2)
                 training.write_report(
-                    training_args, (model_args, bp_args, training_args), metrics, timer.seconds, path=report
+                    training_args, (model_args, bp_args, training_args), metrics, seconds, path=report
                 )
                 if "exact_match" in metrics:
-                    _record_evaluation(output_dir, bp_args, source, metrics, timer)
+                    _record_evaluation(output_dir, bp_args, source, metrics, seconds)
                     write_scored_examples(output_dir, predictions, list(split["answer"]), _output_name(bp_args))
     return metrics

@@ -9,6 +9,7 @@ imported when a run starts, not for `-h`.
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -161,7 +162,7 @@ def _datasets(data_args: DataTrainingArguments, training_args: TrainingArguments
 
 def pretrain(model_args: ModelArguments, data_args: DataTrainingArguments, training_args: TrainingArguments) -> dict:
     """Train, evaluate (loss and perplexity), check for a plateau, and save the run."""
-    timer = training.RunTimer()
+    started = time.perf_counter()  # the run's wall time, in its record
     if not data_args.train_files:
         raise UsageError("--train_files is required: give the text files (or folders) to pretrain on")
     inputs = [("--train_files", f) for f in data_args.train_files] + [
@@ -211,7 +212,7 @@ def pretrain(model_args: ModelArguments, data_args: DataTrainingArguments, train
         trainer,
         (model_args, data_args, training_args),
         metrics,
-        timer,
+        started,
         default_preset=DEFAULT_PRESET,
         task="pretraining",
         objective=data_args.objective,

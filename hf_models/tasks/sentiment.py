@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -320,7 +321,7 @@ def _check_before_training(model_args: ModelArguments, data_args: SentimentArgum
 
 def finetune(model_args: ModelArguments, data_args: SentimentArguments, training_args: TrainingArguments) -> dict:
     """Train the classifier, evaluate it every epoch, predict the test reviews, and save the run."""
-    timer = training.RunTimer()
+    started = time.perf_counter()  # the run's wall time, in its record
     _check_before_training(model_args, data_args, training_args)
     if training_args.eval_strategy == IntervalStrategy.NO:
         # The recipe's point is the per-epoch validation curve.
@@ -363,7 +364,7 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
         probe_metrics, probe_validation = linear_probe_head(model, encoded, collator, data_args, training_args)
         if data_args.save_linear_probe:
             run_args, probe = (model_args, data_args, training_args), (probe_metrics, probe_validation)
-            save_linear_probe_run(model, encoded, collator, run_args, probe, timer)
+            save_linear_probe_run(model, encoded, collator, run_args, probe, started)
 
     trainer, metrics = training.train_model(
         model,
@@ -388,7 +389,7 @@ def finetune(model_args: ModelArguments, data_args: SentimentArguments, training
         trainer,
         (model_args, data_args, training_args),
         metrics,
-        timer,
+        started,
         default_preset=DEFAULT_PRESET,
         task="sentiment",
         objective="classification",
@@ -426,7 +427,7 @@ def _probe_logits(model, dataset, collator, batch_size: int) -> tuple[torch.Tens
 
 
 def save_linear_probe_run(
-    model, encoded, collator, run_args: tuple, probe: tuple[dict, tuple], timer: training.RunTimer
+    model, encoded, collator, run_args: tuple, probe: tuple[dict, tuple], started: float
 ) -> None:
     """`--save_linear_probe`: the probe alone, before any finetuning, as a run folder of its own
     (OUTPUT_DIR/linear_probe): its record, with the validation scores as one evaluation at epoch 0, and its test
@@ -451,7 +452,7 @@ def save_linear_probe_run(
         **training.model_source(model_args, DEFAULT_PRESET),
         model_size=model_size(model),
         hardware=hardware(training_args),
-        wall_time_s=timer.seconds,
+        wall_time_s=round(time.perf_counter() - started, 2),
         hyperparameters={**hyperparameters, **probe_metrics},
     )
     record.add_evaluation(Evaluation("validation", scores, len(labels), per_epoch=[{"epoch": 0.0, **scores}]))

@@ -28,7 +28,6 @@ _MODULES = {
     "ModelArguments": "arguments",
     "ReproducibleTrainer": "trainer",
     "ShuffledLengthBuckets": "trainer",
-    "RunTimer": "arguments",
     "build_config": "trainer",
     "check_block_size": "trainer",
     "check_run_output": "arguments",

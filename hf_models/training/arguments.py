@@ -12,7 +12,6 @@ import json
 import logging
 import os
 import sys
-import time
 import typing
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -494,17 +493,6 @@ def check_run_folder(
             *inputs,
         ],
     )
-
-
-@dataclasses.dataclass
-class RunTimer:
-    """Wall time since construction; build it first thing in a task's step."""
-
-    start: float = dataclasses.field(default_factory=time.perf_counter)
-
-    @property
-    def seconds(self) -> float:
-        return round(time.perf_counter() - self.start, 2)
 
 
 def setup_run(training_args: TrainingArguments) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from transformers import Trainer, TrainingArguments
 
 from ..run_record import EVAL_KEYS, RunRecord, hardware, model_reference, read_record, to_json, write_run_card
 from ..small_encoder.configuration_small_encoder import PRESETS
-from .arguments import ModelArguments, RunTimer
+from .arguments import ModelArguments
 from .trainer import finish_all_or_nothing, plot_curves
 
 __all__ = ["finish_run", "model_source", "write_report"]
@@ -80,7 +81,7 @@ def finish_run(
     trainer: Trainer,
     arguments: Sequence[Any],
     metrics: dict[str, Any],
-    timer: RunTimer,
+    started: float,
     *,
     default_preset: str,
     **record_fields: Any,
@@ -104,7 +105,7 @@ def finish_run(
     trainer.save_model()
     share = getattr(trainer, "share_on_hub", False)
     training_args.push_to_hub = share  # as asked, in report.json (`train_model` took it from Trainer: ours shares)
-    wall_time_s = timer.seconds
+    wall_time_s = round(time.perf_counter() - started, 2)
     if trainer.is_world_process_zero():
         trainer.save_state()
         # Texts and lists (the objective, the per-epoch curves) are the record's: the results are numbers.
