@@ -75,7 +75,7 @@ CV_TOLERANCE = 1e-9
 # The lab's finetuning from the pretrained model, in the recipes' configs/ folder: the recipe's defaults of the
 # Trainer flags and of the length a review is read to.
 LAB_CONFIG = "altegrad/course/pretrained.json"
-# The model's poolings (its config's `ClassifierPooling`, which tests/test_sentiment.py holds this copy to): written
+# The model's poolings (its config's `ClassifierPooling`, which tests/test_help.py holds this copy to): written
 # here so that -h answers without importing the model.
 CLASSIFIER_POOLINGS = ("last", "mean", "first", "all_layers")
 CLASSIFIER = "SmallEncoderForSequenceClassification"

@@ -406,10 +406,10 @@ def parse_args(
         ranges = {spec.name: spec.metadata[RANGE_KEY] for spec in specs if RANGE_KEY in spec.metadata}
         ranges = TRAINER_RANGES if group.arguments is TrainingArguments else ranges
         check_flag_ranges(mine, ranges={name: allowed for name, allowed in ranges.items() if name in mine})
-        model_args = next((built for built in parsed if isinstance(built, ModelArguments)), None)
-        if group.arguments is TrainingArguments and new_run and model_args is not None:
+        if group.arguments is TrainingArguments and new_run:
             # TrainingArguments' __post_init__ imports transformers' model stack (seconds of CPU): a run refused for
             # its paths is told before.
+            model_args = next(built for built in parsed if isinstance(built, ModelArguments))
             check_run_folder(model_args, mine.get("output_dir"), mine.get("resume_from_checkpoint"))
         try:
             parsed.append(group.arguments(**mine))
