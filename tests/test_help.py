@@ -11,6 +11,7 @@ import contextlib
 import dataclasses
 import io
 import json
+import os
 import re
 import runpy
 import subprocess
@@ -305,6 +306,77 @@ def test_the_tasks_name_the_model_classes_they_train_as_the_model_does() -> None
     assert [getattr(hf_models, name).__name__ for name in names] == names
 
 
+# Imports torch and transformers once (what any run imports first: help_speed.py's yardstick), then runs each
+# command in a forked child and reports the heavy modules it imported and its exit status. A fork costs the command's
+# own imports only, not a fresh interpreter's and torch's seconds again; where fork is missing, a fresh process each.
+PROBE_SERVER = f"""
+import json, os, runpy, sys
+HEAVY = {HEAVY_MODULES!r}
+
+def probe(argv, output):
+    fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    sys.argv = argv
+    try:
+        runpy.run_path(argv[0], run_name="__main__")
+        code = 0
+    except SystemExit as exit_:
+        code = exit_.code
+    except BaseException as error:  # a traceback is no answer: the test shows it
+        code = repr(error)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    return json.dumps({{"imported": sorted(name for name in HEAVY if name in sys.modules), "exit": code}})
+
+answers = os.dup(1)
+if sys.argv[1:] == ["fork"]:
+    import torch, transformers
+    for line in sys.stdin:
+        read, write = os.pipe()
+        if os.fork() == 0:
+            try:
+                os.write(write, probe(**json.loads(line)).encode())
+            finally:
+                os._exit(0)
+        os.close(write)
+        with os.fdopen(read) as answer:
+            os.write(answers, ((answer.read() or "null") + "\\n").encode())
+        os.wait()
+else:
+    os.write(answers, probe(**json.loads(sys.argv[1])).encode())
+"""
+
+
+@pytest.fixture(scope="module")
+def probe_command():
+    """probe(argv, output_file) -> (heavy modules imported, exit status, what the command printed)."""
+    forking = hasattr(os, "fork") and sys.platform == "linux"
+    server = None
+    if forking:
+        command = [sys.executable, "-c", PROBE_SERVER, "fork"]
+        server = subprocess.Popen(command, cwd=REPO_ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def probe(argv: list[str], output: Path) -> tuple[list[str], object, str]:
+        request = json.dumps({"argv": argv, "output": str(output)})
+        if server is not None:
+            server.stdin.write(request + "\n")
+            server.stdin.flush()
+            answer = json.loads(server.stdout.readline() or "null")
+        else:
+            command = [sys.executable, "-c", PROBE_SERVER, request]
+            done = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+            answer = json.loads(done.stdout or "null")
+        printed = output.read_text(errors="replace")[-3000:] if output.is_file() else ""
+        assert answer is not None, f"the probe of {argv} died: {printed}"
+        return answer["imported"], answer["exit"], printed
+
+    yield probe
+    if server is not None:
+        server.stdin.close()
+        server.wait(timeout=60)
+
+
 @pytest.mark.parametrize(
     "arguments",
     [
@@ -327,24 +399,14 @@ def test_the_tasks_name_the_model_classes_they_train_as_the_model_does() -> None
     ],
     ids=" ".join,
 )
-def test_help_and_a_refused_flag_import_neither_datasets_nor_trainer_nor_the_model(arguments, tmp_path) -> None:
+def test_help_and_a_refused_flag_import_neither_datasets_nor_trainer_nor_the_model(
+    arguments, tmp_path, probe_command
+) -> None:
     """`-h` and a refused flag answer without importing datasets, transformers' Trainer or the model (whose modeling
     imports transformers' masks and losses): seconds of CPU each, beyond torch, which TrainingArguments imports and any
     run needs. They are imported once a recipe runs. (How long it takes is benchmarks/help_speed.py's to measure.)"""
     (tmp_path / "config.json").write_text("{}\n", encoding="utf-8")  # {used}: a folder an earlier run wrote
     arguments = [word.replace("{used}", str(tmp_path)) for word in arguments]
-    probe = (
-        "import runpy, sys\n"
-        f"HEAVY = {HEAVY_MODULES!r}\n"
-        f"sys.argv = {arguments!r}\n"
-        "try:\n"
-        "    runpy.run_path(sys.argv[0], run_name='__main__')\n"
-        "except SystemExit as exit_:\n"
-        "    code = exit_.code\n"
-        "heavy = sorted(name for name in HEAVY if name in sys.modules)\n"
-        "print('IMPORTED', heavy, 'EXIT', code)\n"
-    )
-    done = subprocess.run([sys.executable, "-c", probe], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
-    assert "IMPORTED [] EXIT" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
-    expected = "EXIT 0" if arguments[-1] == "-h" else "EXIT 2"
-    assert expected in done.stdout, done.stdout[-500:] + done.stderr[-2000:]
+    imported, code, output = probe_command(arguments, tmp_path / "output.txt")
+    assert imported == [], output
+    assert code == (0 if arguments[-1] == "-h" else 2), output
