@@ -348,25 +348,27 @@ else:
 """
 
 
+def _probe_in_a_fresh_process(argv: list[str], output: Path) -> dict | None:
+    command = [sys.executable, "-c", PROBE_SERVER, json.dumps({"argv": argv, "output": str(output)})]
+    done = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+    return json.loads(done.stdout or "null")
+
+
 @pytest.fixture(scope="module")
 def probe_command():
     """probe(argv, output_file) -> (heavy modules imported, exit status, what the command printed)."""
-    forking = hasattr(os, "fork") and sys.platform == "linux"
     server = None
-    if forking:
+    if hasattr(os, "fork") and sys.platform == "linux":  # macOS may not fork a process that loaded its frameworks
         command = [sys.executable, "-c", PROBE_SERVER, "fork"]
         server = subprocess.Popen(command, cwd=REPO_ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 
     def probe(argv: list[str], output: Path) -> tuple[list[str], object, str]:
-        request = json.dumps({"argv": argv, "output": str(output)})
         if server is not None:
-            server.stdin.write(request + "\n")
+            server.stdin.write(json.dumps({"argv": argv, "output": str(output)}) + "\n")
             server.stdin.flush()
             answer = json.loads(server.stdout.readline() or "null")
         else:
-            command = [sys.executable, "-c", PROBE_SERVER, request]
-            done = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
-            answer = json.loads(done.stdout or "null")
+            answer = _probe_in_a_fresh_process(argv, output)
         printed = output.read_text(errors="replace")[-3000:] if output.is_file() else ""
         assert answer is not None, f"the probe of {argv} died: {printed}"
         return answer["imported"], answer["exit"], printed
@@ -375,6 +377,18 @@ def probe_command():
     if server is not None:
         server.stdin.close()
         server.wait(timeout=60)
+
+
+def test_a_forked_probe_sees_what_a_fresh_process_sees(probe_command, tmp_path) -> None:
+    """The fork starts from torch and transformers only: a refusal and a run that imports datasets are probed alike
+    in a fresh interpreter (the way on a machine that cannot fork)."""
+    script = tmp_path / "imports_datasets.py"
+    script.write_text("import sys\nimport datasets\nsys.exit(3)\n", encoding="utf-8")
+    for argv in ([RECIPE_SCRIPTS[0], "--no_such_flag", "1"], [str(script)]):
+        forked = probe_command(argv, tmp_path / "forked.txt")
+        fresh = _probe_in_a_fresh_process(argv, tmp_path / "fresh.txt")
+        assert list(forked[:2]) == [fresh["imported"], fresh["exit"]], (argv, forked, fresh)
+    assert fresh == {"imported": ["datasets"], "exit": 3}
 
 
 @pytest.mark.parametrize(
